@@ -1,0 +1,2 @@
+/** Public exports. */
+export {};

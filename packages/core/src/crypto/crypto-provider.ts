@@ -1,0 +1,29 @@
+/**
+ * The one seam between keyset's logic and a runtime's cryptography. Node gets
+ * `node:crypto` (synchronous, ~1 µs per digest); every other runtime gets Web Crypto.
+ * The choice is made by the `#crypto` import condition in package.json, never by
+ * runtime sniffing in logic. Results may be synchronous or promises: callers `await`.
+ * @module
+ */
+
+/** What keyset needs from a runtime's cryptography. */
+export interface CryptoProvider {
+  /** Short name for diagnostics, e.g. `'node'` or `'web'`. */
+  readonly name: string;
+  /** SHA-256 digest of the UTF-8 bytes of `data`. */
+  sha256(data: string): Uint8Array | Promise<Uint8Array>;
+  /** HMAC-SHA256 of the UTF-8 bytes of `data` under `key`. */
+  hmacSha256(key: Uint8Array, data: string): Uint8Array | Promise<Uint8Array>;
+  /** `length` bytes from a CSPRNG. */
+  randomBytes(length: number): Uint8Array;
+  /** Constant-time equality; `false` for different lengths. */
+  timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean;
+}
+
+/** Constant-time comparison written once, for providers without a native one. */
+export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
+  return diff === 0;
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { AuthenticationError, KeysetError, isKeysetError, toProblem } from './errors.ts';
+
+describe('toProblem', () => {
+  it('maps a keyset error to an RFC 9457 problem with its code, status and extensions', () => {
+    const err = new KeysetError('limit_too_large', { detail: 'limit 500 exceeds 100', extensions: { max_limit: 100 } });
+    const { status, headers, body } = toProblem(err, { instance: '/api/orders' });
+    expect(status).toBe(400);
+    expect(headers['content-type']).toBe('application/problem+json');
+    expect(body).toEqual({
+      type: 'urn:keyset:problem:limit_too_large',
+      title: 'Limit too large',
+      status: 400,
+      detail: 'limit 500 exceeds 100',
+      code: 'limit_too_large',
+      max_limit: 100,
+      instance: '/api/orders',
+    });
+  });
+
+  it('never lets an extension member overwrite the standard members', () => {
+    const err = new KeysetError('invalid_request', { extensions: { status: 200, code: 'ok', field: 'date' } });
+    const { body } = toProblem(err);
+    expect(body.status).toBe(400);
+    expect(body.code).toBe('invalid_request');
+    expect(body.field).toBe('date');
+  });
+
+  it('turns an unknown error into a bare 500 that reveals nothing of it', () => {
+    const { status, body } = toProblem(new Error('connection string postgres://u:secret@db'));
+    expect(status).toBe(500);
+    expect(JSON.stringify(body)).not.toContain('secret');
+    expect(body.code).toBe('internal_error');
+  });
+
+  it('adds WWW-Authenticate to 401 problems', () => {
+    const { status, headers, body } = toProblem(new AuthenticationError('missing_api_key', { realm: 'orders' }));
+    expect(status).toBe(401);
+    expect(headers['www-authenticate']).toBe('ApiKey realm="orders"');
+    expect(body.code).toBe('missing_api_key');
+  });
+});
+
+describe('isKeysetError', () => {
+  it('recognises errors by brand, not only by class identity', () => {
+    const err = new KeysetError('not_found');
+    expect(isKeysetError(err)).toBe(true);
+    // A copy of the package loaded twice has another class, but the same registered symbol.
+    const foreign = Object.assign(new Error('x'), { [Symbol.for('keyset.error')]: true });
+    expect(isKeysetError(foreign)).toBe(true);
+    expect(isKeysetError(new Error('x'))).toBe(false);
+    expect(isKeysetError(null)).toBe(false);
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * keyset's one error module. Every failure a client can cause is a `KeysetError`
+ * with a stable `code`; `toProblem()` turns it into an RFC 9457 problem.
+ * Messages never contain key text: callers pass keys through `redactKey()` first.
+ * @module
+ */
+
+/** Stable, documented problem codes (DESIGN §5). Never renamed once published. */
+export type ErrorCode =
+  | 'invalid_limit'
+  | 'limit_too_large'
+  | 'invalid_offset'
+  | 'invalid_cursor'
+  | 'conflicting_pagination'
+  | 'api_key_in_query'
+  | 'invalid_request'
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'insufficient_scope'
+  | 'not_found'
+  | 'rate_limited'
+  | 'unavailable';
+
+const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
+  invalid_limit: 400,
+  limit_too_large: 400,
+  invalid_offset: 400,
+  invalid_cursor: 400,
+  conflicting_pagination: 400,
+  api_key_in_query: 400,
+  invalid_request: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  insufficient_scope: 403,
+  not_found: 404,
+  rate_limited: 429,
+  unavailable: 503,
+});
+
+const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
+  invalid_limit: 'Invalid limit',
+  limit_too_large: 'Limit too large',
+  invalid_offset: 'Invalid offset',
+  invalid_cursor: 'Invalid cursor',
+  conflicting_pagination: 'Conflicting pagination parameters',
+  api_key_in_query: 'API key in query string',
+  invalid_request: 'Invalid request',
+  missing_api_key: 'Missing API key',
+  invalid_api_key: 'Invalid API key',
+  insufficient_scope: 'Insufficient scope',
+  not_found: 'Not found',
+  rate_limited: 'Too many requests',
+  unavailable: 'Service unavailable',
+});
+
+/** Why a key was refused. Goes to logs and metrics only, never to the client (DESIGN §5). */
+export type InvalidKeyReason = 'malformed' | 'checksum' | 'unknown' | 'expired' | 'revoked';
+
+const BRAND = Symbol.for('keyset.error');
+
+/** Options every `KeysetError` accepts. */
+export interface KeysetErrorOptions {
+  /** Human-readable explanation for this occurrence (RFC 9457 `detail`). Never key text. */
+  detail?: string;
+  /** The underlying failure, kept for logs; never serialised to the client. */
+  cause?: unknown;
+  /** Extra problem members (RFC 9457 §3.2), e.g. `max_limit`, `missing_scopes`. */
+  extensions?: Record<string, unknown>;
+  /** Response headers the problem needs (`WWW-Authenticate`, `Retry-After`, `RateLimit`). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Base class of every error a client can cause.
+ *
+ * @example
+ * ```ts
+ * throw new KeysetError('invalid_limit', { detail: '`limit` must be a positive integer' });
+ * ```
+ */
+export class KeysetError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string;
+  readonly extensions: Readonly<Record<string, unknown>>;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, options: KeysetErrorOptions = {}) {
+    const { detail = TITLES[code], cause, extensions = {}, headers = {} } = options;
+    super(detail, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+    // Brand shared by every installed copy of @keyset/core, see `isKeysetError`.
+    Object.defineProperty(this, BRAND, { value: true });
+    this.code = code;
+    this.status = STATUS[code];
+    this.detail = detail;
+    this.extensions = Object.freeze({ ...extensions });
+    this.headers = Object.freeze({ ...headers });
+  }
+}
+
+/**
+ * The request's credentials were missing or refused (401). `reason` says why, for
+ * logs and metrics; the client only ever sees `invalid_api_key`.
+ *
+ * @example
+ * ```ts
+ * throw new AuthenticationError('invalid_api_key', { reason: 'revoked', realm: 'api', last4: 'a1B2' });
+ * ```
+ */
+export class AuthenticationError extends KeysetError {
+  readonly reason: InvalidKeyReason | 'missing';
+  /** Last 4 characters of the refused key, when it had that many. Safe to log. */
+  readonly last4: string | undefined;
+
+  constructor(
+    code: 'missing_api_key' | 'invalid_api_key',
+    options: { reason?: InvalidKeyReason; realm?: string; last4?: string; cause?: unknown; detail?: string } = {},
+  ) {
+    const { reason, realm = 'api', last4, cause, detail } = options;
+    super(code, {
+      detail:
+        detail ??
+        (code === 'missing_api_key'
+          ? 'Send the key in the Authorization header: `Authorization: ApiKey <key>`.'
+          : 'The API key is not valid.'),
+      cause,
+      headers: { 'www-authenticate': `ApiKey realm="${realm.replace(/["\\]/g, '')}"` },
+    });
+    this.reason = code === 'missing_api_key' ? 'missing' : (reason ?? 'unknown');
+    this.last4 = last4;
+  }
+}
+
+/** Whether `value` is a keyset error, also across two installed copies of the package. */
+export function isKeysetError(value: unknown): value is KeysetError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/**
+ * A programming or configuration mistake, thrown when a factory runs. Never mapped to
+ * a client response: it should stop the server from starting.
+ *
+ * @example
+ * ```ts
+ * throw new ConfigError('limits.max must be a positive integer, got 0');
+ * ```
+ */
+export class ConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+/** RFC 9457 problem details object, with keyset's `code` member. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode | 'internal_error';
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/** A ready-to-send problem response. */
+export interface ProblemResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: ProblemDetails;
+}
+
+/** Options of `toProblem`. */
+export interface ToProblemOptions {
+  /**
+   * Prefix of the problem `type` URI; the code is appended.
+   * @default 'urn:keyset:problem:'
+   */
+  typeBase?: string;
+  /** RFC 9457 `instance`: usually the request path. Never include the query string (it may hold credentials). */
+  instance?: string;
+}
+
+/** The media type of every error body (RFC 9457 §3). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * Maps any thrown value to a problem response. Keyset errors keep their status, code and
+ * extensions; anything else is a server bug and becomes a bare 500 that reveals nothing.
+ *
+ * @example
+ * ```ts
+ * const { status, headers, body } = toProblem(err, { instance: '/api/orders' });
+ * ```
+ */
+export function toProblem(error: unknown, options: ToProblemOptions = {}): ProblemResponse {
+  const { typeBase = 'urn:keyset:problem:', instance } = options;
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE };
+  if (!isKeysetError(error)) {
+    const body: ProblemDetails = {
+      type: `${typeBase}internal_error`,
+      title: 'Internal server error',
+      status: 500,
+      detail: 'The server failed to handle this request.',
+      code: 'internal_error',
+    };
+    if (instance !== undefined) body.instance = instance;
+    return { status: 500, headers, body };
+  }
+  Object.assign(headers, error.headers);
+  const body: ProblemDetails = {
+    ...error.extensions,
+    type: `${typeBase}${error.code}`,
+    title: TITLES[error.code],
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+  };
+  if (instance !== undefined) body.instance = instance;
+  return { status: error.status, headers, body };
+}

@@ -1,0 +1,30 @@
+/**
+ * @keyset/core: signed keyset pagination, API-key authentication and per-key rate
+ * limits for HTTP APIs, independent of any framework or runtime.
+ * @module
+ */
+export {
+  AuthenticationError,
+  ConfigError,
+  KeysetError,
+  PROBLEM_CONTENT_TYPE,
+  isKeysetError,
+  toProblem,
+} from './errors.ts';
+export type {
+  ErrorCode,
+  InvalidKeyReason,
+  KeysetErrorOptions,
+  ProblemDetails,
+  ProblemResponse,
+  ToProblemOptions,
+} from './errors.ts';
+export { systemClock } from './clock.ts';
+export type { Clock } from './clock.ts';
+export { constantTimeEqual } from './crypto/crypto-provider.ts';
+export type { CryptoProvider } from './crypto/crypto-provider.ts';
+export { webCrypto } from './crypto/crypto.web.ts';
+
+export * from './pagination/index.ts';
+export * from './keys/index.ts';
+export * from './rate-limit/index.ts';

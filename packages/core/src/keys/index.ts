@@ -1,0 +1,2 @@
+/** Public exports of the keys area. Names are listed explicitly. */
+export {};

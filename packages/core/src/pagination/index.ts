@@ -1,0 +1,2 @@
+/** Public exports of the pagination area. Names are listed explicitly. */
+export {};

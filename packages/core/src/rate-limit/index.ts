@@ -1,0 +1,2 @@
+/** Public exports of the rate-limit area. Names are listed explicitly. */
+export {};

@@ -1,0 +1,1 @@
+export { postgresUrl, redisUrl, uniqueSchema } from './services.ts';

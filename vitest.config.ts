@@ -1,0 +1,28 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (pkg: string, entry = 'index.ts'): string =>
+  fileURLToPath(new URL(`./packages/${pkg}/src/${entry}`, import.meta.url));
+
+// Tests run against the TypeScript sources, not dist/, so `pnpm test` needs no build.
+// `#crypto` resolves to the node:crypto provider, as it does for users on Node.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@keyset\/core$/, replacement: src('core') },
+      { find: /^#crypto$/, replacement: src('core', 'crypto/crypto.node.ts') },
+      { find: /^@keyset\/express$/, replacement: src('express') },
+      { find: /^@keyset\/hono$/, replacement: src('hono') },
+      { find: /^@keyset\/postgres$/, replacement: src('postgres') },
+      { find: /^@keyset\/redis$/, replacement: src('redis') },
+      { find: /^@keyset\/client$/, replacement: src('client') },
+      { find: /^@keyset\/test-support$/, replacement: fileURLToPath(new URL('./test/support/index.ts', import.meta.url)) },
+    ],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
