@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// `pnpm bench [name…]`: runs bench/<name>.bench.ts (all of them by default), each in its
+// own process so one benchmark's heap and JIT state never colour another's.
+// Every bench prints a table and writes bench/results/<name>.json; docs/benchmarks.md
+// reports the ratios from those files.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const wanted = process.argv.slice(2);
+const all = readdirSync(here)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .map((f) => f.slice(0, -'.bench.ts'.length))
+  .sort();
+const names = wanted.length ? wanted : all;
+let failed = 0;
+for (const name of names) {
+  if (!all.includes(name)) {
+    console.error(`no bench/${name}.bench.ts (have: ${all.join(', ')})`);
+    failed++;
+    continue;
+  }
+  console.log(`\n=== ${name} ===`);
+  const run = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', join(here, `${name}.bench.ts`)],
+    { stdio: 'inherit', env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', 'tsconfig.json') } },
+  );
+  if (run.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);

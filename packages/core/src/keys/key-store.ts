@@ -1,0 +1,69 @@
+/**
+ * The storage contract of the keyring. Implemented in memory (core) and on PostgreSQL
+ * (`@keyset/postgres`). Stores hold digests, never key text.
+ * @module
+ */
+import type { RateLimitPolicy } from '../rate-limit/types.ts';
+
+/** One secret of an identity: what a key string verifies against. */
+export interface StoredSecret {
+  /** Lowercase hex SHA-256 (or HMAC-SHA256 with the pepper) of the full key string. */
+  digest: string;
+  /** Last 4 characters of the key, safe to show. */
+  last4: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  /** End of validity: set by rotation (overlap end), revocation or issue-time expiry. */
+  expiresAt: Date | null;
+}
+
+/** A key identity: who the caller is, what it may do, how fast. */
+export interface StoredIdentity {
+  /** Opaque id, not derivable from the key (e.g. `key_` + 22 base62). */
+  id: string;
+  name: string;
+  scopes: string[];
+  rateLimit: Pick<RateLimitPolicy, 'limit' | 'windowSeconds'> | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** An identity with all of its secrets, newest first. */
+export interface StoredKey {
+  identity: StoredIdentity;
+  secrets: StoredSecret[];
+}
+
+/** Keyset page request for listing identities: newest first (`createdAt DESC, id DESC`). */
+export interface ListIdentitiesQuery {
+  /** Rows to fetch: page size + 1, so the caller can tell whether there is more. */
+  take: number;
+  /** Offset mode: rows to skip. */
+  offset?: number;
+  /** Cursor mode: the last identity of the previous page. */
+  after?: { createdAt: Date; id: string };
+  /** Whether to count all identities (offset mode's `total`). */
+  withTotal?: boolean;
+}
+
+/** The persistence a keyring needs. Every method may reject; the keyring maps that to 503. */
+export interface KeyStore {
+  /** Creates an identity with its first secret. */
+  insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void>;
+  /**
+   * Rotation, atomically: adds `secret` and sets every other live secret's `expiresAt`
+   * to `min(its own expiresAt, expireOthersAt)`. Resolves `false` if the identity does
+   * not exist or is revoked.
+   */
+  addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean>;
+  /** The identity and matching secret for a digest, or `undefined`. Ignores validity: the keyring decides. */
+  findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined>;
+  getIdentity(id: string): Promise<StoredKey | undefined>;
+  listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }>;
+  /** Sets `revokedAt` and ends every secret at `at`. Resolves `false` when unknown. */
+  revoke(id: string, at: Date): Promise<boolean>;
+  /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
+  touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
+  close?(): Promise<void>;
+}
