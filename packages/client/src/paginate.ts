@@ -1,0 +1,174 @@
+/**
+ * Walks a paginated collection: cursor mode (`nextCursor`), offset mode (`total`) or
+ * any API that sends an RFC 8288 `Link: <…>; rel="next"` header.
+ * @module
+ */
+import { PaginationCycleError, PaginationFormatError, PaginationHttpError } from './errors.ts';
+import { findLink } from './link-header.ts';
+
+/** Options of {@link paginate} and {@link pages}. */
+export interface PaginateOptions {
+  /** Sent as `Authorization: ApiKey <apiKey>`. Never put it in the URL. */
+  apiKey?: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /**
+   * The fetch implementation.
+   * @default globalThis.fetch
+   */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /**
+   * Stop after this many pages.
+   * @default Infinity
+   */
+  maxPages?: number;
+  /** Aborts the walk, including a pending `Retry-After` wait. */
+  signal?: AbortSignal;
+  /**
+   * How many 429 answers in a row to wait out (honouring `Retry-After`) before throwing.
+   * @default 3
+   */
+  maxRetries?: number;
+  /**
+   * The longest `Retry-After` wait accepted, in seconds; a longer one throws at once.
+   * @default 60
+   */
+  maxRetryAfterSeconds?: number;
+}
+
+/** One fetched page. */
+export interface Page<T> {
+  items: T[];
+  /** The URL this page was read from. */
+  url: string;
+  /** The next page's URL, or `null` on the last page. */
+  next: string | null;
+  /** `total` in offset mode, when the server sent it. */
+  total: number | undefined;
+}
+
+/**
+ * Iterates over every item of a collection, page by page.
+ *
+ * @example
+ * ```ts
+ * for await (const order of paginate<Order>('http://127.0.0.1:3000/api/orders?limit=100', { apiKey })) {
+ *   console.log(order.id);
+ * }
+ * ```
+ */
+export async function* paginate<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<T, void, undefined> {
+  for await (const page of pages<T>(url, options)) yield* page.items;
+}
+
+/**
+ * Iterates over the pages of a collection. Follows the `Link` rel="next" header when
+ * present, else `nextCursor`, else `offset`/`total`. Throws {@link PaginationCycleError}
+ * when the server leads back to a page already read.
+ *
+ * @example
+ * ```ts
+ * for await (const page of pages('http://127.0.0.1:3000/api/orders', { apiKey, maxPages: 5 })) {
+ *   console.log(page.items.length, page.next);
+ * }
+ * ```
+ */
+export async function* pages<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
+  const { maxPages = Infinity, signal } = options;
+  const seen = new Set<string>();
+  let next: string | null = new URL(url).href;
+  let count = 0;
+  while (next !== null && count < maxPages) {
+    if (seen.has(next)) throw new PaginationCycleError(next);
+    seen.add(next);
+    signal?.throwIfAborted();
+    const { body, link } = await fetchPage(next, options);
+    const page: Page<T> = { items: body.items as T[], url: next, next: nextUrl(next, body, link), total: body.total };
+    count++;
+    yield page;
+    next = page.next;
+  }
+}
+
+interface Envelope {
+  items: unknown[];
+  nextCursor?: unknown;
+  total: number | undefined;
+}
+
+async function fetchPage(url: string, options: PaginateOptions): Promise<{ body: Envelope; link: string | null }> {
+  const { apiKey, headers = {}, fetch: doFetch = globalThis.fetch, signal, maxRetries = 3, maxRetryAfterSeconds = 60 } = options;
+  const init: RequestInit = { headers: { accept: 'application/json', ...headers } };
+  if (apiKey !== undefined) (init.headers as Record<string, string>).authorization = `ApiKey ${apiKey}`;
+  if (signal) init.signal = signal;
+  for (let attempt = 0; ; attempt++) {
+    const response = await doFetch(url, init);
+    if (response.status === 429 && attempt < maxRetries) {
+      const wait = retryAfterSeconds(response.headers.get('retry-after'));
+      if (wait !== undefined && wait <= maxRetryAfterSeconds) {
+        await response.body?.cancel();
+        await sleep(wait * 1000, signal);
+        continue;
+      }
+    }
+    if (!response.ok) throw new PaginationHttpError(response.status, url, await readProblem(response));
+    const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    if (!body || !Array.isArray(body.items)) throw new PaginationFormatError(url, 'response has no `items` array');
+    const total = typeof body.total === 'number' ? body.total : undefined;
+    return { body: { items: body.items, nextCursor: body.nextCursor, total }, link: response.headers.get('link') };
+  }
+}
+
+function nextUrl(current: string, body: Envelope, link: string | null): string | null {
+  const fromLink = findLink(link, 'next', current);
+  if (fromLink !== undefined) return fromLink;
+  if (typeof body.nextCursor === 'string' && body.nextCursor !== '') {
+    const u = new URL(current);
+    u.searchParams.delete('offset');
+    u.searchParams.set('cursor', body.nextCursor);
+    return u.href;
+  }
+  if (body.total !== undefined && body.items.length > 0) {
+    const u = new URL(current);
+    const offset = Number(u.searchParams.get('offset') ?? '0') + body.items.length;
+    if (offset >= body.total) return null;
+    u.searchParams.set('offset', String(offset));
+    return u.href;
+  }
+  return null;
+}
+
+/** `Retry-After` is delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+async function readProblem(response: Response): Promise<Record<string, unknown> | undefined> {
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.includes('json')) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  const body = (await response.json().catch(() => undefined)) as unknown;
+  return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
