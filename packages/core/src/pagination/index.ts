@@ -1,2 +1,29 @@
 /** Public exports of the pagination area. Names are listed explicitly. */
-export {};
+export { createCursorCodec } from './cursor-codec.ts';
+export { cursorFingerprint } from './cursor-fingerprint.ts';
+export { keysetWhere } from './keyset-where.ts';
+export { createLimitPolicy } from './limit-policy.ts';
+export { paginateArray } from './paginate-array.ts';
+export { createPaginator } from './paginator.ts';
+export { parsePageQuery } from './parse-page-query.ts';
+export { defineSortSpec } from './sort-spec.ts';
+
+export type { CursorCodec, CursorCodecOptions } from './cursor-codec.ts';
+export type { CursorScope } from './cursor-fingerprint.ts';
+export type { KeysetQuery, KeysetWhereOptions, SqlDialect } from './keyset-where.ts';
+export type { LimitResolver } from './limit-policy.ts';
+export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions } from './paginator.ts';
+export type { PageQuery, ParsePageQueryOptions } from './parse-page-query.ts';
+export type {
+  CursorPage,
+  CursorPosition,
+  LimitPolicy,
+  OffsetPage,
+  PagePlan,
+  PaginationMode,
+  SortDirection,
+  SortKey,
+  SortSpec,
+  SortValue,
+  SortValueType,
+} from './types.ts';

@@ -1,0 +1,38 @@
+/**
+ * Canonical, type-preserving serialisation used only as MAC/hash input (cursor
+ * fingerprints), never parsed back. Object keys are sorted, so `{ a, b }` and `{ b, a }`
+ * agree; values JSON cannot hold losslessly get unambiguous bare tokens that no JSON
+ * string can produce (`12n` for a bigint, `@2024-05-01T10:00:00.000Z` for a Date,
+ * `undefined`, `NaN`, `Infinity`), so `5n` and `"5"` never collide.
+ * @module
+ */
+
+const MAX_DEPTH = 32;
+
+/** Canonical text of `value`. Throws `TypeError` for functions, symbols, cycles or depth > 32. */
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_DEPTH) throw new TypeError('filters nest deeper than 32 levels (or contain a cycle)');
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : String(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'undefined':
+      return 'undefined';
+    case 'object': {
+      if (value === null) return 'null';
+      if (value instanceof Date) return `@${Number.isNaN(value.getTime()) ? 'invalid' : value.toISOString()}`;
+      if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record)
+        .filter((k) => record[k] !== undefined)
+        .sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k], depth + 1)}`).join(',')}}`;
+    }
+    default:
+      throw new TypeError(`cannot fingerprint a ${typeof value} in filters`);
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Exact comparison of decimal text (`-12.50`), the way PostgreSQL `numeric` compares:
+ * `1.5` equals `1.50`, `-0` equals `0`. No floating point, so 30-digit values stay exact.
+ * @module
+ */
+
+/** Strict decimal text: optional minus, no leading zeros, optional fraction, no exponent. */
+export const DECIMAL_PATTERN: RegExp = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/** Strict integer text, as PostgreSQL prints `bigint`. */
+export const INTEGER_PATTERN: RegExp = /^-?(0|[1-9][0-9]*)$/;
+
+function split(text: string): { negative: boolean; int: string; frac: string } {
+  const negative = text.startsWith('-');
+  const body = negative ? text.slice(1) : text;
+  const dot = body.indexOf('.');
+  const int = dot < 0 ? body : body.slice(0, dot);
+  const frac = (dot < 0 ? '' : body.slice(dot + 1)).replace(/0+$/, '');
+  // -0 and -0.000 are zero, not negative.
+  return { negative: negative && (int !== '0' || frac !== ''), int, frac };
+}
+
+function compareMagnitude(a: { int: string; frac: string }, b: { int: string; frac: string }): number {
+  if (a.int.length !== b.int.length) return a.int.length < b.int.length ? -1 : 1;
+  if (a.int !== b.int) return a.int < b.int ? -1 : 1;
+  // Trailing zeros are stripped, so plain string order is numeric order of fractions.
+  if (a.frac !== b.frac) return a.frac < b.frac ? -1 : 1;
+  return 0;
+}
+
+/** Sign of `a - b` for two strings matching {@link DECIMAL_PATTERN}. */
+export function compareDecimal(a: string, b: string): number {
+  if (a === b) return 0;
+  const x = split(a);
+  const y = split(b);
+  if (x.negative !== y.negative) return x.negative ? -1 : 1;
+  const m = compareMagnitude(x, y);
+  return x.negative ? -m : m;
+}

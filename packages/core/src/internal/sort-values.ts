@@ -1,0 +1,111 @@
+/**
+ * Sort values in their three forms: as rows hold them (`Date`, `bigint`, database text),
+ * as cursors carry them (`SortValue`: JSON-safe and lossless), and as the comparator
+ * orders them (exact: `bigint` for integers and microsecond instants, decimal text).
+ * @module
+ */
+import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
+import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN } from './decimal.ts';
+import { dateToTimestamp, parseTimestamp } from './timestamp.ts';
+
+function bad(key: SortKey, raw: unknown): TypeError {
+  const shown = typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : raw instanceof Date ? 'an invalid Date' : typeof raw;
+  return new TypeError(`sort key ${JSON.stringify(key.key)} (type ${key.type}${key.nullable ? ', nullable' : ''}) cannot hold ${raw === null ? 'null' : shown}`);
+}
+
+/**
+ * A row's value for `key` in cursor form. Throws `TypeError` (a server-side data bug,
+ * not a client error) when the row does not hold a value of the declared type.
+ */
+export function toSortValue(key: SortKey, raw: unknown): SortValue {
+  if (raw === null || raw === undefined) {
+    if (key.nullable) return null;
+    throw bad(key, null);
+  }
+  switch (key.type) {
+    case 'string':
+      if (typeof raw === 'string') return raw;
+      break;
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      break;
+    case 'number':
+      if (typeof raw === 'number' && Number.isFinite(raw)) return raw === 0 ? 0 : raw;
+      break;
+    case 'int': {
+      const n = typeof raw === 'bigint' ? Number(raw) : typeof raw === 'string' && INTEGER_PATTERN.test(raw) ? Number(raw) : raw;
+      if (typeof n === 'number' && Number.isSafeInteger(n) && (typeof raw !== 'bigint' || BigInt(n) === raw)) return n === 0 ? 0 : n;
+      break;
+    }
+    case 'bigint':
+      if (typeof raw === 'bigint') return raw.toString();
+      if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw === 0 ? 0 : raw);
+      if (typeof raw === 'string' && INTEGER_PATTERN.test(raw) && raw !== '-0') return raw;
+      break;
+    case 'decimal':
+      if (typeof raw === 'bigint') return raw.toString();
+      if ((typeof raw === 'string' || (typeof raw === 'number' && Number.isFinite(raw))) && DECIMAL_PATTERN.test(String(raw))) return String(raw);
+      break;
+    case 'timestamp':
+      if (raw instanceof Date) {
+        const year = raw.getUTCFullYear();
+        if (year >= 1 && year <= 9999) return dateToTimestamp(raw);
+      } else if (typeof raw === 'string' && parseTimestamp(raw) !== undefined) {
+        return raw;
+      }
+      break;
+  }
+  throw bad(key, raw);
+}
+
+/** Whether `value`, read from a cursor, is a valid cursor-form value for `key`. */
+export function isSortValue(key: SortKey, value: unknown): value is SortValue {
+  if (value === null) return key.nullable !== false && key.nullable !== undefined;
+  switch (key.type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'int':
+      return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'bigint':
+      return typeof value === 'string' && value.length <= 400 && INTEGER_PATTERN.test(value) && value !== '-0';
+    case 'decimal':
+      return typeof value === 'string' && value.length <= 400 && DECIMAL_PATTERN.test(value);
+    case 'timestamp':
+      return typeof value === 'string' && parseTimestamp(value) !== undefined;
+  }
+}
+
+/** A cursor-form value turned into something `compareComparable` orders exactly. */
+export type Comparable = string | number | boolean | bigint | null;
+
+export function toComparable(type: SortValueType, value: SortValue): Comparable {
+  if (value === null) return null;
+  if (type === 'bigint') return BigInt(value as string);
+  if (type === 'timestamp') {
+    const instant = parseTimestamp(value as string);
+    if (instant === undefined) throw new TypeError(`not a timestamp: ${JSON.stringify(value)}`);
+    return BigInt(instant.seconds) * 1_000_000n + BigInt(instant.micros);
+  }
+  return value;
+}
+
+/** Sign of `a - b` for two non-null comparables of one type. */
+export function compareComparable(type: SortValueType, a: Comparable, b: Comparable): number {
+  if (type === 'decimal') return compareDecimal(a as string, b as string);
+  return a === b ? 0 : (a as number) < (b as number) ? -1 : 1;
+}
+
+/** Sign of "a comes before b" for one key: direction and null placement applied. */
+export function compareKey(key: SortKey, a: Comparable, b: Comparable): number {
+  if (a === null || b === null) {
+    if (a === b) return 0;
+    const nullsFirst = key.nullable !== false && key.nullable !== undefined && key.nullable.nulls === 'first';
+    return (a === null) === nullsFirst ? -1 : 1;
+  }
+  const c = compareComparable(key.type, a, b);
+  return key.dir === 'asc' ? c : -c;
+}

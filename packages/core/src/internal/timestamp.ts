@@ -1,0 +1,55 @@
+/**
+ * Timestamps as text with microseconds, compared exactly. A JS `Date` keeps only
+ * milliseconds, so two PostgreSQL `timestamptz` values 1 µs apart would collapse into
+ * one and a keyset walk would skip or repeat rows; here they stay apart.
+ * Accepted: PostgreSQL's ISO output (`2024-05-01 10:00:00.123456+00`, `+05:30`,
+ * `+00:53:28`) and ISO 8601 (`2024-05-01T10:00:00.123456Z`), years 0001–9999.
+ * @module
+ */
+
+const PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2}))?)?)$/;
+
+/** An instant as whole seconds since the epoch plus microseconds (0–999999). */
+export interface Instant {
+  readonly seconds: number;
+  readonly micros: number;
+}
+
+/** Parses timestamp text; `undefined` when it is not a valid instant in the accepted formats. */
+export function parseTimestamp(text: string): Instant | undefined {
+  const m = PATTERN.exec(text);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
+  if (day > daysInMonth) return undefined;
+  let offset = 0;
+  if (m[8] === undefined) {
+    const oh = Number(m[10]);
+    const om = Number(m[11] ?? 0);
+    const os = Number(m[12] ?? 0);
+    if (oh > 15 || om > 59 || os > 59) return undefined;
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 3600 + om * 60 + os);
+  }
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, 0);
+  const micros = m[7] === undefined ? 0 : Number(m[7].padEnd(6, '0'));
+  return { seconds: utc.getTime() / 1000 - offset, micros };
+}
+
+function isLeap(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/** Sign of `a - b`. */
+export function compareInstants(a: Instant, b: Instant): number {
+  if (a.seconds !== b.seconds) return a.seconds < b.seconds ? -1 : 1;
+  return a.micros === b.micros ? 0 : a.micros < b.micros ? -1 : 1;
+}
+
+/** ISO 8601 with exactly six fractional digits: `2024-05-01T10:00:00.123000Z`. */
+export function dateToTimestamp(date: Date): string {
+  return `${date.toISOString().slice(0, -1)}000Z`;
+}

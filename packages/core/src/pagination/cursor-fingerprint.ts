@@ -1,0 +1,46 @@
+/**
+ * The query a cursor belongs to: endpoint, sort spec and filters, hashed into one
+ * string that the cursor's signature covers. A cursor from `?status=paid` is refused on
+ * `?status=open`, from `/orders` on `/keys`, and after the sort spec changes.
+ * @module
+ */
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { encodeBase64url } from '../internal/base64url.ts';
+import { canonicalJson } from '../internal/canonical-json.ts';
+import { defaultCrypto } from '../internal/default-crypto.ts';
+import type { SortSpec } from './types.ts';
+
+/** What a cursor is bound to. */
+export interface CursorScope {
+  /** Names the collection, e.g. `'GET /api/orders'`. */
+  endpoint: string;
+  sort: SortSpec;
+  /** The query's own filters; key order does not matter. `undefined` members are ignored. */
+  filters?: Record<string, unknown>;
+}
+
+/** Canonical text of the endpoint + sort part, computed once per paginator. */
+export function scopePrefix(endpoint: string, sort: SortSpec): string {
+  const keys = sort.map((k) => [k.key, k.column, k.dir, k.type, k.nullable ? k.nullable.nulls : false, k.unique === true]);
+  return `keyset-fp-v1\u0000${JSON.stringify(endpoint)}\u0000${JSON.stringify(keys)}\u0000`;
+}
+
+/** Fingerprint of a precomputed prefix plus filters. */
+export async function fingerprintWith(crypto: CryptoProvider, prefix: string, filters: Record<string, unknown> | undefined): Promise<string> {
+  return encodeBase64url(await crypto.sha256(prefix + canonicalJson(filters ?? {})));
+}
+
+/**
+ * SHA-256 fingerprint (base64url) of a cursor's scope, for custom sources that use
+ * `createCursorCodec` directly. `createPaginator` computes it for you (`plan.fingerprint`).
+ * Throws `TypeError` when filters hold functions, symbols or cycles.
+ *
+ * @example
+ * ```ts
+ * const fp = await cursorFingerprint({ endpoint: 'GET /api/orders', sort, filters: { status: 'paid' } });
+ * const cursor = await codec.encode(position, fp, sort);
+ * ```
+ */
+export function cursorFingerprint(scope: CursorScope, crypto: CryptoProvider = defaultCrypto): Promise<string> {
+  return fingerprintWith(crypto, scopePrefix(scope.endpoint, scope.sort), scope.filters);
+}

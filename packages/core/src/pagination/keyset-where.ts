@@ -1,0 +1,161 @@
+/**
+ * SQL source: the WHERE / ORDER BY / LIMIT / OFFSET of one page, for PostgreSQL and
+ * SQLite. Values always travel as parameters; identifiers come from the validated sort
+ * spec and are quoted.
+ *
+ * "Strictly after the cursor" is written so a B-tree index on the sort columns serves it:
+ * - all keys NOT NULL and one direction: a row-value comparison,
+ *   `("created_at", "id") < ($1::timestamptz, $2::bigint)`, which PostgreSQL turns into
+ *   a single index range (an Index Cond);
+ * - mixed directions or nullable keys: the nested OR-expansion, ANDed with a range bound
+ *   on the leading key (`"created_at" <= $1 AND ("created_at" < $1 OR ("created_at" = $1
+ *   AND "id" > $2))`), so the leading column still bounds the index scan.
+ * Nullable keys follow the spec's `nulls` placement in the predicate and in ORDER BY.
+ * @module
+ */
+import { assertSortSpec } from './sort-spec.ts';
+import type { PagePlan, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
+
+/** SQL dialects `keysetWhere` writes. */
+export type SqlDialect = 'postgres' | 'sqlite';
+
+/** Options of {@link keysetWhere}. */
+export interface KeysetWhereOptions {
+  /**
+   * Parameters already used by the rest of the statement: PostgreSQL placeholders start
+   * at `$(paramOffset + 1)`. Ignored by SQLite (`?` is positional: put `params` after yours).
+   * @default 0
+   */
+  paramOffset?: number;
+}
+
+/** Fragments of one page's query. `where` is safe to AND with other conditions. */
+export interface KeysetQuery {
+  where: string;
+  /** The ORDER BY list, without the keywords. */
+  orderBy: string;
+  /** `plan.take`: one row more than the page, for has-more. */
+  limit: number;
+  offset: number;
+  params: unknown[];
+}
+
+const CASTS: Partial<Record<SortValueType, string>> = { timestamp: '::timestamptz', bigint: '::bigint', decimal: '::numeric' };
+
+function quote(column: string): string {
+  return column
+    .split('.')
+    .map((part) => `"${part}"`)
+    .join('.');
+}
+
+function nullsOf(key: SortKey): 'first' | 'last' | undefined {
+  return key.nullable ? key.nullable.nulls : undefined;
+}
+
+/**
+ * Builds the fragments of the page `plan` describes. Throws `ConfigError` for a bad sort
+ * spec and `TypeError` when `plan.after` does not fit it.
+ *
+ * @example
+ * ```ts
+ * const k = keysetWhere(plan, orders.sort, 'postgres', { paramOffset: 1 });
+ * const { rows } = await pool.query(
+ *   `SELECT id::text AS id, created_at::text AS "createdAt" FROM orders o
+ *     WHERE o.status = $1 AND ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit} OFFSET ${k.offset}`,
+ *   ['paid', ...k.params],
+ * );
+ * ```
+ */
+export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect, options: KeysetWhereOptions = {}): KeysetQuery {
+  const spec = assertSortSpec(sort);
+  const { paramOffset = 0 } = options;
+  if (dialect !== 'postgres' && dialect !== 'sqlite') throw new TypeError(`unknown SQL dialect ${String(dialect)}`);
+  if (!Number.isSafeInteger(paramOffset) || paramOffset < 0) throw new TypeError('paramOffset must be a non-negative integer');
+  const orderBy = spec
+    .map((k) => {
+      const nulls = nullsOf(k);
+      return `${quote(k.column ?? k.key)} ${k.dir === 'asc' ? 'ASC' : 'DESC'}${nulls === undefined ? '' : nulls === 'first' ? ' NULLS FIRST' : ' NULLS LAST'}`;
+    })
+    .join(', ');
+  const always = dialect === 'postgres' ? 'TRUE' : '1=1';
+  const never = dialect === 'postgres' ? 'FALSE' : '1=0';
+  const base = { orderBy, limit: plan.take };
+  if (plan.mode === 'offset') return { ...base, where: always, offset: plan.offset, params: [] };
+  if (plan.after === null) return { ...base, where: always, offset: 0, params: [] };
+  const after = plan.after;
+  if (after.length !== spec.length) throw new TypeError('plan.after does not match the sort spec');
+
+  // Placeholders are markers first and numbered in text order at the end: SQLite's `?` is
+  // positional, and PostgreSQL reuses one `$n` for every mention of a value.
+  const param = (i: number): string => `\u0000${i}\u0000`;
+  const col = (i: number): string => quote(spec[i]!.column ?? spec[i]!.key);
+  const value = (i: number): SortValue => after[i] as SortValue;
+
+  const rowValue = spec.length > 1 && spec.every((k) => !k.nullable && k.dir === spec[0]!.dir);
+  if (rowValue) {
+    const cols = spec.map((_, i) => col(i)).join(', ');
+    const vals = spec.map((_, i) => param(i)).join(', ');
+    return { ...base, ...render(`(${cols}) ${spec[0]!.dir === 'asc' ? '>' : '<'} (${vals})`, spec, after, dialect, paramOffset), offset: 0 };
+  }
+
+  // Rows strictly after the cursor on key i ("gt"), and rows tied with it ("eq").
+  const gt = (i: number): string | null => {
+    const k = spec[i]!;
+    const nulls = nullsOf(k);
+    if (value(i) === null) return nulls === 'first' ? `${col(i)} IS NOT NULL` : null;
+    const cmp = `${col(i)} ${k.dir === 'asc' ? '>' : '<'} ${param(i)}`;
+    return nulls === 'last' ? `(${cmp} OR ${col(i)} IS NULL)` : cmp;
+  };
+  const eq = (i: number): string => (value(i) === null ? `${col(i)} IS NULL` : `${col(i)} = ${param(i)}`);
+  // after(i) = gt(i) OR (eq(i) AND after(i + 1)); the last key is unique, so after(n) = FALSE.
+  const afterFrom = (i: number): string | null => {
+    const strict = gt(i);
+    if (i === spec.length - 1) return strict;
+    const rest = afterFrom(i + 1);
+    const tie = rest === null ? null : `(${eq(i)} AND ${rest})`;
+    if (strict === null) return tie;
+    if (tie === null) return strict;
+    return `(${strict} OR ${tie})`;
+  };
+  const predicate = afterFrom(0);
+  if (predicate === null) return { ...base, where: never, offset: 0, params: [] };
+  // Leading range bound (the rows at or after the cursor on key 0): redundant logically,
+  // but a plain comparison the planner can turn into an index range.
+  const k0 = spec[0]!;
+  let bound: string | null = null;
+  if (value(0) === null) {
+    bound = nullsOf(k0) === 'last' ? `${col(0)} IS NULL` : null;
+  } else if (spec.length > 1) {
+    const cmp = `${col(0)} ${k0.dir === 'asc' ? '>=' : '<='} ${param(0)}`;
+    bound = nullsOf(k0) === 'last' ? `(${cmp} OR ${col(0)} IS NULL)` : cmp;
+  }
+  const where = bound === null ? predicate : `(${bound} AND ${predicate})`;
+  return { ...base, ...render(where, spec, after, dialect, paramOffset), offset: 0 };
+}
+
+function render(
+  template: string,
+  spec: SortSpec,
+  after: readonly SortValue[],
+  dialect: SqlDialect,
+  paramOffset: number,
+): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const numbers = new Map<number, number>();
+  const where = template.replace(/\u0000(\d+)\u0000/g, (_, index: string) => {
+    const i = Number(index);
+    if (dialect === 'sqlite') {
+      params.push(after[i]);
+      return '?';
+    }
+    let n = numbers.get(i);
+    if (n === undefined) {
+      params.push(after[i]);
+      n = paramOffset + params.length;
+      numbers.set(i, n);
+    }
+    return `$${n}${CASTS[spec[i]!.type] ?? ''}`;
+  });
+  return { where, params };
+}

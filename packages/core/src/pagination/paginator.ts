@@ -1,0 +1,157 @@
+/**
+ * The page planner: one object per list endpoint that turns a query string into a
+ * plan (what to fetch) and fetched rows into a response body plus `Link` header.
+ * @module
+ */
+import type { Clock } from '../clock.ts';
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { defaultCrypto } from '../internal/default-crypto.ts';
+import { toSortValue } from '../internal/sort-values.ts';
+import { createCursorCodec } from './cursor-codec.ts';
+import { fingerprintWith, scopePrefix } from './cursor-fingerprint.ts';
+import { createLimitPolicy } from './limit-policy.ts';
+import { parsePageQuery, resolveModes } from './parse-page-query.ts';
+import { defineSortSpec } from './sort-spec.ts';
+import type { CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
+import { ConfigError } from '../errors.ts';
+
+/** Options of {@link createPaginator}. */
+export interface PaginatorOptions {
+  /** Names the collection in cursor fingerprints, e.g. `'GET /api/orders'`. */
+  endpoint: string;
+  /** Total order of the collection; validated as by `defineSortSpec`. */
+  sort: readonly SortKey[];
+  /**
+   * Page sizes.
+   * @default { default: 20, max: 100, overMax: 'reject' }
+   */
+  limits?: Partial<LimitPolicy>;
+  /**
+   * Mode when the query has neither `cursor` nor `offset`.
+   * @default 'cursor'
+   */
+  defaultMode?: PaginationMode;
+  /**
+   * Modes the endpoint serves.
+   * @default ['cursor', 'offset']
+   */
+  modes?: readonly PaginationMode[];
+  /** Cursor signing: see `CursorCodecOptions`. */
+  cursor: { secrets: readonly (string | Uint8Array)[]; ttlSeconds?: number; maxLength?: number };
+  /**
+   * Cryptography provider.
+   * @default the runtime's provider
+   */
+  crypto?: CryptoProvider;
+  /**
+   * Time source for cursor issue and expiry.
+   * @default systemClock
+   */
+  clock?: Clock;
+}
+
+/** Options of `Paginator.plan`. */
+export interface PlanOptions {
+  /** The query's own filters (e.g. `{ status: 'paid' }`), bound into the cursor. */
+  filters?: Record<string, unknown>;
+}
+
+/** Options of `Paginator.page`. */
+export interface PageOptions {
+  /** The absolute request URL; the `Link` header is built from it. */
+  url: string | URL;
+  /** Rows matching the filters, when counted. Offset mode uses it for `total` and has-more. */
+  total?: number;
+}
+
+/** A page ready to send: body and headers (`link` only when there is a next page). */
+export interface PageResult<Row> {
+  body: CursorPage<Row> | OffsetPage<Row>;
+  headers: Record<string, string>;
+}
+
+/** Plans and renders the pages of one endpoint. */
+export interface Paginator<Row> {
+  readonly sort: SortSpec;
+  readonly limits: LimitPolicy;
+  /** Parses and validates the query; throws `KeysetError` (400) for bad input. */
+  plan(query: URLSearchParams, options?: PlanOptions): Promise<PagePlan>;
+  /** `rows`: up to `plan.take` rows in sort order, as fetched for `plan`. */
+  page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
+}
+
+function nextLink(url: string | URL, name: 'cursor' | 'offset', value: string): string {
+  const next = new URL(url);
+  // Other parameters (limit, filters) stay as they are; only the position moves.
+  next.searchParams.delete(name === 'cursor' ? 'offset' : 'cursor');
+  next.searchParams.set(name, value);
+  next.hash = '';
+  return `<${next.href}>; rel="next"`;
+}
+
+/**
+ * Creates the paginator of one endpoint. Throws `ConfigError` for a bad sort spec,
+ * limit policy, mode list or cursor secret.
+ *
+ * @example
+ * ```ts
+ * const orders = createPaginator<Order>({
+ *   endpoint: 'GET /api/orders',
+ *   sort: [
+ *     { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+ *     { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+ *   ],
+ *   cursor: { secrets: [process.env.CURSOR_SECRET!] },
+ * });
+ * const plan = await orders.plan(url.searchParams, { filters: { status } });
+ * const rows = await fetchOrders(plan); // e.g. with keysetWhere(plan, orders.sort, 'postgres')
+ * const { body, headers } = await orders.page(plan, rows, { url });
+ * ```
+ */
+export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
+  const { endpoint, sort: keys, limits: limitOptions = {}, cursor, crypto = defaultCrypto, clock } = options;
+  if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');
+  const sort = defineSortSpec(keys);
+  const limits = createLimitPolicy(limitOptions);
+  const modeOptions = resolveModes(options);
+  if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
+  const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
+  const prefix = scopePrefix(endpoint, sort);
+
+  return Object.freeze({
+    sort,
+    limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
+
+    async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
+      const parsed = parsePageQuery(query, modeOptions);
+      const limit = limits.resolve(parsed.limit);
+      const fingerprint = await fingerprintWith(crypto, prefix, planOptions.filters);
+      if (parsed.mode === 'offset') {
+        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, fingerprint });
+      }
+      const after = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, sort);
+      return Object.freeze({ mode: 'cursor', limit, take: limit + 1, after, fingerprint });
+    },
+
+    async page(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): Promise<PageResult<Row>> {
+      const { url, total } = pageOptions;
+      // Has-more comes only from the extra row: a short page is not proof of the end.
+      const hasMore = rows.length > plan.limit;
+      const items = rows.slice(0, plan.limit);
+      const headers: Record<string, string> = {};
+      if (plan.mode === 'offset') {
+        const hasNext = total === undefined ? hasMore : plan.offset + plan.limit < total;
+        if (hasNext) headers.link = nextLink(url, 'offset', String(plan.offset + plan.limit));
+        return { body: { items, total: total ?? null }, headers };
+      }
+      let nextCursor: string | null = null;
+      if (hasMore) {
+        const last = items[items.length - 1] as Record<string, unknown>;
+        const position: CursorPosition = sort.map((k) => toSortValue(k, last[k.key]));
+        nextCursor = await codec.encode(position, plan.fingerprint, sort);
+        headers.link = nextLink(url, 'cursor', nextCursor);
+      }
+      return { body: { items, nextCursor }, headers };
+    },
+  });
+}

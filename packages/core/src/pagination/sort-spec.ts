@@ -1,0 +1,81 @@
+/**
+ * Sort specs: a list of keys that must form a total order, checked once when the spec
+ * is defined. A walk over a non-total order skips or repeats rows that tie on every
+ * key, so the last key must be unique and non-null.
+ * @module
+ */
+import { ConfigError } from '../errors.ts';
+import type { SortKey, SortSpec, SortValueType } from './types.ts';
+
+const TYPES: ReadonlySet<SortValueType> = new Set(['string', 'int', 'bigint', 'decimal', 'number', 'timestamp', 'boolean']);
+const COLUMN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const validated = new WeakSet<SortSpec>();
+
+function checkKey(input: SortKey, index: number, last: boolean): SortKey {
+  const where = `sort[${index}]`;
+  if (typeof input !== 'object' || input === null) throw new ConfigError(`${where} must be an object`);
+  const { key, column, dir, type, nullable = false, unique = false } = input;
+  if (typeof key !== 'string' || key === '') throw new ConfigError(`${where}.key must be a non-empty string`);
+  const col = column ?? key;
+  if (typeof col !== 'string' || !COLUMN.test(col)) {
+    throw new ConfigError(
+      `${where}: column ${JSON.stringify(col)} must match [A-Za-z_][A-Za-z0-9_]* (dotted parts allowed); set \`column\` when the key is not a plain identifier`,
+    );
+  }
+  if (dir !== 'asc' && dir !== 'desc') throw new ConfigError(`${where}.dir must be 'asc' or 'desc'`);
+  if (!TYPES.has(type)) throw new ConfigError(`${where}.type must be one of ${[...TYPES].join(', ')}`);
+  if (nullable !== false && (typeof nullable !== 'object' || nullable === null || (nullable.nulls !== 'first' && nullable.nulls !== 'last'))) {
+    throw new ConfigError(`${where}.nullable must be false or { nulls: 'first' | 'last' }`);
+  }
+  if (typeof unique !== 'boolean') throw new ConfigError(`${where}.unique must be a boolean`);
+  if (last && (!unique || nullable !== false)) {
+    throw new ConfigError(
+      `${where} (${key}): the last sort key must be declared unique: true and non-null, or rows that tie on every key can be skipped or repeated; add a unique tie-breaker such as { key: 'id', dir: 'asc', type: 'bigint', unique: true }`,
+    );
+  }
+  const out: SortKey = {
+    key,
+    column: col,
+    dir,
+    type,
+    nullable: nullable === false ? false : Object.freeze({ nulls: nullable.nulls }),
+    unique,
+  };
+  return Object.freeze(out);
+}
+
+/**
+ * Validates a sort spec and returns a frozen copy with defaults filled in
+ * (`column`, `nullable: false`, `unique: false`). Throws `ConfigError` for an empty
+ * spec, duplicate keys or columns, an unknown type or direction, a column that is not
+ * a plain identifier, or a last key that is not unique and non-null.
+ *
+ * @example
+ * ```ts
+ * const sort = defineSortSpec([
+ *   { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+ *   { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+ * ]);
+ * ```
+ */
+export function defineSortSpec(keys: readonly SortKey[]): SortSpec {
+  if (validated.has(keys)) return keys;
+  if (!Array.isArray(keys) || keys.length === 0) throw new ConfigError('sort must be a non-empty array of sort keys');
+  const spec = keys.map((k, i) => checkKey(k, i, i === keys.length - 1));
+  const seenKeys = new Set<string>();
+  const seenColumns = new Set<string>();
+  for (const k of spec) {
+    if (seenKeys.has(k.key)) throw new ConfigError(`sort key ${JSON.stringify(k.key)} appears twice`);
+    if (seenColumns.has(k.column as string)) throw new ConfigError(`sort column ${JSON.stringify(k.column)} appears twice`);
+    seenKeys.add(k.key);
+    seenColumns.add(k.column as string);
+  }
+  const frozen = Object.freeze(spec);
+  validated.add(frozen);
+  return frozen;
+}
+
+/** `sort` itself when already validated, else its validated copy (ConfigError when bad). */
+export function assertSortSpec(sort: SortSpec): SortSpec {
+  return validated.has(sort) ? sort : defineSortSpec(sort);
+}

@@ -1,0 +1,97 @@
+/**
+ * Shapes shared by the pagination area: sort specs, cursor positions, page plans and
+ * response envelopes (docs/architecture.md, "Pagination").
+ * @module
+ */
+
+/** Direction of one sort key. */
+export type SortDirection = 'asc' | 'desc';
+
+/**
+ * How a sort value is typed, compared and carried in a cursor:
+ * - `string`: JS string, compared by UTF-16 code unit (use a `"C"` collation in SQL to match);
+ * - `int`: safe integer, a JSON number;
+ * - `bigint`: any integer as decimal text (`bigint`, `number` or text accepted from rows);
+ * - `decimal`: exact decimal text (`numeric`), `1.5` equals `1.50`;
+ * - `number`: finite float;
+ * - `timestamp`: text with up to microseconds (PostgreSQL or ISO 8601) or a `Date`;
+ * - `boolean`: `false` before `true`.
+ */
+export type SortValueType = 'string' | 'int' | 'bigint' | 'decimal' | 'number' | 'timestamp' | 'boolean';
+
+/** One key of a sort spec. */
+export interface SortKey {
+  /** Property name on the row, and the default column name. */
+  readonly key: string;
+  /**
+   * SQL column, optionally qualified (`o.created_at`); each part must match
+   * `[A-Za-z_][A-Za-z0-9_]*` and is quoted as an identifier.
+   * @default key
+   */
+  readonly column?: string;
+  readonly dir: SortDirection;
+  readonly type: SortValueType;
+  /**
+   * `false` for a NOT NULL key; otherwise where nulls go in the walk, whatever `dir` is
+   * (SQL `NULLS FIRST` / `NULLS LAST`).
+   * @default false
+   */
+  readonly nullable?: false | { readonly nulls: 'first' | 'last' };
+  /** Whether the key alone identifies a row. Required `true` on the last key. */
+  readonly unique?: boolean;
+}
+
+/** A validated total order: see `defineSortSpec`. */
+export type SortSpec = readonly SortKey[];
+
+/**
+ * A sort value as a cursor carries it: `bigint`, `decimal` and `timestamp` as text,
+ * `int` and `number` as numbers, `null` only for nullable keys.
+ */
+export type SortValue = string | number | boolean | null;
+
+/** The last row's sort values, one per sort key, in spec order. */
+export type CursorPosition = readonly SortValue[];
+
+/** Page-size policy of an endpoint. */
+export interface LimitPolicy {
+  /** Page size when the request has no `limit`. */
+  readonly default: number;
+  /** Largest page size served. */
+  readonly max: number;
+  /** A larger `limit` is refused with `limit_too_large`, or served as `max`. */
+  readonly overMax: 'reject' | 'clamp';
+}
+
+/** Pagination mode of one request. */
+export type PaginationMode = 'cursor' | 'offset';
+
+/** What to fetch: `take` (= `limit + 1`) rows after `after`, or from `offset`. */
+export type PagePlan =
+  | {
+      readonly mode: 'cursor';
+      readonly limit: number;
+      readonly take: number;
+      /** `null` on the first page. */
+      readonly after: CursorPosition | null;
+      readonly fingerprint: string;
+    }
+  | {
+      readonly mode: 'offset';
+      readonly limit: number;
+      readonly take: number;
+      readonly offset: number;
+      readonly fingerprint: string;
+    };
+
+/** Cursor-mode body. `nextCursor` is `null` on the last page, never `""`. */
+export interface CursorPage<Row> {
+  items: Row[];
+  nextCursor: string | null;
+}
+
+/** Offset-mode body. `total` is `null` when the source did not count. */
+export interface OffsetPage<Row> {
+  items: Row[];
+  total: number | null;
+}
