@@ -1,2 +1,37 @@
 /** Public exports of the keys area. Names are listed explicitly. */
-export {};
+export { createApiKeyGuard } from './api-key-guard.ts';
+export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardResult } from './api-key-guard.ts';
+export { digestKey } from './key-digest.ts';
+export type { DigestKeyOptions } from './key-digest.ts';
+export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, generateKey, isValidKeyPrefix, parseKey } from './key-format.ts';
+export type { ParseKeyResult, ParsedKey } from './key-format.ts';
+export type { IssueKeyInput, KeyListPlan, RotateKeyOptions } from './key-input.ts';
+export { keyListSort } from './key-list-sort.ts';
+export type { KeyListSort } from './key-list-sort.ts';
+export type {
+  KeyRateLimit,
+  KeyRecord,
+  KeyRecordJson,
+  SecretRecord,
+  SecretRecordJson,
+  VerifiedKey,
+  VerifiedKeyJson,
+} from './key-record.ts';
+export type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+export { createKeyring } from './keyring.ts';
+export type {
+  AuthenticateOptions,
+  AuthenticateRequest,
+  IssuedKey,
+  KeyChangeEvent,
+  KeyChangeListener,
+  KeyListResult,
+  Keyring,
+  KeyringCacheOptions,
+  KeyringLogger,
+  KeyringOptions,
+} from './keyring.ts';
+export { createMemoryKeyStore } from './memory-key-store.ts';
+export { CREDENTIAL_QUERY_PARAMS, redactUrl } from './query-credentials.ts';
+export { redactKey } from './redact-key.ts';
+export { isValidScope, missingScopes } from './scopes.ts';

@@ -1,0 +1,128 @@
+/**
+ * Validation of what administrators send (issue, rotate, list). The example's admin
+ * routes pass request bodies straight in, so every rule lives here, not in an adapter,
+ * and every failure is a 400 `invalid_request` naming the field.
+ * @module
+ */
+import { KeysetError } from '../errors.ts';
+import type { ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
+import type { KeyRateLimit } from './key-record.ts';
+import { isValidScope } from './scopes.ts';
+
+/** What `Keyring.issue` takes. */
+export interface IssueKeyInput {
+  /** Who or what the key is for. 1–200 characters, no control characters. */
+  name: string;
+  /** Granted scopes (RFC 6749 scope tokens, at most 100). Duplicates are dropped. */
+  scopes: readonly string[];
+  /** Per-identity rate limit; `null`/absent = the limiter's default. */
+  rateLimit?: KeyRateLimit | null;
+  /** When the identity stops verifying: a `Date` or an ISO 8601 string, in the future. */
+  expiresAt?: Date | string | null;
+}
+
+/** Options of `Keyring.rotate`. */
+export interface RotateKeyOptions {
+  /** Seconds the old secret keeps working (0 = replace at once, e.g. after a leak). At most 30 days. */
+  overlapSeconds: number;
+}
+
+/**
+ * A page request for `Keyring.list`, shaped so a `PagePlan` from `createPaginator` (sort
+ * `keyListSort`) fits as is. `take` defaults to `limit + 1`. In cursor mode `after` is the
+ * last record of the previous page: `{ createdAt, id }` or `[createdAt, id]` (a `Date`,
+ * ISO string or epoch ms for `createdAt`), or `null` for the first page.
+ */
+export interface KeyListPlan {
+  mode: 'cursor' | 'offset';
+  limit: number;
+  take?: number;
+  after?: unknown;
+  offset?: number;
+}
+
+const MAX_NAME = 200;
+const MAX_SCOPES = 100;
+const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
+const MAX_PAGE = 1000;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function invalid(field: string, detail: string): KeysetError {
+  return new KeysetError('invalid_request', { detail, extensions: { field } });
+}
+
+/** Identity fields from `input`, validated; `now` is epoch ms. Throws `invalid_request`. */
+export function validateIssueInput(
+  input: IssueKeyInput,
+  now: number,
+): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'expiresAt'> {
+  if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `name` and `scopes`.');
+  const { name, scopes, rateLimit = null, expiresAt = null } = input;
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name)) {
+    throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters without control characters.`);
+  }
+  if (!Array.isArray(scopes) || scopes.length > MAX_SCOPES || !scopes.every(isValidScope)) {
+    throw invalid('scopes', `\`scopes\` must be an array of at most ${MAX_SCOPES} scope tokens (printable ASCII without spaces, quotes or backslashes).`);
+  }
+  let limit: KeyRateLimit | null = null;
+  if (rateLimit !== null) {
+    const { limit: l, windowSeconds: w } = (typeof rateLimit === 'object' ? rateLimit : {}) as Partial<KeyRateLimit>;
+    if (!Number.isSafeInteger(l) || (l as number) < 1 || typeof w !== 'number' || !Number.isFinite(w) || w <= 0) {
+      throw invalid('rateLimit', '`rateLimit` must be `{ limit, windowSeconds }` with a positive integer limit and a positive window.');
+    }
+    limit = { limit: l as number, windowSeconds: w };
+  }
+  let expires: Date | null = null;
+  if (expiresAt !== null) {
+    const ms = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? Date.parse(expiresAt) : NaN;
+    if (!Number.isFinite(ms)) throw invalid('expiresAt', '`expiresAt` must be an ISO 8601 timestamp.');
+    if (ms <= now) throw invalid('expiresAt', '`expiresAt` must be in the future.');
+    expires = new Date(ms);
+  }
+  return { name, scopes: [...new Set(scopes)], rateLimit: limit, expiresAt: expires };
+}
+
+/** The overlap in milliseconds. Throws `invalid_request`. */
+export function validateOverlap(options: RotateKeyOptions): number {
+  const overlap = (options as Partial<RotateKeyOptions> | undefined)?.overlapSeconds;
+  if (!Number.isSafeInteger(overlap) || (overlap as number) < 0 || (overlap as number) > MAX_OVERLAP_SECONDS) {
+    throw invalid('overlapSeconds', `\`overlapSeconds\` must be an integer from 0 to ${MAX_OVERLAP_SECONDS} (30 days).`);
+  }
+  return (overlap as number) * 1000;
+}
+
+function toTime(value: unknown): Date | undefined {
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : typeof value === 'number' ? value : NaN;
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}
+
+function position(after: unknown): { createdAt: Date; id: string } | undefined {
+  let createdAt: unknown;
+  let id: unknown;
+  if (Array.isArray(after)) [createdAt, id] = after as unknown[];
+  else if (typeof after === 'object' && after !== null) {
+    const o = after as { createdAt?: unknown; id?: unknown; values?: unknown };
+    if (Array.isArray(o.values)) [createdAt, id] = o.values as unknown[];
+    else ({ createdAt, id } = o);
+  }
+  const time = toTime(createdAt);
+  return time !== undefined && typeof id === 'string' ? { createdAt: time, id } : undefined;
+}
+
+/** The store query for `plan`. A position that is not a key position → 400 `invalid_cursor`. */
+export function toListQuery(plan: KeyListPlan): { query: ListIdentitiesQuery; limit: number } {
+  const { mode, limit, take = limit + 1 } = plan;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE || !Number.isSafeInteger(take) || take < 1 || take > MAX_PAGE + 1) {
+    throw invalid('limit', `\`limit\` must be an integer from 1 to ${MAX_PAGE}.`);
+  }
+  if (mode === 'offset') {
+    const { offset = 0 } = plan;
+    if (!Number.isSafeInteger(offset) || offset < 0) throw invalid('offset', '`offset` must be a non-negative integer.');
+    return { query: { take, offset, withTotal: true }, limit };
+  }
+  if (mode !== 'cursor') throw invalid('mode', "`mode` must be 'cursor' or 'offset'.");
+  if (plan.after === null || plan.after === undefined) return { query: { take }, limit };
+  const after = position(plan.after);
+  if (after === undefined) throw new KeysetError('invalid_cursor', { detail: 'The cursor does not point into the key list.' });
+  return { query: { take, after }, limit };
+}

@@ -1,0 +1,93 @@
+/**
+ * Coalesced `lastUsedAt` writes (DESIGN §3): a request only sets a map entry; one
+ * `touchLastUsed` batch per interval writes the latest use of each digest, so a key
+ * used 10,000 times in a minute costs one row update. Failed batches are merged back
+ * and retried next interval. Nothing here is ever awaited on the request path.
+ * @module
+ */
+import type { KeyStore } from './key-store.ts';
+
+/** Where the writer reports a failed batch. */
+export type FlushErrorHandler = (error: unknown, count: number) => void;
+
+/** Internal: not exported from the package. */
+export class LastUsedWriter {
+  readonly #store: KeyStore;
+  readonly #intervalMs: number;
+  readonly #onError: FlushErrorHandler;
+  /** digest → latest use (epoch ms) not yet written. */
+  #pending = new Map<string, number>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #inFlight: Promise<void> | undefined;
+  #closed = false;
+  #lastError: unknown;
+
+  constructor(store: KeyStore, intervalMs: number, onError: FlushErrorHandler) {
+    this.#store = store;
+    this.#intervalMs = intervalMs;
+    this.#onError = onError;
+  }
+
+  /** Records a use. O(1), synchronous; schedules a flush if none is due. */
+  touch(digest: string, at: number): void {
+    if (this.#closed) return;
+    const seen = this.#pending.get(digest);
+    if (seen === undefined || seen < at) this.#pending.set(digest, at);
+    if (this.#timer === undefined) this.#schedule();
+  }
+
+  /** The unwritten latest use of `digest`, if any. */
+  pending(digest: string): number | undefined {
+    return this.#pending.get(digest);
+  }
+
+  #schedule(): void {
+    const timer: unknown = setTimeout(() => {
+      this.#timer = undefined;
+      void this.flush().finally(() => {
+        if (this.#pending.size > 0 && !this.#closed && this.#timer === undefined) this.#schedule();
+      });
+    }, this.#intervalMs);
+    // A pending write must not keep a process alive (Node, Bun); capability check, no Node import.
+    if (typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
+    this.#timer = timer as ReturnType<typeof setTimeout>;
+  }
+
+  /** Writes everything pending in one batch. Never rejects: failures go to `onError` and are retried. */
+  flush(): Promise<void> {
+    if (this.#inFlight !== undefined) return this.#inFlight.then(() => this.flush());
+    if (this.#pending.size === 0) return Promise.resolve();
+    const batch = this.#pending;
+    this.#pending = new Map();
+    const updates = [...batch].map(([digest, at]) => ({ digest, at: new Date(at) }));
+    this.#inFlight = (async () => {
+      try {
+        await this.#store.touchLastUsed(updates);
+        this.#lastError = undefined;
+      } catch (error) {
+        // Keep the uses for the next interval, merged with any newer ones.
+        for (const [digest, at] of batch) {
+          const newer = this.#pending.get(digest);
+          if (newer === undefined || newer < at) this.#pending.set(digest, at);
+        }
+        this.#lastError = error;
+        this.#onError(error, updates.length);
+      } finally {
+        this.#inFlight = undefined;
+      }
+    })();
+    return this.#inFlight;
+  }
+
+  /**
+   * Stops the timer and writes what is pending. Resolves `{ ok: false, error }` if that
+   * last write failed (it was already reported to `onError`).
+   */
+  async close(): Promise<{ ok: true } | { ok: false; error: unknown }> {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+    return this.#pending.size === 0 ? { ok: true } : { ok: false, error: this.#lastError };
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * `KeyStore` in process memory: for tests, examples and single-process services. It
+ * keeps the same semantics as `@keyset/postgres` (newest-first listing with `id` as the
+ * tie-breaker, `GREATEST` on last use, atomic rotation) and hands out copies, so no
+ * caller can change stored state by mutating a returned object.
+ * @module
+ */
+import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/** Secrets print without their digest: a digest is not key text, but it has no business in logs. */
+const SECRET_PROTO: object = Object.freeze(
+  Object.create(Object.prototype, {
+    toJSON: {
+      value(this: StoredSecret) {
+        return { last4: this.last4, createdAt: this.createdAt, lastUsedAt: this.lastUsedAt, expiresAt: this.expiresAt };
+      },
+    },
+    [INSPECT]: {
+      value(this: StoredSecret) {
+        return `StoredSecret { last4: '${this.last4}' }`;
+      },
+    },
+  }),
+);
+
+const copyDate = (d: Date | null): Date | null => (d === null ? null : new Date(d.getTime()));
+const minDate = (a: Date | null, b: Date): Date => (a !== null && a.getTime() <= b.getTime() ? a : new Date(b.getTime()));
+
+function copySecret(s: StoredSecret): StoredSecret {
+  return Object.assign(Object.create(SECRET_PROTO) as StoredSecret, {
+    digest: s.digest,
+    last4: s.last4,
+    createdAt: new Date(s.createdAt.getTime()),
+    lastUsedAt: copyDate(s.lastUsedAt),
+    expiresAt: copyDate(s.expiresAt),
+  });
+}
+
+function copyIdentity(i: StoredIdentity): StoredIdentity {
+  return {
+    id: i.id,
+    name: i.name,
+    scopes: [...i.scopes],
+    rateLimit: i.rateLimit === null ? null : { limit: i.rateLimit.limit, windowSeconds: i.rateLimit.windowSeconds },
+    createdAt: new Date(i.createdAt.getTime()),
+    expiresAt: copyDate(i.expiresAt),
+    revokedAt: copyDate(i.revokedAt),
+  };
+}
+
+function copyKey(k: StoredKey): StoredKey {
+  return { identity: copyIdentity(k.identity), secrets: k.secrets.map(copySecret) };
+}
+
+/** `createdAt DESC, id DESC`: negative when `a` comes first. */
+function newestFirst(a: StoredIdentity, b: StoredIdentity): number {
+  const t = b.createdAt.getTime() - a.createdAt.getTime();
+  if (t !== 0) return t;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/**
+ * A `KeyStore` held in memory. Data is lost when the process ends.
+ *
+ * @example
+ * ```ts
+ * const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_test' });
+ * ```
+ */
+export function createMemoryKeyStore(): KeyStore {
+  const keys = new Map<string, StoredKey>();
+  const byDigest = new Map<string, StoredKey>();
+
+  return Object.freeze({
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void> {
+      if (keys.has(identity.id)) throw new Error(`identity ${identity.id} already exists`);
+      if (byDigest.has(secret.digest)) throw new Error('digest already exists');
+      const key: StoredKey = { identity: copyIdentity(identity), secrets: [copySecret(secret)] };
+      keys.set(identity.id, key);
+      byDigest.set(secret.digest, key);
+    },
+
+    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {
+      const key = keys.get(identityId);
+      if (key === undefined || key.identity.revokedAt !== null) return false;
+      if (byDigest.has(secret.digest)) throw new Error('digest already exists');
+      for (const other of key.secrets) other.expiresAt = minDate(other.expiresAt, expireOthersAt);
+      key.secrets.unshift(copySecret(secret));
+      byDigest.set(secret.digest, key);
+      return true;
+    },
+
+    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+      const key = byDigest.get(digest);
+      const secret = key?.secrets.find((s) => s.digest === digest);
+      if (key === undefined || secret === undefined) return undefined;
+      return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
+    },
+
+    async getIdentity(id: string): Promise<StoredKey | undefined> {
+      const key = keys.get(id);
+      return key === undefined ? undefined : copyKey(key);
+    },
+
+    async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
+      const all = [...keys.values()].sort((a, b) => newestFirst(a.identity, b.identity));
+      let rows = all;
+      const { after } = query;
+      if (after !== undefined) {
+        const t = after.createdAt.getTime();
+        rows = rows.filter(
+          ({ identity: i }) => i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id),
+        );
+      }
+      if (query.offset !== undefined) rows = rows.slice(query.offset);
+      const page = rows.slice(0, Math.max(0, query.take)).map(copyKey);
+      return query.withTotal === true ? { keys: page, total: all.length } : { keys: page };
+    },
+
+    async revoke(id: string, at: Date): Promise<boolean> {
+      const key = keys.get(id);
+      if (key === undefined) return false;
+      if (key.identity.revokedAt === null) key.identity.revokedAt = new Date(at.getTime());
+      for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
+      return true;
+    },
+
+    async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {
+      for (const { digest, at } of updates) {
+        const secret = byDigest.get(digest)?.secrets.find((s) => s.digest === digest);
+        if (secret !== undefined && (secret.lastUsedAt === null || secret.lastUsedAt.getTime() < at.getTime())) {
+          secret.lastUsedAt = new Date(at.getTime());
+        }
+      }
+    },
+  });
+}

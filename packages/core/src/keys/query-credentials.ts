@@ -1,0 +1,116 @@
+/**
+ * Credentials in the URL: a key in a query string ends up in access logs, proxies,
+ * browser history and `Referer` headers, so it is refused outright (DESIGN §3), and
+ * `redactUrl` scrubs URLs before anything logs them.
+ * @module
+ */
+import { KEY_CHECKSUM_LENGTH, KEY_OK, KEY_RANDOM_LENGTH, checkKey } from './key-format.ts';
+import { redactKey } from './redact-key.ts';
+
+/**
+ * Query parameter names that carry credentials (compared case-insensitively). `key` is
+ * deliberately absent: too many APIs use it for ordinary values.
+ */
+export const CREDENTIAL_QUERY_PARAMS: readonly string[] = Object.freeze(['api_key', 'apikey', 'api-key', 'access_token']);
+const CREDENTIAL_NAMES = new Set(CREDENTIAL_QUERY_PARAMS);
+
+const BODY = KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH;
+/** Anything shaped like a key of any prefix; the boundaries keep it from matching inside longer tokens. */
+const KEY_SHAPE = new RegExp(`(?<![0-9A-Za-z_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_[0-9A-Za-z]{${BODY}}(?![0-9A-Za-z])`, 'g');
+
+/** What `findQueryCredential` found: a credential-named parameter, or a valid key anywhere. */
+export type QueryCredential = { kind: 'named'; name: string } | { kind: 'key' };
+
+/** The raw query of `url` (after `?`, before `#`), or `''`. Accepts absolute URLs and paths. */
+function rawQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return '';
+  const hash = url.indexOf('#', q);
+  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+}
+
+/** Whether `text` contains a key of `prefix` with a valid checksum, anywhere inside it. */
+function containsKey(text: string, prefix: string): boolean {
+  const marker = `${prefix}_`;
+  const length = marker.length + BODY;
+  for (let at = text.indexOf(marker); at >= 0; at = text.indexOf(marker, at + 1)) {
+    if (at + length <= text.length && checkKey(text.slice(at, at + length), prefix) === KEY_OK) return true;
+  }
+  return false;
+}
+
+/**
+ * Looks for credentials in the query string of `url`: a parameter named like one
+ * (`api_key`, `apikey`, `api-key`, `access_token`, any case) or a name or value that
+ * holds a valid key of `prefix` (checksum included, so ordinary values never match).
+ * Values are percent-decoded first, so encoding a key does not hide it.
+ */
+export function findQueryCredential(url: string, prefix: string): QueryCredential | undefined {
+  const query = rawQuery(url);
+  if (query === '') return undefined;
+  for (const [name, value] of new URLSearchParams(query)) {
+    const lower = name.toLowerCase();
+    if (CREDENTIAL_NAMES.has(lower)) return { kind: 'named', name: lower };
+    if (containsKey(value, prefix) || containsKey(name, prefix)) return { kind: 'key' };
+  }
+  return undefined;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+/** Redacted form for a URL: `…` stays literal for readability, the last 4 are re-encoded. */
+function redactForUrl(text: string): string {
+  const redacted = redactKey(text);
+  return `…${encodeURIComponent(redacted.slice(1))}`;
+}
+
+function redactShapes(text: string): string {
+  return text.replace(KEY_SHAPE, (match) => redactKey(match));
+}
+
+/**
+ * `url` with credentials replaced by their redacted form (`…abcd`), for loggers: the
+ * values of credential-named query parameters, and anything shaped like a key
+ * (`<prefix>_` + 38 base62 characters, any prefix) in the path, query or fragment.
+ * Everything else is left byte for byte. Not for re-sending: `…` is left unencoded.
+ *
+ * @example
+ * ```ts
+ * redactUrl('/api/orders?api_key=hunter2hunter2hunter2&limit=5'); // '/api/orders?api_key=…ter2&limit=5'
+ * ```
+ */
+export function redactUrl(url: string | URL): string {
+  const text = String(url);
+  const q = text.indexOf('?');
+  const hashAt = text.indexOf('#', q < 0 ? 0 : q);
+  const end = hashAt < 0 ? text.length : hashAt;
+  const path = q < 0 ? text.slice(0, end) : text.slice(0, q);
+  const fragment = hashAt < 0 ? '' : text.slice(hashAt);
+  let out = redactShapes(path);
+  if (q >= 0) {
+    const pairs = text.slice(q + 1, end).split('&').map((pair) => {
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      const name = safeDecode(rawName);
+      if (CREDENTIAL_NAMES.has(name.toLowerCase())) {
+        return eq < 0 ? pair : `${rawName}=${redactForUrl(safeDecode(pair.slice(eq + 1)))}`;
+      }
+      const decodedName = name;
+      const decodedValue = eq < 0 ? '' : safeDecode(pair.slice(eq + 1));
+      const cleanName = redactShapes(decodedName);
+      const cleanValue = redactShapes(decodedValue);
+      if (cleanName === decodedName && cleanValue === decodedValue) return pair;
+      const nameOut = cleanName === decodedName ? rawName : cleanName;
+      const valueOut = cleanValue === decodedValue ? pair.slice(eq + 1) : cleanValue;
+      return eq < 0 ? nameOut : `${nameOut}=${valueOut}`;
+    });
+    out += `?${pairs.join('&')}`;
+  }
+  return out + redactShapes(fragment);
+}
