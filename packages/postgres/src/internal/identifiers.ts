@@ -1,0 +1,61 @@
+/**
+ * Table names from the `schema` and `tablePrefix` options. Both are validated when a
+ * factory runs (so a typo fails at start-up, not on the first request) and always quoted,
+ * so they can be interpolated into SQL text safely.
+ * @module
+ */
+import { ConfigError } from '@keyset/core';
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+/** PostgreSQL truncates identifiers past 63 bytes (NAMEDATALEN - 1), silently: refuse instead. */
+const MAX_IDENTIFIER_LENGTH = 63;
+/** The longest name derived from the prefix (see `tableNames`). */
+const LONGEST_SUFFIX = 'identities_created_at_id_idx';
+
+/** Quoted, schema-qualified names of every object the store and its migrations use. */
+export interface TableNames {
+  schema: string;
+  /** Unquoted schema name, for catalog lookups. */
+  schemaName: string;
+  /** Unquoted `schema.prefix`, keys the migration advisory lock. */
+  lockName: string;
+  identities: string;
+  secrets: string;
+  migrations: string;
+  identitiesListIndex: string;
+  secretsIdentityIndex: string;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier}"`;
+}
+
+/** Validates the options and derives the quoted names. Throws `ConfigError`. */
+export function tableNames(schema: string, tablePrefix: string): TableNames {
+  if (typeof schema !== 'string' || !IDENTIFIER.test(schema) || schema.length > MAX_IDENTIFIER_LENGTH) {
+    throw new ConfigError(
+      `schema must match ${IDENTIFIER.source} and be at most ${MAX_IDENTIFIER_LENGTH} characters, got ${JSON.stringify(schema)}`,
+    );
+  }
+  if (
+    typeof tablePrefix !== 'string' ||
+    !IDENTIFIER.test(tablePrefix) ||
+    tablePrefix.length + LONGEST_SUFFIX.length > MAX_IDENTIFIER_LENGTH
+  ) {
+    throw new ConfigError(
+      `tablePrefix must match ${IDENTIFIER.source} and be at most ${MAX_IDENTIFIER_LENGTH - LONGEST_SUFFIX.length} characters, got ${JSON.stringify(tablePrefix)}`,
+    );
+  }
+  const s = quote(schema);
+  return {
+    schema: s,
+    schemaName: schema,
+    lockName: `${schema}.${tablePrefix}`,
+    identities: `${s}.${quote(`${tablePrefix}identities`)}`,
+    secrets: `${s}.${quote(`${tablePrefix}secrets`)}`,
+    migrations: `${s}.${quote(`${tablePrefix}migrations`)}`,
+    // Index names are unqualified in CREATE INDEX: an index always lives in its table's schema.
+    identitiesListIndex: quote(`${tablePrefix}identities_created_at_id_idx`),
+    secretsIdentityIndex: quote(`${tablePrefix}secrets_identity_id_idx`),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Row ↔ record conversion, independent of how a driver parses types.
+ *
+ * Timestamps leave PostgreSQL as epoch milliseconds (`float8`) and enter it as ISO 8601
+ * strings cast to `timestamptz`, so neither the driver's Date parsing nor the session
+ * `TimeZone` nor the Node process time zone can shift them. Arrays and secrets leave as
+ * JSON. Drivers that leave `json`/`float8` unparsed (strings) work too.
+ * @module
+ */
+import type { StoredIdentity, StoredSecret } from '@keyset/core';
+
+/** SQL: a timestamptz column as epoch milliseconds. */
+export function epochMs(column: string): string {
+  return `(extract(epoch FROM ${column}) * 1000)::float8`;
+}
+
+/** A Date (or null) as a `timestamptz` parameter. Throws RangeError on an invalid Date. */
+export function timestampParam(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return new Date(value.getTime());
+  // Math.round: before PostgreSQL 14, extract() returns float8 and `* 1000` may be off by a hair.
+  if (typeof value === 'number' || typeof value === 'bigint') return new Date(Math.round(Number(value)));
+  if (typeof value === 'string') return new Date(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(value) ? Math.round(Number(value)) : value);
+  throw new TypeError(`expected a timestamp, got ${typeof value}`);
+}
+
+function requiredDate(value: unknown): Date {
+  const date = toDate(value);
+  if (date === null) throw new TypeError('expected a timestamp, got null');
+  return date;
+}
+
+function json(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/** SQL: the identity columns of alias `i`, as read by `identityFrom`. */
+export function identityColumns(): string {
+  return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds,
+    ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
+    ${epochMs('i.revoked_at')} AS revoked_at`;
+}
+
+/** SQL: every secret of identity `i`, newest first, as a JSON array read by `secretsFrom`. */
+export function secretsColumn(secrets: string): string {
+  return `coalesce((
+      SELECT json_agg(json_build_object(
+        'digest', s.digest, 'last4', s.last4, 'createdAt', ${epochMs('s.created_at')},
+        'lastUsedAt', ${epochMs('s.last_used_at')}, 'expiresAt', ${epochMs('s.expires_at')}
+      ) ORDER BY s.created_at DESC, s.seq DESC)
+      FROM ${secrets} s WHERE s.identity_id = i.id
+    ), '[]'::json) AS secrets`;
+}
+
+/** SQL: the secret columns of alias `s`, prefixed `secret_`, as read by `secretFrom(row, 'secret_')`. */
+export function secretColumns(): string {
+  return `s.digest AS secret_digest, s.last4 AS secret_last4, ${epochMs('s.created_at')} AS secret_created_at,
+    ${epochMs('s.last_used_at')} AS secret_last_used_at, ${epochMs('s.expires_at')} AS secret_expires_at`;
+}
+
+export function identityFrom(row: Record<string, unknown>): StoredIdentity {
+  const limit = row['rate_limit'];
+  return {
+    id: String(row['id']),
+    name: String(row['name']),
+    scopes: (json(row['scopes']) as unknown[]).map(String),
+    rateLimit:
+      limit === null || limit === undefined
+        ? null
+        : { limit: Number(limit), windowSeconds: Number(row['rate_window_seconds']) },
+    createdAt: requiredDate(row['created_at']),
+    expiresAt: toDate(row['expires_at']),
+    revokedAt: toDate(row['revoked_at']),
+  };
+}
+
+export function secretFromColumns(row: Record<string, unknown>): StoredSecret {
+  return {
+    digest: String(row['secret_digest']),
+    last4: String(row['secret_last4']),
+    createdAt: requiredDate(row['secret_created_at']),
+    lastUsedAt: toDate(row['secret_last_used_at']),
+    expiresAt: toDate(row['secret_expires_at']),
+  };
+}
+
+export function secretsFrom(value: unknown): StoredSecret[] {
+  return (json(value) as Record<string, unknown>[]).map((s) => ({
+    digest: String(s['digest']),
+    last4: String(s['last4']),
+    createdAt: requiredDate(s['createdAt']),
+    lastUsedAt: toDate(s['lastUsedAt']),
+    expiresAt: toDate(s['expiresAt']),
+  }));
+}

@@ -1,0 +1,411 @@
+/**
+ * The behaviour every `KeyStore` must have, as a reusable vitest suite. Not a test file
+ * itself: `*.test.ts` files call `describeKeyStoreContract` once per backend (PGlite, a
+ * real PostgreSQL server), so both are held to exactly the same assertions.
+ * @module
+ */
+import type { KeyStore, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+/** What the suite needs from a backend: a store over EMPTY tables, per test. */
+export interface ContractSubject {
+  store: KeyStore;
+  /** Statements the store has sent so far, when the harness counts them (round trips). */
+  roundTrips?: () => number;
+}
+
+const T0 = Date.parse('2025-03-04T05:06:07.891Z');
+const at = (ms: number): Date => new Date(T0 + ms);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** A fresh 64-hex digest, as the keyring computes them. */
+export function randomDigest(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+let sequence = 0;
+export function makeIdentity(overrides: Partial<StoredIdentity> = {}): StoredIdentity {
+  sequence += 1;
+  return {
+    id: `key_${sequence.toString().padStart(6, '0')}${Math.random().toString(36).slice(2, 8)}`,
+    name: `key ${sequence}`,
+    scopes: ['orders:read'],
+    rateLimit: null,
+    createdAt: at(0),
+    expiresAt: null,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+export function makeSecret(overrides: Partial<StoredSecret> = {}): StoredSecret {
+  const digest = overrides.digest ?? randomDigest();
+  return { digest, last4: digest.slice(-4), createdAt: at(0), lastUsedAt: null, expiresAt: null, ...overrides };
+}
+
+/** Walks the whole collection in cursor mode, `size` identities per page. */
+export async function walkCursor(store: KeyStore, size: number): Promise<StoredKey[]> {
+  const seen: StoredKey[] = [];
+  let after: { createdAt: Date; id: string } | undefined;
+  for (let pages = 0; pages < 10_000; pages += 1) {
+    const { keys } = await store.listIdentities(after === undefined ? { take: size + 1 } : { take: size + 1, after });
+    const page = keys.slice(0, size);
+    seen.push(...page);
+    const last = page.at(-1);
+    if (keys.length <= size || last === undefined) return seen;
+    after = { createdAt: last.identity.createdAt, id: last.identity.id };
+  }
+  throw new Error('cursor walk does not end');
+}
+
+const byNewest = (a: StoredIdentity, b: StoredIdentity): number =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * Registers the contract suite for one backend. `makeStore` runs before every test and
+ * must return a store over empty tables.
+ *
+ * @example
+ * ```ts
+ * describeKeyStoreContract('memory', async () => ({ store: createMemoryKeyStore() }));
+ * ```
+ */
+export function describeKeyStoreContract(name: string, makeStore: () => Promise<ContractSubject>): void {
+  describe(`KeyStore contract: ${name}`, () => {
+    let subject: ContractSubject;
+    let store: KeyStore;
+    beforeEach(async () => {
+      subject = await makeStore();
+      store = subject.store;
+    });
+
+    async function issue(identity: Partial<StoredIdentity> = {}, secret: Partial<StoredSecret> = {}) {
+      const i = makeIdentity(identity);
+      const s = makeSecret(secret);
+      await store.insertIdentity(i, s);
+      return { identity: i, secret: s };
+    }
+
+    describe('insertIdentity / findByDigest', () => {
+      it('stores an identity with its first secret, every field intact', async () => {
+        const { identity, secret } = await issue(
+          {
+            name: 'Ops – reporting ✓',
+            scopes: ['orders:read', 'reports:read'],
+            rateLimit: { limit: 120, windowSeconds: 60 },
+            expiresAt: at(30 * 24 * HOUR),
+          },
+          { lastUsedAt: at(5), expiresAt: at(HOUR) },
+        );
+        expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
+      });
+
+      it('keeps empty scopes, no rate limit, null timestamps and a fractional window', async () => {
+        const a = await issue({ scopes: [], rateLimit: null });
+        const b = await issue({ rateLimit: { limit: 1, windowSeconds: 0.5 } });
+        expect(await store.findByDigest(a.secret.digest)).toEqual(a);
+        expect(await store.findByDigest(b.secret.digest)).toEqual(b);
+      });
+
+      it('resolves undefined for an unknown digest', async () => {
+        await issue();
+        expect(await store.findByDigest(randomDigest())).toBeUndefined();
+      });
+
+      it('rejects a duplicate digest and creates nothing', async () => {
+        const first = await issue();
+        const second = makeIdentity();
+        await expect(store.insertIdentity(second, makeSecret({ digest: first.secret.digest }))).rejects.toThrow();
+        expect(await store.getIdentity(second.id)).toBeUndefined();
+        expect((await store.findByDigest(first.secret.digest))?.identity.id).toBe(first.identity.id);
+      });
+
+      it('rejects a duplicate identity id', async () => {
+        const first = await issue();
+        const fresh = makeSecret();
+        await expect(store.insertIdentity({ ...first.identity, name: 'other' }, fresh)).rejects.toThrow();
+        expect(await store.findByDigest(fresh.digest)).toBeUndefined();
+        expect((await store.getIdentity(first.identity.id))?.identity.name).toBe(first.identity.name);
+      });
+
+      it('returns records the caller may mutate without touching the store', async () => {
+        const { identity, secret } = await issue({ scopes: ['a:b'] });
+        const found = await store.findByDigest(secret.digest);
+        found?.identity.scopes.push('keys:admin');
+        expect((await store.findByDigest(secret.digest))?.identity.scopes).toEqual(identity.scopes);
+      });
+    });
+
+    describe('getIdentity', () => {
+      it('returns the identity with every secret, newest first', async () => {
+        const { identity, secret } = await issue();
+        const newer = makeSecret({ createdAt: at(HOUR) });
+        expect(await store.addSecret(identity.id, newer, at(2 * HOUR))).toBe(true);
+        const key = await store.getIdentity(identity.id);
+        expect(key?.identity).toEqual(identity);
+        expect(key?.secrets.map((s) => s.digest)).toEqual([newer.digest, secret.digest]);
+      });
+
+      it('orders secrets created at the same instant by insertion, the latest first', async () => {
+        const { identity, secret } = await issue();
+        const second = makeSecret();
+        const third = makeSecret();
+        await store.addSecret(identity.id, second, at(HOUR));
+        await store.addSecret(identity.id, third, at(HOUR));
+        const key = await store.getIdentity(identity.id);
+        expect(key?.secrets.map((s) => s.digest)).toEqual([third.digest, second.digest, secret.digest]);
+      });
+
+      it('resolves undefined for an unknown id', async () => {
+        await issue();
+        expect(await store.getIdentity('key_unknown')).toBeUndefined();
+      });
+    });
+
+    describe('addSecret (rotation)', () => {
+      it('adds the secret and ends every other one at min(its own expiry, expireOthersAt)', async () => {
+        const { identity, secret: s1 } = await issue();
+        const s2 = makeSecret({ createdAt: at(MINUTE) });
+        expect(await store.addSecret(identity.id, s2, at(HOUR))).toBe(true);
+        let secrets = (await store.getIdentity(identity.id))?.secrets;
+        expect(secrets).toEqual([s2, { ...s1, expiresAt: at(HOUR) }]);
+
+        // A later overlap never extends an earlier end; the new secret keeps its own expiry.
+        const s3 = makeSecret({ createdAt: at(2 * MINUTE), expiresAt: at(365 * 24 * HOUR) });
+        expect(await store.addSecret(identity.id, s3, at(2 * HOUR))).toBe(true);
+        secrets = (await store.getIdentity(identity.id))?.secrets;
+        expect(secrets).toEqual([s3, { ...s2, expiresAt: at(2 * HOUR) }, { ...s1, expiresAt: at(HOUR) }]);
+
+        // Overlap 0 (compromise): everything else ends now.
+        const s4 = makeSecret({ createdAt: at(3 * MINUTE) });
+        expect(await store.addSecret(identity.id, s4, at(3 * MINUTE))).toBe(true);
+        secrets = (await store.getIdentity(identity.id))?.secrets;
+        expect(secrets?.map((s) => [s.digest, s.expiresAt])).toEqual([
+          [s4.digest, null],
+          [s3.digest, at(3 * MINUTE)],
+          [s2.digest, at(3 * MINUTE)],
+          [s1.digest, at(3 * MINUTE)],
+        ]);
+        expect((await store.findByDigest(s4.digest))?.secret).toEqual(s4);
+      });
+
+      it('does not touch the secrets of other identities', async () => {
+        const a = await issue();
+        const b = await issue();
+        await store.addSecret(a.identity.id, makeSecret(), at(MINUTE));
+        expect((await store.findByDigest(b.secret.digest))?.secret.expiresAt).toBeNull();
+      });
+
+      it('resolves false for an unknown identity and stores nothing', async () => {
+        const fresh = makeSecret();
+        expect(await store.addSecret('key_unknown', fresh, at(HOUR))).toBe(false);
+        expect(await store.findByDigest(fresh.digest)).toBeUndefined();
+      });
+
+      it('resolves false for a revoked identity and changes nothing', async () => {
+        const { identity, secret } = await issue();
+        await store.revoke(identity.id, at(HOUR));
+        const fresh = makeSecret();
+        expect(await store.addSecret(identity.id, fresh, at(MINUTE))).toBe(false);
+        expect(await store.findByDigest(fresh.digest)).toBeUndefined();
+        expect((await store.findByDigest(secret.digest))?.secret.expiresAt).toEqual(at(HOUR));
+      });
+
+      it('is atomic: a duplicate digest rejects and leaves the old secrets as they were', async () => {
+        const a = await issue();
+        const b = await issue();
+        await expect(store.addSecret(a.identity.id, makeSecret({ digest: b.secret.digest }), at(MINUTE))).rejects.toThrow();
+        expect((await store.getIdentity(a.identity.id))?.secrets).toEqual([a.secret]);
+        expect((await store.findByDigest(b.secret.digest))?.identity.id).toBe(b.identity.id);
+      });
+    });
+
+    describe('revoke', () => {
+      it('sets revokedAt and ends every secret at once, never extending one', async () => {
+        const { identity, secret: s1 } = await issue();
+        const s2 = makeSecret({ createdAt: at(MINUTE), expiresAt: at(10 * HOUR) });
+        await store.addSecret(identity.id, s2, at(30 * MINUTE)); // s1 now ends at +30 min
+        const s3 = makeSecret({ createdAt: at(2 * MINUTE) });
+        await store.addSecret(identity.id, s3, at(HOUR)); // s2 ends at +1 h
+        expect(await store.revoke(identity.id, at(45 * MINUTE))).toBe(true);
+        const key = await store.getIdentity(identity.id);
+        expect(key?.identity.revokedAt).toEqual(at(45 * MINUTE));
+        expect(key?.secrets.map((s) => [s.digest, s.expiresAt])).toEqual([
+          [s3.digest, at(45 * MINUTE)],
+          [s2.digest, at(45 * MINUTE)],
+          [s1.digest, at(30 * MINUTE)],
+        ]);
+      });
+
+      it('keeps the first revocation time when revoked again', async () => {
+        const { identity } = await issue();
+        expect(await store.revoke(identity.id, at(HOUR))).toBe(true);
+        expect(await store.revoke(identity.id, at(2 * HOUR))).toBe(true);
+        expect((await store.getIdentity(identity.id))?.identity.revokedAt).toEqual(at(HOUR));
+      });
+
+      it('resolves false for an unknown identity and touches no other', async () => {
+        const other = await issue();
+        expect(await store.revoke('key_unknown', at(HOUR))).toBe(false);
+        expect(await store.getIdentity(other.identity.id)).toEqual({ identity: other.identity, secrets: [other.secret] });
+      });
+    });
+
+    describe('listIdentities', () => {
+      // 23 identities, created in bursts of 4 at the same millisecond: ids break the ties.
+      async function seed(): Promise<StoredIdentity[]> {
+        const identities: StoredIdentity[] = [];
+        for (let n = 0; n < 23; n += 1) {
+          const { identity } = await issue(
+            { id: `key_${Math.random().toString(36).slice(2, 10)}`, createdAt: at(Math.floor(n / 4) * MINUTE) },
+            { createdAt: at(Math.floor(n / 4) * MINUTE) },
+          );
+          identities.push(identity);
+        }
+        return identities.sort(byNewest);
+      }
+
+      it('resolves no keys when there are none', async () => {
+        expect(await store.listIdentities({ take: 10 })).toEqual({ keys: [] });
+        expect(await store.listIdentities({ take: 10, offset: 0, withTotal: true })).toEqual({ keys: [], total: 0 });
+      });
+
+      it('orders newest first, ties broken by id descending, with secrets', async () => {
+        const expected = await seed();
+        const { keys, total } = await store.listIdentities({ take: 100 });
+        expect(total).toBeUndefined();
+        expect(keys.map((k) => k.identity)).toEqual(expected);
+        expect(keys.every((k) => k.secrets.length === 1)).toBe(true);
+      });
+
+      it.each([1, 3, 4, 5, 22, 23, 24])('walking pages of %i with `after` yields every identity exactly once', async (size) => {
+        const expected = await seed();
+        const seen = await walkCursor(store, size);
+        expect(seen.map((k) => k.identity.id)).toEqual(expected.map((i) => i.id));
+      });
+
+      it('honours take exactly and never returns the `after` row', async () => {
+        const expected = await seed();
+        const pivot = expected[6] as StoredIdentity; // shares its createdAt with neighbours
+        const { keys } = await store.listIdentities({ take: 5, after: { createdAt: pivot.createdAt, id: pivot.id } });
+        expect(keys.map((k) => k.identity.id)).toEqual(expected.slice(7, 12).map((i) => i.id));
+      });
+
+      it('pages by offset with the total', async () => {
+        const expected = await seed();
+        const seen: string[] = [];
+        for (let offset = 0; offset < expected.length; offset += 5) {
+          const { keys, total } = await store.listIdentities({ take: 6, offset, withTotal: true });
+          expect(total).toBe(23);
+          seen.push(...keys.slice(0, 5).map((k) => k.identity.id));
+        }
+        expect(seen).toEqual(expected.map((i) => i.id));
+      });
+
+      it('counts every identity even past the end, and only when asked', async () => {
+        await seed();
+        expect(await store.listIdentities({ take: 6, offset: 100, withTotal: true })).toEqual({ keys: [], total: 23 });
+        expect((await store.listIdentities({ take: 6, offset: 20 })).total).toBeUndefined();
+        expect((await store.listIdentities({ take: 6, offset: 20, withTotal: true })).keys).toHaveLength(3);
+      });
+
+      it('includes revoked identities (listing is an admin view)', async () => {
+        const { identity } = await issue();
+        await store.revoke(identity.id, at(HOUR));
+        const { keys } = await store.listIdentities({ take: 10 });
+        expect(keys[0]?.identity.revokedAt).toEqual(at(HOUR));
+      });
+    });
+
+    describe('touchLastUsed', () => {
+      it('records the time and never moves it backwards (GREATEST)', async () => {
+        const { secret } = await issue();
+        const lastUsed = async () => (await store.findByDigest(secret.digest))?.secret.lastUsedAt;
+        await store.touchLastUsed([{ digest: secret.digest, at: at(HOUR) }]);
+        expect(await lastUsed()).toEqual(at(HOUR));
+        await store.touchLastUsed([{ digest: secret.digest, at: at(MINUTE) }]);
+        expect(await lastUsed()).toEqual(at(HOUR));
+        await store.touchLastUsed([{ digest: secret.digest, at: at(2 * HOUR) }]);
+        expect(await lastUsed()).toEqual(at(2 * HOUR));
+      });
+
+      it('takes the latest time when a batch names a digest twice, and ignores unknown digests', async () => {
+        const a = await issue();
+        const b = await issue();
+        await store.touchLastUsed([
+          { digest: a.secret.digest, at: at(3 * HOUR) },
+          { digest: randomDigest(), at: at(HOUR) },
+          { digest: a.secret.digest, at: at(HOUR) },
+          { digest: b.secret.digest, at: at(MINUTE) },
+        ]);
+        expect((await store.findByDigest(a.secret.digest))?.secret.lastUsedAt).toEqual(at(3 * HOUR));
+        expect((await store.findByDigest(b.secret.digest))?.secret.lastUsedAt).toEqual(at(MINUTE));
+      });
+
+      it('touches only the named secret, not its siblings', async () => {
+        const { identity, secret } = await issue();
+        const newer = makeSecret();
+        await store.addSecret(identity.id, newer, at(HOUR));
+        await store.touchLastUsed([{ digest: newer.digest, at: at(MINUTE) }]);
+        expect((await store.findByDigest(secret.digest))?.secret.lastUsedAt).toBeNull();
+      });
+
+      it('accepts an empty batch without a round trip', async () => {
+        const before = subject.roundTrips?.();
+        await store.touchLastUsed([]);
+        expect(subject.roundTrips?.()).toBe(before);
+      });
+
+      it('writes a batch of 1000 updates in one round trip', async () => {
+        const keys: StoredSecret[] = [];
+        for (let n = 0; n < 1000; n += 50) {
+          const chunk = Array.from({ length: 50 }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
+          await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
+          keys.push(...chunk.map((k) => k.secret));
+        }
+        const before = subject.roundTrips?.();
+        await store.touchLastUsed(keys.map((s, n) => ({ digest: s.digest, at: at(n) })));
+        if (before !== undefined) expect(subject.roundTrips?.()).toBe(before + 1);
+        const { keys: listed } = await store.listIdentities({ take: 1001 });
+        const lastUsed = new Map(listed.map((k) => [k.secrets[0]?.digest, k.secrets[0]?.lastUsedAt?.getTime()]));
+        expect(keys.every((s, n) => lastUsed.get(s.digest) === T0 + n)).toBe(true);
+      });
+    });
+
+    describe('timestamps', () => {
+      it('round-trip exactly to the millisecond, far in the past and the future', async () => {
+        const times = [new Date(-1), new Date(1), new Date('1999-12-31T23:59:59.999Z'), new Date('2999-01-01T00:00:00.001Z')];
+        for (const time of times) {
+          const { identity, secret } = await issue(
+            { createdAt: time, expiresAt: time },
+            { createdAt: time, expiresAt: time, lastUsedAt: time },
+          );
+          expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
+        }
+      });
+    });
+
+    it('answers every method in one round trip', async () => {
+      if (subject.roundTrips === undefined) return;
+      const count = subject.roundTrips;
+      const { identity, secret } = await issue();
+      const calls: (() => Promise<unknown>)[] = [
+        () => store.insertIdentity(makeIdentity(), makeSecret()),
+        () => store.addSecret(identity.id, makeSecret(), at(HOUR)),
+        () => store.findByDigest(secret.digest),
+        () => store.getIdentity(identity.id),
+        () => store.listIdentities({ take: 3, after: { createdAt: at(HOUR), id: 'key_z' } }),
+        () => store.listIdentities({ take: 3, offset: 1, withTotal: true }),
+        () => store.touchLastUsed([{ digest: secret.digest, at: at(1) }]),
+        () => store.revoke(identity.id, at(HOUR)),
+      ];
+      for (const call of calls) {
+        const before = count();
+        await call();
+        expect(count() - before).toBe(1);
+      }
+    });
+  });
+}

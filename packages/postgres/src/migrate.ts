@@ -1,0 +1,124 @@
+/**
+ * The store's schema as plain SQL, applied by `migrate()` or by your own migration tool
+ * (`migrationSql()` returns the same text).
+ *
+ * The script is idempotent and safe to run from several instances at once:
+ * - it runs as ONE multi-statement query, which PostgreSQL executes as one implicit
+ *   transaction (simple query protocol), so a failure leaves nothing half-applied and
+ *   no pooled connection is left inside an open transaction;
+ * - its first statement takes a transaction-scoped advisory lock keyed by schema and
+ *   prefix, so concurrent migrators queue up instead of racing on `CREATE TABLE`;
+ * - every version runs at most once, recorded in `<prefix>migrations`.
+ * @module
+ */
+import { tableNames, type TableNames } from './internal/identifiers.ts';
+import { runQuery } from './internal/run-query.ts';
+import type { MultiStatementQueryable } from './queryable.ts';
+
+/** Where the tables live. Shared by `migrate`, `migrationSql` and `createPostgresKeyStore`. */
+export interface TableOptions {
+  /**
+   * Schema of the tables; created when missing. Must match `^[a-z_][a-z0-9_]*$`.
+   * @default 'public'
+   */
+  schema?: string;
+  /**
+   * Prefix of every table and index name. Must match `^[a-z_][a-z0-9_]*$`.
+   * @default 'keyset_'
+   */
+  tablePrefix?: string;
+}
+
+interface Migration {
+  version: number;
+  sql: (t: TableNames) => string;
+}
+
+// Timestamps are timestamptz(3): exactly the precision of a JS Date, so every value the
+// store reads back equals what it wrote, and a keyset cursor built from a Date is exact.
+// A microsecond value written by other SQL (e.g. `now()`) is rounded once, on write.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.identities} (
+      id text PRIMARY KEY,
+      name text NOT NULL,
+      scopes text[] NOT NULL,
+      rate_limit integer CHECK (rate_limit > 0),
+      rate_window_seconds double precision CHECK (rate_window_seconds > 0),
+      created_at timestamptz(3) NOT NULL DEFAULT now(),
+      expires_at timestamptz(3),
+      revoked_at timestamptz(3),
+      CHECK ((rate_limit IS NULL) = (rate_window_seconds IS NULL))
+    );
+    CREATE INDEX IF NOT EXISTS ${t.identitiesListIndex} ON ${t.identities} (created_at DESC, id DESC);
+    CREATE TABLE IF NOT EXISTS ${t.secrets} (
+      digest text PRIMARY KEY,
+      identity_id text NOT NULL REFERENCES ${t.identities} (id) ON DELETE CASCADE,
+      last4 text NOT NULL,
+      created_at timestamptz(3) NOT NULL DEFAULT now(),
+      last_used_at timestamptz(3),
+      expires_at timestamptz(3),
+      seq bigint GENERATED ALWAYS AS IDENTITY
+    );
+    CREATE INDEX IF NOT EXISTS ${t.secretsIdentityIndex} ON ${t.secrets} (identity_id, created_at DESC, seq DESC);`,
+  },
+];
+
+/** The newest schema version `migrate()` applies. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length;
+
+/**
+ * The migration script for these options: idempotent, one implicit transaction, guarded
+ * by an advisory lock. Run it with any tool that sends it as one simple query
+ * (`psql -1 -f`, node-postgres `query(text)` without parameters, PGlite `exec`).
+ *
+ * @example
+ * ```ts
+ * await writeFile('migrations/001_keyset.sql', migrationSql({ schema: 'auth' }));
+ * ```
+ */
+export function migrationSql(options: TableOptions = {}): string {
+  const { schema = 'public', tablePrefix = 'keyset_' } = options;
+  const t = tableNames(schema, tablePrefix);
+  const steps = MIGRATIONS.map(
+    ({ version, sql }) => `
+DO $keyset$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM ${t.migrations} WHERE version = ${version}) THEN${sql(t)}
+    INSERT INTO ${t.migrations} (version) VALUES (${version});
+  END IF;
+END $keyset$;`,
+  );
+  // Names are validated by tableNames(): safe inside quotes and string literals.
+  return `-- keyset key store, schema ${t.schema}, tables ${JSON.stringify(tablePrefix)}*, version ${SCHEMA_VERSION}
+SELECT pg_advisory_xact_lock(hashtext('keyset.migrate'), hashtext('${t.lockName}'));
+DO $keyset$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = '${t.schemaName}') THEN
+    CREATE SCHEMA ${t.schema};
+  END IF;
+END $keyset$;
+CREATE TABLE IF NOT EXISTS ${t.migrations} (
+  version integer PRIMARY KEY,
+  applied_at timestamptz NOT NULL DEFAULT now()
+);${steps.join('')}
+`;
+}
+
+/**
+ * Creates or upgrades the store's tables. Idempotent; concurrent calls (several instances
+ * starting together) wait for each other. Rejects with `KeysetError('unavailable')` when
+ * the database fails, the driver error as `cause`.
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * await migrate(pool, { schema: 'auth' });
+ * ```
+ */
+export async function migrate(client: MultiStatementQueryable, options: TableOptions = {}): Promise<void> {
+  const sql = migrationSql(options);
+  // Capability, not name: PGlite's query() takes one statement, its exec() several.
+  const exec = typeof client.exec === 'function' ? client.exec.bind(client) : undefined;
+  await runQuery(exec === undefined ? client : { query: (text) => exec(text).then(() => ({ rows: [] })) }, sql);
+}

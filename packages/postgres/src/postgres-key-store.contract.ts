@@ -1,0 +1,217 @@
+/**
+ * The PostgreSQL store's own suite, run by each backend's test file (PGlite, a real
+ * server through node-postgres): the shared `KeyStore` contract over fresh tables per
+ * test, plus what only a SQL store has (migrations, schema placement, precision of
+ * timestamps written by other SQL, driver failures). Not a test file itself.
+ * @module
+ */
+import { inspect } from 'node:util';
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { describe, expect, it } from 'vitest';
+import { createPostgresKeyStore } from './postgres-key-store.ts';
+import { migrate, migrationSql } from './migrate.ts';
+import type { MultiStatementQueryable, Queryable } from './queryable.ts';
+import { describeKeyStoreContract, makeIdentity, makeSecret, randomDigest, walkCursor } from './key-store.contract.ts';
+
+/** A database to test against; `schema` is this test file's own. */
+export interface PostgresBackend {
+  client: MultiStatementQueryable;
+  schema: string;
+}
+
+/** Wraps a real client and counts the statements sent through it (round trips). */
+export function countingClient(client: Queryable): { client: Queryable; count: () => number } {
+  let count = 0;
+  return {
+    client: {
+      query(text: string, params?: unknown[]) {
+        count += 1;
+        return params === undefined ? client.query(text) : client.query(text, params);
+      },
+    },
+    count: () => count,
+  };
+}
+
+let tables = 0;
+/** A prefix no other test in this process uses, so every test gets empty tables. */
+export function freshPrefix(): string {
+  tables += 1;
+  return `t${tables}_${Math.random().toString(36).slice(2, 6)}_`;
+}
+
+/** Asserts a KeysetError('unavailable') that mentions none of `secrets`, even deep in its cause. */
+export function expectUnavailable(error: unknown, secrets: readonly string[]): KeysetError {
+  expect(isKeysetError(error)).toBe(true);
+  const problem = toProblem(error);
+  expect(problem.status).toBe(503);
+  expect(problem.body.code).toBe('unavailable');
+  const everything = `${String(error)} ${inspect(error, { depth: 10, showHidden: true })} ${JSON.stringify(problem)}`;
+  for (const secret of secrets) expect(everything).not.toContain(secret);
+  expect((error as KeysetError).cause).toBeInstanceOf(Error);
+  return error as KeysetError;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+/**
+ * Registers the contract and the PostgreSQL-specific tests for one backend. `backend`
+ * is called inside the tests, after the file's `beforeAll` has connected.
+ *
+ * @example
+ * ```ts
+ * describePostgresKeyStore('PGlite', () => ({ client: db, schema: 'public' }));
+ * ```
+ */
+export function describePostgresKeyStore(name: string, backend: () => PostgresBackend): void {
+  describeKeyStoreContract(name, async () => {
+    const { client, schema } = backend();
+    const tablePrefix = freshPrefix();
+    await migrate(client, { schema, tablePrefix });
+    const counting = countingClient(client);
+    return { store: createPostgresKeyStore({ client: counting.client, schema, tablePrefix }), roundTrips: counting.count };
+  });
+
+  describe(`PostgreSQL key store: ${name}`, () => {
+    describe('migrate', () => {
+      it('is idempotent: a second run changes nothing and records version 1 once', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const identity = makeIdentity();
+        const secret = makeSecret();
+        await store.insertIdentity(identity, secret);
+        await migrate(client, { schema, tablePrefix });
+        expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
+        const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations"`);
+        expect(rows).toEqual([{ version: 1 }]);
+      });
+
+      it('survives concurrent runs', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await Promise.all(Array.from({ length: 4 }, () => migrate(client, { schema, tablePrefix })));
+        const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations"`);
+        expect(rows).toEqual([{ version: 1 }]);
+      });
+
+      it('creates the tables and indexes in the configured schema, under the prefix', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const { rows } = await client.query(
+          `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename LIKE $2
+           UNION ALL SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE $2 ORDER BY 1`,
+          [schema, `${tablePrefix}%`],
+        );
+        expect(rows.map((r: { name: string }) => r.name.slice(tablePrefix.length))).toEqual([
+          'identities',
+          'identities_created_at_id_idx',
+          'identities_pkey',
+          'migrations',
+          'migrations_pkey',
+          'secrets',
+          'secrets_identity_id_idx',
+          'secrets_pkey',
+        ]);
+      });
+
+      it('creates a missing schema', async () => {
+        const { client, schema } = backend();
+        const other = `${schema}_x`;
+        try {
+          await migrate(client, { schema: other, tablePrefix: 'k_' });
+          const store = createPostgresKeyStore({ client, schema: other, tablePrefix: 'k_' });
+          expect(await store.listIdentities({ take: 1, withTotal: true })).toEqual({ keys: [], total: 0 });
+        } finally {
+          await client.query(`DROP SCHEMA IF EXISTS "${other}" CASCADE`);
+        }
+      });
+
+      it('exports the same script it runs, taking the advisory lock first', () => {
+        const sql = migrationSql({ schema: 'auth', tablePrefix: 'api_' });
+        const statements = sql.split('\n').filter((line) => line !== '' && !line.startsWith('--'));
+        expect(statements[0]).toMatch(/^SELECT pg_advisory_xact_lock\(/);
+        expect(sql).toContain('CREATE TABLE IF NOT EXISTS "auth"."api_identities"');
+      });
+    });
+
+    describe('timestamps written by other SQL', () => {
+      it('are stored at the precision of a Date, so cursors built from them stay exact', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const table = `"${schema}"."${tablePrefix}identities"`;
+        // Five rows within one millisecond (by microseconds), one rounding up, one from now().
+        await client.query(
+          `INSERT INTO ${table} (id, name, scopes, created_at) VALUES
+             ('key_a', 'a', '{}', '2024-05-06 07:08:09.123456+00'), ('key_b', 'b', '{}', '2024-05-06 07:08:09.123001+00'),
+             ('key_c', 'c', '{}', '2024-05-06 07:08:09.123499+00'), ('key_d', 'd', '{}', '2024-05-06 09:08:09.123+02'),
+             ('key_e', 'e', '{}', '2024-05-06 07:08:09.1235+00'), ('key_f', 'f', '{}', '2024-05-06 07:08:09.122999+00')`,
+        );
+        await client.query(`INSERT INTO ${table} (id, name, scopes) VALUES ('key_now', 'now', '{}')`);
+        const { rows } = await client.query(
+          `SELECT id, to_char(created_at AT TIME ZONE 'UTC', 'HH24:MI:SS.US') AS t FROM ${table} WHERE id <> 'key_now' ORDER BY id`,
+        );
+        expect(rows).toEqual([
+          { id: 'key_a', t: '07:08:09.123000' },
+          { id: 'key_b', t: '07:08:09.123000' },
+          { id: 'key_c', t: '07:08:09.123000' },
+          { id: 'key_d', t: '07:08:09.123000' },
+          { id: 'key_e', t: '07:08:09.124000' },
+          { id: 'key_f', t: '07:08:09.123000' },
+        ]);
+        const ms = Date.parse('2024-05-06T07:08:09.123Z');
+        expect((await store.getIdentity('key_a'))?.identity.createdAt).toEqual(new Date(ms));
+        for (const size of [1, 2, 3]) {
+          const walked = (await walkCursor(store, size)).map((k) => k.identity.id);
+          expect(walked).toEqual(['key_now', 'key_e', 'key_f', 'key_d', 'key_c', 'key_b', 'key_a']);
+        }
+      });
+    });
+
+    describe('database failures', () => {
+      it('reject with KeysetError("unavailable"), the driver error as cause, no digest anywhere', async () => {
+        const { client, schema } = backend();
+        const store = createPostgresKeyStore({ client, schema, tablePrefix: freshPrefix() }); // not migrated
+        const digest = randomDigest();
+        const error = expectUnavailable(await rejection(store.findByDigest(digest)), [digest]);
+        expect(error.message).toBe('The key store is unavailable.');
+        expect(error.cause).toMatchObject({ code: '42P01' }); // undefined_table
+        const batch = [randomDigest(), randomDigest()];
+        expectUnavailable(
+          await rejection(store.touchLastUsed(batch.map((d) => ({ digest: d, at: new Date() })))),
+          batch,
+        );
+        const secret = makeSecret();
+        expectUnavailable(await rejection(store.insertIdentity(makeIdentity(), secret)), [secret.digest]);
+      });
+
+      it('keep a duplicate digest out of the error, although PostgreSQL echoes it in `detail`', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const secret = makeSecret();
+        await store.insertIdentity(makeIdentity(), secret);
+        const error = expectUnavailable(await rejection(store.insertIdentity(makeIdentity(), { ...secret })), [secret.digest]);
+        expect(error.cause).toMatchObject({ code: '23505' }); // unique_violation
+        expect(inspect(error.cause)).toContain('[redacted]');
+        const rotated = expectUnavailable(
+          await rejection(store.addSecret((await store.findByDigest(secret.digest))!.identity.id, { ...secret }, new Date())),
+          [secret.digest],
+        );
+        expect(rotated.cause).toMatchObject({ code: '23505' });
+      });
+    });
+  });
+}

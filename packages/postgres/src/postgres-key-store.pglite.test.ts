@@ -1,0 +1,30 @@
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresKeyStore } from './postgres-key-store.ts';
+import { migrate } from './migrate.ts';
+import { randomDigest } from './key-store.contract.ts';
+import { describePostgresKeyStore, expectUnavailable, freshPrefix } from './postgres-key-store.contract.ts';
+
+// One embedded database for the whole file: PGlite.create() takes seconds.
+let db: PGlite;
+beforeAll(async () => {
+  db = await PGlite.create();
+}, 60_000);
+afterAll(async () => {
+  if (!db.closed) await db.close();
+});
+
+describePostgresKeyStore('PGlite', () => ({ client: db, schema: 'keyset_test' }));
+
+describe('PGlite closed under the store', () => {
+  it('rejects with KeysetError("unavailable")', async () => {
+    const closing = await PGlite.create();
+    const tablePrefix = freshPrefix();
+    await migrate(closing, { tablePrefix });
+    const store = createPostgresKeyStore({ client: closing, tablePrefix });
+    await closing.close();
+    const digest = randomDigest();
+    const error = expectUnavailable(await store.findByDigest(digest).catch((e: unknown) => e), [digest]);
+    expect(error.code).toBe('unavailable');
+  }, 60_000);
+});

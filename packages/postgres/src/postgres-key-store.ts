@@ -1,0 +1,212 @@
+/**
+ * `KeyStore` on PostgreSQL. Every method is ONE statement, so nothing needs a
+ * transaction API or a pinned connection: a node-postgres `Pool` may run each call on a
+ * different connection, and rotation is still atomic (data-modifying CTEs share one
+ * snapshot and commit together).
+ * @module
+ */
+import { ConfigError } from '@keyset/core';
+import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
+import { tableNames } from './internal/identifiers.ts';
+import {
+  identityColumns,
+  identityFrom,
+  secretColumns,
+  secretFromColumns,
+  secretsColumn,
+  secretsFrom,
+  timestampParam,
+} from './internal/rows.ts';
+import { runQuery } from './internal/run-query.ts';
+import type { TableOptions } from './migrate.ts';
+import type { Queryable } from './queryable.ts';
+
+/** Options of `createPostgresKeyStore`. */
+export interface PostgresKeyStoreOptions extends TableOptions {
+  /**
+   * Any `{ query(text, params) }` client: node-postgres `Pool` or `Client`, PGlite.
+   * The store never ends it: the caller owns its lifecycle.
+   */
+  client: Queryable;
+}
+
+function checkCount(name: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
+    throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  }
+}
+
+/**
+ * A key store over PostgreSQL tables created by `migrate()`. A failing database rejects
+ * with `KeysetError('unavailable')` (503), the scrubbed driver error as `cause`.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * await migrate(pool);
+ * const keyring = createKeyring({ store: createPostgresKeyStore({ client: pool }), prefix: 'acme_live' });
+ * ```
+ */
+export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeyStore {
+  const { client, schema = 'public', tablePrefix = 'keyset_' } = options;
+  if (typeof client?.query !== 'function') {
+    throw new ConfigError('client must have a query(text, params) method, e.g. a node-postgres Pool or a PGlite instance');
+  }
+  const t = tableNames(schema, tablePrefix);
+
+  const insertIdentitySql = `
+    WITH identity AS (
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at)
+      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz)
+      RETURNING id
+    )
+    INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
+    SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz FROM identity`;
+
+  // FOR UPDATE serialises rotation with a concurrent revoke: whichever locks the identity
+  // second sees the other's result (READ COMMITTED re-checks `revoked_at IS NULL`).
+  // The UPDATE cannot see the row the INSERT adds (same snapshot), so the new secret keeps
+  // its own expiry; a unique violation on the new digest rolls back the expiry change too.
+  const addSecretSql = `
+    WITH target AS (
+      SELECT id FROM ${t.identities} WHERE id = $1 AND revoked_at IS NULL FOR UPDATE
+    ), expired AS (
+      UPDATE ${t.secrets} s SET expires_at = LEAST(coalesce(s.expires_at, $7::timestamptz), $7::timestamptz)
+      FROM target WHERE s.identity_id = target.id
+    ), inserted AS (
+      INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
+      SELECT $2, target.id, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz FROM target
+      RETURNING 1
+    )
+    SELECT count(*)::int AS added FROM inserted`;
+
+  const findByDigestSql = `
+    SELECT ${identityColumns()}, ${secretColumns()}
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
+    WHERE s.digest = $1`;
+
+  const getIdentitySql = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i WHERE i.id = $1`;
+
+  // revoked_at keeps the first revocation time; secrets only ever end earlier.
+  const revokeSql = `
+    WITH revoked AS (
+      UPDATE ${t.identities} SET revoked_at = coalesce(revoked_at, $2::timestamptz) WHERE id = $1 RETURNING id
+    ), ended AS (
+      UPDATE ${t.secrets} SET expires_at = LEAST(coalesce(expires_at, $2::timestamptz), $2::timestamptz)
+      WHERE identity_id IN (SELECT id FROM revoked)
+    )
+    SELECT count(*)::int AS revoked FROM revoked`;
+
+  // One statement per batch. Duplicate digests collapse to their latest time (an UPDATE
+  // … FROM applies one arbitrary match per row otherwise); rows already as recent are
+  // skipped, so no write, no dead tuple. GREATEST keeps it monotonic regardless.
+  const touchSql = `
+    UPDATE ${t.secrets} s SET last_used_at = GREATEST(coalesce(s.last_used_at, '-infinity'), v.at)
+    FROM (
+      SELECT digest, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS u(digest, at) GROUP BY digest
+    ) AS v
+    WHERE s.digest = v.digest AND (s.last_used_at IS NULL OR s.last_used_at < v.at)`;
+
+  function secretParams(secret: StoredSecret): unknown[] {
+    return [
+      secret.digest,
+      secret.last4,
+      timestampParam(secret.createdAt),
+      timestampParam(secret.lastUsedAt),
+      timestampParam(secret.expiresAt),
+    ];
+  }
+
+  function keyFrom(row: Record<string, unknown>): StoredKey {
+    return { identity: identityFrom(row), secrets: secretsFrom(row['secrets']) };
+  }
+
+  const store: KeyStore = {
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void> {
+      const [digest, ...rest] = secretParams(secret);
+      await runQuery(client, insertIdentitySql, [
+        identity.id,
+        identity.name,
+        [...identity.scopes],
+        identity.rateLimit?.limit ?? null,
+        identity.rateLimit?.windowSeconds ?? null,
+        timestampParam(identity.createdAt),
+        timestampParam(identity.expiresAt),
+        timestampParam(identity.revokedAt),
+        digest,
+        ...rest,
+      ]);
+    },
+
+    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {
+      const rows = await runQuery(client, addSecretSql, [
+        identityId,
+        ...secretParams(secret),
+        timestampParam(expireOthersAt),
+      ]);
+      return Number(rows[0]?.added) === 1;
+    },
+
+    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+      const [row] = await runQuery(client, findByDigestSql, [digest]);
+      return row === undefined ? undefined : { identity: identityFrom(row), secret: secretFromColumns(row) };
+    },
+
+    async getIdentity(id: string): Promise<StoredKey | undefined> {
+      const [row] = await runQuery(client, getIdentitySql, [id]);
+      return row === undefined ? undefined : keyFrom(row);
+    },
+
+    async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
+      const { take, offset, after, withTotal = false } = query;
+      checkCount('take', take);
+      checkCount('offset', offset);
+      const params: unknown[] = [];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      // Row-value comparison matches the (created_at DESC, id DESC) index exactly.
+      const where =
+        after === undefined
+          ? ''
+          : `WHERE (i.created_at, i.id) < (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
+      const page = `
+        SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i ${where}
+        ORDER BY i.created_at DESC, i.id DESC
+        LIMIT ${param(take)}::int8${offset === undefined ? '' : ` OFFSET ${param(offset)}::int8`}`;
+      if (!withTotal) {
+        const rows = await runQuery(client, page, params);
+        return { keys: rows.map(keyFrom) };
+      }
+      // Page and count in one statement (one snapshot, one round trip); the LEFT JOIN keeps
+      // the count when the page is empty (an offset past the end).
+      const rows = await runQuery(
+        client,
+        `WITH page AS (${page})
+         SELECT page.*, total.n AS total FROM (SELECT count(*) AS n FROM ${t.identities}) total LEFT JOIN page ON true
+         ORDER BY page.created_at DESC, page.id DESC`,
+        params,
+      );
+      return {
+        keys: rows.filter((row) => row.id !== null && row.id !== undefined).map(keyFrom),
+        total: Number(rows[0]?.total ?? 0),
+      };
+    },
+
+    async revoke(id: string, at: Date): Promise<boolean> {
+      const rows = await runQuery(client, revokeSql, [id, timestampParam(at)]);
+      return Number(rows[0]?.revoked) === 1;
+    },
+
+    async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {
+      if (updates.length === 0) return;
+      const digests: string[] = [];
+      const times: (string | null)[] = [];
+      for (const { digest, at } of updates) {
+        digests.push(digest);
+        times.push(timestampParam(at));
+      }
+      await runQuery(client, touchSql, [digests, times]);
+    },
+  };
+  return Object.freeze(store);
+}
