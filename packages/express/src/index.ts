@@ -1,2 +1,11 @@
-/** Public exports. */
-export {};
+/**
+ * @keyset/express: keyset's API-key authentication, signed pagination and RFC 9457
+ * problems as Express 5 middleware, with typed `res.locals.apiKey` and `res.locals.page`.
+ * @module
+ */
+export { apiKey } from './api-key.ts';
+export type { ApiKeyOptions } from './api-key.ts';
+export { paginate, sendPage } from './paginate.ts';
+export type { PaginateOptions, SendPageOptions } from './paginate.ts';
+export { notFound, problemHandler } from './problem-handler.ts';
+export type { ProblemHandlerOptions } from './problem-handler.ts';

@@ -1,0 +1,56 @@
+/**
+ * `apiKey()` authenticates the request with the core guard (`Authorization: ApiKey …`,
+ * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
+ * @module
+ */
+import { ConfigError } from '@keyset/core';
+import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
+import type { RequestHandler } from 'express';
+import { guardUrl } from './internal/request-url.ts';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
+  namespace Express {
+    interface Locals {
+      /** The caller, set by `apiKey()`. Safe to log: the key shows as its last 4 characters. */
+      apiKey: VerifiedKey;
+    }
+  }
+}
+
+/** Options of `apiKey()`. */
+export interface ApiKeyOptions {
+  /** The guard from `createApiKeyGuard()`: create it once and share it between routes. */
+  guard: ApiKeyGuard;
+  /**
+   * Scopes the key must hold; a key without one of them gets 403 `insufficient_scope`.
+   * @default [] (any valid key)
+   */
+  scopes?: readonly string[];
+}
+
+/**
+ * Middleware that refuses the request unless it carries a valid API key with `scopes`.
+ * Errors are the core's problems (400, 401, 403, 429, 503) for `problemHandler()`; the
+ * `RateLimit` headers go on every response of an authenticated request, errors included.
+ *
+ * @example
+ * ```ts
+ * const guard = createApiKeyGuard({ keyring, limiter });
+ * app.get('/orders', apiKey({ guard, scopes: ['orders:read'] }), (req, res) => {
+ *   res.json({ caller: res.locals.apiKey.name });
+ * });
+ * ```
+ */
+export function apiKey(options: ApiKeyOptions): RequestHandler {
+  const { guard, scopes = [] } = options;
+  if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
+  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  return async function apiKey(req, res, next) {
+    const request = { authorization: req.get('authorization'), url: guardUrl(req) };
+    const { key, headers } = await guard.check(request, checkOptions);
+    res.locals.apiKey = key;
+    res.set(headers);
+    next();
+  };
+}

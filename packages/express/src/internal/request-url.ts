@@ -1,0 +1,79 @@
+/**
+ * The URL a client used, rebuilt from Express's request: `req.originalUrl` (the raw
+ * request target, query string untouched) on `req.protocol` and `req.host`, which follow
+ * the app's `trust proxy` setting, or on a configured public base URL.
+ * @module
+ */
+import { ConfigError, KeysetError } from '@keyset/core';
+import type { Request } from 'express';
+
+/**
+ * Validates `baseUrl` when a factory runs and returns it without a trailing slash.
+ * It may carry a path prefix (a proxy that strips `/v1` → `https://example.com/v1`).
+ */
+export function normalizeBaseUrl(baseUrl: string | URL | undefined): string | undefined {
+  if (baseUrl === undefined) return undefined;
+  const text = String(baseUrl);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (cause) {
+    throw new ConfigError(`baseUrl must be an absolute http(s) URL such as 'https://api.example.com', got '${text}'`, { cause });
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`baseUrl must be an http(s) URL without query or fragment, got '${text}'`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Path and query of the request target; absolute-form targets (`GET http://h/p`) reduced to them. */
+export function requestTarget(req: Request): string {
+  const target = req.originalUrl;
+  if (target.startsWith('/')) return target;
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return `/${target}`;
+  }
+}
+
+/** The path of the request, without the query (which may hold credentials): the problem `instance`. */
+export function requestPath(req: Request): string {
+  const target = requestTarget(req);
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
+}
+
+// RFC 9110 §7.2 Host: a reg-name, IPv4 or bracketed IPv6 literal, and an optional port.
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/**
+ * The absolute URL as the client saw it. Throws 400 `invalid_request` when the `Host`
+ * (or, behind a trusted proxy, `X-Forwarded-Host`/`-Proto`) header cannot form one.
+ */
+export function publicUrl(req: Request, base: string | undefined): URL {
+  const target = requestTarget(req);
+  if (base !== undefined) return new URL(`${base}${target}`);
+  const { protocol, host } = req;
+  if ((protocol === 'http' || protocol === 'https') && host !== undefined && HOST.test(host)) {
+    try {
+      return new URL(`${protocol}://${host}${target}`);
+    } catch {
+      // An out-of-range port, for instance: the same client error as a malformed Host.
+    }
+  }
+  throw new KeysetError('invalid_request', {
+    detail: 'The Host header does not form a valid URL.',
+    extensions: { field: 'host' },
+  });
+}
+
+/** The URL to show the guard (it only inspects the query string): never throws. */
+export function guardUrl(req: Request): string {
+  try {
+    return publicUrl(req, undefined).href;
+  } catch {
+    return `http://localhost${requestTarget(req)}`;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The conformance app (see `@keyset/hono`'s `testing/adapter-conformance.ts`) built with
+ * `@keyset/express`. Test support only.
+ * @module
+ */
+import express from 'express';
+import type { Express } from 'express';
+import type { ConformanceFixture } from '../../../hono/src/testing/conformance-fixture.ts';
+import { apiKey, notFound, paginate, problemHandler, sendPage } from '../index.ts';
+
+/** Builds the conformance app over `fixture`. */
+export function conformanceApp(fixture: ConformanceFixture): Express {
+  const { guard, paginator } = fixture;
+  const app = express();
+  // `qs` turns `a[b]=c` into objects and repeats into arrays: paginate() must not care.
+  app.set('query parser', 'extended');
+  const queryOf = (url: string): URLSearchParams => new URL(url, 'http://x').searchParams;
+  const list = paginate(paginator, { filters: (_req, query) => fixture.filters(query) });
+
+  app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, async (req, res) => {
+    const { rows, total } = fixture.list(res.locals.page, queryOf(req.originalUrl));
+    await sendPage(res, rows, { total });
+  });
+  app.get('/public/items', list, async (req, res) => {
+    const { rows, total } = fixture.list(res.locals.page, queryOf(req.originalUrl));
+    await sendPage(res, rows, { total });
+  });
+  app.get('/whoami', apiKey({ guard }), (_req, res) => {
+    const { id, name, last4 } = res.locals.apiKey;
+    res.json({ id, name, last4 });
+  });
+  app.post('/echo', apiKey({ guard }), express.json(), (req, res) => {
+    res.json({ received: req.body as unknown });
+  });
+  app.get('/query', paginate(paginator), (req, res) => {
+    res.json(req.query);
+  });
+  app.get('/throws', () => {
+    throw new Error('boom: secret detail');
+  });
+  app.use(notFound());
+  app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
+  return app;
+}

@@ -1,0 +1,22 @@
+/**
+ * Serves an Express app on a real `node:http` server on an ephemeral port. Test support only.
+ * @module
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+
+/** Listens on 127.0.0.1, port 0; `close()` also drops kept-alive connections. */
+export async function listen(app: Express): Promise<{ origin: string; close(): Promise<void> }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

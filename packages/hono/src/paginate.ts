@@ -1,0 +1,92 @@
+/**
+ * `paginate()` plans the page from the raw query string; `sendPage()` sends it with its
+ * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
+ * @module
+ */
+import type { CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
+import type { Context, MiddlewareHandler } from 'hono';
+import { normalizeBaseUrl, publicUrl } from './internal/public-url.ts';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** This request's page plan, set by `paginate()`: pass it to your source. */
+    page: PagePlan;
+  }
+}
+
+/** Options of `paginate()`. */
+export interface PaginateOptions {
+  /**
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor so a cursor
+   * cannot be replayed against another filter. Read them from `query`, the raw query string.
+   * @default no filters
+   */
+  filters?: (c: Context, query: URLSearchParams) => Record<string, unknown>;
+  /**
+   * Public base URL for `Link` headers when a proxy changes scheme, host or path prefix,
+   * e.g. `'https://api.example.com'`. The request's path and query are appended.
+   * @default the request URL (`c.req.url`)
+   */
+  baseUrl?: string | URL;
+}
+
+/** Options of `sendPage()`. */
+export interface SendPageOptions {
+  /** Total row count, for offset mode's `total`. */
+  total?: number;
+}
+
+interface PageState {
+  readonly paginator: Paginator<never>;
+  readonly plan: PagePlan;
+  readonly url: string;
+}
+
+const states = new WeakMap<Context, PageState>();
+
+/**
+ * Middleware that plans this request's page and stores the plan as `c.var.page`.
+ * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
+ *
+ * @example
+ * ```ts
+ * app.get('/orders', paginate(orders), async (c) => {
+ *   const { rows, total } = paginateArray(allOrders, c.var.page, orders.sort);
+ *   return sendPage(c, rows, { total });
+ * });
+ * ```
+ */
+export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): MiddlewareHandler {
+  const { filters, baseUrl } = options;
+  const base = normalizeBaseUrl(baseUrl);
+  return async function paginate(c, next) {
+    const url = publicUrl(c.req.url, base);
+    // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
+    const query = new URL(c.req.url).searchParams;
+    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(c, query) });
+    states.set(c, { paginator: paginator as Paginator<never>, plan, url });
+    c.set('page', plan);
+    await next();
+  };
+}
+
+/**
+ * Sends `rows` (fetched with `c.var.page`) as the page envelope, with a `Link` header
+ * when there is a next page.
+ *
+ * @example
+ * ```ts
+ * return sendPage(c, rows, { total });
+ * ```
+ */
+export async function sendPage<Row>(c: Context, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
+  const state = states.get(c);
+  if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
+  const { total } = options;
+  const { body, headers } = await state.paginator.page(
+    state.plan,
+    rows as readonly never[],
+    total === undefined ? { url: state.url } : { url: state.url, total },
+  );
+  return c.json(body as CursorPage<Row> | OffsetPage<Row>, 200, headers);
+}

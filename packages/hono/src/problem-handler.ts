@@ -1,0 +1,123 @@
+/**
+ * Error and not-found handlers that answer with RFC 9457 problems (`application/problem+json`)
+ * through the core's `toProblem()`. Client mistakes Hono reports itself (an `HTTPException`
+ * below 500, malformed JSON from `c.req.json()`) become `invalid_request`, never a 500.
+ * @module
+ */
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import type { ProblemResponse } from '@keyset/core';
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { pathOf } from './internal/public-url.ts';
+
+/** Options of `problemHandler()` and `notFoundHandler()`. */
+export interface ProblemHandlerOptions {
+  /**
+   * Called with every error before the problem is sent, with its response status:
+   * 5xx are server bugs to log loudly; a 401's `reason` (`AuthenticationError`) is for logs
+   * and metrics only. Never log `c.req.url` unredacted: it may hold a key.
+   * @default none
+   */
+  onError?: (error: unknown, c: Context, status: number) => void;
+  /**
+   * Prefix of the problem `type` URI; the code is appended.
+   * @default 'urn:keyset:problem:'
+   */
+  typeBase?: string;
+}
+
+/**
+ * `app.onError()` handler: keyset errors keep their status, code, extensions and headers
+ * (`WWW-Authenticate`, `Retry-After`, `RateLimit`); anything else is a bare 500 problem.
+ *
+ * @example
+ * ```ts
+ * app.onError(problemHandler({ onError: (err, c, status) => status >= 500 && console.error(err) }));
+ * ```
+ */
+export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandler {
+  const { onError, typeBase } = options;
+  return async function problemHandler(error, c) {
+    const problem = await clientProblem(error, c, typeBase);
+    if (onError !== undefined) {
+      try {
+        onError(error, c, problem.status);
+      } catch {
+        // A failing logger must not turn a problem response into a crash.
+      }
+    }
+    return send(c, problem);
+  };
+}
+
+/**
+ * `app.notFound()` handler: a 404 `not_found` problem.
+ *
+ * @example
+ * ```ts
+ * app.notFound(notFoundHandler());
+ * ```
+ */
+export function notFoundHandler(options: Pick<ProblemHandlerOptions, 'typeBase'> = {}): NotFoundHandler {
+  const { typeBase } = options;
+  return function notFoundHandler(c) {
+    const error = new KeysetError('not_found', { detail: 'No resource matches this path.' });
+    return send(c, problemOf(error, c, typeBase));
+  };
+}
+
+function problemOf(error: unknown, c: Context, typeBase: string | undefined): ProblemResponse {
+  const instance = pathOf(c.req.url);
+  return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
+}
+
+async function clientProblem(error: unknown, c: Context, typeBase: string | undefined): Promise<ProblemResponse> {
+  if (isKeysetError(error)) return problemOf(error, c, typeBase);
+  if (isHttpException(error) && error.status >= 400 && error.status < 500) {
+    if (error.status === 404) return problemOf(new KeysetError('not_found', { cause: error }), c, typeBase);
+    // Hono's message is the body it would have sent, so it is meant for the client.
+    const detail = error.message === '' ? 'The request could not be processed.' : error.message;
+    const problem = problemOf(new KeysetError('invalid_request', { detail, cause: error }), c, typeBase);
+    // Keep the status the framework chose (413, 415…) and headers such as `Allow`.
+    const headers: Record<string, string> = {};
+    for (const [name, value] of error.getResponse().headers) if (!name.startsWith('content-')) headers[name] = value;
+    return { status: error.status, headers: { ...headers, ...problem.headers }, body: { ...problem.body, status: error.status } };
+  }
+  if (error instanceof SyntaxError && (await isMalformedJsonBody(c))) {
+    const invalid = new KeysetError('invalid_request', {
+      detail: 'The request body is not valid JSON.',
+      extensions: { field: 'body' },
+      cause: error,
+    });
+    return problemOf(invalid, c, typeBase);
+  }
+  return problemOf(error, c, typeBase);
+}
+
+/** Hono's `HTTPException`, recognised by shape so that two installed copies agree. */
+function isHttpException(error: unknown): error is Error & { status: number; getResponse(): Response } {
+  return (
+    error instanceof Error &&
+    typeof (error as { getResponse?: unknown }).getResponse === 'function' &&
+    typeof (error as { status?: unknown }).status === 'number'
+  );
+}
+
+/**
+ * A `SyntaxError` is the client's fault only if the body it sent does not parse:
+ * `c.req.json()` caches the text, so the check re-reads no stream.
+ */
+async function isMalformedJsonBody(c: Context): Promise<boolean> {
+  const text = c.req.bodyCache.text;
+  if (text === undefined) return false;
+  try {
+    JSON.parse(await text);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function send(c: Context, problem: ProblemResponse): Response {
+  return c.body(JSON.stringify(problem.body), problem.status as ContentfulStatusCode, problem.headers);
+}

@@ -1,0 +1,305 @@
+/**
+ * One HTTP conformance suite for every keyset adapter (DESIGN §2, §3, §5). Each adapter's
+ * test builds the same app from a `ConformanceFixture` and hands over a way to send
+ * requests; the suite asserts status, headers and bodies. Test support only.
+ *
+ * The app under test must serve, with the adapter's own middleware:
+ * - `GET /items`: `apiKey({ guard, scopes: ['items:read'] })`, then
+ *   `paginate(paginator, { filters: fixture.filters(query) })`, then
+ *   `sendPage(fixture.list(plan, query).rows, { total })`;
+ * - `GET /public/items`: the same without `apiKey`;
+ * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
+ * - `POST /echo`: `apiKey({ guard })`, parsing the JSON body and answering `{ received }`;
+ * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
+ * - `GET /throws`: throws `new Error('boom: secret detail')`;
+ * - not-found and problem handlers, the latter pushing `{ error, status }` to `fixture.reported`.
+ * @module
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConformanceFixture, LIMITS, REALM } from './conformance-fixture.ts';
+import type { ConformanceFixture, Item } from './conformance-fixture.ts';
+
+/** A running conformance app. `request` takes a path with query, or an absolute URL of the app. */
+export interface RunningApp {
+  request(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** What an adapter's test provides. */
+export interface AdapterUnderTest {
+  start(fixture: ConformanceFixture): Promise<RunningApp>;
+  /** What `GET /query?limit=2&a[b]=c&x=1&x=2` answers: the framework's parsed query, untouched. */
+  parsedQuery: unknown;
+}
+
+/** The query `GET /query` is called with. */
+export const PARSED_QUERY_SEARCH = '?limit=2&a[b]=c&x=1&x=2';
+
+const PROBLEM = /^application\/problem\+json(;|$)/;
+
+/** Asserts a problem response and returns its body. */
+export async function expectProblem(res: Response, status: number, code: string): Promise<Record<string, unknown>> {
+  const text = await res.text();
+  expect({ status: res.status, body: text }).toMatchObject({ status });
+  expect(res.headers.get('content-type')).toMatch(PROBLEM);
+  const body = JSON.parse(text) as Record<string, unknown>;
+  expect(body).toMatchObject({ status, code, type: expect.stringContaining(code), title: expect.any(String), detail: expect.any(String) });
+  return body;
+}
+
+const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
+
+/** Registers the suite under `describe(name)`. */
+export function describeAdapterConformance(name: string, adapter: AdapterUnderTest): void {
+  describe(`adapter conformance: ${name}`, () => {
+    let fixture: ConformanceFixture;
+    let app: RunningApp;
+    let reader: RequestInit;
+    const get = (path: string, init?: RequestInit): Promise<Response> => app.request(path, init);
+
+    beforeAll(async () => {
+      fixture = await createConformanceFixture();
+      app = await adapter.start(fixture);
+      reader = auth(fixture.keys.reader);
+    });
+    afterAll(async () => {
+      await app?.close();
+      await fixture?.close();
+    });
+
+    const expected = (status?: Item['status']): number[] =>
+      [...fixture.items]
+        .filter((item) => status === undefined || item.status === status)
+        .sort((a, b) => b.score - a.score || a.id - b.id)
+        .map((item) => item.id);
+
+    describe('pagination', () => {
+      it('serves the first cursor page with a Link header and RateLimit headers', async () => {
+        const res = await get('/items?status=open&limit=3', reader);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        const body = (await res.json()) as { items: Item[]; nextCursor: string | null };
+        expect(body.items.map((item) => item.id)).toEqual(expected('open').slice(0, 3));
+        expect(body.nextCursor).toEqual(expect.any(String));
+        const link = res.headers.get('link') ?? '';
+        expect(link).toMatch(/^<https?:\/\/[^>]+\/items\?[^>]*>; rel="next"$/);
+        const next = new URL(/^<([^>]+)>/.exec(link)?.[1] ?? '');
+        expect(next.searchParams.get('status')).toBe('open');
+        expect(next.searchParams.get('limit')).toBe('3');
+        expect(next.searchParams.get('cursor')).toBe(body.nextCursor);
+        expect(res.headers.get('ratelimit')).toEqual(expect.any(String));
+        expect(res.headers.get('ratelimit-policy')).toEqual(expect.any(String));
+      });
+
+      it('uses the default page size', async () => {
+        const body = (await (await get('/public/items')).json()) as { items: Item[] };
+        expect(body.items).toHaveLength(LIMITS.default);
+      });
+
+      it('walks every row exactly once by nextCursor, ending with nextCursor null and no Link', async () => {
+        const seen: number[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        let last: Response | undefined;
+        do {
+          const query = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+          last = await get(`/items?limit=7${query}`, reader);
+          expect(last.status).toBe(200);
+          const body = (await last.json()) as { items: Item[]; nextCursor: string | null };
+          seen.push(...body.items.map((item) => item.id));
+          cursor = body.nextCursor;
+          pages += 1;
+        } while (cursor !== null && pages < 100);
+        expect(seen).toEqual(expected());
+        expect(pages).toBe(Math.ceil(fixture.items.length / 7));
+        expect(last.headers.get('link')).toBeNull();
+      });
+
+      it('walks a filtered collection by following Link headers alone', async () => {
+        const seen: number[] = [];
+        let url: string | null = '/items?status=paid&limit=4';
+        let pages = 0;
+        while (url !== null && pages < 100) {
+          const res = await get(url, reader);
+          expect(res.status).toBe(200);
+          seen.push(...((await res.json()) as { items: Item[] }).items.map((item) => item.id));
+          url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+          pages += 1;
+        }
+        expect(seen).toEqual(expected('paid'));
+        expect(new Set(seen).size).toBe(seen.length);
+      });
+
+      it('walks every row exactly once by offset, with the total', async () => {
+        const seen: number[] = [];
+        for (let offset = 0; offset < fixture.items.length; offset += 10) {
+          const res = await get(`/items?offset=${offset}&limit=10`, reader);
+          expect(res.status).toBe(200);
+          const body = (await res.json()) as { items: Item[]; total: number };
+          expect(body.total).toBe(fixture.items.length);
+          seen.push(...body.items.map((item) => item.id));
+          const link = res.headers.get('link');
+          if (offset + 10 < fixture.items.length) expect(link).toContain(`offset=${offset + 10}`);
+          else expect(link).toBeNull();
+        }
+        expect(seen).toEqual(expected());
+      });
+
+      it.each([
+        ['limit=0'],
+        ['limit=abc'],
+        ['limit='],
+        ['limit=-1'],
+        ['limit=1.5'],
+        ['limit=1e1'],
+        ['limit=%2B5'],
+        ['limit=1&limit=2'],
+        ['limit=99999999999999999999'],
+      ])('rejects %s with 400 invalid_limit', async (query) => {
+        await expectProblem(await get(`/items?${query}`, reader), 400, 'invalid_limit');
+      });
+
+      it('rejects a limit over the maximum with 400 limit_too_large and max_limit', async () => {
+        const body = await expectProblem(await get(`/items?limit=${LIMITS.max + 1}`, reader), 400, 'limit_too_large');
+        expect(body.max_limit).toBe(LIMITS.max);
+      });
+
+      it.each([['offset=-1'], ['offset=01'], ['offset='], ['offset=x'], ['offset=1&offset=2']])(
+        'rejects %s with 400 invalid_offset',
+        async (query) => {
+          await expectProblem(await get(`/items?${query}`, reader), 400, 'invalid_offset');
+        },
+      );
+
+      it('rejects a tampered, truncated or foreign-filter cursor with 400 invalid_cursor', async () => {
+        const first = (await (await get('/items?status=paid&limit=2', reader)).json()) as { nextCursor: string };
+        const cursor = first.nextCursor;
+        const flipped = cursor.slice(0, 5) + (cursor[5] === 'A' ? 'B' : 'A') + cursor.slice(6);
+        for (const bad of [flipped, cursor.slice(0, -3), 'garbage', '%']) {
+          const res = await get(`/items?status=paid&cursor=${encodeURIComponent(bad)}`, reader);
+          await expectProblem(res, 400, 'invalid_cursor');
+        }
+        // Replayed against another filter: the signature covers the filters.
+        const replay = await get(`/items?status=open&cursor=${encodeURIComponent(cursor)}`, reader);
+        await expectProblem(replay, 400, 'invalid_cursor');
+      });
+
+      it('rejects cursor and offset together with 400 conflicting_pagination', async () => {
+        const { nextCursor } = (await (await get('/items?limit=2', reader)).json()) as { nextCursor: string };
+        await expectProblem(await get(`/items?offset=0&cursor=${encodeURIComponent(nextCursor)}`, reader), 400, 'conflicting_pagination');
+      });
+
+      it('puts the path without the query in `instance`, and keeps RateLimit headers on errors', async () => {
+        const res = await get('/items?limit=0&note=secret', reader);
+        expect(res.headers.get('ratelimit')).toEqual(expect.any(String));
+        const body = await expectProblem(res, 400, 'invalid_limit');
+        expect(body.instance).toBe('/items');
+      });
+
+      it("leaves the framework's parsed query untouched", async () => {
+        const res = await get(`/query${PARSED_QUERY_SEARCH}`);
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual(adapter.parsedQuery);
+      });
+    });
+
+    describe('API keys', () => {
+      it('exposes the verified key to the handler', async () => {
+        const res = await get('/whoami', reader);
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as Record<string, unknown>;
+        expect(body).toMatchObject({ name: 'reader', last4: fixture.keys.reader.slice(-4), id: expect.any(String) });
+        expect(JSON.stringify(body)).not.toContain(fixture.keys.reader);
+      });
+
+      it('matches the scheme case-insensitively with several spaces', async () => {
+        const res = await get('/whoami', { headers: { authorization: `aPiKeY   ${fixture.keys.reader}` } });
+        expect(res.status).toBe(200);
+      });
+
+      it('refuses a key in the query with 400 api_key_in_query, even with a valid header', async () => {
+        for (const query of ['api_key=x', 'apikey=x', 'api-key=x', 'access_token=x', `q=${fixture.keys.reader}`]) {
+          await expectProblem(await get(`/items?${query}`, reader), 400, 'api_key_in_query');
+          await expectProblem(await get(`/whoami?${query}`), 400, 'api_key_in_query');
+        }
+      });
+
+      it('answers a missing key or another scheme with 401 missing_api_key and WWW-Authenticate', async () => {
+        for (const init of [undefined, { headers: { authorization: 'Bearer abc' } }, { headers: { authorization: '' } }]) {
+          const res = await get('/items', init);
+          expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
+          await expectProblem(res, 401, 'missing_api_key');
+        }
+      });
+
+      it('answers a malformed, mistyped or unknown key with 401 invalid_api_key', async () => {
+        const { reader: key } = fixture.keys;
+        const typo = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
+        for (const bad of ['nope', typo, fixture.foreignKey]) {
+          const res = await get('/items', auth(bad));
+          expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
+          const body = await expectProblem(res, 401, 'invalid_api_key');
+          expect(JSON.stringify(body)).not.toContain(bad);
+        }
+      });
+
+      it('answers a key without the scope with 403 insufficient_scope and missing_scopes', async () => {
+        const body = await expectProblem(await get('/items', auth(fixture.keys.writer)), 403, 'insufficient_scope');
+        expect(body.missing_scopes).toEqual(['items:read']);
+      });
+
+      it('answers over the per-key limit with 429 rate_limited, Retry-After and RateLimit headers', async () => {
+        const limited = auth(fixture.keys.limited);
+        for (let i = 0; i < 2; i += 1) {
+          const ok = await get('/whoami', limited);
+          expect(ok.status).toBe(200);
+          expect(ok.headers.get('ratelimit')).toMatch(/r=\d+/);
+        }
+        const res = await get('/whoami', limited);
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(res.headers.get('ratelimit')).toMatch(/r=0/);
+        expect(res.headers.get('ratelimit-policy')).toMatch(/q=2/);
+        await expectProblem(res, 429, 'rate_limited');
+      });
+    });
+
+    describe('problems', () => {
+      it('answers an unknown path with 404 not_found', async () => {
+        const body = await expectProblem(await get('/nope?x=1'), 404, 'not_found');
+        expect(body.instance).toBe('/nope');
+      });
+
+      it('answers a malformed JSON body with 400 invalid_request naming the body', async () => {
+        const res = await get('/echo', {
+          method: 'POST',
+          headers: { authorization: `ApiKey ${fixture.keys.reader}`, 'content-type': 'application/json' },
+          body: `{"key": "${fixture.keys.reader}",`,
+        });
+        const body = await expectProblem(res, 400, 'invalid_request');
+        expect(body.field).toBe('body');
+        expect(JSON.stringify(body)).not.toContain(fixture.keys.reader);
+      });
+
+      it('accepts a valid JSON body', async () => {
+        const res = await get('/echo', {
+          method: 'POST',
+          headers: { authorization: `ApiKey ${fixture.keys.reader}`, 'content-type': 'application/json' },
+          body: '{"a":[1,"✓"]}',
+        });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ received: { a: [1, '✓'] } });
+      });
+
+      it('answers a server bug with a bare 500 problem and reports the error', async () => {
+        const before = fixture.reported.length;
+        const res = await get('/throws');
+        const body = await expectProblem(res, 500, 'internal_error');
+        expect(JSON.stringify(body)).not.toContain('boom');
+        const reported = fixture.reported.slice(before);
+        expect(reported).toHaveLength(1);
+        expect(reported[0]?.status).toBe(500);
+        expect((reported[0]?.error as Error).message).toBe('boom: secret detail');
+      });
+    });
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * The conformance app (see `adapter-conformance.ts`) built with `@keyset/hono`.
+ * Test support only.
+ * @module
+ */
+import { Hono } from 'hono';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import type { ConformanceFixture } from './conformance-fixture.ts';
+
+/** Builds the conformance app over `fixture`. */
+export function conformanceApp(fixture: ConformanceFixture): Hono {
+  const { guard, paginator } = fixture;
+  const app = new Hono();
+  const queryOf = (url: string): URLSearchParams => new URL(url).searchParams;
+  const list = paginate(paginator, { filters: (_c, query) => fixture.filters(query) });
+
+  app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, (c) => {
+    const { rows, total } = fixture.list(c.var.page, queryOf(c.req.url));
+    return sendPage(c, rows, { total });
+  });
+  app.get('/public/items', list, (c) => {
+    const { rows, total } = fixture.list(c.get('page'), queryOf(c.req.url));
+    return sendPage(c, rows, { total });
+  });
+  app.get('/whoami', apiKey({ guard }), (c) => {
+    const { id, name, last4 } = c.var.apiKey;
+    return c.json({ id, name, last4 });
+  });
+  app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
+  app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
+  app.get('/throws', () => {
+    throw new Error('boom: secret detail');
+  });
+  app.notFound(notFoundHandler());
+  app.onError(problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) }));
+  return app;
+}

@@ -1,0 +1,97 @@
+/**
+ * The small world both adapters' conformance apps serve: 47 in-memory items with ties in
+ * the leading sort key, a memory keyring with three keys, a memory rate limiter.
+ * Test support only: not published, not exported from the package.
+ * @module
+ */
+import {
+  createApiKeyGuard,
+  createKeyring,
+  createMemoryKeyStore,
+  createPaginator,
+  createRateLimiter,
+  paginateArray,
+} from '@keyset/core';
+import type { ApiKeyGuard, Keyring, PagePlan, Paginator, SortSpec } from '@keyset/core';
+
+/** One row of the conformance collection. */
+export interface Item {
+  id: number;
+  score: number;
+  status: 'paid' | 'open';
+  name: string;
+}
+
+/** Everything a conformance app needs, built from core factories only. */
+export interface ConformanceFixture {
+  readonly items: readonly Item[];
+  readonly sort: SortSpec;
+  readonly paginator: Paginator<Item>;
+  readonly keyring: Keyring;
+  readonly guard: ApiKeyGuard;
+  /** Key strings: `reader` holds `items:read`; `writer` only `items:write`; `limited` allows 2 requests per hour. */
+  readonly keys: { readonly reader: string; readonly writer: string; readonly limited: string };
+  /** A well-formed key (valid checksum) that this keyring never issued. */
+  readonly foreignKey: string;
+  /** What a route handler fetches for a plan, honouring the `status` filter. */
+  list(plan: PagePlan, query: URLSearchParams): { rows: Item[]; total: number };
+  /** The filters bound into the cursor: `{ status }` when the query has one. */
+  filters(query: URLSearchParams): Record<string, unknown>;
+  /** Errors the apps' problem handlers reported through `onError`, with their status. */
+  readonly reported: { error: unknown; status: number }[];
+  close(): Promise<void>;
+}
+
+export const PREFIX = 'conf_test';
+export const REALM = 'conformance';
+export const LIMITS = { default: 5, max: 20, overMax: 'reject' } as const;
+
+/** Builds a fresh fixture (own keyring, limiter and reported-errors list). */
+export async function createConformanceFixture(): Promise<ConformanceFixture> {
+  const items: Item[] = Array.from({ length: 47 }, (_, i) => ({
+    id: i + 1,
+    score: (i * 5) % 7,
+    status: i % 3 === 0 ? 'paid' : 'open',
+    name: `item ${i + 1} ✓`,
+  }));
+  const sort: SortSpec = [
+    { key: 'score', dir: 'desc', type: 'int' },
+    { key: 'id', dir: 'asc', type: 'int', unique: true },
+  ];
+  const paginator = createPaginator<Item>({
+    endpoint: 'GET /items',
+    sort,
+    limits: LIMITS,
+    cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
+  });
+  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
+  const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
+  const guard = createApiKeyGuard({ keyring, limiter, realm: REALM });
+  const reader = (await keyring.issue({ name: 'reader', scopes: ['items:read'] })).key;
+  const writer = (await keyring.issue({ name: 'writer', scopes: ['items:write'] })).key;
+  const limited = (await keyring.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
+  const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
+  const foreignKey = (await otherKeyring.issue({ name: 'stranger', scopes: ['items:read'] })).key;
+  await otherKeyring.close();
+
+  const select = (query: URLSearchParams): Item[] => {
+    const status = query.get('status');
+    return status === null ? items : items.filter((item) => item.status === status);
+  };
+  return {
+    items,
+    sort,
+    paginator,
+    keyring,
+    guard,
+    keys: { reader, writer, limited },
+    foreignKey,
+    list: (plan, query) => paginateArray(select(query), plan, sort),
+    filters: (query) => {
+      const status = query.get('status');
+      return status === null ? {} : { status };
+    },
+    reported: [],
+    close: () => keyring.close(),
+  };
+}
