@@ -1,0 +1,56 @@
+/**
+ * The framework-neutral application: paginators, the API-key guard and the handlers of
+ * every route, with the scope each route requires. `server-hono.ts` and
+ * `server-express.ts` mount exactly this; neither decides anything on its own.
+ * @module
+ */
+import { createPaginator, keyListSort, type ApiKeyGuard, type KeyRecord, type Keyring } from '@keyset/core';
+import type { SqlClient } from '../db/database.ts';
+import { createKeyAdminHandlers } from './keys-admin.ts';
+import { createOrderHandlers, ORDER_SORT, type Order } from './orders.ts';
+import { createReportHandlers } from './reports.ts';
+
+/** The scope each route requires (least privilege: one scope per concern). */
+export const ROUTE_SCOPES = Object.freeze({
+  orders: Object.freeze(['orders:read']),
+  reports: Object.freeze(['reports:read']),
+  keys: Object.freeze(['keys:admin']),
+});
+
+/** Page sizes of every list endpoint: 20 by default, 100 at most, larger is refused. */
+export const PAGE_LIMITS = Object.freeze({ default: 20, max: 100, overMax: 'reject' as const });
+
+/** What the application is built from. */
+export interface AppDependencies {
+  db: SqlClient;
+  keyring: Keyring;
+  guard: ApiKeyGuard;
+  /** Cursor signing secrets: the first signs, any verifies. */
+  cursorSecrets: readonly string[];
+}
+
+/** Builds the application. */
+export function createApp(deps: AppDependencies) {
+  const { db, keyring, guard, cursorSecrets } = deps;
+  const cursor = { secrets: cursorSecrets };
+  const paginators = Object.freeze({
+    orders: createPaginator<Order>({ endpoint: 'GET /api/orders', sort: ORDER_SORT, limits: PAGE_LIMITS, cursor }),
+    keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
+  });
+  return Object.freeze({
+    guard,
+    paginators,
+    scopes: ROUTE_SCOPES,
+    orders: createOrderHandlers({ db }),
+    reports: createReportHandlers({ db }),
+    keys: createKeyAdminHandlers({ keyring }),
+    /** Liveness and database reachability, for load balancers. */
+    async health(): Promise<{ status: 'ok' }> {
+      await db.query('SELECT 1');
+      return { status: 'ok' };
+    },
+  });
+}
+
+/** The application the server builders mount. */
+export type OrdersApp = ReturnType<typeof createApp>;

@@ -1,0 +1,119 @@
+/**
+ * `/api/keys`: issue, list, inspect, rotate and revoke keys (scope `keys:admin`). Bodies
+ * are validated field by field; records never carry a digest or key text beyond `last4`,
+ * and the key string itself is in the response to issue and rotate only.
+ * @module
+ */
+import type { Keyring, KeyRecord, PagePlan } from '@keyset/core';
+import type { AppResponse } from './app-types.ts';
+import { invalid, isIntegerIn, parseInstant, rejectUnknownFields } from './validation.ts';
+
+/** Every scope the example knows. Anything else is refused at issue time. */
+export const SCOPES = Object.freeze(['orders:read', 'reports:read', 'keys:admin'] as const);
+export type Scope = (typeof SCOPES)[number];
+
+/** Bounds of a per-key rate limit. */
+const MAX_RATE_LIMIT = 1_000_000;
+const MAX_WINDOW_SECONDS = 86_400;
+/** Longest rotation overlap: 30 days. */
+export const MAX_OVERLAP_SECONDS = 30 * 86_400;
+const MAX_NAME_LENGTH = 100;
+
+/** A validated issue request. */
+export interface IssueInput {
+  name: string;
+  scopes: Scope[];
+  rateLimit?: { limit: number; windowSeconds: number };
+  expiresAt?: Date;
+}
+
+/**
+ * Validates the body of `POST /api/keys`:
+ * `{ name, scopes, rateLimit?: { limit, windowSeconds } | null, expiresAt?: string | null }`.
+ */
+export function parseIssueBody(body: Record<string, unknown>, now: Date = new Date()): IssueInput {
+  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'expiresAt']);
+  const { name, scopes, rateLimit, expiresAt } = body;
+  if (typeof name !== 'string' || name.trim() === '') throw invalid('name', '`name` is required: a non-empty string');
+  if (name.length > MAX_NAME_LENGTH) throw invalid('name', `\`name\` is longer than ${MAX_NAME_LENGTH} characters`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalid('name', '`name` must not contain control characters');
+  const input: IssueInput = { name: name.trim(), scopes: parseScopes(scopes) };
+  if (rateLimit !== undefined && rateLimit !== null) input.rateLimit = parseRateLimit(rateLimit);
+  if (expiresAt !== undefined && expiresAt !== null) {
+    const date = typeof expiresAt === 'string' ? parseInstant(expiresAt) : undefined;
+    if (date === undefined) throw invalid('expiresAt', '`expiresAt` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z');
+    if (date.getTime() <= now.getTime()) throw invalid('expiresAt', '`expiresAt` must be in the future');
+    input.expiresAt = date;
+  }
+  return input;
+}
+
+/** Validates `scopes`: a non-empty array of known scopes, duplicates dropped. */
+export function parseScopes(value: unknown, field = 'scopes'): Scope[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw invalid(field, `\`${field}\` must be a non-empty array of scopes: ${SCOPES.join(', ')}`);
+  }
+  for (const scope of value) {
+    if (typeof scope !== 'string' || !(SCOPES as readonly string[]).includes(scope)) {
+      throw invalid(field, `Unknown scope ${JSON.stringify(scope)}; known scopes: ${SCOPES.join(', ')}`);
+    }
+  }
+  return [...new Set(value as Scope[])];
+}
+
+function parseRateLimit(value: unknown): { limit: number; windowSeconds: number } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('rateLimit', '`rateLimit` must be an object `{ limit, windowSeconds }` or null');
+  }
+  const record = value as Record<string, unknown>;
+  rejectUnknownFields(record, ['limit', 'windowSeconds'], 'rateLimit.');
+  if (!isIntegerIn(record.limit, 1, MAX_RATE_LIMIT)) {
+    throw invalid('rateLimit.limit', `\`rateLimit.limit\` must be an integer from 1 to ${MAX_RATE_LIMIT}`);
+  }
+  if (!isIntegerIn(record.windowSeconds, 1, MAX_WINDOW_SECONDS)) {
+    throw invalid('rateLimit.windowSeconds', `\`rateLimit.windowSeconds\` must be an integer from 1 to ${MAX_WINDOW_SECONDS}`);
+  }
+  return { limit: record.limit, windowSeconds: record.windowSeconds };
+}
+
+/** Validates the body of `POST /api/keys/{id}/rotate`: `{ overlapSeconds }`, required. */
+export function parseRotateBody(body: Record<string, unknown>): { overlapSeconds: number } {
+  rejectUnknownFields(body, ['overlapSeconds']);
+  const { overlapSeconds } = body;
+  if (!isIntegerIn(overlapSeconds, 0, MAX_OVERLAP_SECONDS)) {
+    throw invalid(
+      'overlapSeconds',
+      `\`overlapSeconds\` is required: an integer from 0 (old key stops at once) to ${MAX_OVERLAP_SECONDS} (30 days)`,
+    );
+  }
+  return { overlapSeconds };
+}
+
+/** The admin handlers over `keyring`. Bodies arrive parsed (see `parseJsonObject`). */
+export function createKeyAdminHandlers(deps: { keyring: Keyring; now?: () => Date }) {
+  const { keyring, now = () => new Date() } = deps;
+  return Object.freeze({
+    async issue(body: Record<string, unknown>): Promise<AppResponse> {
+      const input = parseIssueBody(body, now());
+      const { key, record } = await keyring.issue(input);
+      return { status: 201, body: { key, ...record } };
+    },
+    async list(plan: PagePlan): Promise<{ rows: KeyRecord[]; total?: number }> {
+      const { records, total } = await keyring.list(plan);
+      return total === undefined ? { rows: records } : { rows: records, total };
+    },
+    async get(id: string): Promise<AppResponse> {
+      return { status: 200, body: await keyring.get(id) };
+    },
+    async rotate(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+      const { overlapSeconds } = parseRotateBody(body);
+      const { key, record } = await keyring.rotate(id, { overlapSeconds });
+      return { status: 201, body: { key, ...record } };
+    },
+    async revoke(id: string): Promise<AppResponse> {
+      await keyring.revoke(id);
+      return { status: 204 };
+    },
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * `GET /api/orders`: newest first, `created_at DESC, id DESC`, in cursor or offset
+ * mode. Rows are fetched with core `keysetWhere`, so a cursor page is one index range
+ * scan whatever its depth.
+ * @module
+ */
+import { keysetWhere, type PagePlan, type SortSpec } from '@keyset/core';
+import type { SqlClient } from '../db/database.ts';
+
+/** One order as the API returns it. */
+export interface Order {
+  /** A JSON integer (the seeded ids are far below 2^53). */
+  id: number;
+  /** ISO 8601 UTC with microseconds, `2025-01-31T12:00:00.123456Z`, exactly as stored. */
+  createdAt: string;
+  customer: string;
+  amountCents: number;
+  /** ISO 4217 code. */
+  currency: string;
+  status: string;
+}
+
+/** The total order of the collection; `id` breaks the many timestamp ties. */
+export const ORDER_SORT: SortSpec = Object.freeze([
+  Object.freeze({ key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' }),
+  Object.freeze({ key: 'id', column: 'id', dir: 'desc', type: 'bigint', unique: true }),
+] as const);
+
+// createdAt is rendered by PostgreSQL, never through a JS Date (milliseconds only),
+// so the microseconds reach the client and the cursor intact. Integers come back as
+// text because node-postgres and PGlite map bigint differently. The aliases differ
+// from the column names on purpose: ORDER BY resolves a bare name to an output column
+// first, and ordering by `id::text` would be lexicographic.
+const COLUMNS = `id::text AS order_id,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
+  customer, amount_cents::text AS amount_text, currency, status`;
+
+interface OrderRow {
+  order_id: string;
+  created_at_iso: string;
+  customer: string;
+  amount_text: string;
+  currency: string;
+  status: string;
+}
+
+/** The orders handlers over `db`. */
+export function createOrderHandlers(deps: { db: SqlClient }) {
+  const { db } = deps;
+  return Object.freeze({
+    /** Up to `plan.take` orders for the plan, plus `total` in offset mode. */
+    async list(plan: PagePlan): Promise<{ rows: Order[]; total?: number }> {
+      const q = keysetWhere(plan, ORDER_SORT, 'postgres');
+      const sql = `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`;
+      const [page, count] = await Promise.all([
+        db.query<OrderRow>(sql, q.params as unknown[]),
+        plan.mode === 'offset' ? db.query<{ total: string }>('SELECT count(*)::text AS total FROM orders') : undefined,
+      ]);
+      const rows = page.rows.map(toOrder);
+      return count === undefined ? { rows } : { rows, total: Number(count.rows[0]?.total ?? 0) };
+    },
+  });
+}
+
+function toOrder(row: OrderRow): Order {
+  return {
+    id: Number(row.order_id),
+    createdAt: row.created_at_iso,
+    customer: row.customer,
+    amountCents: Number(row.amount_text),
+    currency: row.currency.trim(),
+    status: row.status,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Hand-written request validation: every refusal is a 400 `invalid_request` problem
+ * whose `field` member names the offending parameter or body field (`rateLimit.limit`),
+ * so a client can fix it without reading our source. Never a 500 for client input.
+ * @module
+ */
+import { KeysetError } from '@keyset/core';
+
+/** Largest request body the example accepts. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+/** A 400 `invalid_request` naming `field`. */
+export function invalid(field: string, detail: string): KeysetError {
+  return new KeysetError('invalid_request', { detail, extensions: { field } });
+}
+
+/**
+ * Parses a JSON request body into a plain object. `contentType` may be absent or any
+ * JSON media type (`application/json`, `application/merge-patch+json`); form posts,
+ * malformed JSON, arrays and scalars are refused with `field: 'body'`.
+ *
+ * @example
+ * ```ts
+ * const body = parseJsonObject('{"name":"ci"}', 'application/json');
+ * ```
+ */
+export function parseJsonObject(text: string, contentType: string | null | undefined): Record<string, unknown> {
+  if (contentType) {
+    const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+    if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+      throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not \`${type.slice(0, 60)}\``);
+    }
+  }
+  if (new TextEncoder().encode(text).byteLength > MAX_BODY_BYTES) {
+    throw invalid('body', `The body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
+  if (text.trim() === '') throw invalid('body', 'A JSON object body is required');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('body', 'The body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('body', 'The body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Refuses members of `body` outside `allowed` (a typo like `scope` must not pass silently). */
+export function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[], prefix = ''): void {
+  for (const name of Object.keys(body)) {
+    if (!allowed.includes(name)) {
+      throw invalid(`${prefix}${name}`, `Unknown field \`${prefix}${name}\`; allowed: ${allowed.map((a) => `\`${prefix}${a}\``).join(', ')}`);
+    }
+  }
+}
+
+/** Whether `value` is an integer from `min` to `max`. */
+export function isIntegerIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max;
+}
+
+/**
+ * One query parameter, at most once: `undefined` when absent; a repeated or empty
+ * parameter is refused.
+ */
+export function singleParam(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw invalid(name, `\`${name}\` must be given once`);
+  const value = values[0]!;
+  if (value === '') throw invalid(name, `\`${name}\` must not be empty`);
+  return value;
+}
+
+/**
+ * A calendar date `YYYY-MM-DD` (years 0001–9999) that exists: `2024-02-30` is refused.
+ *
+ * @example
+ * ```ts
+ * isCalendarDate('2024-02-29'); // true
+ * isCalendarDate('2023-02-29'); // false
+ * ```
+ */
+export function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  return day <= days;
+}
+
+/**
+ * An RFC 3339 timestamp with an explicit offset (`2025-01-31T00:00:00Z`), as a `Date`,
+ * or `undefined`. Local times without an offset are ambiguous and refused.
+ */
+export function parseInstant(text: string): Date | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.exec(text);
+  if (!match || !isCalendarDate(match[1]!)) return undefined;
+  if (Number(match[2]) > 23 || Number(match[3]) > 59 || Number(match[4]) > 59) return undefined;
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}

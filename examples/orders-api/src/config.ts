@@ -1,0 +1,242 @@
+/**
+ * Configuration of the orders API, read from the environment and validated once at
+ * startup. Every problem is reported at once, naming the variable and what to change,
+ * so a misconfigured server never starts half-way.
+ * @module
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Adapters the example can serve through. */
+export type AdapterName = 'hono' | 'express';
+
+/** pino levels accepted by `LOG_LEVEL`. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** A per-key rate-limit policy: `limit` requests per `windowSeconds`. */
+export interface RatePolicy {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** The validated configuration of one server process. */
+export interface Config {
+  /** `PORT`. `0` picks a free port. @default 3000 */
+  port: number;
+  /** `HOST`. @default '127.0.0.1' */
+  host: string;
+  /** `ADAPTER`. @default 'hono' */
+  adapter: AdapterName;
+  /** `DATA_DIR`, absolute. @default '<examples/orders-api>/.data' */
+  dataDir: string;
+  /** `DATABASE_URL`: a PostgreSQL server instead of the embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** `REDIS_URL`: rate limits and revocation shared through Redis. */
+  redisUrl: string | undefined;
+  /** `SEED_ORDERS`: orders created on first start. @default 10000 */
+  seedOrders: number;
+  /** `CURSOR_SECRETS` (comma-separated, first signs) or `CURSOR_SECRET`; else `DATA_DIR/cursor.secret`. */
+  cursorSecrets: readonly string[] | undefined;
+  /** `KEY_PREFIX`: the prefix of every issued key. @default 'ks_live' */
+  keyPrefix: string;
+  /** `KEY_PEPPER`: HMAC pepper for key digests. Changing it invalidates every key. */
+  keyPepper: string | undefined;
+  /** `RATE_LIMIT`: the policy of keys without their own, e.g. `100/1s`. @default 100/1s */
+  rateLimit: RatePolicy;
+  /** `PUBLIC_URL`: external origin used in `Link` headers behind a proxy, e.g. `https://api.example.com`. */
+  publicUrl: string | undefined;
+  /** `LOG_LEVEL`. @default 'info' */
+  logLevel: LogLevel;
+}
+
+/** Options of `createOrdersApi`: any subset of `Config`; the rest takes defaults. */
+export type ConfigInput = Partial<Config>;
+
+/** The configuration is invalid; `problems` lists one line per variable. */
+export class ConfigurationError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigurationError';
+    this.problems = problems;
+  }
+}
+
+/** The example's own directory: `.data/` lives here unless `DATA_DIR` says otherwise. */
+export const EXAMPLE_DIR: string = fileURLToPath(new URL('..', import.meta.url));
+
+export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'cursorSecrets' | 'keyPepper' | 'publicUrl'>> =
+  Object.freeze({
+    port: 3000,
+    host: '127.0.0.1',
+    adapter: 'hono',
+    dataDir: resolve(EXAMPLE_DIR, '.data'),
+    seedOrders: 10_000,
+    keyPrefix: 'ks_live',
+    rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
+    logLevel: 'info',
+  });
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MAX_SEED = 1_000_000;
+const MIN_SECRET_LENGTH = 32;
+const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * Parses a rate such as `100/1s`, `600/m`, `10/30s` into a policy, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * parseRate('100/1s'); // { limit: 100, windowSeconds: 1 }
+ * ```
+ */
+export function parseRate(text: string): RatePolicy | undefined {
+  const match = /^([1-9][0-9]{0,8})\/([1-9][0-9]{0,6})?(s|m|h|d)$/.exec(text.trim());
+  if (!match) return undefined;
+  const [, limit, count = '1', unit = 's'] = match;
+  return { limit: Number(limit), windowSeconds: Number(count) * (UNITS[unit] ?? 1) };
+}
+
+/**
+ * Reads and validates the configuration from `env`. Relative `DATA_DIR`s resolve
+ * against the directory `pnpm` was invoked from (`INIT_CWD`), else the process cwd.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig(process.env); // throws ConfigurationError listing every problem
+ * ```
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const input: ConfigInput = {};
+
+  const port = read('PORT');
+  if (port !== undefined) {
+    if (/^(0|[1-9][0-9]{0,4})$/.test(port) && Number(port) <= 65_535) input.port = Number(port);
+    else problems.push(`PORT must be an integer from 0 to 65535, got "${port}"`);
+  }
+  const host = read('HOST');
+  if (host !== undefined) input.host = host;
+  const adapter = read('ADAPTER');
+  if (adapter !== undefined) {
+    if (adapter === 'hono' || adapter === 'express') input.adapter = adapter;
+    else problems.push(`ADAPTER must be "hono" or "express", got "${adapter}"`);
+  }
+  const dataDir = read('DATA_DIR');
+  if (dataDir !== undefined) {
+    input.dataDir = isAbsolute(dataDir) ? dataDir : resolve(env.INIT_CWD || process.cwd(), dataDir);
+  }
+  const databaseUrl = read('DATABASE_URL');
+  if (databaseUrl !== undefined) input.databaseUrl = databaseUrl;
+  const redisUrl = read('REDIS_URL');
+  if (redisUrl !== undefined) input.redisUrl = redisUrl;
+  const seed = read('SEED_ORDERS');
+  if (seed !== undefined) {
+    if (/^(0|[1-9][0-9]*)$/.test(seed)) input.seedOrders = Number(seed);
+    else problems.push(`SEED_ORDERS must be a whole number from 0 to ${MAX_SEED}, got "${seed}"`);
+  }
+  const secrets = read('CURSOR_SECRETS') ?? read('CURSOR_SECRET');
+  if (secrets !== undefined) input.cursorSecrets = secrets.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const prefix = read('KEY_PREFIX');
+  if (prefix !== undefined) input.keyPrefix = prefix;
+  const pepper = read('KEY_PEPPER');
+  if (pepper !== undefined) input.keyPepper = pepper;
+  const rate = read('RATE_LIMIT');
+  if (rate !== undefined) {
+    const policy = parseRate(rate);
+    if (policy) input.rateLimit = policy;
+    else problems.push(`RATE_LIMIT must look like "100/1s", "600/1m" or "10000/1h", got "${rate}"`);
+  }
+  const publicUrl = read('PUBLIC_URL');
+  if (publicUrl !== undefined) input.publicUrl = publicUrl;
+  const level = read('LOG_LEVEL');
+  if (level !== undefined) {
+    if ((LOG_LEVELS as readonly string[]).includes(level)) input.logLevel = level as LogLevel;
+    else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  }
+
+  try {
+    return resolveConfig(input);
+  } catch (error) {
+    if (error instanceof ConfigurationError) problems.push(...error.problems);
+    else throw error;
+  }
+  throw new ConfigurationError(problems);
+}
+
+/**
+ * Fills defaults into a partial configuration and validates it (used by `loadConfig`
+ * and by `createOrdersApi` for programmatic callers such as tests).
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig({ port: 0, dataDir: '/tmp/orders', seedOrders: 500 });
+ * ```
+ */
+export function resolveConfig(input: ConfigInput = {}): Config {
+  const config: Config = {
+    ...DEFAULTS,
+    databaseUrl: undefined,
+    redisUrl: undefined,
+    cursorSecrets: undefined,
+    keyPepper: undefined,
+    publicUrl: undefined,
+    ...stripUndefined(input),
+  };
+  const problems: string[] = [];
+  if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65_535) {
+    problems.push(`PORT must be an integer from 0 to 65535, got ${String(config.port)}`);
+  }
+  if (config.adapter !== 'hono' && config.adapter !== 'express') {
+    problems.push(`ADAPTER must be "hono" or "express", got "${String(config.adapter)}"`);
+  }
+  if (!isAbsolute(config.dataDir)) config.dataDir = resolve(config.dataDir);
+  if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(config.databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  if (config.redisUrl !== undefined && !/^rediss?:\/\/./.test(config.redisUrl)) {
+    problems.push('REDIS_URL must start with redis:// or rediss://');
+  }
+  if (!Number.isSafeInteger(config.seedOrders) || config.seedOrders < 0 || config.seedOrders > MAX_SEED) {
+    problems.push(`SEED_ORDERS must be a whole number from 0 to ${MAX_SEED}, got ${String(config.seedOrders)}`);
+  }
+  if (config.cursorSecrets !== undefined) {
+    if (config.cursorSecrets.length === 0) problems.push('CURSOR_SECRETS is set but holds no secret');
+    config.cursorSecrets.forEach((secret, i) => {
+      if (secret.length < MIN_SECRET_LENGTH) {
+        problems.push(`CURSOR_SECRETS entry ${i + 1} is ${secret.length} characters; use at least ${MIN_SECRET_LENGTH} random characters (openssl rand -base64 32)`);
+      }
+    });
+  }
+  if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/.test(config.keyPrefix) || config.keyPrefix.length > 32) {
+    problems.push(`KEY_PREFIX must be lowercase letters and digits separated by single underscores (e.g. "acme_live"), got "${config.keyPrefix}"`);
+  }
+  if (config.keyPepper !== undefined && config.keyPepper.length < MIN_SECRET_LENGTH) {
+    problems.push(`KEY_PEPPER must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  const { limit, windowSeconds } = config.rateLimit;
+  if (!Number.isSafeInteger(limit) || limit < 1 || !(windowSeconds > 0) || !Number.isFinite(windowSeconds)) {
+    problems.push('RATE_LIMIT must have a positive integer limit and a positive window');
+  }
+  if (config.publicUrl !== undefined) {
+    const url = URL.canParse(config.publicUrl) ? new URL(config.publicUrl) : undefined;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+      problems.push(`PUBLIC_URL must be an http(s) origin with an optional path and no query, got "${config.publicUrl}"`);
+    } else {
+      config.publicUrl = url.href.replace(/\/$/, '');
+    }
+  }
+  if (!LOG_LEVELS.includes(config.logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${String(config.logLevel)}"`);
+  }
+  if (problems.length > 0) throw new ConfigurationError(problems);
+  return config;
+}
+
+function stripUndefined<T extends object>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

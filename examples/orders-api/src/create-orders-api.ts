@@ -1,0 +1,145 @@
+/**
+ * `createOrdersApi(config)`: storage, seed, keys, routes and an HTTP server, started
+ * and listening; `close()` shuts all of it down in reverse order. Tests start it on
+ * port 0 with a temporary `DATA_DIR`; `main.ts` wraps it in a process.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createApp } from './app/create-app.ts';
+import { resolveConfig, type Config, type ConfigInput } from './config.ts';
+import { dataPaths, loadOrCreateCursorSecret } from './data-dir.ts';
+import type { Database } from './db/database.ts';
+import { openStorage } from './db/open-storage.ts';
+import { seedOrders } from './db/orders-schema.ts';
+import { bootstrapAdminKey } from './keys/bootstrap-admin-key.ts';
+import { createKeyServices, type KeyServices } from './keys/key-services.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createExpressServer } from './server-express.ts';
+import { createHonoServer } from './server-hono.ts';
+
+/** Options of `createOrdersApi`: any part of `Config` (defaults fill the rest), and a logger. */
+export interface OrdersApiOptions extends ConfigInput {
+  /** @default a pino logger at `logLevel` on stdout */
+  logger?: Logger;
+}
+
+/** A running orders API. */
+export interface OrdersApi {
+  /** Base URL, e.g. `http://127.0.0.1:3000`. */
+  readonly url: string;
+  readonly port: number;
+  readonly config: Config;
+  /** The admin key of `DATA_DIR/admin.key`, when that file exists. */
+  readonly adminKey: string | undefined;
+  /** The database the server uses (for tests and tools; do not close it). */
+  readonly db: Database;
+  readonly keys: KeyServices;
+  readonly logger: Logger;
+  /** Stops accepting, finishes in-flight requests (10 s at most), flushes `lastUsedAt`, closes Redis and the database. */
+  close(): Promise<void>;
+}
+
+/** How long in-flight requests get to finish on shutdown. */
+const DRAIN_MS = 10_000;
+
+/**
+ * Starts the orders API.
+ *
+ * @example
+ * ```ts
+ * const api = await createOrdersApi({ port: 0, dataDir: '/tmp/orders', seedOrders: 500, logLevel: 'silent' });
+ * const res = await fetch(`${api.url}/api/keys`, { headers: { authorization: `ApiKey ${api.adminKey}` } });
+ * await api.close();
+ * ```
+ */
+export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<OrdersApi> {
+  const { logger: givenLogger, ...input } = options;
+  const config = resolveConfig(input);
+  const logger = givenLogger ?? createLogger(config.logLevel);
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const step of cleanups.reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        logger.error({ err: error }, 'shutdown step failed');
+      }
+    }
+    cleanups.length = 0;
+  };
+
+  try {
+    const storage = await openStorage(config, {
+      holder: 'server',
+      onPoolError: (error) => logger.error({ err: error }, 'idle PostgreSQL connection failed'),
+    });
+    cleanups.push(() => storage.close());
+    const { db } = storage;
+    const seeded = await db.exclusive((client) => seedOrders(client, config.seedOrders));
+    if (seeded > 0) logger.info({ orders: seeded }, 'seeded orders on first start');
+
+    const cursorSecrets = config.cursorSecrets ?? [loadOrCreateCursorSecret(config.dataDir)];
+    const keys = await createKeyServices({ db, config, logger });
+    cleanups.push(() => keys.close());
+    await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, logger });
+
+    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, cursorSecrets });
+    const serverOptions = { logger, publicUrl: config.publicUrl };
+    const server = config.adapter === 'express' ? createExpressServer(app, serverOptions) : createHonoServer(app, serverOptions);
+    const port = await listen(server, config.port, config.host);
+    cleanups.push(() => stopServer(server));
+
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
+    logger.info({ url, adapter: config.adapter, database: db.kind, redis: config.redisUrl !== undefined, dataDir: config.dataDir }, 'orders API listening');
+
+    let closing: Promise<void> | undefined;
+    return Object.freeze({
+      url,
+      port,
+      config,
+      adminKey: readAdminKey(config.dataDir),
+      db,
+      keys,
+      logger,
+      close: () => (closing ??= cleanup()),
+    });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+function readAdminKey(dataDir: string): string | undefined {
+  try {
+    return readFileSync(dataPaths(dataDir).adminKey, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Stops accepting, lets in-flight requests finish, then drops what is left. */
+function stopServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // Keep-alive connections with no request in flight would hold close() open.
+    server.closeIdleConnections();
+  });
+}

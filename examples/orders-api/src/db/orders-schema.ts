@@ -1,0 +1,75 @@
+/**
+ * The orders table, its index and the first-start seed. Statements are idempotent and
+ * run under the startup lock (`Database.exclusive`), one statement per `query` call so
+ * they work the same on PGlite and node-postgres.
+ * @module
+ */
+import type { SqlClient } from './database.ts';
+
+const MIGRATION: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS orders (
+    id           bigint      PRIMARY KEY,
+    created_at   timestamptz NOT NULL,
+    customer     text        NOT NULL,
+    amount_cents bigint      NOT NULL CHECK (amount_cents >= 0),
+    currency     char(3)     NOT NULL,
+    status       text        NOT NULL
+  )`,
+  // The pagination sort (created_at DESC, id DESC) and the daily report's range scan.
+  'CREATE INDEX IF NOT EXISTS orders_created_at_id_idx ON orders (created_at DESC, id DESC)',
+  'CREATE TABLE IF NOT EXISTS orders_api_meta (name text PRIMARY KEY, value text NOT NULL)',
+];
+
+/** Creates the example's tables if they do not exist. */
+export async function migrateOrders(client: SqlClient): Promise<void> {
+  for (const statement of MIGRATION) await client.query(statement);
+}
+
+/**
+ * One statement, all in SQL: `n` orders over the 90 days before now. Deterministic
+ * apart from the anchor (now, to the second): a multiplicative hash of the id picks
+ * the timestamp bucket, so ids are unrelated to time and about three orders share
+ * each exact timestamp (1 to ~10 per bucket), which exercises the id tie-break.
+ * Offsets carry microseconds, which a JS `Date` would lose.
+ */
+const SEED_SQL = `
+WITH p AS (
+  SELECT $1::bigint AS n,
+         greatest($1::bigint / 3, 1) AS buckets,
+         7776000000000::bigint / greatest($1::bigint / 3, 1) AS step_us,
+         date_trunc('second', now()) AS anchor
+), g AS (
+  SELECT s AS id, (s * 2654435761) % 4294967296 AS h
+  FROM generate_series(1::bigint, (SELECT n FROM p)) AS s
+), b AS (
+  SELECT g.id, g.h, g.h % p.buckets AS bucket, p.step_us, p.anchor FROM g, p
+)
+INSERT INTO orders (id, created_at, customer, amount_cents, currency, status)
+SELECT id,
+       anchor - interval '1 microsecond' * (bucket * step_us + ((bucket * 2246822519) % 4294967296) % step_us),
+       'cust_' || lpad(((h / 7) % 500 + 1)::text, 4, '0'),
+       199 + (h / 13) % 49801,
+       CASE WHEN (h / 31) % 10 < 6 THEN 'USD' WHEN (h / 31) % 10 < 9 THEN 'EUR' ELSE 'GBP' END,
+       CASE WHEN (h / 101) % 20 < 15 THEN 'paid' WHEN (h / 101) % 20 < 17 THEN 'pending'
+            WHEN (h / 101) % 20 < 19 THEN 'refunded' ELSE 'cancelled' END
+FROM b`;
+
+/**
+ * Seeds `count` orders on the first start only (recorded in `orders_api_meta`, so
+ * deleting orders later never re-seeds). One transaction: a crash seeds nothing.
+ * Resolves the number of orders inserted (0 when already seeded).
+ */
+export async function seedOrders(client: SqlClient, count: number): Promise<number> {
+  const done = await client.query("SELECT value FROM orders_api_meta WHERE name = 'seeded_at'");
+  if (done.rows.length > 0) return 0;
+  await client.query('BEGIN');
+  try {
+    if (count > 0) await client.query(SEED_SQL, [count]);
+    await client.query("INSERT INTO orders_api_meta (name, value) VALUES ('seeded_at', now()::text)");
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+  return count;
+}

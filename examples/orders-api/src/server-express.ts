@@ -1,0 +1,100 @@
+/**
+ * The orders API on Express 5: routes, `@keyset/express` middleware, request logs. It
+ * only translates between HTTP and the app layer (`src/app`).
+ * @module
+ */
+import { apiKey, notFound, paginate, problemHandler, sendPage } from '@keyset/express';
+import express, { type Request, type Response } from 'express';
+import { createServer, type Server } from 'node:http';
+import type { AppResponse } from './app/app-types.ts';
+import type { OrdersApp } from './app/create-app.ts';
+import { MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { logRequest } from './logger.ts';
+import type { ServerOptions } from './server-hono.ts';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
+  namespace Express {
+    interface Locals {
+      /** The error a route failed with, for the request log. */
+      error?: unknown;
+    }
+  }
+}
+
+/** The Express application (no socket). */
+export function createExpressApp(app: OrdersApp, options: ServerOptions): express.Express {
+  const { logger, publicUrl } = options;
+  const pageOptions = publicUrl === undefined ? {} : { baseUrl: publicUrl };
+  const server = express();
+  server.disable('x-powered-by');
+  // Exact paths: `/api/orders/` is not `/api/orders`, as on the Hono server.
+  server.set('strict routing', true);
+  server.set('case sensitive routing', true);
+  server.set('query parser', false); // handlers read the raw query string
+
+  server.use(function requestLog(req, res, next) {
+    const started = performance.now();
+    res.on('finish', () => {
+      const key = res.locals.apiKey;
+      logRequest(logger, {
+        method: req.method,
+        url: req.originalUrl,
+        status: res.statusCode,
+        durationMs: performance.now() - started,
+        key: key && { id: key.id, last4: key.last4 },
+        error: res.locals.error,
+      });
+    });
+    next();
+  });
+
+  const { guard, scopes } = app;
+  const orders = apiKey({ guard, scopes: scopes.orders });
+  const reports = apiKey({ guard, scopes: scopes.reports });
+  const admin = apiKey({ guard, scopes: scopes.keys });
+  // Raw text whatever the Content-Type: the app layer parses and validates it, so both
+  // servers answer alike. Too large → 413, a bad charset → 415 (problems, via the handler).
+  const body = express.text({ type: () => true, limit: MAX_BODY_BYTES });
+  const jsonBody = (req: Request) => parseJsonObject(typeof req.body === 'string' ? req.body : '', req.get('content-type'));
+  const query = (req: Request) => new URL(req.originalUrl, 'http://localhost').searchParams;
+
+  server.get('/healthz', async (_req, res) => {
+    res.json(await app.health());
+  });
+
+  server.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (_req, res) => {
+    const { rows, total } = await app.orders.list(res.locals.page);
+    await sendPage(res, rows, total === undefined ? {} : { total });
+  });
+
+  server.get('/api/reports/daily', reports, async (req, res) => reply(res, await app.reports.daily({ query: query(req) })));
+
+  server.post('/api/keys', admin, body, async (req, res) => reply(res, await app.keys.issue(jsonBody(req))));
+  server.get('/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (_req, res) => {
+    const { rows, total } = await app.keys.list(res.locals.page);
+    await sendPage(res, rows, total === undefined ? {} : { total });
+  });
+  server.get('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.get(req.params.id as string)));
+  server.post('/api/keys/:id/rotate', admin, body, async (req, res) =>
+    reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req))),
+  );
+  server.delete('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
+
+  server.use(notFound());
+  // The error is kept for the request log, written on `finish`.
+  server.use(problemHandler({ onError: (error, req) => void (req.res && (req.res.locals.error = error)) }));
+  return server;
+}
+
+/** A Node HTTP server (not yet listening) serving the Express application. */
+export function createExpressServer(app: OrdersApp, options: ServerOptions): Server {
+  return createServer(createExpressApp(app, options));
+}
+
+function reply(res: Response, response: AppResponse): void {
+  res.status(response.status);
+  if (response.headers) res.set(response.headers);
+  if (response.body === undefined) res.end();
+  else res.json(response.body);
+}

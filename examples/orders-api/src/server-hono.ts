@@ -1,0 +1,90 @@
+/**
+ * The orders API on Hono: routes, `@keyset/hono` middleware, request logs. It only
+ * translates between HTTP and the app layer (`src/app`).
+ * @module
+ */
+import { createAdaptorServer } from '@hono/node-server';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Server } from 'node:http';
+import type { AppResponse } from './app/app-types.ts';
+import type { OrdersApp } from './app/create-app.ts';
+import { MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { logRequest, type Logger } from './logger.ts';
+
+/** Options of the server builders. */
+export interface ServerOptions {
+  logger: Logger;
+  /** External base URL for `Link` headers behind a proxy (`PUBLIC_URL`). */
+  publicUrl?: string | undefined;
+}
+
+/** The Hono application (no socket): also usable with `app.request()` in tests. */
+export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
+  const { logger, publicUrl } = options;
+  const pageOptions = publicUrl === undefined ? {} : { baseUrl: publicUrl };
+  const hono = new Hono();
+
+  hono.use(async function requestLog(c, next) {
+    const started = performance.now();
+    await next();
+    const key = c.get('apiKey');
+    const url = new URL(c.req.url);
+    logRequest(logger, {
+      method: c.req.method,
+      url: url.pathname + url.search,
+      status: c.res.status,
+      durationMs: performance.now() - started,
+      key: key && { id: key.id, last4: key.last4 },
+      error: c.error,
+    });
+  });
+
+  const { guard, scopes } = app;
+  const orders = apiKey({ guard, scopes: scopes.orders });
+  const reports = apiKey({ guard, scopes: scopes.reports });
+  const admin = apiKey({ guard, scopes: scopes.keys });
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new HTTPException(413, { message: `The body is larger than ${MAX_BODY_BYTES} bytes` });
+    },
+  });
+  const jsonBody = async (c: Context) => parseJsonObject(await c.req.text(), c.req.header('content-type'));
+
+  hono.get('/healthz', async (c) => c.json(await app.health()));
+
+  hono.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (c) => {
+    const { rows, total } = await app.orders.list(c.var.page);
+    return sendPage(c, rows, total === undefined ? {} : { total });
+  });
+
+  hono.get('/api/reports/daily', reports, async (c) => reply(c, await app.reports.daily({ query: new URL(c.req.url).searchParams })));
+
+  hono.post('/api/keys', admin, limitBody, async (c) => reply(c, await app.keys.issue(await jsonBody(c))));
+  hono.get('/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (c) => {
+    const { rows, total } = await app.keys.list(c.var.page);
+    return sendPage(c, rows, total === undefined ? {} : { total });
+  });
+  hono.get('/api/keys/:id', admin, async (c) => reply(c, await app.keys.get(c.req.param('id'))));
+  hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c))));
+  hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
+
+  hono.notFound(notFoundHandler());
+  hono.onError(problemHandler());
+  return hono;
+}
+
+/** A Node HTTP server (not yet listening) serving the Hono application. */
+export function createHonoServer(app: OrdersApp, options: ServerOptions): Server {
+  const hono = createHonoApp(app, options);
+  return createAdaptorServer({ fetch: hono.fetch }) as Server;
+}
+
+function reply(c: Context, response: AppResponse): Response {
+  if (response.body === undefined) return c.body(null, response.status as 204, response.headers);
+  return c.json(response.body, response.status as ContentfulStatusCode, response.headers);
+}
