@@ -14,7 +14,8 @@ export interface LimitResolver extends LimitPolicy {
 
 /**
  * Validates a limit policy (integers, `1 ≤ default ≤ max`, `overMax` known) and fills in
- * `{ default: 20, max: 100, overMax: 'reject' }`. Throws `ConfigError` when bad.
+ * `{ default: 20, max: 100, overMax: 'reject' }` (the default page size is `min(20, max)`
+ * when only `max` is given). Throws `ConfigError` when bad.
  *
  * @example
  * ```ts
@@ -23,7 +24,9 @@ export interface LimitResolver extends LimitPolicy {
  * ```
  */
 export function createLimitPolicy(options: Partial<LimitPolicy> = {}): LimitResolver {
-  const { default: byDefault = 20, max = 100, overMax = 'reject' } = options;
+  const { max = 100, overMax = 'reject' } = options;
+  // `{ max: 10 }` alone means "at most 10", not a config error about the implicit 20.
+  const byDefault = options.default ?? Math.min(20, max);
   if (!Number.isSafeInteger(max) || max < 1) throw new ConfigError(`limits.max must be a positive integer, got ${String(max)}`);
   if (!Number.isSafeInteger(byDefault) || byDefault < 1 || byDefault > max) {
     throw new ConfigError(`limits.default must be an integer between 1 and limits.max (${max}), got ${String(byDefault)}`);

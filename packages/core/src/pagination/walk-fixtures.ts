@@ -1,0 +1,234 @@
+/**
+ * Test fixtures shared by the pagination property tests (not exported, not built):
+ * random datasets with heavy ties, random sort specs over them, an independent
+ * reference order, and walkers that page through a source the way a client would.
+ * No Node imports, so it typechecks with the runtime-neutral core.
+ * @module
+ */
+import fc from 'fast-check';
+import type { Paginator } from './paginator.ts';
+import type { CursorPage, OffsetPage, PagePlan, SortKey } from './types.ts';
+
+/** One row as the sources return it: database text for bigint, timestamp and numeric. */
+export interface Item {
+  id: string;
+  createdAt: string;
+  grp: number;
+  score: string | null;
+  label: string | null;
+  flag: boolean;
+}
+
+// Values with their true order spelled out by hand, so the reference order below shares
+// no code with the library: µs apart timestamps, equal decimals in two spellings.
+export const TIMESTAMPS: readonly { text: string; micros: bigint }[] = [
+  { text: '2024-05-01 10:00:00.000001+00', micros: 1_714_557_600_000_001n },
+  { text: '2024-05-01 10:00:00.000002+00', micros: 1_714_557_600_000_002n },
+  { text: '2024-05-01 10:00:00.999999+00', micros: 1_714_557_600_999_999n },
+  { text: '2024-05-01 10:00:01+00', micros: 1_714_557_601_000_000n },
+  { text: '1999-12-31 23:59:59.5+00', micros: 946_684_799_500_000n },
+];
+export const SCORES: readonly { text: string | null; hundredths: number | null }[] = [
+  { text: null, hundredths: null },
+  { text: '1.5', hundredths: 150 },
+  { text: '1.50', hundredths: 150 },
+  { text: '-0.25', hundredths: -25 },
+  { text: '10', hundredths: 1000 },
+  { text: '0', hundredths: 0 },
+];
+export const LABELS: readonly (string | null)[] = [null, '', 'a', 'B', 'b', 'ab'];
+const ID_BASE = 2n ** 53n - 40n;
+
+const micros = new Map(TIMESTAMPS.map((t) => [t.text, t.micros]));
+const hundredths = new Map(SCORES.map((s) => [s.text, s.hundredths]));
+
+/** Builds the item with id `ID_BASE + n` (ids straddle 2^53). */
+export function itemArbitrary(): fc.Arbitrary<Omit<Item, 'id'>> {
+  return fc.record({
+    createdAt: fc.constantFrom(...TIMESTAMPS.map((t) => t.text)),
+    grp: fc.integer({ min: 0, max: 2 }),
+    score: fc.constantFrom(...SCORES.map((s) => s.text)),
+    label: fc.constantFrom(...LABELS),
+    flag: fc.boolean(),
+  });
+}
+
+export function datasetArbitrary(maxRows = 60): fc.Arbitrary<Item[]> {
+  return fc
+    .uniqueArray(fc.integer({ min: 0, max: 100 }), { maxLength: maxRows, size: 'max' })
+    .chain((offsets) => fc.tuple(fc.constant(offsets), fc.array(itemArbitrary(), { minLength: offsets.length, maxLength: offsets.length })))
+    .map(([offsets, items]) => items.map((item, i) => ({ id: String(ID_BASE + BigInt(offsets[i] as number)), ...item })));
+}
+
+/** A fresh item for concurrent inserts; ids from 1000 up never clash with the dataset. */
+export function newItem(n: number, pick: (k: number) => number): Item {
+  return {
+    id: String(ID_BASE + 1000n + BigInt(n)),
+    createdAt: TIMESTAMPS[pick(TIMESTAMPS.length)]!.text,
+    grp: pick(3),
+    score: SCORES[pick(SCORES.length)]!.text,
+    label: LABELS[pick(LABELS.length)]!,
+    flag: pick(2) === 1,
+  };
+}
+
+type Candidate = Omit<SortKey, 'dir' | 'nullable'> & { nullable: boolean };
+const CANDIDATES: readonly Candidate[] = [
+  { key: 'createdAt', column: 't.created_at', type: 'timestamp', nullable: false },
+  { key: 'grp', column: 't.grp', type: 'int', nullable: false },
+  { key: 'score', column: 't.score', type: 'decimal', nullable: true },
+  { key: 'label', column: 't.label', type: 'string', nullable: true },
+  { key: 'flag', column: 't.flag', type: 'boolean', nullable: false },
+];
+
+/** Random sort specs: up to three non-unique keys in any order and direction, then `id`. */
+export function sortArbitrary(): fc.Arbitrary<SortKey[]> {
+  const dir = fc.constantFrom('asc' as const, 'desc' as const);
+  const nulls = fc.constantFrom('first' as const, 'last' as const);
+  return fc
+    .tuple(fc.shuffledSubarray([...CANDIDATES], { maxLength: 3 }), fc.array(fc.tuple(dir, nulls), { minLength: 4, maxLength: 4 }), dir)
+    .map(([keys, dirs, idDir]) => [
+      ...keys.map((c, i): SortKey => {
+        const [d, n] = dirs[i]!;
+        return { key: c.key, column: c.column as string, type: c.type, dir: d, nullable: c.nullable ? { nulls: n } : false };
+      }),
+      { key: 'id', column: 't.id', type: 'bigint', dir: idDir, unique: true },
+    ]);
+}
+
+function rank(key: string, value: unknown): bigint | number | string | boolean | null {
+  if (value === null) return null;
+  if (key === 'id') return BigInt(value as string);
+  if (key === 'createdAt') {
+    const m = micros.get(value as string);
+    if (m === undefined) throw new Error(`fixture timestamp not in the table: ${String(value)}`);
+    return m;
+  }
+  if (key === 'score') return hundredths.get(value as string) as number;
+  return value as number | string | boolean;
+}
+
+/** Independent reference comparator for {@link Item}s under `sort`. */
+export function referenceCompare(sort: readonly SortKey[]): (a: Item, b: Item) => number {
+  return (a, b) => {
+    for (const k of sort) {
+      const x = rank(k.key, a[k.key as keyof Item]);
+      const y = rank(k.key, b[k.key as keyof Item]);
+      if (x === y) continue;
+      if (x === null || y === null) {
+        const nullsFirst = k.nullable !== false && k.nullable?.nulls === 'first';
+        return (x === null) === nullsFirst ? -1 : 1;
+      }
+      const c = x < y ? -1 : 1;
+      return k.dir === 'asc' ? c : -c;
+    }
+    return 0;
+  };
+}
+
+export const URL_BASE = 'https://api.example.com/items?tenant=1';
+
+/**
+ * Walks a collection in cursor mode like a client: follows `nextCursor` (and checks the
+ * `Link` header carries the same cursor) until it is `null`. `between` runs after each page.
+ */
+export async function walkCursor(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<Item[]>,
+  limit: number,
+  between: () => Promise<void> | void = () => {},
+): Promise<Item[]> {
+  const seen: Item[] = [];
+  const url = new URL(URL_BASE);
+  url.searchParams.set('limit', String(limit));
+  for (let pages = 0; pages < 10_000; pages++) {
+    const plan = await paginator.plan(url.searchParams, { filters: { tenant: 1 } });
+    const { body, headers } = await paginator.page(plan, await fetch(plan), { url });
+    const page = body as CursorPage<Item>;
+    seen.push(...page.items);
+    if (page.nextCursor === null) {
+      if (headers.link !== undefined) throw new Error('Link header on the last page');
+      return seen;
+    }
+    const next = new URL(/^<([^>]+)>; rel="next"$/.exec(headers.link ?? '')?.[1] ?? 'x:missing-link');
+    if (next.searchParams.get('cursor') !== page.nextCursor || next.searchParams.get('tenant') !== '1') throw new Error(`bad Link header ${headers.link}`);
+    url.searchParams.set('cursor', page.nextCursor);
+    await between();
+  }
+  throw new Error('walk did not end');
+}
+
+/** Walks in offset mode following the `Link` header; `total` is the row count when given. */
+export async function walkOffset(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<{ rows: Item[]; total?: number }>,
+  limit: number,
+): Promise<Item[]> {
+  const seen: Item[] = [];
+  let url = new URL(URL_BASE);
+  url.searchParams.set('limit', String(limit));
+  url.searchParams.set('offset', '0');
+  for (let pages = 0; pages < 10_000; pages++) {
+    const plan = await paginator.plan(url.searchParams, { filters: { tenant: 1 } });
+    const { rows, total } = await fetch(plan);
+    const { body, headers } = await paginator.page(plan, rows, total === undefined ? { url } : { url, total });
+    seen.push(...(body as OffsetPage<Item>).items);
+    if (headers.link === undefined) return seen;
+    url = new URL(/^<([^>]+)>; rel="next"$/.exec(headers.link)?.[1] ?? 'x:missing-link');
+  }
+  throw new Error('walk did not end');
+}
+
+/** What the SQL walks need from a client: node-postgres `Client`/`Pool` and PGlite both fit. */
+export interface SqlClient {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** Table of the SQL walks. `label` uses the "C" collation: byte order = JS order for ASCII. */
+export const ITEMS_DDL = `
+  SET TIME ZONE 'UTC';
+  CREATE TABLE items (
+    id bigint PRIMARY KEY,
+    tenant int NOT NULL,
+    created_at timestamptz NOT NULL,
+    grp int NOT NULL,
+    score numeric,
+    label text COLLATE "C",
+    flag boolean NOT NULL
+  );`;
+
+export async function insertItems(db: SqlClient, items: readonly Item[], tenant = 1): Promise<void> {
+  if (items.length === 0) return;
+  const params: unknown[] = [];
+  const tuples = items.map((it) => {
+    params.push(it.id, tenant, it.createdAt, it.grp, it.score, it.label, it.flag);
+    const n = params.length;
+    return `($${n - 6}::bigint, $${n - 5}::int, $${n - 4}::timestamptz, $${n - 3}::int, $${n - 2}::numeric, $${n - 1}::text, $${n}::boolean)`;
+  });
+  await db.query(`INSERT INTO items (id, tenant, created_at, grp, score, label, flag) VALUES ${tuples.join(', ')}`, params);
+}
+
+export async function resetItems(db: SqlClient, items: readonly Item[]): Promise<void> {
+  await db.query('TRUNCATE items');
+  await insertItems(db, items);
+  // Rows of another tenant sit between and around tenant 1's rows: they must never show up.
+  await insertItems(
+    db,
+    TIMESTAMPS.map((t, i) => ({ id: String(ID_BASE + 5000n + BigInt(i)), createdAt: t.text, grp: i % 3, score: null, label: 'a', flag: true })),
+    2,
+  );
+}
+
+/** Page query built by a keyset-where builder (injected, so fixtures stay source-agnostic). */
+export function selectItems(where: { where: string; orderBy: string; limit: number; offset: number }): string {
+  return `SELECT t.id::text AS id, t.created_at::text AS "createdAt", t.grp, t.score::text AS score, t.label, t.flag
+            FROM items t
+           WHERE t.tenant = $1 AND ${where.where}
+           ORDER BY ${where.orderBy}
+           LIMIT ${where.limit} OFFSET ${where.offset}`;
+}
+
+export async function countItems(db: SqlClient): Promise<number> {
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM items WHERE tenant = 1');
+  return (rows[0] as { n: number }).n;
+}
