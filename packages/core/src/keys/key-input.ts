@@ -5,6 +5,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
+import { parseTimestamp } from '../internal/timestamp.ts';
 import type { ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
 import type { KeyRateLimit } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
@@ -91,8 +92,16 @@ export function validateOverlap(options: RotateKeyOptions): number {
   return (overlap as number) * 1000;
 }
 
+/** A cursor's `createdAt`: a `Date`, epoch ms, or timestamp text as the paginator carries it. */
 function toTime(value: unknown): Date | undefined {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : typeof value === 'number' ? value : NaN;
+  let ms = NaN;
+  if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string') {
+    const instant = parseTimestamp(value);
+    // Key timestamps are whole milliseconds (they come from the keyring's clock).
+    if (instant !== undefined) ms = instant.seconds * 1000 + Math.floor(instant.micros / 1000);
+  }
   return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 

@@ -1,0 +1,543 @@
+import { inspect } from 'node:util';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { webCrypto } from '../crypto/crypto.web.ts';
+import { AuthenticationError, ConfigError, KeysetError } from '../errors.ts';
+import { createPaginator } from '../pagination/paginator.ts';
+import { digestKey } from './key-digest.ts';
+import { keyListSort } from './key-list-sort.ts';
+import type { KeyRecord } from './key-record.ts';
+import type { KeyStore } from './key-store.ts';
+import { createKeyring, type KeyringOptions } from './keyring.ts';
+import { createMemoryKeyStore } from './memory-key-store.ts';
+
+const PREFIX = 'acme_test';
+const T0 = Date.UTC(2025, 0, 1);
+
+/** A real memory store behind a wrapper that counts calls and can fail or stall them. */
+function instrumentedStore(inner: KeyStore = createMemoryKeyStore()) {
+  const calls: Record<string, number> = {};
+  const failing = new Set<string>();
+  const gates = new Map<string, Promise<void>>();
+  const store = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(inner)) {
+    store[name] = async (...args: unknown[]) => {
+      calls[name] = (calls[name] ?? 0) + 1;
+      if (failing.has(name)) throw new Error(`connection refused (${name})`);
+      const result = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+      await gates.get(name);
+      return result;
+    };
+  }
+  return { store: store as unknown as KeyStore, calls, failing, gates };
+}
+
+function setup(options: Partial<KeyringOptions> = {}) {
+  const kit = instrumentedStore();
+  let now = T0;
+  const clock = { now: () => now, set: (ms: number) => (now = ms), advance: (ms: number) => (now += ms) };
+  const warnings: Record<string, unknown>[] = [];
+  const errors: Record<string, unknown>[] = [];
+  const logger = { warn: (f: Record<string, unknown>) => void warnings.push(f), error: (f: Record<string, unknown>) => void errors.push(f) };
+  const keyring = createKeyring({ store: kit.store, prefix: PREFIX, clock: () => now, logger, lastUsed: false, ...options });
+  return { ...kit, keyring, clock, warnings, errors };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AuthenticationError & KeysetError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as AuthenticationError;
+  }
+  throw new Error('expected a rejection');
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createKeyring options', () => {
+  const store = createMemoryKeyStore();
+  it.each<[string, Partial<KeyringOptions>, RegExp]>([
+    ['bad prefix', { prefix: 'Acme-Live' }, /prefix must match/],
+    ['short pepper', { pepper: 'short' }, /pepper must be/],
+    ['negative ttl', { cache: { ttlMs: -1 } }, /cache.ttlMs/],
+    ['fractional max', { cache: { max: 1.5 } }, /cache.max/],
+    ['zero interval', { lastUsed: { intervalMs: 0 } }, /lastUsed.intervalMs/],
+    ['incomplete store', { store: { findByDigest: async () => undefined } as unknown as KeyStore }, /insertIdentity/],
+  ])('throws a ConfigError for %s', (_, override, message) => {
+    expect(() => createKeyring({ store, prefix: PREFIX, ...override })).toThrow(message);
+    expect(() => createKeyring({ store, prefix: PREFIX, ...override })).toThrow(ConfigError);
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(createKeyring({ store, prefix: PREFIX }))).toBe(true);
+  });
+});
+
+describe('issue and get', () => {
+  it('issues a key of the prefix whose record holds no secret material', async () => {
+    const { keyring, store } = setup();
+    const { key, record } = await keyring.issue({ name: 'billing', scopes: ['orders:read', 'orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 } });
+    expect(key).toMatch(/^acme_test_[0-9A-Za-z]{38}$/);
+    expect(record.id).toMatch(/^key_[0-9A-Za-z]{22}$/);
+    expect(record).toMatchObject({ name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 }, createdAt: new Date(T0), lastUsedAt: null, expiresAt: null, revokedAt: null });
+    expect(record.secrets).toEqual([expect.objectContaining({ last4: key.slice(-4), createdAt: new Date(T0), lastUsedAt: null, expiresAt: null })]);
+    expect(JSON.parse(JSON.stringify(record))).toEqual({
+      id: record.id, name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 },
+      createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null,
+      secrets: [{ last4: key.slice(-4), createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null }],
+    });
+    // Only the digest reaches the store.
+    const stored = await store.getIdentity(record.id);
+    expect(stored?.secrets[0]?.digest).toBe(await digestKey(key));
+    expect(JSON.stringify(stored)).not.toContain(key.slice(PREFIX.length + 1, PREFIX.length + 10));
+    expect(await keyring.get(record.id)).toEqual(record);
+  });
+
+  it('keeps data properties enumerable so `{ key, ...record }` serialises both', async () => {
+    const { keyring } = setup();
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const body = JSON.parse(JSON.stringify({ key, ...record }));
+    expect(body.key).toBe(key);
+    expect(body.id).toBe(record.id);
+    expect(body.createdAt).toBe('2025-01-01T00:00:00.000Z');
+  });
+
+  it.each<[string, object]>([
+    ['name', { name: '', scopes: [] }],
+    ['name', { name: 'a\nb', scopes: [] }],
+    ['scopes', { name: 'n', scopes: ['has space'] }],
+    ['scopes', { name: 'n', scopes: 'orders:read' }],
+    ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 0, windowSeconds: 60 } }],
+    ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 5 } }],
+    ['expiresAt', { name: 'n', scopes: [], expiresAt: 'tomorrow' }],
+    ['expiresAt', { name: 'n', scopes: [], expiresAt: new Date(T0 - 1) }],
+  ])('refuses a bad %s with invalid_request naming it', async (field, input) => {
+    const { keyring, calls } = setup();
+    const err = await rejection(keyring.issue(input as never));
+    expect(err).toBeInstanceOf(KeysetError);
+    expect(err.code).toBe('invalid_request');
+    expect(err.extensions.field).toBe(field);
+    expect(calls.insertIdentity).toBeUndefined();
+  });
+
+  it('get: not_found for unknown and malformed ids (the latter without a store call)', async () => {
+    const { keyring, calls } = setup();
+    expect((await rejection(keyring.get('key_0000000000000000000000'))).code).toBe('not_found');
+    expect(calls.getIdentity).toBe(1);
+    expect((await rejection(keyring.get("key_'; drop table"))).code).toBe('not_found');
+    expect(calls.getIdentity).toBe(1);
+  });
+
+  it('maps a store failure to 503 unavailable with the store error as cause', async () => {
+    const { keyring, failing, errors } = setup();
+    failing.add('insertIdentity');
+    const err = await rejection(keyring.issue({ name: 'n', scopes: [] }));
+    expect(err.code).toBe('unavailable');
+    expect(err.status).toBe(503);
+    expect((err.cause as Error).message).toMatch(/connection refused/);
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('verify', () => {
+  it('accepts an issued key and returns a frozen, log-safe VerifiedKey', async () => {
+    const { keyring } = setup();
+    const { key, record } = await keyring.issue({ name: 'svc', scopes: ['a'] });
+    const verified = await keyring.verify(key);
+    expect(verified).toEqual({ id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, last4: key.slice(-4) });
+    expect(Object.isFrozen(verified)).toBe(true);
+    expect(JSON.stringify(verified)).toBe(JSON.stringify({ id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, last4: key.slice(-4) }));
+    expect(inspect(verified)).toContain('VerifiedKey');
+  });
+
+  it('refuses malformed and bad-checksum keys without touching the store', async () => {
+    const { keyring, calls, warnings } = setup();
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const typo = key.slice(0, 15) + (key[15] === 'a' ? 'b' : 'a') + key.slice(16);
+    const malformed = await rejection(keyring.verify(`${key}x`));
+    const checksum = await rejection(keyring.verify(typo));
+    expect([malformed.code, malformed.reason]).toEqual(['invalid_api_key', 'malformed']);
+    expect([checksum.code, checksum.reason]).toEqual(['invalid_api_key', 'checksum']);
+    expect(calls.findByDigest).toBeUndefined();
+    expect(warnings).toEqual([
+      { reason: 'malformed', last4: `${key}x`.slice(-4) },
+      { reason: 'checksum', last4: typo.slice(-4) },
+    ]);
+  });
+
+  it('refuses an unknown key, and remembers it for negativeTtlMs only', async () => {
+    const { keyring, calls, clock } = setup();
+    const { keyring: other } = setup();
+    const { key } = await other.issue({ name: 'elsewhere', scopes: [] });
+    expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+    expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+    expect(calls.findByDigest).toBe(1);
+    clock.advance(5_000);
+    expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+    expect(calls.findByDigest).toBe(2);
+  });
+
+  it('serves valid keys from the cache for ttlMs, then asks the store again', async () => {
+    const { keyring, calls, clock } = setup();
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    for (let i = 0; i < 50; i++) await keyring.verify(key);
+    expect(calls.findByDigest).toBe(1);
+    clock.advance(29_999);
+    await keyring.verify(key);
+    expect(calls.findByDigest).toBe(1);
+    clock.advance(1);
+    await keyring.verify(key);
+    expect(calls.findByDigest).toBe(2);
+  });
+
+  it('asks the store every time with cache: false', async () => {
+    const { keyring, calls } = setup({ cache: false });
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(key);
+    await keyring.verify(key);
+    expect(calls.findByDigest).toBe(2);
+  });
+
+  it('keeps memory flat under a flood of unknown keys and never evicts valid ones for them', async () => {
+    const { keyring, calls } = setup({ cache: { max: 10, negativeMax: 5 } });
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(key);
+    const { keyring: other } = setup();
+    for (let i = 0; i < 20; i++) {
+      const { key: stranger } = await other.issue({ name: `s${i}`, scopes: [] });
+      await rejection(keyring.verify(stranger));
+    }
+    const before = calls.findByDigest;
+    await keyring.verify(key);
+    expect(calls.findByDigest).toBe(before);
+  });
+
+  it('fails closed with 503 when the store is down, and recovers', async () => {
+    const { keyring, failing } = setup();
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    failing.add('findByDigest');
+    const err = await rejection(keyring.verify(key));
+    expect(err.code).toBe('unavailable');
+    expect(err.status).toBe(503);
+    expect(err.cause).toBeInstanceOf(Error);
+    failing.delete('findByDigest');
+    await expect(keyring.verify(key)).resolves.toMatchObject({ name: 'n' });
+  });
+
+  it('refuses a key after its identity expiresAt, even while cached', async () => {
+    const { keyring, clock, calls } = setup();
+    const { key } = await keyring.issue({ name: 'n', scopes: [], expiresAt: new Date(T0 + 10_000).toISOString() });
+    await keyring.verify(key);
+    clock.set(T0 + 9_999);
+    await keyring.verify(key);
+    clock.set(T0 + 10_000);
+    const err = await rejection(keyring.verify(key));
+    expect(err.reason).toBe('expired');
+    expect(calls.findByDigest).toBe(1);
+  });
+
+  it('works with an asynchronous (Web Crypto) provider and a pepper', async () => {
+    const pepper = 'pepper-pepper-pepper-pepper';
+    const { keyring, store } = setup({ crypto: webCrypto, pepper });
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id });
+    const stored = await store.getIdentity(record.id);
+    expect(stored?.secrets[0]?.digest).toBe(await digestKey(key, { pepper }));
+    expect(stored?.secrets[0]?.digest).not.toBe(await digestKey(key));
+    // Another pepper on the same store knows no key.
+    const otherPepper = createKeyring({ store, prefix: PREFIX, pepper: 'another-pepper-another', lastUsed: false });
+    expect((await rejection(otherPepper.verify(key))).reason).toBe('unknown');
+  });
+
+  it('treats a store row whose digest differs from the computed one as unknown', async () => {
+    const { keyring: issuer, store } = setup();
+    const { key } = await issuer.issue({ name: 'n', scopes: [] });
+    const { key: otherKey } = await issuer.issue({ name: 'other', scopes: [] });
+    // A store that matches loosely (think case-insensitive collation): answers every
+    // lookup with another key's real row.
+    const otherRow = await store.findByDigest(await digestKey(otherKey));
+    const loose: KeyStore = { ...createMemoryKeyStore(), findByDigest: async () => otherRow };
+    const keyring = createKeyring({ store: loose, prefix: PREFIX, lastUsed: false });
+    expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+  });
+});
+
+describe('rotation and revocation', () => {
+  it('accepts old and new keys inside the overlap, only the new one after', async () => {
+    const { keyring, clock } = setup();
+    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
+    clock.advance(1_000);
+    const { key: newKey, record: rotated } = await keyring.rotate(record.id, { overlapSeconds: 60 });
+    expect(newKey).not.toBe(oldKey);
+    expect(rotated.id).toBe(record.id);
+    expect(rotated.secrets.map((s) => [s.last4, s.expiresAt?.getTime() ?? null])).toEqual([
+      [newKey.slice(-4), null],
+      [oldKey.slice(-4), T0 + 61_000],
+    ]);
+    expect(await keyring.get(record.id)).toEqual(rotated);
+    clock.advance(59_999);
+    await expect(keyring.verify(oldKey)).resolves.toMatchObject({ id: record.id, last4: oldKey.slice(-4) });
+    await expect(keyring.verify(newKey)).resolves.toMatchObject({ id: record.id, last4: newKey.slice(-4) });
+    clock.advance(1);
+    expect((await rejection(keyring.verify(oldKey))).reason).toBe('expired');
+    await expect(keyring.verify(newKey)).resolves.toMatchObject({ id: record.id });
+  });
+
+  it('overlap 0 replaces the old key at once, even when it was cached', async () => {
+    const { keyring } = setup();
+    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(oldKey);
+    const { key: newKey } = await keyring.rotate(record.id, { overlapSeconds: 0 });
+    expect((await rejection(keyring.verify(oldKey))).reason).toBe('expired');
+    await expect(keyring.verify(newKey)).resolves.toMatchObject({ id: record.id });
+  });
+
+  it('a cached positive entry stops working exactly at the secret expiry, with no store call', async () => {
+    const { keyring, clock, calls } = setup();
+    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.rotate(record.id, { overlapSeconds: 10 });
+    await keyring.verify(oldKey); // cached with the overlap end as its validity
+    const lookups = calls.findByDigest;
+    clock.advance(9_999);
+    await keyring.verify(oldKey);
+    clock.advance(1);
+    expect((await rejection(keyring.verify(oldKey))).reason).toBe('expired');
+    expect(calls.findByDigest).toBe(lookups);
+  });
+
+  it('never lengthens a secret past its own expiry', async () => {
+    const { keyring, clock } = setup();
+    const { record } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.rotate(record.id, { overlapSeconds: 10 });
+    clock.advance(1_000);
+    const { record: again } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    expect(again.secrets.map((s) => s.expiresAt?.getTime() ?? null)).toEqual([null, T0 + 1_000 + 3_600_000, T0 + 10_000]);
+  });
+
+  it('revoke ends every secret at once and evicts cached entries before it resolves', async () => {
+    const { keyring, warnings } = setup();
+    const { key: a, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key: b } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    await keyring.verify(a);
+    await keyring.verify(b);
+    const events: unknown[] = [];
+    keyring.onChange((e) => void events.push(e));
+    await keyring.revoke(record.id);
+    expect(events).toEqual([{ type: 'revoked', id: record.id }]);
+    for (const key of [a, b]) {
+      const err = await rejection(keyring.verify(key));
+      expect([err.code, err.reason]).toEqual(['invalid_api_key', 'revoked']);
+    }
+    expect(warnings.at(-1)).toEqual({ reason: 'revoked', last4: b.slice(-4), keyId: record.id });
+    expect((await keyring.get(record.id)).revokedAt).toEqual(new Date(T0));
+    await keyring.revoke(record.id); // twice is fine
+    expect((await rejection(keyring.rotate(record.id, { overlapSeconds: 0 }))).code).toBe('invalid_request');
+  });
+
+  it('revoke and rotate of an unknown id → not_found; bad overlap → invalid_request', async () => {
+    const { keyring } = setup();
+    expect((await rejection(keyring.revoke('key_0000000000000000000000'))).code).toBe('not_found');
+    expect((await rejection(keyring.rotate('key_0000000000000000000000', { overlapSeconds: 0 }))).code).toBe('not_found');
+    const { record } = await keyring.issue({ name: 'n', scopes: [] });
+    for (const overlapSeconds of [-1, 1.5, Number.NaN, 31 * 86400]) {
+      const err = await rejection(keyring.rotate(record.id, { overlapSeconds }));
+      expect([err.code, err.extensions.field]).toEqual(['invalid_request', 'overlapSeconds']);
+    }
+  });
+
+  it('awaits change listeners (a revocation bus) and survives one that fails', async () => {
+    const { keyring, errors } = setup();
+    const { record } = await keyring.issue({ name: 'n', scopes: [] });
+    let published = false;
+    keyring.onChange(async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      published = true;
+    });
+    const off = keyring.onChange(() => {
+      throw new Error('bus down');
+    });
+    await keyring.rotate(record.id, { overlapSeconds: 0 });
+    expect(published).toBe(true);
+    expect(errors).toEqual([expect.objectContaining({ event: 'rotated', keyId: record.id })]);
+    off();
+    await keyring.revoke(record.id);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('invalidate(id) drops another instance’s cache for that identity (revocation bus)', async () => {
+    const shared = createMemoryKeyStore();
+    const a = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
+    const b = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
+    const { key, record } = await a.issue({ name: 'n', scopes: [] });
+    const { key: unrelated } = await a.issue({ name: 'm', scopes: [] });
+    await a.verify(key);
+    await a.verify(unrelated);
+    await b.revoke(record.id);
+    // Without the bus, instance a trusts its cache until the TTL ends.
+    await expect(a.verify(key)).resolves.toMatchObject({ id: record.id });
+    a.invalidate(record.id);
+    expect((await rejection(a.verify(key))).reason).toBe('revoked');
+    await expect(a.verify(unrelated)).resolves.toMatchObject({ name: 'm' });
+  });
+
+  it('does not cache a store answer that raced with a revocation', async () => {
+    const { keyring, gates } = setup();
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    let release!: () => void;
+    gates.set('findByDigest', new Promise<void>((r) => (release = r)));
+    const inFlight = keyring.verify(key); // read before the revocation, answered after it
+    await new Promise((r) => setTimeout(r, 1));
+    gates.delete('findByDigest');
+    await keyring.revoke(record.id);
+    release();
+    await expect(inFlight).resolves.toMatchObject({ id: record.id });
+    expect((await rejection(keyring.verify(key))).reason).toBe('revoked');
+  });
+});
+
+describe('authenticate and scopes', () => {
+  it('requires every scope and lists the missing ones', async () => {
+    const { keyring } = setup();
+    const { key } = await keyring.issue({ name: 'n', scopes: ['orders:read'] });
+    const request = { authorization: `ApiKey ${key}`, url: '/api/reports/daily' };
+    await expect(keyring.authenticate(request, { scopes: ['orders:read'] })).resolves.toMatchObject({ name: 'n' });
+    const err = await rejection(keyring.authenticate(request, { scopes: ['orders:read', 'reports:read', 'keys:admin'] }));
+    expect([err.code, err.status]).toEqual(['insufficient_scope', 403]);
+    expect(err.extensions).toEqual({ missing_scopes: ['reports:read', 'keys:admin'] });
+    expect(err.detail).toContain('reports:read, keys:admin');
+  });
+
+  it('treats `*` literally unless scopeWildcards is on', async () => {
+    const plain = setup();
+    const { key } = await plain.keyring.issue({ name: 'n', scopes: ['orders:*'] });
+    const request = { authorization: `ApiKey ${key}`, url: '/' };
+    expect((await rejection(plain.keyring.authenticate(request, { scopes: ['orders:read'] }))).code).toBe('insufficient_scope');
+    const wild = createKeyring({ store: plain.store, prefix: PREFIX, scopeWildcards: true, lastUsed: false });
+    await expect(wild.authenticate(request, { scopes: ['orders:read'] })).resolves.toBeDefined();
+    expect((await rejection(wild.authenticate(request, { scopes: ['ordersx:read'] }))).code).toBe('insufficient_scope');
+  });
+
+  it('uses the realm given per call, else the keyring realm', async () => {
+    const { keyring } = setup({ realm: 'orders' });
+    expect((await rejection(keyring.authenticate({ authorization: null, url: '/' }))).headers['www-authenticate']).toBe('ApiKey realm="orders"');
+    expect((await rejection(keyring.authenticate({ authorization: null, url: '/' }, { realm: 'admin' }))).headers['www-authenticate']).toBe('ApiKey realm="admin"');
+  });
+});
+
+describe('list', () => {
+  it('walks every key once through a real paginator, newest first', async () => {
+    const { keyring, clock } = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      if (i % 4 === 0) clock.advance(1_000); // groups with equal createdAt exercise the id tie-breaker
+      ids.push((await keyring.issue({ name: `k${i}`, scopes: [] })).record.id);
+    }
+    const paginator = createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, cursor: { secrets: ['x'.repeat(32)] } });
+    const seen: string[] = [];
+    let query = new URLSearchParams('limit=5');
+    for (let pages = 0; pages < 10; pages++) {
+      const plan = await paginator.plan(query);
+      const { records } = await keyring.list(plan);
+      const { body } = await paginator.page(plan, records, { url: `https://x.test/api/keys?${query}` });
+      seen.push(...body.items.map((r) => r.id));
+      const next = 'nextCursor' in body ? body.nextCursor : null;
+      if (next === null) break;
+      query = new URLSearchParams({ limit: '5', cursor: next });
+    }
+    const byTime = (id: string) => ids.indexOf(id);
+    expect(seen).toHaveLength(23);
+    expect(new Set(seen).size).toBe(23);
+    // createdAt DESC, id DESC
+    const sorted = [...ids].sort((a, b) => Math.floor(byTime(b) / 4) - Math.floor(byTime(a) / 4) || (a < b ? 1 : -1));
+    expect(seen).toEqual(sorted);
+  });
+
+  it('offset mode returns the total; hasMore reflects the extra row', async () => {
+    const { keyring } = setup();
+    for (let i = 0; i < 7; i++) await keyring.issue({ name: `k${i}`, scopes: [] });
+    const page = await keyring.list({ mode: 'offset', limit: 5, offset: 5 });
+    expect(page.records).toHaveLength(2);
+    expect(page).toMatchObject({ hasMore: false, total: 7 });
+    const first = await keyring.list({ mode: 'cursor', limit: 5, after: null });
+    expect(first.records).toHaveLength(6);
+    expect(first.hasMore).toBe(true);
+    const last = first.records[4]!;
+    const next = await keyring.list({ mode: 'cursor', limit: 5, after: { createdAt: last.createdAt, id: last.id } });
+    expect(next.records.map((r) => r.id)).toEqual(first.records.slice(5).map((r) => r.id).concat(next.records.slice(1).map((r) => r.id)));
+  });
+
+  it('rejects bad plans', async () => {
+    const { keyring } = setup();
+    expect((await rejection(keyring.list({ mode: 'cursor', limit: 0 }))).code).toBe('invalid_request');
+    expect((await rejection(keyring.list({ mode: 'cursor', limit: 5, after: ['not a time', 'key_x'] }))).code).toBe('invalid_cursor');
+    expect((await rejection(keyring.list({ mode: 'offset', limit: 5, offset: -1 }))).code).toBe('invalid_request');
+  });
+});
+
+describe('lastUsedAt', () => {
+  it('writes one batch per interval: 10k verifications of a key → one write for it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { keyring, calls, store, clock } = setup({ lastUsed: { intervalMs: 60_000 } });
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key: other } = await keyring.issue({ name: 'm', scopes: [] });
+    const touched: { digest: string; at: Date }[][] = [];
+    const spy = vi.spyOn(store, 'touchLastUsed');
+    for (let i = 0; i < 10_000; i++) {
+      clock.advance(1);
+      await keyring.verify(key);
+    }
+    await keyring.verify(other);
+    expect(calls.touchLastUsed).toBeUndefined();
+    // Readers see the pending time before it is written.
+    expect((await keyring.get(record.id)).lastUsedAt).toEqual(new Date(T0 + 10_000));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls.touchLastUsed).toBe(1);
+    for (const call of spy.mock.calls) touched.push([...call[0]]);
+    expect(touched[0]).toHaveLength(2);
+    expect(touched[0]!.filter((u) => u.digest === (touched[0]![0]!.digest))).toHaveLength(1);
+    expect((await keyring.get(record.id)).secrets[0]?.lastUsedAt).toEqual(new Date(T0 + 10_000));
+    // No use, no write; the next use is written an interval later.
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(calls.touchLastUsed).toBe(1);
+    await keyring.verify(key);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls.touchLastUsed).toBe(2);
+  });
+
+  it('retries a failed batch at the next interval, logging the failure', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { keyring, calls, failing, errors, store, clock } = setup({ lastUsed: { intervalMs: 1_000 } });
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(key);
+    failing.add('touchLastUsed');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls.touchLastUsed).toBe(1);
+    expect(errors).toEqual([expect.objectContaining({ count: 1 })]);
+    failing.delete('touchLastUsed');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls.touchLastUsed).toBe(2);
+    expect((await store.getIdentity(record.id))?.secrets[0]?.lastUsedAt).toEqual(new Date(clock.now()));
+  });
+
+  it('close() flushes what is pending and stops the timer', async () => {
+    const { keyring, calls, store } = setup({ lastUsed: { intervalMs: 60_000 } });
+    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(key);
+    await keyring.close();
+    expect(calls.touchLastUsed).toBe(1);
+    expect((await store.getIdentity(record.id))?.secrets[0]?.lastUsedAt).toEqual(new Date(T0));
+    await keyring.close();
+    expect(calls.touchLastUsed).toBe(1);
+  });
+
+  it('close() rejects with 503 when the final write fails', async () => {
+    const { keyring, failing } = setup({ lastUsed: { intervalMs: 60_000 } });
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    await keyring.verify(key);
+    failing.add('touchLastUsed');
+    const err = await rejection(keyring.close());
+    expect(err.code).toBe('unavailable');
+    expect((err.cause as Error).message).toMatch(/connection refused/);
+  });
+});
