@@ -1,0 +1,322 @@
+/**
+ * `pnpm keys …`: the operator's key CLI. Works on the same database as the server
+ * (`DATABASE_URL`, or the embedded PGlite in `DATA_DIR`). PGlite is single-process: while
+ * the server runs on `DATA_DIR`, stop it or use the admin HTTP routes instead.
+ *
+ * Exit codes: 0 done; 1 failed (unknown key id, database error); 2 usage error;
+ * 3 `DATA_DIR` is held by a running server; 78 bad configuration.
+ * @module
+ */
+import { createPaginator, isKeysetError, keyListSort, type KeyRecord, type Keyring } from '@keyset/core';
+import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { PAGE_LIMITS } from './app/create-app.ts';
+import { MAX_OVERLAP_SECONDS, SCOPES, parseIssueBody } from './app/keys-admin.ts';
+import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
+import { DataDirLockedError } from './data-dir.ts';
+import { openStorage } from './db/open-storage.ts';
+import { createKeyServices } from './keys/key-services.ts';
+import { createLogger } from './logger.ts';
+
+export const HELP = `Usage: pnpm keys <command> [options]
+
+Manage the orders API's keys in its database (DATABASE_URL, or the embedded
+PGlite database in DATA_DIR; stop the server first when it uses PGlite).
+
+Commands:
+  create --name <name> --scopes <scope,...> [--rate <n>/<window>] [--expires <time>]
+        Issue a key. Scopes: ${SCOPES.join(', ')}.
+        --rate 10/1s, 600/1m, 10000/1h (default: the server's RATE_LIMIT).
+        --expires 2030-01-31T00:00:00Z (default: never).
+        The key is printed once; it is not stored and cannot be shown again.
+  list                     List every key, newest first (never a secret).
+  show <id>                One key's record.
+  rotate <id> --overlap <duration>
+        Issue a new secret; the old one keeps working for the overlap:
+        seconds (3600) or 30s, 15m, 1h, 7d; 0 stops it at once (leaked key).
+  revoke <id>              End every secret of the key now.
+
+Options:
+  --json                   Machine-readable output on stdout.
+  -h, --help               This text.
+
+Environment: DATABASE_URL, DATA_DIR, KEY_PREFIX, KEY_PEPPER, REDIS_URL (same
+values as the server; with REDIS_URL, revocations reach running servers at once).
+
+Exit codes: 0 done, 1 failed, 2 usage error, 3 DATA_DIR held by a running
+server, 78 bad configuration.
+`;
+
+/** Where the CLI writes; a process's streams by default. */
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>;
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+class UsageError extends Error {}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `3600`, `30s`, `15m`, `1h`, `7d` → seconds, or `undefined`. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(0|[1-9][0-9]{0,9})([smhd])?$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] ?? 1);
+}
+
+/**
+ * Runs the CLI with `argv` (arguments after the script) and resolves the exit code.
+ *
+ * @example
+ * ```ts
+ * const code = await runCli(['list', '--json'], { env: process.env, out: console.log, err: console.error });
+ * ```
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        rate: { type: 'string' },
+        expires: { type: 'string' },
+        overlap: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    io.err(`${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    (command === undefined && !values.help ? io.err : io.out)(HELP);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig(io.env);
+  } catch (error) {
+    if (error instanceof ConfigurationError) {
+      io.err(`${error.message}\n`);
+      return 78;
+    }
+    throw error;
+  }
+
+  let action: (keyring: Keyring) => Promise<void>;
+  const print = (json: unknown, human: string): void => io.out(values.json ? `${JSON.stringify(json, null, 2)}\n` : human);
+  try {
+    switch (command) {
+      case 'create': {
+        expectArgs(rest, 0, 'create');
+        const body: Record<string, unknown> = { name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) };
+        if (values.name === undefined) throw new UsageError('create needs --name <name>');
+        if (values.scopes === undefined) throw new UsageError(`create needs --scopes <scope,...> (${SCOPES.join(', ')})`);
+        if (values.rate !== undefined) {
+          const rate = parseRate(values.rate);
+          if (!rate) throw new UsageError(`--rate must look like 10/1s, 600/1m or 10000/1h, got "${values.rate}"`);
+          body.rateLimit = rate;
+        }
+        if (values.expires !== undefined) body.expiresAt = values.expires;
+        const input = parseIssueBody(body);
+        action = async (keyring) => {
+          const { key, record } = await keyring.issue(input);
+          print(
+            { key, ...record },
+            `Created key ${record.id} "${record.name}" (${record.scopes.join(', ')}).\n\n  ${key}\n\n` +
+              'Store it now: it is not kept anywhere and cannot be shown again.\n',
+          );
+        };
+        break;
+      }
+      case 'list':
+        expectArgs(rest, 0, 'list');
+        action = async (keyring) => {
+          const records = await listAll(keyring);
+          print(records, records.length === 0 ? 'No keys.\n' : formatTable(records));
+        };
+        break;
+      case 'show': {
+        const id = expectArgs(rest, 1, 'show <id>');
+        action = async (keyring) => {
+          const record = await keyring.get(id);
+          print(record, formatRecord(record));
+        };
+        break;
+      }
+      case 'rotate': {
+        const id = expectArgs(rest, 1, 'rotate <id> --overlap <duration>');
+        if (values.overlap === undefined) throw new UsageError('rotate needs --overlap <duration>, e.g. --overlap 1h (0 ends the old secret at once)');
+        const overlapSeconds = parseDuration(values.overlap);
+        if (overlapSeconds === undefined || overlapSeconds > MAX_OVERLAP_SECONDS) {
+          throw new UsageError(`--overlap must be seconds or 30s/15m/1h/7d, at most 30 days, got "${values.overlap}"`);
+        }
+        action = async (keyring) => {
+          const { key, record } = await keyring.rotate(id, { overlapSeconds });
+          const until = new Date(Date.now() + overlapSeconds * 1000).toISOString();
+          print(
+            { key, ...record },
+            `Rotated key ${record.id} "${record.name}". New secret:\n\n  ${key}\n\n` +
+              (overlapSeconds === 0 ? 'The old secret stopped working now.\n' : `The old secret keeps working until about ${until}.\n`),
+          );
+        };
+        break;
+      }
+      case 'revoke': {
+        const id = expectArgs(rest, 1, 'revoke <id>');
+        action = async (keyring) => {
+          await keyring.revoke(id);
+          print({ id, revoked: true }, `Revoked key ${id}.\n`);
+        };
+        break;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n\nRun \`pnpm keys --help\` for usage.\n`);
+      return 2;
+    }
+    if (isKeysetError(error)) {
+      const field = error.extensions.field;
+      io.err(`${error.detail}${typeof field === 'string' ? ` (${field})` : ''}\n`);
+      return 2;
+    }
+    throw error;
+  }
+
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  let storage;
+  try {
+    storage = await openStorage(config, { holder: 'cli' });
+  } catch (error) {
+    if (error instanceof DataDirLockedError) {
+      io.err(
+        `The orders API server (pid ${error.pid}) holds ${config.dataDir}: its embedded PGlite database serves one process at a time.\n` +
+          'Stop the server and run this again, or use the admin HTTP routes (/api/keys) with the admin key while it runs.\n',
+      );
+      return 3;
+    }
+    io.err(`Cannot open the database: ${(error as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const keys = await createKeyServices({ db: storage.db, config, logger });
+    try {
+      await action(keys.keyring);
+      return 0;
+    } finally {
+      await keys.close();
+    }
+  } catch (error) {
+    if (isKeysetError(error)) {
+      io.err(`${error.code === 'not_found' ? 'No key with this id.' : error.detail}\n`);
+      return 1;
+    }
+    io.err(`Failed: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    await storage.close();
+  }
+}
+
+function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): string {
+  if (rest.length !== count) throw new UsageError(`usage: pnpm keys ${usage}`);
+  return rest[0] ?? '';
+}
+
+/** Every key, newest first, walked page by page with the same paginator as `GET /api/keys`. */
+async function listAll(keyring: Keyring): Promise<KeyRecord[]> {
+  // Cursors never leave this process, so a throwaway secret is enough.
+  const paginator = createPaginator<KeyRecord>({
+    endpoint: 'cli list',
+    sort: keyListSort,
+    limits: PAGE_LIMITS,
+    cursor: { secrets: [randomBytes(32).toString('base64url')] },
+  });
+  const all: KeyRecord[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({ limit: String(PAGE_LIMITS.max) });
+    if (cursor !== null) query.set('cursor', cursor);
+    const plan = await paginator.plan(query);
+    const { records } = await keyring.list(plan);
+    const { body } = await paginator.page(plan, records, { url: 'http://cli.invalid/keys' });
+    all.push(...body.items);
+    cursor = 'nextCursor' in body ? body.nextCursor : null;
+  } while (cursor !== null);
+  return all;
+}
+
+function status(record: KeyRecord, now = Date.now()): string {
+  if (record.revokedAt !== null && record.revokedAt.getTime() <= now) return 'revoked';
+  if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return 'expired';
+  const live = record.secrets.filter((s) => s.expiresAt === null || s.expiresAt.getTime() > now);
+  if (live.length === 0) return 'expired';
+  return live.length > 1 ? 'rotating' : 'active';
+}
+
+const day = (d: Date | null): string => (d === null ? '-' : d.toISOString().slice(0, 19).replace('T', ' '));
+
+function formatTable(records: readonly KeyRecord[]): string {
+  const rows = records.map((r) => [r.id, r.name, r.scopes.join(','), `…${r.secrets[0]?.last4 ?? ''}`, status(r), day(r.createdAt), day(r.lastUsedAt)]);
+  const head = ['ID', 'NAME', 'SCOPES', 'KEY', 'STATUS', 'CREATED (UTC)', 'LAST USED (UTC)'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
+  return line(head) + rows.map(line).join('');
+}
+
+function formatRecord(r: KeyRecord): string {
+  const lines = [
+    `id:         ${r.id}`,
+    `name:       ${r.name}`,
+    `scopes:     ${r.scopes.join(', ')}`,
+    `status:     ${status(r)}`,
+    `rate limit: ${r.rateLimit === null ? 'server default' : `${r.rateLimit.limit} per ${r.rateLimit.windowSeconds}s`}`,
+    `created:    ${day(r.createdAt)}`,
+    `last used:  ${day(r.lastUsedAt)}`,
+    `expires:    ${day(r.expiresAt)}`,
+    `revoked:    ${day(r.revokedAt)}`,
+    'secrets:',
+    ...r.secrets.map((s) => `  …${s.last4}  created ${day(s.createdAt)}  last used ${day(s.lastUsedAt)}  expires ${day(s.expiresAt)}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  runCli(process.argv.slice(2), {
+    env: process.env,
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+  }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
