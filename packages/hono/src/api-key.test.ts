@@ -1,0 +1,101 @@
+import { ConfigError, createApiKeyGuard, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { apiKey, problemHandler } from './index.ts';
+import { expectProblem } from './testing/adapter-conformance.ts';
+import { createConformanceFixture } from './testing/conformance-fixture.ts';
+import type { ConformanceFixture } from './testing/conformance-fixture.ts';
+
+let fixture: ConformanceFixture;
+beforeAll(async () => {
+  fixture = await createConformanceFixture();
+});
+afterAll(() => fixture.close());
+
+const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
+
+describe('apiKey() for Hono', () => {
+  it('types c.var.apiKey and c.get("apiKey") as the core VerifiedKey', async () => {
+    const app = new Hono();
+    app.get('/', apiKey({ guard: fixture.guard }), (c) => {
+      expectTypeOf(c.var.apiKey).toEqualTypeOf<VerifiedKey>();
+      expectTypeOf(c.get('apiKey')).toEqualTypeOf<VerifiedKey>();
+      return c.text(c.get('apiKey').name);
+    });
+    expect(await (await app.request('/', auth(fixture.keys.reader))).text()).toBe('reader');
+  });
+
+  it('passes the raw Authorization header, the request URL and the scopes to the guard', async () => {
+    const calls: unknown[][] = [];
+    const guard: ApiKeyGuard = {
+      check: async (...args) => {
+        calls.push(args);
+        return { key: { id: 'k', name: 'n', scopes: [], rateLimit: null, last4: 'abcd' }, headers: { ratelimit: '"default";r=1;t=1' } };
+      },
+    };
+    const scopes = ['a:read'];
+    const app = new Hono();
+    app.get('/x', apiKey({ guard, scopes }), (c) => c.text('ok'));
+    scopes.push('mutated:after-creation');
+    await app.request('http://h/x?y=1', { headers: { authorization: 'ApiKey  abc' } });
+    await app.request('http://h/x');
+    expect(calls).toEqual([
+      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1' }, { scopes: ['a:read'] }],
+      [{ authorization: undefined, url: 'http://h/x' }, { scopes: ['a:read'] }],
+    ]);
+  });
+
+  it('sets RateLimit headers on a Response the handler built itself', async () => {
+    const app = new Hono();
+    app.get('/', apiKey({ guard: fixture.guard }), () => new Response('raw', { headers: { 'x-own': '1' } }));
+    const res = await app.request('/', auth(fixture.keys.reader));
+    expect(res.headers.get('x-own')).toBe('1');
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    expect(res.headers.get('ratelimit-policy')).toMatch(/q=1000000/);
+  });
+
+  it('keeps a header the handler chose over the guard', async () => {
+    const app = new Hono();
+    app.get('/', apiKey({ guard: fixture.guard }), (c) => c.text('x', 200, { ratelimit: 'mine' }));
+    expect((await app.request('/', auth(fixture.keys.reader))).headers.get('ratelimit')).toBe('mine');
+  });
+
+  it('answers 503 unavailable when the key store is down', async () => {
+    const memory = createMemoryKeyStore();
+    let down = false;
+    const store: KeyStore = {
+      ...Object.fromEntries(Object.entries(memory)),
+      findByDigest: (digest) => (down ? Promise.reject(new Error('connection refused')) : memory.findByDigest(digest)),
+    } as KeyStore;
+    const keyring = createKeyring({ store, prefix: 'down_test', cache: false });
+    const { key } = await keyring.issue({ name: 'k', scopes: [] });
+    down = true;
+    const app = new Hono();
+    app.get('/', apiKey({ guard: createApiKeyGuard({ keyring }) }), (c) => c.text('ok'));
+    const reported: number[] = [];
+    app.onError(problemHandler({ onError: (_e, _c, status) => reported.push(status) }));
+    const body = await expectProblem(await app.request('/', auth(key)), 503, 'unavailable');
+    expect(JSON.stringify(body)).not.toContain('connection refused');
+    expect(reported).toEqual([503]);
+    await keyring.close();
+  });
+
+  it('answers 503 when the rate-limit store is down and onStoreError is closed', async () => {
+    const limiter = createRateLimiter({
+      defaultPolicy: { limit: 10, windowSeconds: 60 },
+      onStoreError: 'closed',
+      store: { decide: () => Promise.reject(new Error('redis down')) },
+      logger: { warn: () => {} },
+    });
+    const app = new Hono();
+    app.get('/', apiKey({ guard: createApiKeyGuard({ keyring: fixture.keyring, limiter }) }), (c) => c.text('ok'));
+    app.onError(problemHandler());
+    await expectProblem(await app.request('/', auth(fixture.keys.reader)), 503, 'unavailable');
+  });
+
+  it('refuses to be created without a guard', () => {
+    expect(() => apiKey({} as never)).toThrow(ConfigError);
+    expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);
+  });
+});
