@@ -38,6 +38,11 @@ export interface RateLimitDecision {
   resetSeconds: number;
   /** Seconds to wait before a retry can succeed; 0 when allowed. */
   retryAfterSeconds: number;
+  /**
+   * Set when the limiter's store failed and the `onStoreError` fallback decided instead:
+   * `'local'` (an in-process memory store) or `'open'` (admitted uncounted).
+   */
+  degraded?: 'local' | 'open';
 }
 
 /**
