@@ -64,6 +64,42 @@ const MIGRATIONS: readonly Migration[] = [
     );
     CREATE INDEX IF NOT EXISTS ${t.secretsIdentityIndex} ON ${t.secrets} (identity_id, created_at DESC, seq DESC);`,
   },
+  // Rotation and revocation must see secrets that a concurrent rotation committed while
+  // they waited for the identity's row lock. One plain statement cannot: its snapshot is
+  // taken before the wait (READ COMMITTED), so two racing rotations would each leave the
+  // other's new secret without an end. A VOLATILE function takes a fresh snapshot per
+  // statement, so "lock the identity, then update its secrets" is correct, and it is
+  // still ONE statement for the client: atomic, one round trip, no pinned connection.
+  {
+    version: 2,
+    sql: (t) => `
+    CREATE OR REPLACE FUNCTION ${t.rotateFunction}(
+      p_identity_id text, p_digest text, p_last4 text, p_created_at timestamptz,
+      p_last_used_at timestamptz, p_expires_at timestamptz, p_expire_others_at timestamptz
+    ) RETURNS boolean LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      PERFORM 1 FROM ${t.identities} WHERE id = p_identity_id AND revoked_at IS NULL FOR UPDATE;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+      UPDATE ${t.secrets} SET expires_at = LEAST(coalesce(expires_at, p_expire_others_at), p_expire_others_at)
+        WHERE identity_id = p_identity_id;
+      INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
+        VALUES (p_digest, p_identity_id, p_last4, p_created_at, p_last_used_at, p_expires_at);
+      RETURN true;
+    END $fn$;
+    CREATE OR REPLACE FUNCTION ${t.revokeFunction}(p_identity_id text, p_at timestamptz)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      -- revoked_at keeps the first revocation time; secrets only ever end earlier.
+      UPDATE ${t.identities} SET revoked_at = coalesce(revoked_at, p_at) WHERE id = p_identity_id;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+      UPDATE ${t.secrets} SET expires_at = LEAST(coalesce(expires_at, p_at), p_at) WHERE identity_id = p_identity_id;
+      RETURN true;
+    END $fn$;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

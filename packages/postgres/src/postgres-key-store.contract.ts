@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
-import { migrate, migrationSql } from './migrate.ts';
+import { SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
 import type { MultiStatementQueryable, Queryable } from './queryable.ts';
 import { describeKeyStoreContract, makeIdentity, makeSecret, randomDigest, walkCursor } from './key-store.contract.ts';
 
@@ -52,6 +52,15 @@ export function expectUnavailable(error: unknown, secrets: readonly string[]): K
   return error as KeysetError;
 }
 
+/** Every migration version, as `<prefix>migrations` lists them once fully migrated. */
+export const ALL_VERSIONS: { version: number }[] = Array.from({ length: SCHEMA_VERSION }, (_, n) => ({ version: n + 1 }));
+
+/** The versions recorded in `<prefix>migrations`, in order. */
+export async function versions(client: Queryable, schema: string, tablePrefix: string): Promise<{ version: number }[]> {
+  const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations" ORDER BY version`);
+  return rows as { version: number }[];
+}
+
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     () => {
@@ -81,7 +90,7 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
 
   describe(`PostgreSQL key store: ${name}`, () => {
     describe('migrate', () => {
-      it('is idempotent: a second run changes nothing and records version 1 once', async () => {
+      it('is idempotent: a second run changes nothing and records each version once', async () => {
         const { client, schema } = backend();
         const tablePrefix = freshPrefix();
         await migrate(client, { schema, tablePrefix });
@@ -91,16 +100,29 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await store.insertIdentity(identity, secret);
         await migrate(client, { schema, tablePrefix });
         expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
-        const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations"`);
-        expect(rows).toEqual([{ version: 1 }]);
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
       });
 
       it('survives concurrent runs', async () => {
         const { client, schema } = backend();
         const tablePrefix = freshPrefix();
         await Promise.all(Array.from({ length: 4 }, () => migrate(client, { schema, tablePrefix })));
-        const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations"`);
-        expect(rows).toEqual([{ version: 1 }]);
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+      });
+
+      it('upgrades a database that lacks a later version', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const identity = makeIdentity();
+        await store.insertIdentity(identity, makeSecret());
+        await client.query(`DELETE FROM "${schema}"."${tablePrefix}migrations" WHERE version = 2`);
+        await client.query(`DROP FUNCTION "${schema}"."${tablePrefix}rotate"`);
+        await expect(store.addSecret(identity.id, makeSecret(), new Date())).rejects.toThrow(KeysetError);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        expect(await store.addSecret(identity.id, makeSecret(), new Date())).toBe(true);
       });
 
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {

@@ -1,8 +1,7 @@
 /**
  * `KeyStore` on PostgreSQL. Every method is ONE statement, so nothing needs a
  * transaction API or a pinned connection: a node-postgres `Pool` may run each call on a
- * different connection, and rotation is still atomic (data-modifying CTEs share one
- * snapshot and commit together).
+ * different connection, and rotation is still atomic (a statement is its own transaction).
  * @module
  */
 import { ConfigError } from '@keyset/core';
@@ -28,6 +27,11 @@ export interface PostgresKeyStoreOptions extends TableOptions {
    * The store never ends it: the caller owns its lifecycle.
    */
   client: Queryable;
+}
+
+/** A boolean column, whether or not the driver parses booleans. */
+function isTrue(value: unknown): boolean {
+  return value === true || value === 't';
 }
 
 function checkCount(name: string, value: number | undefined): void {
@@ -64,22 +68,10 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
     SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz FROM identity`;
 
-  // FOR UPDATE serialises rotation with a concurrent revoke: whichever locks the identity
-  // second sees the other's result (READ COMMITTED re-checks `revoked_at IS NULL`).
-  // The UPDATE cannot see the row the INSERT adds (same snapshot), so the new secret keeps
-  // its own expiry; a unique violation on the new digest rolls back the expiry change too.
-  const addSecretSql = `
-    WITH target AS (
-      SELECT id FROM ${t.identities} WHERE id = $1 AND revoked_at IS NULL FOR UPDATE
-    ), expired AS (
-      UPDATE ${t.secrets} s SET expires_at = LEAST(coalesce(s.expires_at, $7::timestamptz), $7::timestamptz)
-      FROM target WHERE s.identity_id = target.id
-    ), inserted AS (
-      INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
-      SELECT $2, target.id, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz FROM target
-      RETURNING 1
-    )
-    SELECT count(*)::int AS added FROM inserted`;
+  // Rotation: the identity's row lock serialises it with other rotations and revocations;
+  // see migration 2 for why this is a function. A unique violation on the new digest
+  // rolls the expiry change back too (one statement, one transaction).
+  const addSecretSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz) AS added`;
 
   const findByDigestSql = `
     SELECT ${identityColumns()}, ${secretColumns()}
@@ -88,15 +80,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const getIdentitySql = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i WHERE i.id = $1`;
 
-  // revoked_at keeps the first revocation time; secrets only ever end earlier.
-  const revokeSql = `
-    WITH revoked AS (
-      UPDATE ${t.identities} SET revoked_at = coalesce(revoked_at, $2::timestamptz) WHERE id = $1 RETURNING id
-    ), ended AS (
-      UPDATE ${t.secrets} SET expires_at = LEAST(coalesce(expires_at, $2::timestamptz), $2::timestamptz)
-      WHERE identity_id IN (SELECT id FROM revoked)
-    )
-    SELECT count(*)::int AS revoked FROM revoked`;
+  const revokeSql = `SELECT ${t.revokeFunction}($1, $2::timestamptz) AS revoked`;
 
   // One statement per batch. Duplicate digests collapse to their latest time (an UPDATE
   // … FROM applies one arbitrary match per row otherwise); rows already as recent are
@@ -145,7 +129,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         ...secretParams(secret),
         timestampParam(expireOthersAt),
       ]);
-      return Number(rows[0]?.added) === 1;
+      return isTrue(rows[0]?.added);
     },
 
     async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
@@ -194,7 +178,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
     async revoke(id: string, at: Date): Promise<boolean> {
       const rows = await runQuery(client, revokeSql, [id, timestampParam(at)]);
-      return Number(rows[0]?.revoked) === 1;
+      return isTrue(rows[0]?.revoked);
     },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {

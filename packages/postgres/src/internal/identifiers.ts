@@ -24,6 +24,8 @@ export interface TableNames {
   migrations: string;
   identitiesListIndex: string;
   secretsIdentityIndex: string;
+  rotateFunction: string;
+  revokeFunction: string;
 }
 
 function quote(identifier: string): string {
@@ -57,5 +59,7 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     // Index names are unqualified in CREATE INDEX: an index always lives in its table's schema.
     identitiesListIndex: quote(`${tablePrefix}identities_created_at_id_idx`),
     secretsIdentityIndex: quote(`${tablePrefix}secrets_identity_id_idx`),
+    rotateFunction: `${s}.${quote(`${tablePrefix}rotate`)}`,
+    revokeFunction: `${s}.${quote(`${tablePrefix}revoke`)}`,
   };
 }
