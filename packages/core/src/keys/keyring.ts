@@ -28,7 +28,7 @@ import { toKeyRecord, toVerifiedKey, type KeyRecord, type VerifiedKey } from './
 import type { KeyStore, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
 import { findQueryCredential } from './query-credentials.ts';
-import { safeLast4 } from './redact-key.ts';
+import { redactKey, safeLast4 } from './redact-key.ts';
 import { missingScopes } from './scopes.ts';
 
 /** pino-compatible: `(fields, message)`. Only ever receives ids, reasons and last-4s. */
@@ -185,6 +185,22 @@ interface InvalidEntry {
 }
 
 const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * `{ key, record }` whose `console.log`/`inspect` shows the key as `…abcd`. `JSON.stringify`
+ * keeps the key on purpose: the issuing response is the one place it must appear.
+ */
+function issued(key: string, record: KeyRecord): IssuedKey {
+  const result: IssuedKey = { key, record };
+  Object.defineProperty(result, INSPECT, {
+    value: (_depth: unknown, options: unknown, inspect?: (value: unknown, options: unknown) => string) => {
+      const shown = { key: redactKey(key), record };
+      return typeof inspect === 'function' ? `IssuedKey ${inspect(shown, options)}` : shown;
+    },
+  });
+  return result;
+}
 const time = (d: Date | null): number => (d === null ? Infinity : d.getTime());
 
 function positiveInteger(value: unknown, name: string, min = 1): number {
@@ -373,7 +389,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
       };
       await storeCall('insertIdentity', () => store.insertIdentity(identity, secret));
       invalidCache?.delete(secret.digest);
-      return { key, record: toKeyRecord({ identity, secrets: [secret] }) };
+      return issued(key, toKeyRecord({ identity, secrets: [secret] }));
     },
 
     async get(id: string): Promise<KeyRecord> {
@@ -416,7 +432,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
           ...current.secrets.map((s) => ({ ...s, expiresAt: time(s.expiresAt) <= endOthers.getTime() ? s.expiresAt : endOthers })),
         ],
       };
-      return { key, record: toKeyRecord(rotated, pendingUse) };
+      return issued(key, toKeyRecord(rotated, pendingUse));
     },
 
     async revoke(id: string): Promise<void> {

@@ -1,0 +1,187 @@
+/**
+ * Every key-related row of DESIGN §5, through the guard adapters call, mapped with
+ * `toProblem` as adapters do. The store is a real memory store behind a counting wrapper.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, toProblem } from '../errors.ts';
+import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
+import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { RateLimitStore } from '../rate-limit/types.ts';
+import { createApiKeyGuard } from './api-key-guard.ts';
+import type { KeyStore } from './key-store.ts';
+import { createKeyring } from './keyring.ts';
+import { createMemoryKeyStore } from './memory-key-store.ts';
+
+const PREFIX = 'acme_live';
+const T0 = Date.UTC(2025, 0, 1);
+const URL_ = 'https://api.test/api/orders?limit=5';
+
+function countingStore(inner: KeyStore = createMemoryKeyStore()) {
+  const calls: string[] = [];
+  let down = false;
+  const store = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(inner)) {
+    store[name] = async (...args: unknown[]) => {
+      calls.push(name);
+      if (down) throw new Error('ECONNREFUSED 127.0.0.1:5432');
+      return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+    };
+  }
+  return { store: store as unknown as KeyStore, calls, setDown: (v: boolean) => (down = v) };
+}
+
+async function setup() {
+  let now = T0;
+  const { store, calls, setDown } = countingStore();
+  const keyring = createKeyring({ store, prefix: PREFIX, clock: () => now, lastUsed: false });
+  const limiter = createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 60 }, clock: () => now, logger: { warn() {} } });
+  const guard = createApiKeyGuard({ keyring, limiter, realm: 'orders' });
+  const reader = await keyring.issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 2, windowSeconds: 60 } });
+  const lookups = () => calls.filter((c) => c === 'findByDigest').length;
+  return { keyring, guard, reader, lookups, setDown, advance: (ms: number) => (now += ms) };
+}
+
+async function problemOf(promise: Promise<unknown>) {
+  try {
+    await promise;
+  } catch (error) {
+    return toProblem(error);
+  }
+  throw new Error('expected the guard to refuse');
+}
+
+describe('createApiKeyGuard: DESIGN §5 rows', () => {
+  it('200: a valid key with the scope passes and gets RateLimit headers of its identity', async () => {
+    const { guard, reader } = await setup();
+    const { key, headers } = await guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }, { scopes: ['orders:read'] });
+    expect(key).toMatchObject({ id: reader.record.id, name: 'reader', scopes: ['orders:read'], last4: reader.key.slice(-4) });
+    expect(headers['ratelimit-policy']).toMatch(/q=2/);
+    expect(headers.ratelimit).toMatch(/r=1/);
+  });
+
+  it('401 missing_api_key: no header, with the WWW-Authenticate challenge', async () => {
+    const { guard, lookups } = await setup();
+    for (const authorization of [undefined, null, '']) {
+      const p = await problemOf(guard.check({ authorization, url: URL_ }));
+      expect([p.status, p.body.code]).toEqual([401, 'missing_api_key']);
+      expect(p.headers['www-authenticate']).toBe('ApiKey realm="orders"');
+    }
+    expect(lookups()).toBe(0);
+  });
+
+  it('401 missing_api_key: another scheme (Bearer), even carrying a valid key', async () => {
+    const { guard, reader } = await setup();
+    const p = await problemOf(guard.check({ authorization: `Bearer ${reader.key}`, url: URL_ }));
+    expect([p.status, p.body.code, p.headers['www-authenticate']]).toEqual([401, 'missing_api_key', 'ApiKey realm="orders"']);
+  });
+
+  it('the scheme is case-insensitive and may be followed by several spaces', async () => {
+    const { guard, reader } = await setup();
+    await expect(guard.check({ authorization: `apikey ${reader.key}`, url: URL_ })).resolves.toBeDefined();
+    await expect(guard.check({ authorization: `APIKEY    ${reader.key}  `, url: URL_ })).resolves.toBeDefined();
+  });
+
+  it('401 invalid_api_key (malformed): ApiKey scheme with a non-key, no store access', async () => {
+    const { guard, lookups } = await setup();
+    for (const authorization of ['ApiKey', 'ApiKey not-a-key', 'ApiKey acme_test_0123456789abcdefghijABCDEFGHIJ000000']) {
+      const p = await problemOf(guard.check({ authorization, url: URL_ }));
+      expect([p.status, p.body.code, p.headers['www-authenticate']]).toEqual([401, 'invalid_api_key', 'ApiKey realm="orders"']);
+    }
+    expect(lookups()).toBe(0);
+  });
+
+  it('401 invalid_api_key (checksum): a one-character typo never reaches the store', async () => {
+    const { guard, reader, lookups } = await setup();
+    const i = PREFIX.length + 5;
+    const typo = reader.key.slice(0, i) + (reader.key[i] === 'Q' ? 'R' : 'Q') + reader.key.slice(i + 1);
+    let reason: unknown;
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${typo}`, url: URL_ }).catch((e) => ((reason = e.reason), Promise.reject(e))));
+    expect([p.status, p.body.code, reason]).toEqual([401, 'invalid_api_key', 'checksum']);
+    expect(lookups()).toBe(0);
+  });
+
+  it('401 invalid_api_key for unknown, expired and revoked keys; the reason is not in the body', async () => {
+    const { guard, keyring, advance } = await setup();
+    const stranger = await createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false }).issue({ name: 'x', scopes: [] });
+    const expiring = await keyring.issue({ name: 'e', scopes: ['orders:read'], expiresAt: new Date(T0 + 1000) });
+    const revoked = await keyring.issue({ name: 'r', scopes: ['orders:read'] });
+    await keyring.revoke(revoked.record.id);
+    advance(1000);
+    const reasons: unknown[] = [];
+    for (const key of [stranger.key, expiring.key, revoked.key]) {
+      const p = await problemOf(guard.check({ authorization: `ApiKey ${key}`, url: URL_ }).catch((e) => (reasons.push(e.reason), Promise.reject(e))));
+      expect([p.status, p.body.code]).toEqual([401, 'invalid_api_key']);
+      expect(JSON.stringify(p.body)).not.toMatch(/unknown|expired|revoked/);
+    }
+    expect(reasons).toEqual(['unknown', 'expired', 'revoked']);
+  });
+
+  it('403 insufficient_scope with the missing_scopes member', async () => {
+    const { guard, reader } = await setup();
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }, { scopes: ['orders:read', 'reports:read'] }));
+    expect([p.status, p.body.code, p.body.missing_scopes]).toEqual([403, 'insufficient_scope', ['reports:read']]);
+  });
+
+  it('400 api_key_in_query, checked first: even with a valid header, by name or by value', async () => {
+    const { guard, reader, lookups } = await setup();
+    const authorization = `ApiKey ${reader.key}`;
+    for (const url of [
+      `https://api.test/api/orders?api_key=${reader.key}`,
+      'https://api.test/api/orders?limit=5&Api-Key=anything',
+      '/api/orders?access_token=x',
+      `/api/orders?limit=5&token=${reader.key}`,
+    ]) {
+      const p = await problemOf(guard.check({ authorization, url }, { scopes: ['orders:read'] }));
+      expect([p.status, p.body.code]).toEqual([400, 'api_key_in_query']);
+      expect(JSON.stringify(p)).not.toContain(reader.key.slice(-8));
+    }
+    // Before anything else: no header needed, no store lookup made.
+    const bare = await problemOf(guard.check({ authorization: undefined, url: `/api/orders?apikey=${reader.key}` }));
+    expect(bare.body.code).toBe('api_key_in_query');
+    expect(lookups()).toBe(0);
+  });
+
+  it('429 rate_limited from the identity policy, shared by both secrets of a rotation', async () => {
+    const { guard, keyring, reader } = await setup();
+    const rotated = await keyring.rotate(reader.record.id, { overlapSeconds: 3600 });
+    await guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ });
+    await guard.check({ authorization: `ApiKey ${rotated.key}`, url: URL_ });
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${rotated.key}`, url: URL_ }));
+    expect([p.status, p.body.code]).toEqual([429, 'rate_limited']);
+    expect(Number(p.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('503 unavailable when the key store is down (fail closed), never a 401 or 500', async () => {
+    const { guard, reader, setDown } = await setup();
+    setDown(true);
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }));
+    expect([p.status, p.body.code]).toEqual([503, 'unavailable']);
+    expect(JSON.stringify(p.body)).not.toContain('ECONNREFUSED');
+  });
+
+  it('503 unavailable from a rate-limit store that is down with onStoreError: closed', async () => {
+    const { keyring, reader } = await setup();
+    const broken: RateLimitStore = {
+      decide() {
+        throw new Error('redis down');
+      },
+    };
+    const limiter = createRateLimiter({ store: broken, defaultPolicy: { limit: 5, windowSeconds: 1 }, onStoreError: 'closed', logger: { warn() {} } });
+    const guard = createApiKeyGuard({ keyring, limiter });
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }));
+    expect([p.status, p.body.code]).toEqual([503, 'unavailable']);
+  });
+
+  it('without a limiter, passes with no headers; keys without their own limit use the default', async () => {
+    const { keyring, reader } = await setup();
+    await expect(createApiKeyGuard({ keyring }).check({ authorization: `ApiKey ${reader.key}`, url: URL_ })).resolves.toMatchObject({ headers: {} });
+    const plain = await keyring.issue({ name: 'p', scopes: [] });
+    const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), defaultPolicy: { limit: 7, windowSeconds: 60 }, logger: { warn() {} } });
+    const { headers } = await createApiKeyGuard({ keyring, limiter }).check({ authorization: `ApiKey ${plain.key}`, url: URL_ });
+    expect(headers['ratelimit-policy']).toMatch(/q=7/);
+  });
+
+  it('validates its options', () => {
+    expect(() => createApiKeyGuard({ keyring: {} as never })).toThrow(ConfigError);
+  });
+});
