@@ -124,9 +124,8 @@ export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect,
   // but a plain comparison the planner can turn into an index range.
   const k0 = spec[0]!;
   let bound: string | null = null;
-  if (value(0) === null) {
-    bound = nullsOf(k0) === 'last' ? `${col(0)} IS NULL` : null;
-  } else if (spec.length > 1) {
+  // A null cursor value needs none: the predicate already starts with `IS NOT NULL` or `IS NULL`.
+  if (value(0) !== null && spec.length > 1) {
     const cmp = `${col(0)} ${k0.dir === 'asc' ? '>=' : '<='} ${param(0)}`;
     bound = nullsOf(k0) === 'last' ? `(${cmp} OR ${col(0)} IS NULL)` : cmp;
   }

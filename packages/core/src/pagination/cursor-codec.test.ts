@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { webCrypto } from '../crypto/crypto.web.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
+import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
+import { createCursorCodec } from './cursor-codec.ts';
+import { cursorFingerprint } from './cursor-fingerprint.ts';
+import { defineSortSpec } from './sort-spec.ts';
+import type { CursorPosition } from './types.ts';
+
+const OLD = 'old-secret-old-secret-old-secret-0';
+const NEW = new TextEncoder().encode('new-secret-new-secret-new-secret-1');
+const sort = defineSortSpec([
+  { key: 'createdAt', dir: 'desc', type: 'timestamp' },
+  { key: 'score', dir: 'asc', type: 'decimal', nullable: { nulls: 'last' } },
+  { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+]);
+const position: CursorPosition = ['2024-05-01 10:00:00.123456+00', null, '9007199254740993'];
+const fp = await cursorFingerprint({ endpoint: 'GET /api/orders', sort, filters: { status: 'paid' } });
+
+async function refused(promise: Promise<unknown>): Promise<KeysetError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(KeysetError);
+  expect(err).toMatchObject({ status: 400, code: 'invalid_cursor' });
+  return err as KeysetError;
+}
+
+describe('createCursorCodec', () => {
+  it('round-trips a position, losslessly', async () => {
+    const codec = createCursorCodec({ secrets: [OLD] });
+    const text = await codec.encode(position, fp, sort);
+    expect(text).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(await codec.decode(text, fp, sort)).toEqual(position);
+  });
+
+  it('is a versioned JSON payload with a 16-byte tag', async () => {
+    const codec = createCursorCodec({ secrets: [OLD], clock: () => 1_714_557_600_000 });
+    const bytes = decodeBase64url(await codec.encode(position, fp, sort))!;
+    expect(bytes[0]).toBe(1);
+    expect(JSON.parse(utf8Decode(bytes.subarray(1, bytes.length - 16))!)).toEqual({ p: position, t: 1_714_557_600 });
+  });
+
+  it('refuses a cursor for other filters, another endpoint or another sort spec', async () => {
+    const codec = createCursorCodec({ secrets: [OLD] });
+    const text = await codec.encode(position, fp, sort);
+    const otherFilters = await cursorFingerprint({ endpoint: 'GET /api/orders', sort, filters: { status: 'open' } });
+    const otherEndpoint = await cursorFingerprint({ endpoint: 'GET /api/keys', sort, filters: { status: 'paid' } });
+    const otherSort = defineSortSpec(sort.map((k, i) => (i === 0 ? { ...k, dir: 'asc' as const } : k)));
+    const otherSortFp = await cursorFingerprint({ endpoint: 'GET /api/orders', sort: otherSort, filters: { status: 'paid' } });
+    await refused(codec.decode(text, otherFilters, sort));
+    await refused(codec.decode(text, otherEndpoint, sort));
+    await refused(codec.decode(text, otherSortFp, otherSort));
+  });
+
+  it('binds filters canonically: key order does not matter, types do', async () => {
+    const scope = { endpoint: 'e', sort };
+    const a = await cursorFingerprint({ ...scope, filters: { a: 1, b: [1, 'x'], c: undefined } });
+    expect(await cursorFingerprint({ ...scope, filters: { b: [1, 'x'], a: 1 } })).toBe(a);
+    expect(await cursorFingerprint({ ...scope, filters: { a: '1', b: [1, 'x'] } })).not.toBe(a);
+    expect(await cursorFingerprint({ ...scope, filters: { n: 5n } })).not.toBe(await cursorFingerprint({ ...scope, filters: { n: '5n' } }));
+    expect(await cursorFingerprint({ ...scope })).toBe(await cursorFingerprint({ ...scope, filters: {} }));
+  });
+
+  it('rotates secrets: sign with the first, verify with any', async () => {
+    const before = createCursorCodec({ secrets: [OLD] });
+    const during = createCursorCodec({ secrets: [NEW, OLD] });
+    const after = createCursorCodec({ secrets: [NEW] });
+    const oldCursor = await before.encode(position, fp, sort);
+    expect(await during.decode(oldCursor, fp, sort)).toEqual(position);
+    const newCursor = await during.encode(position, fp, sort);
+    expect(await after.decode(newCursor, fp, sort)).toEqual(position);
+    await refused(after.decode(oldCursor, fp, sort));
+    await refused(before.decode(newCursor, fp, sort));
+  });
+
+  it('expires cursors after ttlSeconds', async () => {
+    let now = 1_714_557_600_000;
+    const codec = createCursorCodec({ secrets: [OLD], ttlSeconds: 60, clock: () => now });
+    const text = await codec.encode(position, fp, sort);
+    now += 60_000;
+    expect(await codec.decode(text, fp, sort)).toEqual(position);
+    now += 1_000;
+    const err = await refused(codec.decode(text, fp, sort));
+    expect(err.detail).toMatch(/expired/);
+    // Without a TTL the same cursor never expires.
+    expect(await createCursorCodec({ secrets: [OLD], clock: () => now + 1e12 }).decode(text, fp, sort)).toEqual(position);
+  });
+
+  it('works with the Web Crypto provider too, and both providers agree', async () => {
+    const web = createCursorCodec({ secrets: [OLD], crypto: webCrypto, clock: () => 0 });
+    const node = createCursorCodec({ secrets: [OLD], clock: () => 0 });
+    const text = await web.encode(position, fp, sort);
+    expect(text).toBe(await node.encode(position, fp, sort));
+    expect(await web.decode(text, fp, sort)).toEqual(position);
+  });
+
+  it('re-validates value types against the sort spec even under a valid signature', async () => {
+    // A signed payload whose values no longer fit the spec (e.g. the spec changed, same fingerprint).
+    const loose = defineSortSpec([
+      { key: 'createdAt', dir: 'desc', type: 'string' },
+      { key: 'score', dir: 'asc', type: 'string', nullable: { nulls: 'last' } },
+      { key: 'id', dir: 'desc', type: 'string', unique: true },
+    ]);
+    const codec = createCursorCodec({ secrets: [OLD] });
+    for (const bad of [
+      ['yesterday', null, '1'],
+      ['2024-02-30 10:00:00+00', null, '1'],
+      ['2024-05-01 10:00:00+00', '1e5', '1'],
+      ['2024-05-01 10:00:00+00', null, '01'],
+      ['2024-05-01 10:00:00+00', null, '-0'],
+      ['2024-05-01 10:00:00+00', null, '1.5'],
+    ]) {
+      await refused(codec.decode(await codec.encode(bad, fp, loose), fp, sort));
+    }
+    const ints = defineSortSpec([{ key: 'n', dir: 'asc', type: 'int', unique: true }]);
+    const nums = defineSortSpec([{ key: 'n', dir: 'asc', type: 'number', unique: true }]);
+    await refused(codec.decode(await codec.encode([2 ** 53], fp, nums), fp, ints));
+    await refused(codec.decode(await codec.encode([1.5], fp, nums), fp, ints));
+    // A null for a non-null key, and the wrong number of values.
+    const nullable = defineSortSpec([{ key: 'a', dir: 'asc', type: 'int', nullable: { nulls: 'first' } }, { key: 'id', dir: 'asc', type: 'int', unique: true }]);
+    const strict = defineSortSpec([{ key: 'a', dir: 'asc', type: 'int' }, { key: 'id', dir: 'asc', type: 'int', unique: true }]);
+    await refused(codec.decode(await codec.encode([null, 1], fp, nullable), fp, strict));
+    await refused(codec.decode(await codec.encode([1], fp, ints), fp, strict));
+  });
+
+  it('refuses a hand-made cursor with a valid structure but no valid tag', async () => {
+    const codec = createCursorCodec({ secrets: [OLD] });
+    const payload = utf8Encode(JSON.stringify({ p: position, t: 0 }));
+    const forged = new Uint8Array(1 + payload.length + 16);
+    forged[0] = 1;
+    forged.set(payload, 1);
+    await refused(codec.decode(encodeBase64url(forged), fp, sort));
+  });
+
+  it('refuses oversized and non-string input without work', async () => {
+    const codec = createCursorCodec({ secrets: [OLD] });
+    await refused(codec.decode('A'.repeat(2049), fp, sort));
+    await refused(codec.decode(undefined as unknown as string, fp, sort));
+    await refused(codec.decode('', fp, sort));
+  });
+
+  it('refuses to encode a position that does not fit the spec, or one too long to decode later', async () => {
+    const codec = createCursorCodec({ secrets: [OLD], maxLength: 64 });
+    await expect(codec.encode(['x', null, '1'], fp, sort)).rejects.toThrow(TypeError);
+    await expect(codec.encode(position, fp, sort)).rejects.toThrow(/maxLength/);
+  });
+
+  it.each([
+    [{ secrets: [] }, /non-empty/],
+    [{ secrets: ['short'] }, /at least 32/],
+    [{ secrets: [OLD, new Uint8Array(31)] }, /secrets\[1\] is 31 bytes/],
+    [{ secrets: [42 as unknown as string] }, /string or a Uint8Array/],
+    [{ secrets: [OLD], ttlSeconds: 0 }, /ttlSeconds/],
+    [{ secrets: [OLD], ttlSeconds: Number.POSITIVE_INFINITY }, /ttlSeconds/],
+    [{ secrets: [OLD], maxLength: 10 }, /maxLength/],
+  ])('refuses bad options %# with ConfigError', (options, message) => {
+    expect(() => createCursorCodec(options)).toThrow(ConfigError);
+    expect(() => createCursorCodec(options)).toThrow(message);
+  });
+
+  it('copies byte secrets, so later mutation by the caller does not change verification', async () => {
+    const bytes = new Uint8Array(32).fill(7);
+    const codec = createCursorCodec({ secrets: [bytes] });
+    const text = await codec.encode(position, fp, sort);
+    bytes.fill(8);
+    expect(await codec.decode(text, fp, sort)).toEqual(position);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors.ts';
+import { keysetWhere } from './keyset-where.ts';
+import { defineSortSpec } from './sort-spec.ts';
+import type { CursorPosition, PagePlan, SortKey } from './types.ts';
+
+const cursorPlan = (after: CursorPosition | null, limit = 20): PagePlan => ({ mode: 'cursor', limit, take: limit + 1, after, fingerprint: 'fp' });
+const newest = defineSortSpec([
+  { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+  { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+]);
+const mixed = defineSortSpec([
+  { key: 'createdAt', column: 'o.created_at', dir: 'desc', type: 'timestamp' },
+  { key: 'id', column: 'o.id', dir: 'asc', type: 'bigint', unique: true },
+]);
+const T = '2024-05-01 10:00:00.123456+00';
+
+describe('keysetWhere', () => {
+  it('first page: TRUE / 1=1, ORDER BY, LIMIT take', () => {
+    expect(keysetWhere(cursorPlan(null), newest, 'postgres')).toEqual({
+      where: 'TRUE',
+      orderBy: '"created_at" DESC, "id" DESC',
+      limit: 21,
+      offset: 0,
+      params: [],
+    });
+    expect(keysetWhere(cursorPlan(null), newest, 'sqlite').where).toBe('1=1');
+  });
+
+  it('offset mode: no predicate, the offset', () => {
+    const plan: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 40, fingerprint: 'fp' };
+    expect(keysetWhere(plan, newest, 'postgres')).toMatchObject({ where: 'TRUE', limit: 11, offset: 40, params: [] });
+  });
+
+  it('one direction: a row-value comparison with typed parameters', () => {
+    expect(keysetWhere(cursorPlan([T, '9007199254740993']), newest, 'postgres')).toMatchObject({
+      where: '("created_at", "id") < ($1::timestamptz, $2::bigint)',
+      params: [T, '9007199254740993'],
+    });
+    expect(keysetWhere(cursorPlan([T, '7']), newest, 'postgres', { paramOffset: 2 }).where).toBe(
+      '("created_at", "id") < ($3::timestamptz, $4::bigint)',
+    );
+    expect(keysetWhere(cursorPlan([T, '7']), newest, 'sqlite')).toMatchObject({ where: '("created_at", "id") < (?, ?)', params: [T, '7'] });
+  });
+
+  it('mixed directions: leading range bound AND the OR-expansion, parameters reused in PostgreSQL', () => {
+    expect(keysetWhere(cursorPlan([T, '7']), mixed, 'postgres')).toMatchObject({
+      where: '("o"."created_at" <= $1::timestamptz AND ("o"."created_at" < $1::timestamptz OR ("o"."created_at" = $1::timestamptz AND "o"."id" > $2::bigint)))',
+      orderBy: '"o"."created_at" DESC, "o"."id" ASC',
+      params: [T, '7'],
+    });
+  });
+
+  it('SQLite gets one positional parameter per mention, in text order', () => {
+    const { where, params } = keysetWhere(cursorPlan([T, '7']), mixed, 'sqlite');
+    expect(where).toBe('("o"."created_at" <= ? AND ("o"."created_at" < ? OR ("o"."created_at" = ? AND "o"."id" > ?)))');
+    expect(params).toEqual([T, T, T, '7']);
+  });
+
+  it('casts decimal to numeric and leaves other types to the column', () => {
+    const spec = defineSortSpec([
+      { key: 'amount', dir: 'asc', type: 'decimal' },
+      { key: 'name', dir: 'asc', type: 'string' },
+      { key: 'n', dir: 'asc', type: 'int', unique: true },
+    ]);
+    expect(keysetWhere(cursorPlan(['1.50', 'x', 3]), spec, 'postgres').where).toBe('("amount", "name", "n") > ($1::numeric, $2, $3)');
+  });
+
+  describe('nullable keys', () => {
+    const spec = (nulls: 'first' | 'last', dir: 'asc' | 'desc' = 'asc') =>
+      defineSortSpec([
+        { key: 'score', dir, type: 'int', nullable: { nulls } },
+        { key: 'id', dir: 'asc', type: 'int', unique: true },
+      ]);
+
+    it('ORDER BY states the null placement', () => {
+      expect(keysetWhere(cursorPlan(null), spec('last', 'desc'), 'postgres').orderBy).toBe('"score" DESC NULLS LAST, "id" ASC');
+      expect(keysetWhere(cursorPlan(null), spec('first'), 'sqlite').orderBy).toBe('"score" ASC NULLS FIRST, "id" ASC');
+    });
+
+    it('non-null cursor value, nulls last: nulls are still ahead', () => {
+      expect(keysetWhere(cursorPlan([5, 9]), spec('last'), 'postgres').where).toBe(
+        '(("score" >= $1 OR "score" IS NULL) AND (("score" > $1 OR "score" IS NULL) OR ("score" = $1 AND "id" > $2)))',
+      );
+    });
+
+    it('non-null cursor value, nulls first: nulls are behind', () => {
+      expect(keysetWhere(cursorPlan([5, 9]), spec('first'), 'postgres').where).toBe('("score" >= $1 AND ("score" > $1 OR ("score" = $1 AND "id" > $2)))');
+    });
+
+    it('null cursor value, nulls first: every non-null is ahead', () => {
+      const { where, params } = keysetWhere(cursorPlan([null, 9]), spec('first'), 'postgres');
+      expect(where).toBe('("score" IS NOT NULL OR ("score" IS NULL AND "id" > $1))');
+      expect(params).toEqual([9]);
+    });
+
+    it('null cursor value, nulls last: only the remaining nulls are ahead', () => {
+      expect(keysetWhere(cursorPlan([null, 9]), spec('last'), 'sqlite')).toMatchObject({
+        where: '("score" IS NULL AND "id" > ?)',
+        params: [9],
+      });
+    });
+  });
+
+  it('a single unique key is a plain comparison', () => {
+    const spec = defineSortSpec([{ key: 'id', dir: 'desc', type: 'bigint', unique: true }]);
+    expect(keysetWhere(cursorPlan(['5']), spec, 'postgres')).toMatchObject({ where: '"id" < $1::bigint', params: ['5'] });
+  });
+
+  it('validates an unvalidated spec and the plan', () => {
+    const bad: SortKey[] = [{ key: 'id', dir: 'asc', type: 'int' }];
+    expect(() => keysetWhere(cursorPlan(null), bad, 'postgres')).toThrow(ConfigError);
+    expect(() => keysetWhere(cursorPlan(['1']), newest, 'postgres')).toThrow(TypeError);
+    expect(() => keysetWhere(cursorPlan(null), newest, 'mysql' as 'sqlite')).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, KeysetError } from '../errors.ts';
+import { paginateArray } from './paginate-array.ts';
+import { createPaginator, type PaginatorOptions } from './paginator.ts';
+import type { CursorPage, OffsetPage, SortKey } from './types.ts';
+
+interface Order {
+  id: bigint;
+  createdAt: Date | string;
+  status: string;
+}
+
+const SECRET = 'paginator-test-secret-paginator-test-secret';
+const sort: SortKey[] = [
+  { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+  { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+];
+const base: PaginatorOptions = { endpoint: 'GET /api/orders', sort, cursor: { secrets: [SECRET] } };
+const orders: Order[] = Array.from({ length: 7 }, (_, i) => ({
+  id: 2n ** 60n + BigInt(i),
+  // Pairs share a timestamp, and two differ only in the microseconds.
+  createdAt: i < 6 ? `2024-05-01 10:00:00.00000${Math.floor(i / 2)}+00` : new Date('2024-05-01T09:00:00Z'),
+  status: 'paid',
+}));
+const URL_ = 'https://api.example.com/api/orders?status=paid&limit=3&tag=a&tag=b';
+
+async function rejection(p: Promise<unknown>): Promise<KeysetError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(KeysetError);
+  return err as KeysetError;
+}
+
+describe('createPaginator', () => {
+  const paginator = createPaginator<Order>(base);
+
+  it('plans a first cursor page', async () => {
+    const plan = await paginator.plan(new URLSearchParams('limit=3'));
+    expect(plan).toMatchObject({ mode: 'cursor', limit: 3, take: 4, after: null });
+    expect(plan.fingerprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Object.isFrozen(plan)).toBe(true);
+  });
+
+  it('pages in cursor mode: limit + 1 decides has-more, Link keeps the other parameters', async () => {
+    const url = new URL(URL_);
+    const plan = await paginator.plan(url.searchParams, { filters: { status: 'paid' } });
+    const { body, headers } = await paginator.page(plan, paginateArray(orders, plan, paginator.sort).rows, { url });
+    const page = body as CursorPage<Order>;
+    expect(page.items.map((o) => o.id - 2n ** 60n)).toEqual([5n, 4n, 3n]);
+    expect(page.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    const next = new URL(/^<(.+)>; rel="next"$/.exec(headers.link!)![1]!);
+    expect(next.origin + next.pathname).toBe('https://api.example.com/api/orders');
+    expect([...next.searchParams]).toEqual([
+      ['status', 'paid'],
+      ['limit', '3'],
+      ['tag', 'a'],
+      ['tag', 'b'],
+      ['cursor', page.nextCursor],
+    ]);
+    // Follow it to the end.
+    const plan2 = await paginator.plan(next.searchParams, { filters: { status: 'paid' } });
+    const second = await paginator.page(plan2, paginateArray(orders, plan2, paginator.sort).rows, { url: next });
+    expect((second.body as CursorPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
+    const plan3 = await paginator.plan(new URL(/^<(.+)>/.exec(second.headers.link!)![1]!).searchParams, { filters: { status: 'paid' } });
+    const last = await paginator.page(plan3, paginateArray(orders, plan3, paginator.sort).rows, { url: next });
+    expect(last.body).toEqual({ items: [orders[6]], nextCursor: null });
+    expect(last.headers).toEqual({});
+  });
+
+  it('a full page with no extra row is the last page (nextCursor null, never "")', async () => {
+    const plan = await paginator.plan(new URLSearchParams('limit=7'));
+    const { body, headers } = await paginator.page(plan, paginateArray(orders, plan, paginator.sort).rows, { url: URL_ });
+    expect((body as CursorPage<Order>).nextCursor).toBeNull();
+    expect(headers.link).toBeUndefined();
+  });
+
+  it('refuses a cursor replayed with other filters or on another endpoint', async () => {
+    const plan = await paginator.plan(new URLSearchParams('limit=1'), { filters: { status: 'paid' } });
+    const { body } = await paginator.page(plan, paginateArray(orders, plan, paginator.sort).rows, { url: URL_ });
+    const cursor = (body as CursorPage<Order>).nextCursor!;
+    const query = new URLSearchParams({ cursor });
+    await expect(paginator.plan(query, { filters: { status: 'paid' } })).resolves.toMatchObject({ mode: 'cursor' });
+    expect((await rejection(paginator.plan(query, { filters: { status: 'open' } }))).code).toBe('invalid_cursor');
+    const keys = createPaginator<Order>({ ...base, endpoint: 'GET /api/keys' });
+    expect((await rejection(keys.plan(query, { filters: { status: 'paid' } }))).code).toBe('invalid_cursor');
+  });
+
+  it('offset mode: { items, total }, next while offset + limit < total', async () => {
+    const plan = await paginator.plan(new URLSearchParams('offset=3&limit=3'));
+    expect(plan).toMatchObject({ mode: 'offset', limit: 3, take: 4, offset: 3 });
+    const { rows, total } = paginateArray(orders, plan, paginator.sort);
+    const { body, headers } = await paginator.page(plan, rows, { url: 'https://x.test/o?offset=3&limit=3&q=1', total });
+    expect((body as OffsetPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
+    expect((body as OffsetPage<Order>).total).toBe(7);
+    expect(headers.link).toBe('<https://x.test/o?offset=6&limit=3&q=1>; rel="next"');
+    const end = await paginator.page({ ...plan, offset: 6 }, orders.slice(6), { url: 'https://x.test/o', total: 7 });
+    expect(end.headers.link).toBeUndefined();
+  });
+
+  it('offset mode without a total uses the extra row and reports total: null', async () => {
+    const plan = await paginator.plan(new URLSearchParams('offset=0&limit=3'));
+    const more = await paginator.page(plan, orders.slice(0, 4), { url: 'https://x.test/o?offset=0' });
+    expect(more.body).toEqual({ items: orders.slice(0, 3), total: null });
+    expect(more.headers.link).toBe('<https://x.test/o?offset=3>; rel="next"');
+    const end = await paginator.page(plan, orders.slice(0, 3), { url: 'https://x.test/o?offset=0' });
+    expect(end.headers.link).toBeUndefined();
+  });
+
+  it('limit policy applies: reject over max with max_limit, or clamp', async () => {
+    const err = await rejection(paginator.plan(new URLSearchParams('limit=101')));
+    expect(err).toMatchObject({ status: 400, code: 'limit_too_large', extensions: { max_limit: 100 } });
+    const clamp = createPaginator<Order>({ ...base, limits: { max: 5, overMax: 'clamp' } });
+    expect(await clamp.plan(new URLSearchParams('limit=1000'))).toMatchObject({ limit: 5, take: 6 });
+    expect(await clamp.plan(new URLSearchParams(''))).toMatchObject({ limit: 5 });
+  });
+
+  it('parse errors reach the caller as KeysetErrors', async () => {
+    expect((await rejection(paginator.plan(new URLSearchParams('limit=0')))).code).toBe('invalid_limit');
+    expect((await rejection(paginator.plan(new URLSearchParams('cursor=x&offset=1')))).code).toBe('conflicting_pagination');
+    expect((await rejection(paginator.plan(new URLSearchParams('cursor=garbage')))).code).toBe('invalid_cursor');
+    const cursorOnly = createPaginator<Order>({ ...base, modes: ['cursor'] });
+    expect(await rejection(cursorOnly.plan(new URLSearchParams('offset=0')))).toMatchObject({ code: 'invalid_request', extensions: { parameter: 'offset' } });
+  });
+
+  it('default mode is configurable', async () => {
+    const offsets = createPaginator<Order>({ ...base, defaultMode: 'offset' });
+    expect(await offsets.plan(new URLSearchParams())).toMatchObject({ mode: 'offset', offset: 0, limit: 20 });
+  });
+
+  it('a row that does not hold its declared sort value is a server error (TypeError), not a 400', async () => {
+    const plan = await paginator.plan(new URLSearchParams('limit=1'));
+    const bad = [{ id: 1n, createdAt: 'not a time', status: 'x' }, orders[0]!];
+    await expect(paginator.page(plan, bad, { url: URL_ })).rejects.toThrow(TypeError);
+  });
+
+  it.each<[string, Partial<PaginatorOptions>]>([
+    ['no endpoint', { endpoint: '' }],
+    ['a bad sort', { sort: [{ key: 'id', dir: 'asc', type: 'int' }] }],
+    ['bad limits', { limits: { max: 0 } }],
+    ['bad modes', { modes: [] }],
+    ['defaultMode not allowed', { modes: ['cursor'], defaultMode: 'offset' }],
+    ['a short secret', { cursor: { secrets: ['short'] } }],
+    ['no cursor options', { cursor: undefined as unknown as PaginatorOptions['cursor'] }],
+  ])('refuses %s at creation with ConfigError', (_, options) => {
+    expect(() => createPaginator({ ...base, ...options })).toThrow(ConfigError);
+  });
+
+  it('does not mutate the caller options and returns a frozen object', () => {
+    const options = { ...base, sort: sort.map((k) => ({ ...k })) };
+    const copy = structuredClone(options);
+    const p = createPaginator(options);
+    expect(options).toEqual(copy);
+    expect(Object.isFrozen(p)).toBe(true);
+    expect(Object.isFrozen(p.sort)).toBe(true);
+  });
+});
