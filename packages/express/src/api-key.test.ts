@@ -1,0 +1,104 @@
+import { ConfigError, createApiKeyGuard, createKeyring, createMemoryKeyStore } from '@keyset/core';
+import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
+import express from 'express';
+import type { Express } from 'express';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { expectProblem } from '../../hono/src/testing/adapter-conformance.ts';
+import { createConformanceFixture } from '../../hono/src/testing/conformance-fixture.ts';
+import type { ConformanceFixture } from '../../hono/src/testing/conformance-fixture.ts';
+import { apiKey, problemHandler } from './index.ts';
+import { listen } from './testing/listen.ts';
+
+let fixture: ConformanceFixture;
+const servers: { close(): Promise<void> }[] = [];
+beforeAll(async () => {
+  fixture = await createConformanceFixture();
+});
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+afterAll(() => fixture.close());
+
+async function serve(app: Express, onError?: (error: unknown, status: number) => void): Promise<string> {
+  app.use(problemHandler(onError === undefined ? {} : { onError: (error, _req, status) => onError(error, status) }));
+  const server = await listen(app);
+  servers.push(server);
+  return server.origin;
+}
+
+const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
+
+describe('apiKey() for Express', () => {
+  it('types res.locals.apiKey as the core VerifiedKey', async () => {
+    const app = express();
+    app.get('/', apiKey({ guard: fixture.guard }), (_req, res) => {
+      expectTypeOf(res.locals.apiKey).toEqualTypeOf<VerifiedKey>();
+      res.send(res.locals.apiKey.name);
+    });
+    expect(await (await fetch(await serve(app), auth(fixture.keys.reader))).text()).toBe('reader');
+  });
+
+  it('passes the raw Authorization header, the request URL and the scopes to the guard', async () => {
+    const calls: unknown[][] = [];
+    const guard: ApiKeyGuard = {
+      check: async (...args) => {
+        calls.push(args);
+        return { key: { id: 'k', name: 'n', scopes: [], rateLimit: null, last4: 'abcd' }, headers: {} };
+      },
+    };
+    const scopes = ['a:read'];
+    const app = express();
+    app.get('/x', apiKey({ guard, scopes }), (_req, res) => res.end());
+    scopes.push('mutated:after-creation');
+    const origin = await serve(app);
+    await fetch(`${origin}/x?y=1`, { headers: { authorization: 'ApiKey  abc' } });
+    await fetch(`${origin}/x`);
+    expect(calls).toEqual([
+      [{ authorization: 'ApiKey  abc', url: `${origin}/x?y=1` }, { scopes: ['a:read'] }],
+      [{ authorization: undefined, url: `${origin}/x` }, { scopes: ['a:read'] }],
+    ]);
+  });
+
+  it('still sees the query when the Host header is unusable', async () => {
+    const app = express();
+    app.get('/x', apiKey({ guard: fixture.guard }), (_req, res) => res.end());
+    const origin = await serve(app);
+    const { rawRequest } = await import('./testing/raw-request.ts');
+    const res = await rawRequest(origin, '/x?api_key=abc', { host: 'a b', authorization: `ApiKey ${fixture.keys.reader}` });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'api_key_in_query' });
+  });
+
+  it('sets RateLimit headers on success responses', async () => {
+    const app = express();
+    app.get('/', apiKey({ guard: fixture.guard }), (_req, res) => res.json({ ok: true }));
+    const res = await fetch(await serve(app), auth(fixture.keys.reader));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    expect(res.headers.get('ratelimit-policy')).toMatch(/q=1000000/);
+  });
+
+  it('answers 503 unavailable when the key store is down', async () => {
+    const memory = createMemoryKeyStore();
+    let down = false;
+    const store = {
+      ...Object.fromEntries(Object.entries(memory)),
+      findByDigest: (digest: string) => (down ? Promise.reject(new Error('connection refused')) : memory.findByDigest(digest)),
+    } as KeyStore;
+    const keyring = createKeyring({ store, prefix: 'down_test', cache: false });
+    const { key } = await keyring.issue({ name: 'k', scopes: [] });
+    down = true;
+    const app = express();
+    app.get('/', apiKey({ guard: createApiKeyGuard({ keyring }) }), (_req, res) => res.end());
+    const reported: number[] = [];
+    const body = await expectProblem(await fetch(await serve(app, (_e, status) => reported.push(status)), auth(key)), 503, 'unavailable');
+    expect(JSON.stringify(body)).not.toContain('connection refused');
+    expect(reported).toEqual([503]);
+    await keyring.close();
+  });
+
+  it('refuses to be created without a guard', () => {
+    expect(() => apiKey({} as never)).toThrow(ConfigError);
+    expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);
+  });
+});
