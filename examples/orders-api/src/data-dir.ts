@@ -77,7 +77,8 @@ export function lockDataDir(dataDir: string, holder: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const current = readLock(file);
-      if (current && current.pid !== process.pid && isAlive(current.pid)) {
+      // The same pid counts too: two servers in one process must not share PGlite either.
+      if (current && isAlive(current.pid)) {
         throw new DataDirLockedError(dataDir, current.pid, current.holder);
       }
       rmSync(file, { force: true }); // stale: its process is gone

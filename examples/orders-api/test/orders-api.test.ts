@@ -1,0 +1,413 @@
+/**
+ * The orders API end to end, over real HTTP, once per adapter: one PGlite-backed app
+ * per adapter (PGlite takes a few seconds to start), seeded with 2000 orders.
+ */
+import { statSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockDataDir, DataDirLockedError } from '../src/data-dir.ts';
+import { runCli } from '../src/cli.ts';
+import { call, nextLink, startApi, type TestApi } from './helpers.ts';
+
+const SEED = 2000;
+const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+interface OrderItem {
+  id: number;
+  createdAt: string;
+  customer: string;
+  amountCents: number;
+  currency: string;
+  status: string;
+}
+
+describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
+  let t: TestApi;
+  let base: string;
+  let admin: string;
+  let reader: string;
+  const issued: string[] = [];
+
+  const issue = async (body: Record<string, unknown>): Promise<{ key: string; id: string; body: any }> => {
+    const res = await call(base, '/api/keys', { key: admin, method: 'POST', body });
+    expect(res.status, res.text).toBe(201);
+    issued.push(res.body.key);
+    return { key: res.body.key, id: res.body.id, body: res.body };
+  };
+
+  beforeAll(async () => {
+    t = await startApi({ adapter, seedOrders: SEED });
+    base = t.api.url;
+    admin = readFileSync(join(t.dataDir, 'admin.key'), 'utf8').trim();
+    issued.push(admin);
+    reader = (await issue({ name: 'reader', scopes: ['orders:read', 'reports:read'] })).key;
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.stop({ remove: true });
+  });
+
+  describe('first start', () => {
+    it('writes the admin key with mode 0600, logs only its last 4, and the key works', async () => {
+      const file = join(t.dataDir, 'admin.key');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(join(t.dataDir, 'cursor.secret')).mode & 0o777).toBe(0o600);
+      expect(admin).toMatch(/^ks_live_[0-9A-Za-z]{38}$/);
+      expect(t.api.adminKey).toBe(admin);
+      const bootLine = t.logs.find((l) => l.includes('created an admin key'));
+      expect(bootLine).toContain(`…${admin.slice(-4)}`);
+
+      const res = await call(base, '/api/keys', { key: admin });
+      expect(res.status).toBe(200);
+      const bootstrap = res.body.items.find((k: any) => k.name.startsWith('admin'));
+      expect(bootstrap.scopes).toEqual(['keys:admin']);
+    });
+
+    it('seeded the orders with many exact timestamp ties and microseconds', async () => {
+      const { rows } = await t.api.db.query<{ n: string; distinct_ts: string; micro: string }>(
+        `SELECT count(*)::text AS n, count(DISTINCT created_at)::text AS distinct_ts,
+                count(*) FILTER (WHERE extract(microseconds FROM created_at)::bigint % 1000 <> 0)::text AS micro
+         FROM orders`,
+      );
+      expect(Number(rows[0]!.n)).toBe(SEED);
+      expect(Number(rows[0]!.distinct_ts)).toBeLessThan(SEED / 2);
+      expect(Number(rows[0]!.micro)).toBeGreaterThan(SEED / 2);
+    });
+
+    it('holds the PGlite data directory: a second process is refused, and the CLI says so', async () => {
+      expect(() => lockDataDir(t.dataDir, 'cli')).toThrow(DataDirLockedError);
+      const err: string[] = [];
+      const code = await runCli(['list'], { env: { DATA_DIR: t.dataDir }, out: () => {}, err: (s) => err.push(s) });
+      expect(code).toBe(3);
+      expect(err.join('')).toMatch(/Stop the server.*admin HTTP routes/s);
+    });
+
+    it('answers /healthz without a key', async () => {
+      const res = await call(base, '/healthz');
+      expect(res).toMatchObject({ status: 200, body: { status: 'ok' } });
+    });
+  });
+
+  describe('GET /api/orders', () => {
+    let walk: OrderItem[];
+
+    beforeAll(async () => {
+      walk = [];
+      let url: string | null = `${base}/api/orders?limit=100`;
+      let pages = 0;
+      while (url !== null) {
+        const res = await call(base, url, { key: reader });
+        expect(res.status, res.text).toBe(200);
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        walk.push(...res.body.items);
+        const next = nextLink(res.headers);
+        if (res.body.nextCursor === null) expect(next).toBeNull();
+        else expect(new URL(next!).searchParams.get('cursor')).toBe(res.body.nextCursor);
+        url = next;
+        pages++;
+        expect(pages).toBeLessThanOrEqual(SEED / 100 + 1);
+      }
+    }, 30_000);
+
+    it('walks every order exactly once by cursor, strictly newest first', () => {
+      expect(walk).toHaveLength(SEED);
+      expect(new Set(walk.map((o) => o.id)).size).toBe(SEED);
+      for (let i = 1; i < walk.length; i++) {
+        const [a, b] = [walk[i - 1]!, walk[i]!];
+        // Fixed-width ISO text with six fractional digits orders like the instant.
+        const before = a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id);
+        expect(before, `${JSON.stringify(a)} then ${JSON.stringify(b)}`).toBe(true);
+      }
+    });
+
+    it('returns items with the documented shape and microsecond timestamps equal to the database', async () => {
+      for (const o of walk.slice(0, 50)) {
+        expect(Object.keys(o).sort()).toEqual(['amountCents', 'createdAt', 'currency', 'customer', 'id', 'status']);
+        expect(Number.isSafeInteger(o.id)).toBe(true);
+        expect(o.createdAt).toMatch(ISO_MICROS);
+        expect(o.currency).toMatch(/^[A-Z]{3}$/);
+      }
+      const { rows } = await t.api.db.query<{ order_id: string; ts: string; amount: string }>(
+        `SELECT id::text AS order_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ts,
+                amount_cents::text AS amount
+         FROM orders ORDER BY created_at DESC, id DESC`,
+      );
+      expect(walk.map((o) => `${o.id} ${o.createdAt} ${o.amountCents}`)).toEqual(rows.map((r) => `${r.order_id} ${r.ts} ${r.amount}`));
+      expect(walk.some((o) => !o.createdAt.endsWith('000Z'))).toBe(true);
+    });
+
+    it('walks the same sequence by offset, with the total', async () => {
+      const byOffset: OrderItem[] = [];
+      for (let offset = 0; offset < SEED; offset += 100) {
+        const res = await call(base, `/api/orders?limit=100&offset=${offset}`, { key: reader });
+        expect(res.status).toBe(200);
+        expect(res.body.total).toBe(SEED);
+        expect(res.body).not.toHaveProperty('nextCursor');
+        byOffset.push(...res.body.items);
+      }
+      expect(byOffset).toEqual(walk);
+      const last = await call(base, `/api/orders?limit=100&offset=${SEED}`, { key: reader });
+      expect(last.body).toEqual({ items: [], total: SEED });
+      expect(last.headers.get('link')).toBeNull();
+    });
+
+    it('defaults to 20 items and refuses bad pagination parameters', async () => {
+      const first = await call(base, '/api/orders', { key: reader });
+      expect(first.body.items).toEqual(walk.slice(0, 20));
+      for (const [query, code] of [
+        ['limit=0', 'invalid_limit'],
+        ['limit=abc', 'invalid_limit'],
+        ['limit=101', 'limit_too_large'],
+        ['offset=-1', 'invalid_offset'],
+        ['cursor=garbage', 'invalid_cursor'],
+        ['cursor=x&offset=0', 'conflicting_pagination'],
+      ] as const) {
+        const res = await call(base, `/api/orders?${query}`, { key: reader });
+        expect(res.status, query).toBe(400);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(res.body.code, query).toBe(code);
+      }
+    });
+
+    it('refuses a cursor of another endpoint', async () => {
+      const keys = await call(base, '/api/keys?limit=1', { key: admin });
+      expect(keys.body.nextCursor).toEqual(expect.any(String));
+      const res = await call(base, `/api/orders?cursor=${keys.body.nextCursor}`, { key: reader });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_cursor');
+    });
+
+    it('needs a key with orders:read, in the header only', async () => {
+      const none = await call(base, '/api/orders');
+      expect(none.status).toBe(401);
+      expect(none.body.code).toBe('missing_api_key');
+      expect(none.headers.get('www-authenticate')).toBe('ApiKey realm="orders-api"');
+      expect((await call(base, '/api/orders', { key: `${reader.slice(0, -1)}x` })).body.code).toBe('invalid_api_key');
+      const adminOnly = await call(base, '/api/orders', { key: admin });
+      expect(adminOnly.status).toBe(403);
+      expect(adminOnly.body).toMatchObject({ code: 'insufficient_scope', missing_scopes: ['orders:read'] });
+      const inQuery = await call(base, `/api/orders?api_key=${reader}`, { key: reader });
+      expect(inQuery.status).toBe(400);
+      expect(inQuery.body.code).toBe('api_key_in_query');
+    });
+  });
+
+  describe('GET /api/reports/daily', () => {
+    it('matches a SQL aggregate for a seeded day', async () => {
+      const { rows: days } = await t.api.db.query<{ day: string }>(
+        `SELECT to_char((created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day FROM orders
+         GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
+      );
+      const date = days[0]!.day;
+      const { rows } = await t.api.db.query<{ currency: string; n: string; paid: string; revenue: string; avg: string | null }>(
+        `SELECT currency, count(*)::text AS n, count(*) FILTER (WHERE status = 'paid')::text AS paid,
+                coalesce(sum(amount_cents) FILTER (WHERE status = 'paid'), 0)::text AS revenue,
+                round(avg(amount_cents) FILTER (WHERE status = 'paid'))::text AS avg
+         FROM orders WHERE to_char((created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') = $1
+         GROUP BY currency ORDER BY currency`,
+        [date],
+      );
+      const res = await call(base, `/api/reports/daily?date=${date}`, { key: reader });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({
+        date,
+        orderCount: rows.reduce((n, r) => n + Number(r.n), 0),
+        currencies: rows.map((r) => ({
+          currency: r.currency,
+          orderCount: Number(r.n),
+          paidCount: Number(r.paid),
+          revenueCents: Number(r.revenue),
+          averageCents: r.avg === null ? null : Number(r.avg),
+        })),
+      });
+      expect(res.body.orderCount).toBeGreaterThan(0);
+    });
+
+    it('defaults to today (UTC) and reports an empty day as zero', async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const res = await call(base, '/api/reports/daily', { key: reader });
+      expect(res.status).toBe(200);
+      expect(res.body.date).toBe(today);
+      const empty = await call(base, '/api/reports/daily?date=1999-12-31', { key: reader });
+      expect(empty.body).toEqual({ date: '1999-12-31', orderCount: 0, currencies: [] });
+    });
+
+    it.each(['2024-02-30', '2023-02-29', '2024-13-01', '2024-1-1', '20240101', 'today', '2024-01-01T00:00:00Z', '0000-01-01', ''])(
+      'refuses date=%j with 400 invalid_request naming the field',
+      async (date) => {
+        const res = await call(base, `/api/reports/daily?date=${encodeURIComponent(date)}`, { key: reader });
+        expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: 'invalid_request', field: 'date' });
+      },
+    );
+
+    it('refuses a repeated date and accepts 29 February of a leap year', async () => {
+      const twice = await call(base, '/api/reports/daily?date=2024-01-01&date=2024-01-02', { key: reader });
+      expect(twice.body).toMatchObject({ code: 'invalid_request', field: 'date' });
+      expect((await call(base, '/api/reports/daily?date=2024-02-29', { key: reader })).status).toBe(200);
+    });
+
+    it('needs reports:read', async () => {
+      const ordersOnly = (await issue({ name: 'orders only', scopes: ['orders:read'] })).key;
+      const res = await call(base, '/api/reports/daily', { key: ordersOnly });
+      expect(res.status).toBe(403);
+      expect(res.body.missing_scopes).toEqual(['reports:read']);
+    });
+  });
+
+  describe('/api/keys', () => {
+    it('runs a key through issue, get, list, rotate with overlap, and revoke', async () => {
+      const created = await issue({ name: 'lifecycle', scopes: ['orders:read'], rateLimit: { limit: 50, windowSeconds: 10 } });
+      expect(created.body).toMatchObject({
+        id: expect.stringMatching(/^key_/),
+        name: 'lifecycle',
+        scopes: ['orders:read'],
+        rateLimit: { limit: 50, windowSeconds: 10 },
+        lastUsedAt: null,
+        expiresAt: null,
+        revokedAt: null,
+        secrets: [{ last4: created.key.slice(-4), lastUsedAt: null, expiresAt: null }],
+      });
+      expect(created.body.createdAt).toMatch(/Z$/);
+      expect(JSON.stringify(created.body)).not.toMatch(/digest/i);
+      expect((await call(base, '/api/orders?limit=1', { key: created.key })).status).toBe(200);
+
+      const got = await call(base, `/api/keys/${created.id}`, { key: admin });
+      expect(got.status).toBe(200);
+      expect(got.body).not.toHaveProperty('key');
+      expect(got.body.secrets).toHaveLength(1);
+      expect(got.text).not.toContain(created.key);
+
+      // The list pages like every collection; walk it one key per page.
+      const ids: string[] = [];
+      let url: string | null = '/api/keys?limit=1';
+      while (url !== null) {
+        const page = await call(base, url, { key: admin });
+        expect(page.status).toBe(200);
+        expect(page.text).not.toMatch(/digest|ks_live_/);
+        ids.push(...page.body.items.map((k: any) => k.id));
+        url = nextLink(page.headers);
+      }
+      expect(ids).toContain(created.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      const offsetPage = await call(base, '/api/keys?offset=0&limit=100', { key: admin });
+      expect(offsetPage.body.total).toBe(ids.length);
+
+      const rotated = await call(base, `/api/keys/${created.id}/rotate`, { key: admin, method: 'POST', body: { overlapSeconds: 3600 } });
+      expect(rotated.status, rotated.text).toBe(201);
+      issued.push(rotated.body.key);
+      expect(rotated.body.id).toBe(created.id);
+      expect(rotated.body.key).not.toBe(created.key);
+      expect(rotated.body.secrets).toHaveLength(2);
+      expect(rotated.body.secrets[0].last4).toBe(rotated.body.key.slice(-4));
+      const overlapEnd = Date.parse(rotated.body.secrets[1].expiresAt) - Date.now();
+      expect(overlapEnd).toBeGreaterThan(3590_000);
+      expect(overlapEnd).toBeLessThanOrEqual(3600_000);
+      expect((await call(base, '/api/orders?limit=1', { key: created.key })).status).toBe(200);
+      expect((await call(base, '/api/orders?limit=1', { key: rotated.body.key })).status).toBe(200);
+
+      const immediate = await call(base, `/api/keys/${created.id}/rotate`, { key: admin, method: 'POST', body: { overlapSeconds: 0 } });
+      expect(immediate.status).toBe(201);
+      issued.push(immediate.body.key);
+      expect((await call(base, '/api/orders?limit=1', { key: rotated.body.key })).status).toBe(401);
+      expect((await call(base, '/api/orders?limit=1', { key: immediate.body.key })).status).toBe(200);
+
+      const revoked = await call(base, `/api/keys/${created.id}`, { key: admin, method: 'DELETE' });
+      expect(revoked.status).toBe(204);
+      expect(revoked.text).toBe('');
+      const after = await call(base, '/api/orders?limit=1', { key: immediate.body.key });
+      expect(after.status).toBe(401);
+      expect(after.body.code).toBe('invalid_api_key');
+      expect((await call(base, `/api/keys/${created.id}`, { key: admin })).body.revokedAt).toEqual(expect.any(String));
+      expect((await call(base, `/api/keys/${created.id}/rotate`, { key: admin, method: 'POST', body: { overlapSeconds: 0 } })).status).toBeGreaterThanOrEqual(400);
+    });
+
+    it.each([
+      ['GET', '/api/keys/key_doesnotexist000000000', undefined],
+      ['GET', '/api/keys/nonsense', undefined],
+      ['POST', '/api/keys/key_doesnotexist000000000/rotate', { overlapSeconds: 60 }],
+      ['DELETE', '/api/keys/key_doesnotexist000000000', undefined],
+    ] as const)('%s %s → 404 not_found', async (method, path, body) => {
+      const res = await call(base, path, { key: admin, method, body });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('not_found');
+    });
+
+    it.each([
+      ['malformed JSON', '{"name":', 'application/json', 'body'],
+      ['a JSON array', '[]', 'application/json', 'body'],
+      ['an empty body', '', 'application/json', 'body'],
+      ['a form post', 'name=x&scopes=orders:read', 'application/x-www-form-urlencoded', 'body'],
+      ['a missing name', '{"scopes":["orders:read"]}', 'application/json', 'name'],
+      ['an unknown scope', '{"name":"x","scopes":["orders:write"]}', 'application/json', 'scopes'],
+      ['empty scopes', '{"name":"x","scopes":[]}', 'application/json', 'scopes'],
+      ['an unknown field', '{"name":"x","scopes":["orders:read"],"scope":"x"}', 'application/json', 'scope'],
+      ['a bad rate limit', '{"name":"x","scopes":["orders:read"],"rateLimit":{"limit":0,"windowSeconds":1}}', 'application/json', 'rateLimit.limit'],
+      ['a bad window', '{"name":"x","scopes":["orders:read"],"rateLimit":{"limit":1,"windowSeconds":"1"}}', 'application/json', 'rateLimit.windowSeconds'],
+      ['a past expiry', '{"name":"x","scopes":["orders:read"],"expiresAt":"2001-01-01T00:00:00Z"}', 'application/json', 'expiresAt'],
+      ['an impossible expiry', '{"name":"x","scopes":["orders:read"],"expiresAt":"2099-02-30T00:00:00Z"}', 'application/json', 'expiresAt'],
+    ])('POST /api/keys with %s → 400 naming %s', async (_label, body, contentType, field) => {
+      const res = await call(base, '/api/keys', { key: admin, method: 'POST', body, headers: { 'content-type': contentType } });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_request', field });
+    });
+
+    it('refuses a bad rotate body and an oversized body without a 500', async () => {
+      const { id } = await issue({ name: 'rotate-bodies', scopes: ['orders:read'] });
+      for (const body of ['{}', '{"overlapSeconds":-1}', '{"overlapSeconds":1.5}', '{"overlapSeconds":"60"}', '{"overlapSeconds":99999999}']) {
+        const res = await call(base, `/api/keys/${id}/rotate`, { key: admin, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+        expect(res.status, body).toBe(400);
+        expect(res.body).toMatchObject({ code: 'invalid_request', field: 'overlapSeconds' });
+      }
+      const huge = JSON.stringify({ name: 'x'.repeat(40_000), scopes: ['orders:read'] });
+      const res = await call(base, '/api/keys', { key: admin, method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(413);
+      expect(res.body.code).toBe('invalid_request');
+    });
+
+    it('accepts an expiry and a per-key rate limit, enforced with 429 and Retry-After', async () => {
+      const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+      const { key, body } = await issue({ name: 'slow', scopes: ['orders:read'], rateLimit: { limit: 2, windowSeconds: 60 }, expiresAt });
+      expect(body.expiresAt).toBe(expiresAt);
+      expect((await call(base, '/api/orders?limit=1', { key })).status).toBe(200);
+      expect((await call(base, '/api/orders?limit=1', { key })).status).toBe(200);
+      const limited = await call(base, '/api/orders?limit=1', { key });
+      expect(limited.status).toBe(429);
+      expect(limited.body.code).toBe('rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.headers.get('ratelimit-policy')).toContain('q=2');
+    });
+
+    it('needs keys:admin', async () => {
+      const res = await call(base, '/api/keys', { key: reader, method: 'POST', body: { name: 'x', scopes: ['keys:admin'] } });
+      expect(res.status).toBe(403);
+      expect(res.body.missing_scopes).toEqual(['keys:admin']);
+    });
+  });
+
+  it('answers unknown paths with a 404 problem', async () => {
+    const res = await call(base, '/api/nope', { key: reader });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+
+  it('logs requests as JSON with key id and last 4, never a key or an Authorization header', async () => {
+    await call(base, `/api/orders?limit=1&api_key=${reader}`, { key: reader });
+    await call(base, '/api/orders?limit=1', { key: reader, headers: { cookie: 'session=secret-cookie' } });
+    const lines = t.logs.map((l) => JSON.parse(l) as Record<string, any>);
+    const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests.length).toBeGreaterThan(20);
+    const ok = requests.find((l) => l.res.statusCode === 200 && l.req.url.startsWith('/api/orders'));
+    expect(ok).toMatchObject({ req: { method: 'GET' }, key: { id: expect.stringMatching(/^key_/), last4: reader.slice(-4) } });
+    expect(typeof ok!.responseTime).toBe('number');
+    const inQuery = requests.find((l) => l.req.url.includes('api_key='));
+    expect(inQuery!.req.url).toContain(`api_key=…${reader.slice(-4)}`);
+    const refused = requests.find((l) => l.auth?.reason === 'checksum');
+    expect(refused).toBeDefined();
+    const all = t.logs.join('\n');
+    for (const key of issued) expect(all).not.toContain(key);
+    expect(all).not.toContain('secret-cookie');
+    expect(all.toLowerCase()).not.toContain('apikey ks_');
+  });
+});
