@@ -92,7 +92,8 @@ describe('createPaginator', () => {
     expect((body as OffsetPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
     expect((body as OffsetPage<Order>).total).toBe(7);
     expect(headers.link).toBe('<https://x.test/o?offset=6&limit=3&q=1>; rel="next"');
-    const end = await paginator.page({ ...plan, offset: 6 }, orders.slice(6), { url: 'https://x.test/o', total: 7 });
+    const lastPlan = await paginator.plan(new URLSearchParams('offset=6&limit=3'));
+    const end = await paginator.page(lastPlan, orders.slice(6), { url: 'https://x.test/o', total: 7 });
     expect(end.headers.link).toBeUndefined();
   });
 
