@@ -11,7 +11,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { AuthenticationError, ConfigError, KeysetError, type InvalidKeyReason } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import { fromHex, toHex } from '../internal/hex.ts';
+import { fromHex, toByteString, toHex } from '../internal/hex.ts';
 import { LruCache } from '../internal/lru-cache.ts';
 import { readApiKeyHeader } from './authorization-header.ts';
 import { createRawDigest } from './key-digest.ts';
@@ -172,6 +172,8 @@ export interface Keyring {
 
 interface ValidEntry {
   verified: VerifiedKey;
+  /** Hex digest, for the last-use writer. */
+  digest: string;
   identityId: string;
   /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
   validUntil: number;
@@ -307,41 +309,43 @@ export function createKeyring(options: KeyringOptions): Keyring {
     }
     const raw = rawDigest(text);
     const bytes = raw instanceof Uint8Array ? raw : await raw;
-    const digest = toHex(bytes);
-    const last4 = text.slice(-4);
+    // Cache keys are the digest's bytes as a short flat string: cheaper to hash than hex.
+    const cacheKey = toByteString(bytes);
     const now = clock();
 
-    const hit = valid?.get(digest, now);
+    const hit = valid?.get(cacheKey, now);
     if (hit !== undefined) {
       if (now < hit.validUntil) {
-        writer?.touch(digest, now);
+        writer?.touch(hit.digest, now);
         return hit.verified;
       }
-      valid!.delete(digest);
-      invalidCache?.set(digest, { reason: hit.endReason, identityId: hit.identityId }, now + negativeTtlMs);
-      throw reject(hit.endReason, last4, hit.identityId, realm);
+      valid!.delete(cacheKey);
+      invalidCache?.set(cacheKey, { reason: hit.endReason, identityId: hit.identityId }, now + negativeTtlMs);
+      throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
     }
-    const miss = invalidCache?.get(digest, now);
+    const last4 = text.slice(-4);
+    const miss = invalidCache?.get(cacheKey, now);
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
 
+    const digest = toHex(bytes);
     const startEpoch = epoch;
     const found = await storeCall('findByDigest', () => store.findByDigest(digest));
     const storedDigest = found === undefined ? undefined : fromHex(found.secret.digest);
     // The store matched by digest; compare again in constant time so a store that matches
     // loosely (collation, prefix index) can never let a different key through.
     if (found === undefined || storedDigest === undefined || !crypto.timingSafeEqual(storedDigest, bytes)) {
-      if (epoch === startEpoch) invalidCache?.set(digest, { reason: 'unknown', identityId: undefined }, now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: 'unknown', identityId: undefined }, now + negativeTtlMs);
       throw reject('unknown', last4, undefined, realm);
     }
     const { identity } = found;
     const verdict = judge(identity, found.secret, now);
     if ('reason' in verdict) {
-      if (epoch === startEpoch) invalidCache?.set(digest, { reason: verdict.reason, identityId: identity.id }, now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: verdict.reason, identityId: identity.id }, now + negativeTtlMs);
       throw reject(verdict.reason, last4, identity.id, realm);
     }
     const verified = toVerifiedKey(found, last4);
     if (epoch === startEpoch) {
-      valid?.set(digest, { verified, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
+      valid?.set(cacheKey, { verified, digest, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
     }
     writer?.touch(digest, now);
     return verified;
@@ -388,7 +392,8 @@ export function createKeyring(options: KeyringOptions): Keyring {
         revokedAt: null,
       };
       await storeCall('insertIdentity', () => store.insertIdentity(identity, secret));
-      invalidCache?.delete(secret.digest);
+      const bytes = fromHex(secret.digest);
+      if (bytes !== undefined) invalidCache?.delete(toByteString(bytes));
       return issued(key, toKeyRecord({ identity, secrets: [secret] }));
     },
 

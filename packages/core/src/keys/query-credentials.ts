@@ -48,6 +48,11 @@ function containsKey(text: string, prefix: string): boolean {
 export function findQueryCredential(url: string, prefix: string): QueryCredential | undefined {
   const query = rawQuery(url);
   if (query === '') return undefined;
+  // Fast path for the common request: nothing encoded, no credential name, no `prefix_`.
+  if (query.indexOf('%') < 0 && query.indexOf(`${prefix}_`) < 0) {
+    const lower = query.toLowerCase();
+    if (!CREDENTIAL_QUERY_PARAMS.some((name) => lower.includes(name))) return undefined;
+  }
   for (const [name, value] of new URLSearchParams(query)) {
     const lower = name.toLowerCase();
     if (CREDENTIAL_NAMES.has(lower)) return { kind: 'named', name: lower };
