@@ -1,2 +1,17 @@
-/** Public exports. */
-export {};
+/**
+ * @keyset/redis: a GCRA rate-limit store (one EVALSHA per decision, Redis TIME as the
+ * clock) and a revocation bus (pub/sub) for running keyset on several instances.
+ * @module
+ */
+export { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
+export type { RedisRateLimitStore, RedisRateLimitStoreOptions, RedisScriptClient } from './redis-rate-limit-store.ts';
+export { createRevocationBus } from './revocation-bus.ts';
+export type {
+  RevocableKeyring,
+  RevocationBus,
+  RevocationBusLogger,
+  RevocationBusOptions,
+  RevocationEvent,
+  RevocationPublisher,
+  RevocationSubscriber,
+} from './revocation-bus.ts';

@@ -1,0 +1,121 @@
+/**
+ * GCRA rate-limit store on Redis: one `EVALSHA` per decision, whatever the number of
+ * pairs, with Redis `TIME` as the clock (DESIGN §4). Keys are hash-tagged with the
+ * decision's key, `<prefix>{<key>}:<policy name>`, so every pair of a decision lives
+ * in one Redis Cluster slot; each key expires when its TAT passes, so memory is bounded
+ * by the keys active within one window.
+ * @module
+ */
+import { ConfigError, evaluateGcra, prepareGcra } from '@keyset/core';
+import type { GcraParameters, RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
+import { GCRA_SCRIPT } from './internal/gcra-script.ts';
+import { sha1Hex, withTimeout } from './internal/with-timeout.ts';
+
+/**
+ * What the store needs from a Redis client: `EVALSHA` and `EVAL`. An ioredis `Redis` or
+ * `Cluster` fits. Create it with `enableOfflineQueue: false` (so an outage fails at
+ * once instead of queueing) and a small `maxRetriesPerRequest` (e.g. 1).
+ */
+export interface RedisScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** Options of `createRedisRateLimitStore`. */
+export interface RedisRateLimitStoreOptions {
+  /** The ioredis client (or anything with `evalsha`/`eval`). The store never closes it. */
+  redis: RedisScriptClient;
+  /**
+   * Prefix of every key. Must not contain `{` or `}` (they would move the hash tag).
+   * @default 'keyset:rl:'
+   */
+  prefix?: string;
+  /**
+   * Longest wait for Redis per decision. Past it the decision rejects, and the limiter's
+   * `onStoreError` decides. The script may still run in Redis afterwards.
+   * @default 50
+   */
+  timeoutMs?: number;
+}
+
+/** The Redis store; `decide` always answers asynchronously. */
+export interface RedisRateLimitStore extends RateLimitStore {
+  decide(requests: readonly RateLimitRequest[], cost?: number): Promise<RateLimitDecision[]>;
+  /** The Redis key of one (key, policy name) pair, for operators and tests. */
+  keyOf(key: string, policyName?: string): string;
+}
+
+/**
+ * Creates a rate-limit store shared by every instance that uses the same Redis.
+ * All pairs of one decision must share one `key` (one identity, several policies),
+ * so that the decision stays in one Cluster slot.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+ * const limiter = createRateLimiter({
+ *   store: createRedisRateLimitStore({ redis }),
+ *   defaultPolicy: { limit: 100, windowSeconds: 60 },
+ * });
+ * ```
+ */
+export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): RedisRateLimitStore {
+  const { redis, prefix = 'keyset:rl:', timeoutMs = 50 } = options;
+  if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
+    throw new ConfigError('createRedisRateLimitStore needs `redis`: an ioredis client (evalsha and eval)');
+  }
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+    throw new ConfigError(`prefix must be a string without { or }, got ${JSON.stringify(prefix)}`);
+  }
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
+  }
+  let sha: string | undefined;
+  const shaReady = sha1Hex(GCRA_SCRIPT).then((value) => (sha = value));
+
+  const keyOf = (key: string, policyName = 'default'): string => `${prefix}{${key}}:${policyName}`;
+
+  async function run(keys: string[], args: (string | number)[]): Promise<unknown> {
+    const digest = sha ?? (await shaReady);
+    try {
+      return await redis.evalsha(digest, keys.length, ...keys, ...args);
+    } catch (error) {
+      // Script cache flushed or a fresh server (failover, restart): EVAL runs the script
+      // and caches it again, so the next decision is one EVALSHA again.
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(GCRA_SCRIPT, keys.length, ...keys, ...args);
+    }
+  }
+
+  async function decide(requests: readonly RateLimitRequest[], cost = 1): Promise<RateLimitDecision[]> {
+    const parameters = prepareGcra(requests, cost);
+    const identity = (requests[0] as RateLimitRequest).key;
+    if (requests.some((r) => r.key !== identity)) {
+      throw new ConfigError('A Redis rate-limit decision spans one key (several policies of one identity), so it stays in one Cluster slot');
+    }
+    const keys = parameters.map((p) => keyOf(identity, p.name));
+    const args: (string | number)[] = [cost];
+    for (const p of parameters) args.push(p.emissionMicros, p.burstMicros);
+    const reply = await withTimeout(run(keys, args), timeoutMs, 'Redis rate-limit store');
+    return decisionsFrom(reply, parameters, cost);
+  }
+
+  return Object.freeze({ decide, keyOf });
+}
+
+/** Rebuilds the decisions from the script's `{ now, allowed, stored… }` reply. */
+function decisionsFrom(reply: unknown, parameters: readonly GcraParameters[], cost: number): RateLimitDecision[] {
+  if (!Array.isArray(reply) || reply.length !== parameters.length + 2 || !reply.every((n) => Number.isSafeInteger(n))) {
+    throw new Error('Unexpected reply from the Redis rate-limit script');
+  }
+  const [now, allowed, ...stored] = reply as number[];
+  const outcome = evaluateGcra(
+    parameters.map((p, i) => ({ parameters: p, tat: (stored[i] as number) > (now as number) ? stored[i] : undefined })),
+    now as number,
+    cost,
+  );
+  // Same integers, same comparison: a disagreement means a foreign script or key type.
+  if (outcome.allowed !== (allowed === 1)) throw new Error('Redis rate-limit script and evaluateGcra disagree');
+  return outcome.decisions;
+}
