@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
  * @module
  */
-import { ConfigError } from '@keyset/core';
+import { ConfigError, isValidScope } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { RequestHandler } from 'express';
 import { guardUrl } from './internal/request-url.ts';
@@ -45,6 +45,9 @@ export interface ApiKeyOptions {
 export function apiKey(options: ApiKeyOptions): RequestHandler {
   const { guard, scopes = [] } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
+  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
+    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
+  }
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(req, res, next) {
     const request = { authorization: req.get('authorization'), url: guardUrl(req) };

@@ -88,6 +88,11 @@ describe('paginate() for Express', () => {
     expect(linkOf(res)).toMatch(/^https:\/\/api\.example\.com\/v1\/items\?/);
   });
 
+  it('refuses a missing paginator or a filters that is not a function', () => {
+    expect(() => paginate({} as never)).toThrow(ConfigError);
+    expect(() => paginate(fixture.paginator, { filters: { status: 'paid' } as never })).toThrow(ConfigError);
+  });
+
   it.each(['not a url', 'ftp://example.com', 'https://example.com/?a=1', 'https://example.com/#top', '/relative'])(
     'refuses baseUrl %s when the middleware is created',
     (baseUrl) => {

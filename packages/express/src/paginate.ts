@@ -3,6 +3,7 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
+import { ConfigError } from '@keyset/core';
 import type { PagePlan, Paginator } from '@keyset/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { normalizeBaseUrl, publicUrl } from './internal/request-url.ts';
@@ -64,6 +65,10 @@ const states = new WeakMap<Response, PageState>();
  */
 export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): RequestHandler {
   const { filters, baseUrl } = options;
+  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
+    throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+  }
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
   return async function paginate(req, res, next) {
     const url = publicUrl(req, base);

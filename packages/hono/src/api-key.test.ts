@@ -97,5 +97,7 @@ describe('apiKey() for Hono', () => {
   it('refuses to be created without a guard', () => {
     expect(() => apiKey({} as never)).toThrow(ConfigError);
     expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);
+    expect(() => apiKey({ guard: fixture.guard, scopes: ['has space'] })).toThrow(ConfigError);
+    expect(() => apiKey({ guard: fixture.guard, scopes: 'orders:read' as never })).toThrow(ConfigError);
   });
 });

@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError } from '@keyset/core';
+import { ConfigError, isValidScope } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 
@@ -39,6 +39,9 @@ export interface ApiKeyOptions {
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   const { guard, scopes = [] } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
+  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
+    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
+  }
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(c, next) {
     const { key, headers } = await guard.check({ authorization: c.req.header('authorization'), url: c.req.url }, checkOptions);

@@ -3,6 +3,7 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
+import { ConfigError } from '@keyset/core';
 import type { CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { normalizeBaseUrl, publicUrl } from './internal/public-url.ts';
@@ -58,6 +59,10 @@ const states = new WeakMap<Context, PageState>();
  */
 export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): MiddlewareHandler {
   const { filters, baseUrl } = options;
+  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
+    throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+  }
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
   return async function paginate(c, next) {
     const url = publicUrl(c.req.url, base);
