@@ -19,9 +19,13 @@ export interface RevocationEvent {
   id: string;
 }
 
-/** What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). */
+/**
+ * What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). A keyring
+ * that awaits its listeners, as `createKeyring` does, lets `revoke()` resolve only once
+ * the bus has handed the event to Redis.
+ */
 export interface RevocableKeyring {
-  onChange(listener: (event: RevocationEvent) => void): () => void;
+  onChange(listener: (event: RevocationEvent) => void | Promise<void>): () => void;
   invalidate(identityId: string): void;
 }
 
@@ -54,9 +58,9 @@ export interface RevocationBusOptions {
    */
   channel?: string;
   /**
-   * Publish every `keyring.onChange` event. Turn off when you call `bus.publish()`
-   * yourself after `revoke()`/`rotate()` (to await it); leaving both on only sends
-   * each event twice, which is harmless.
+   * Publish every `keyring.onChange` event (the listener returns the PUBLISH promise, so
+   * `createKeyring`'s `revoke()` waits for it). Turn off to call `bus.publish()` yourself;
+   * leaving both on only sends each event twice, which is harmless.
    * @default true
    */
   publishOnChange?: boolean;
@@ -99,8 +103,7 @@ const consoleLogger: RevocationBusLogger = {
  * ```ts
  * const bus = createRevocationBus({ publisher: redis, subscriber: redis.duplicate(), keyring });
  * await bus.ready;
- * await keyring.revoke(id);
- * await bus.publish({ type: 'revoked', id }); // with publishOnChange: false, to await it
+ * await keyring.revoke(id); // resolves after the PUBLISH: other instances evict within ~1 ms
  * ```
  */
 export function createRevocationBus(options: RevocationBusOptions): RevocationBus {
@@ -150,14 +153,14 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   }
 
   const stopListening = publishOnChange
-    ? keyring.onChange((event) => {
+    ? keyring.onChange((event) =>
         publish(event).catch((error: unknown) => {
           logger.warn(
             { type: event.type, id: event.id, error: error instanceof Error ? error.message : String(error) },
             'could not publish a keyring change; other instances keep their cache until its TTL',
           );
-        });
-      })
+        }),
+      )
     : (): void => undefined;
 
   return Object.freeze({
