@@ -114,11 +114,11 @@ describe.skipIf(url === undefined)('createRedisRateLimitStore (real Redis)', () 
     await store.decide([{ key, policy: { limit: 10, windowSeconds: 60 } }], 3);
     const redisKey = store.keyOf(key);
     expect(redisKey).toBe(`${prefix}{${key}}:default`);
-    const [[, tat], [, pttl], [, time]] = (await a.multi().get(redisKey).pttl(redisKey).time().exec()) as [
+    const [[, tat], [, pttl], [, time]] = (await a.multi().get(redisKey).pttl(redisKey).time().exec()) as unknown as [
       [null, string],
       [null, number],
       [null, [string, string]],
-    ][];
+    ];
     const nowMicros = Number(time[0]) * 1e6 + Number(time[1]);
     expect(tat).toMatch(/^\d+$/);
     const ahead = Number(tat) - nowMicros; // 3 × 6 s
