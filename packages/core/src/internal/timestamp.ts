@@ -16,14 +16,20 @@ export interface Instant {
   readonly micros: number;
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 /** Parses timestamp text; `undefined` when it is not a valid instant in the accepted formats. */
 export function parseTimestamp(text: string): Instant | undefined {
   const m = PATTERN.exec(text);
   if (m === null) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = Number(m[6]);
   if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const daysInMonth = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0);
-  if (day > daysInMonth) return undefined;
+  if (day > (month === 2 && isLeap(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number))) return undefined;
   let offset = 0;
   if (m[8] === undefined) {
     const oh = Number(m[10]);
@@ -32,11 +38,18 @@ export function parseTimestamp(text: string): Instant | undefined {
     if (oh > 15 || om > 59 || os > 59) return undefined;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 3600 + om * 60 + os);
   }
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute, second, 0);
   const micros = m[7] === undefined ? 0 : Number(m[7].padEnd(6, '0'));
-  return { seconds: utc.getTime() / 1000 - offset, micros };
+  return { seconds: daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset, micros };
+}
+
+/** Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`); no `Date`, no two-digit-year quirks. */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
 }
 
 function isLeap(year: number): boolean {

@@ -10,7 +10,7 @@ import { toSortValue } from '../internal/sort-values.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { fingerprintWith, scopePrefix } from './cursor-fingerprint.ts';
 import { createLimitPolicy } from './limit-policy.ts';
-import { parsePageQuery, resolveModes } from './parse-page-query.ts';
+import { parseWithModes, resolveModes } from './parse-page-query.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import type { CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
 import { ConfigError } from '../errors.ts';
@@ -123,7 +123,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
 
     async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
-      const parsed = parsePageQuery(query, modeOptions);
+      const parsed = parseWithModes(query, modeOptions);
       const limit = limits.resolve(parsed.limit);
       const fingerprint = await fingerprintWith(crypto, prefix, planOptions.filters);
       if (parsed.mode === 'offset') {

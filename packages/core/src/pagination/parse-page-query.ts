@@ -82,7 +82,14 @@ export function resolveModes(options: ParsePageQueryOptions): { defaultMode: Pag
  * ```
  */
 export function parsePageQuery(query: URLSearchParams, options: ParsePageQueryOptions = {}): PageQuery {
-  const { defaultMode, modes } = resolveModes(options);
+  return parseWithModes(query, resolveModes(options));
+}
+
+/** {@link parsePageQuery} with modes already validated by `resolveModes` (the paginator's hot path). */
+export function parseWithModes(
+  query: URLSearchParams,
+  { defaultMode, modes }: { defaultMode: PaginationMode; modes: readonly PaginationMode[] },
+): PageQuery {
   const rawLimit = single(query, 'limit', 'invalid_limit');
   const limit = rawLimit === undefined ? undefined : integer(rawLimit, 'limit', LIMIT, 'invalid_limit', 'a positive integer');
   const rawOffset = single(query, 'offset', 'invalid_offset');

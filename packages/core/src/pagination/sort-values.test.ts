@@ -62,6 +62,16 @@ describe('timestamps', () => {
     );
   });
 
+  it('reads the same epoch instant as Date for ISO strings (property)', () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), (d) => {
+        const { seconds, micros } = parseTimestamp(d.toISOString())!;
+        expect(seconds * 1000 + micros / 1000).toBe(d.getTime());
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('serialises a Date as ISO with six fractional digits', () => {
     expect(toSortValue(key('timestamp'), new Date('2024-05-01T10:00:00.123Z'))).toBe('2024-05-01T10:00:00.123000Z');
     expect(() => toSortValue(key('timestamp'), new Date(Number.NaN))).toThrow(TypeError);
