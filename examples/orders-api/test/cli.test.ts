@@ -1,0 +1,101 @@
+/**
+ * The key CLI: usage errors without touching a database, the full command set on
+ * the embedded PGlite data directory, and the refusal (exit 3) while a server holds it,
+ * checked from a separate process as an operator would hit it.
+ */
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HELP, runCli } from '../src/cli.ts';
+import { lockDataDir } from '../src/data-dir.ts';
+import { tempDir } from './helpers.ts';
+
+const EXAMPLE = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(args, { env, out: (s) => void (out += s), err: (s) => void (err += s) });
+  return { code, out, err };
+}
+
+describe('key CLI', () => {
+  const dataDir = tempDir('orders-cli-');
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('prints help with --help (exit 0) and with no arguments (exit 2)', async () => {
+    expect(await cli(['--help'])).toMatchObject({ code: 0, out: HELP });
+    const none = await cli([]);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('Usage: pnpm keys');
+  });
+
+  it.each([
+    [['frobnicate'], /unknown command/],
+    [['create', '--name', 'x'], /--scopes/],
+    [['create', '--scopes', 'orders:read'], /--name/],
+    [['create', '--name', 'x', '--scopes', 'orders:write'], /Unknown scope/],
+    [['create', '--name', 'x', '--scopes', 'orders:read', '--rate', 'fast'], /--rate/],
+    [['create', '--name', 'x', '--scopes', 'orders:read', '--expires', 'tomorrow'], /expiresAt/],
+    [['rotate', 'key_x'], /--overlap/],
+    [['rotate', 'key_x', '--overlap', 'soon'], /--overlap/],
+    [['revoke'], /usage: pnpm keys revoke/],
+    [['list', '--bogus'], /Unknown option/],
+  ])('refuses %j with exit 2', async (args, message) => {
+    const { code, err } = await cli(args, { DATA_DIR: dataDir });
+    expect(code).toBe(2);
+    expect(err).toMatch(message);
+  });
+
+  it('exits 78 on a bad configuration', async () => {
+    const { code, err } = await cli(['list'], { DATA_DIR: dataDir, KEY_PREFIX: 'NOPE' });
+    expect(code).toBe(78);
+    expect(err).toContain('KEY_PREFIX');
+  });
+
+  it('creates, lists, shows, rotates and revokes keys on the PGlite data directory', async () => {
+    const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    const created = await cli(['create', '--name', 'ci', '--scopes', 'orders:read,reports:read', '--rate', '10/1s', '--json'], env);
+    expect(created.code, created.err).toBe(0);
+    const record = JSON.parse(created.out);
+    expect(record).toMatchObject({ name: 'ci', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 1 } });
+    expect(record.key).toMatch(/^ks_live_/);
+
+    const listed = await cli(['list', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out).map((k: { id: string }) => k.id)).toEqual([record.id]);
+    expect(listed.out).not.toContain(record.key);
+
+    const rotated = await cli(['rotate', record.id, '--overlap', '1h', '--json'], env);
+    expect(rotated.code, rotated.err).toBe(0);
+    expect(JSON.parse(rotated.out).secrets).toHaveLength(2);
+
+    const revoked = await cli(['revoke', record.id], env);
+    expect(revoked).toMatchObject({ code: 0, out: `Revoked key ${record.id}.\n` });
+
+    const shown = await cli(['show', record.id], env);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toMatch(/status:\s+revoked/);
+
+    const missing = await cli(['show', 'key_doesnotexist000000000'], env);
+    expect(missing).toMatchObject({ code: 1, err: 'No key with this id.\n' });
+  }, 60_000);
+
+  it('exits 3 with advice when a running server holds the data directory', () => {
+    const release = lockDataDir(dataDir, 'server');
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'list'], {
+        cwd: EXAMPLE,
+        env: { ...process.env, DATA_DIR: dataDir, TSX_TSCONFIG_PATH: `${ROOT}tsconfig.json` },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.stderr).toMatch(/holds .*Stop the server.*\/api\/keys/s);
+      expect(run.status).toBe(3);
+    } finally {
+      release();
+    }
+  }, 40_000);
+});

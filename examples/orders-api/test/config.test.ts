@@ -1,0 +1,122 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, DEFAULTS, EXAMPLE_DIR, loadConfig, parseRate, resolveConfig } from '../src/config.ts';
+import { isCalendarDate, parseInstant, parseJsonObject } from '../src/app/validation.ts';
+import { parseDuration } from '../src/cli.ts';
+
+describe('loadConfig', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      adapter: 'hono',
+      dataDir: resolve(EXAMPLE_DIR, '.data'),
+      seedOrders: 10_000,
+      keyPrefix: 'ks_live',
+      rateLimit: { limit: 100, windowSeconds: 1 },
+      logLevel: 'info',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      cursorSecrets: undefined,
+    });
+    expect(config.dataDir.endsWith('examples/orders-api/.data')).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      ADAPTER: 'express',
+      DATA_DIR: '/var/lib/orders',
+      DATABASE_URL: 'postgres://u:p@db/orders',
+      REDIS_URL: 'redis://cache:6379',
+      SEED_ORDERS: '0',
+      CURSOR_SECRETS: `${'a'.repeat(32)}, ${'b'.repeat(40)}`,
+      KEY_PREFIX: 'acme_live',
+      KEY_PEPPER: 'p'.repeat(32),
+      RATE_LIMIT: '600/1m',
+      PUBLIC_URL: 'https://api.example.com/v1/',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      adapter: 'express',
+      dataDir: '/var/lib/orders',
+      seedOrders: 0,
+      cursorSecrets: ['a'.repeat(32), 'b'.repeat(40)],
+      keyPrefix: 'acme_live',
+      rateLimit: { limit: 600, windowSeconds: 60 },
+      publicUrl: 'https://api.example.com/v1',
+      logLevel: 'debug',
+    });
+  });
+
+  it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
+    expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
+  });
+
+  it('reports every problem at once, naming the variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: '70000', ADAPTER: 'koa', SEED_ORDERS: '1e3', CURSOR_SECRETS: 'short', RATE_LIMIT: 'fast', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    const message = (error as Error).message;
+    for (const name of ['PORT', 'ADAPTER', 'SEED_ORDERS', 'CURSOR_SECRETS', 'RATE_LIMIT', 'LOG_LEVEL', 'DATABASE_URL']) {
+      expect(message).toContain(name);
+    }
+  });
+
+  it('validates programmatic options the same way', () => {
+    expect(() => resolveConfig({ keyPrefix: 'Bad-Prefix' })).toThrow(/KEY_PREFIX/);
+    expect(() => resolveConfig({ seedOrders: -1 })).toThrow(/SEED_ORDERS/);
+    expect(() => resolveConfig({ publicUrl: 'ftp://x' })).toThrow(/PUBLIC_URL/);
+    expect(resolveConfig({}).port).toBe(DEFAULTS.port);
+  });
+});
+
+describe('small parsers', () => {
+  it('parseRate', () => {
+    expect(parseRate('100/1s')).toEqual({ limit: 100, windowSeconds: 1 });
+    expect(parseRate('10/s')).toEqual({ limit: 10, windowSeconds: 1 });
+    expect(parseRate('5000/1h')).toEqual({ limit: 5000, windowSeconds: 3600 });
+    for (const bad of ['0/1s', '10', '10/0s', '-1/1s', '1.5/1s', '10/1w']) expect(parseRate(bad), bad).toBeUndefined();
+  });
+
+  it('parseDuration', () => {
+    expect(parseDuration('3600')).toBe(3600);
+    expect(parseDuration('0')).toBe(0);
+    expect(parseDuration('15m')).toBe(900);
+    expect(parseDuration('7d')).toBe(604_800);
+    for (const bad of ['-1', '1.5h', 'soon', '']) expect(parseDuration(bad), bad).toBeUndefined();
+  });
+
+  it('isCalendarDate', () => {
+    expect(isCalendarDate('2024-02-29')).toBe(true);
+    expect(isCalendarDate('2000-02-29')).toBe(true);
+    expect(isCalendarDate('1900-02-29')).toBe(false);
+    expect(isCalendarDate('2024-04-31')).toBe(false);
+    expect(isCalendarDate('2024-00-10')).toBe(false);
+    expect(isCalendarDate('٢٠٢٤-01-01')).toBe(false);
+  });
+
+  it('parseInstant needs an offset and a real date', () => {
+    expect(parseInstant('2030-01-31T00:00:00Z')?.toISOString()).toBe('2030-01-31T00:00:00.000Z');
+    expect(parseInstant('2030-01-31T02:00:00+02:00')?.toISOString()).toBe('2030-01-31T00:00:00.000Z');
+    expect(parseInstant('2030-01-31T00:00:00')).toBeUndefined();
+    expect(parseInstant('2030-02-31T00:00:00Z')).toBeUndefined();
+    expect(parseInstant('2030-01-31')).toBeUndefined();
+  });
+
+  it('parseJsonObject accepts JSON media types only', () => {
+    expect(parseJsonObject('{"a":1}', 'application/json; charset=utf-8')).toEqual({ a: 1 });
+    expect(parseJsonObject('{"a":1}', 'application/merge-patch+json')).toEqual({ a: 1 });
+    expect(parseJsonObject('{"a":1}', undefined)).toEqual({ a: 1 });
+    expect(() => parseJsonObject('{"a":1}', 'text/plain')).toThrow(/application\/json/);
+    expect(() => parseJsonObject('null', 'application/json')).toThrow(/object/);
+  });
+});
