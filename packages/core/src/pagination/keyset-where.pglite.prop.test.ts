@@ -1,8 +1,8 @@
 /** SQL walk properties through keysetWhere on PGlite (embedded PostgreSQL). */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { concurrentWalkProperty, staticWalkProperty } from './keyset-where.sql-walks.ts';
-import { ITEMS_DDL } from './walk-fixtures.ts';
+import { concurrentWalkProperty, staticWalkProperty } from './sql-walks.test-support.ts';
+import { ITEMS_DDL } from './walk.test-support.ts';
 
 let db: PGlite;
 

@@ -2,8 +2,8 @@
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { concurrentWalkProperty, staticWalkProperty } from './keyset-where.sql-walks.ts';
-import { ITEMS_DDL } from './walk-fixtures.ts';
+import { concurrentWalkProperty, staticWalkProperty } from './sql-walks.test-support.ts';
+import { ITEMS_DDL } from './walk.test-support.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_walk');

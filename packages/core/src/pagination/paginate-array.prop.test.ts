@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { paginateArray } from './paginate-array.ts';
 import { createPaginator } from './paginator.ts';
 import type { SortKey } from './types.ts';
-import { datasetArbitrary, newItem, referenceCompare, sortArbitrary, walkCursor, walkOffset, type Item } from './walk-fixtures.ts';
+import { datasetArbitrary, newItem, referenceCompare, sortArbitrary, walkCursor, walkOffset, type Item } from './walk.test-support.ts';
 
 const SECRET = 'an-in-memory-test-secret-of-32-bytes!!';
 const paginatorFor = (sort: SortKey[]) =>

@@ -21,7 +21,7 @@ import {
   walkOffset,
   type Item,
   type SqlClient,
-} from './walk-fixtures.ts';
+} from './walk.test-support.ts';
 
 const SECRET = 'a-sql-walk-test-secret-of-at-least-32-bytes';
 const paginatorFor = (sort: SortKey[]) =>
