@@ -29,6 +29,9 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
     const { id, name, last4 } = res.locals.apiKey;
     res.json({ id, name, last4 });
   });
+  app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
+    res.send('unreachable');
+  });
   app.post('/echo', apiKey({ guard }), express.json(), (req, res) => {
     res.json({ received: req.body as unknown });
   });

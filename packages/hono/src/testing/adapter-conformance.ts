@@ -9,6 +9,7 @@
  *   `sendPage(fixture.list(plan, query).rows, { total })`;
  * - `GET /public/items`: the same without `apiKey`;
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
+ * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
  * - `POST /echo`: `apiKey({ guard })`, parsing the JSON body and answering `{ received }`;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
@@ -260,6 +261,15 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(res.headers.get('ratelimit')).toMatch(/r=0/);
         expect(res.headers.get('ratelimit-policy')).toMatch(/q=2/);
         await expectProblem(res, 429, 'rate_limited');
+      });
+    });
+
+    describe('outages', () => {
+      it('answers an unreachable key store with 503 unavailable, revealing nothing', async () => {
+        const before = fixture.reported.length;
+        const body = await expectProblem(await get('/down', reader), 503, 'unavailable');
+        expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|10\.0\.0\.9/);
+        expect(fixture.reported.slice(before).map((r) => r.status)).toEqual([503]);
       });
     });
 

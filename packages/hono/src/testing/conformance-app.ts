@@ -26,6 +26,7 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
     const { id, name, last4 } = c.var.apiKey;
     return c.json({ id, name, last4 });
   });
+  app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
   app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
   app.get('/throws', () => {

@@ -12,7 +12,7 @@ import {
   createRateLimiter,
   paginateArray,
 } from '@keyset/core';
-import type { ApiKeyGuard, Keyring, PagePlan, Paginator, SortSpec } from '@keyset/core';
+import type { ApiKeyGuard, Keyring, KeyStore, PagePlan, Paginator, SortSpec } from '@keyset/core';
 
 /** One row of the conformance collection. */
 export interface Item {
@@ -29,6 +29,8 @@ export interface ConformanceFixture {
   readonly paginator: Paginator<Item>;
   readonly keyring: Keyring;
   readonly guard: ApiKeyGuard;
+  /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
+  readonly downGuard: ApiKeyGuard;
   /** Key strings: `reader` holds `items:read`; `writer` only `items:write`; `limited` allows 2 requests per hour. */
   readonly keys: { readonly reader: string; readonly writer: string; readonly limited: string };
   /** A well-formed key (valid checksum) that this keyring never issued. */
@@ -73,6 +75,13 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const foreignKey = (await otherKeyring.issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
+  const memory = createMemoryKeyStore();
+  const unreachable: KeyStore = {
+    ...memory,
+    findByDigest: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.9:5432')),
+  };
+  const downKeyring = createKeyring({ store: unreachable, prefix: PREFIX, cache: false });
+  const downGuard = createApiKeyGuard({ keyring: downKeyring, realm: REALM });
 
   const select = (query: URLSearchParams): Item[] => {
     const status = query.get('status');
@@ -84,6 +93,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     paginator,
     keyring,
     guard,
+    downGuard,
     keys: { reader, writer, limited },
     foreignKey,
     list: (plan, query) => paginateArray(select(query), plan, sort),
@@ -92,6 +102,9 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
       return status === null ? {} : { status };
     },
     reported: [],
-    close: () => keyring.close(),
+    close: async () => {
+      await keyring.close();
+      await downKeyring.close();
+    },
   };
 }
