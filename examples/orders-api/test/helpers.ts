@@ -25,7 +25,13 @@ export async function startApi(options: OrdersApiOptions & { dataDir?: string })
   const dataDir = options.dataDir ?? tempDir();
   const logs: string[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
-  const api = await createOrdersApi({ port: 0, seedOrders: 2000, ...options, dataDir, logger });
+  let api: OrdersApi;
+  try {
+    api = await createOrdersApi({ port: 0, seedOrders: 2000, ...options, dataDir, logger });
+  } catch (error) {
+    if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     api,
     dataDir,

@@ -1,9 +1,14 @@
 /**
  * Redis, when `REDIS_URL` is set: the shared GCRA store (one script call per request)
- * and the revocation bus that evicts cached keys on every instance.
+ * and the revocation bus that evicts cached keys on every instance before `revoke()`
+ * returns. Two connections: a subscribed connection cannot run other commands.
+ * A wrong or unreachable `REDIS_URL` stops the start with a clear error; an outage
+ * later degrades to per-instance limits (`onStoreError: 'local'`).
  * @module
  */
 import type { Keyring, RateLimitStore } from '@keyset/core';
+import { createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 
 /** What Redis provides to one process. */
@@ -12,7 +17,51 @@ export interface RedisServices {
   close(): Promise<void>;
 }
 
-/** Connects to Redis and wires the rate-limit store and revocation bus. */
-export async function connectRedis(_deps: { url: string; keyring: Keyring; logger: Logger }): Promise<RedisServices> {
-  throw new Error('REDIS_URL support is not wired yet: @keyset/redis has not landed');
+/** `redis://user:secret@host` → `redis://user:***@host`, for messages. */
+function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return 'redis://…';
+  }
+}
+
+/** Connects to Redis and wires the rate-limit store and the revocation bus to `keyring`. */
+export async function connectRedis(deps: { url: string; keyring: Keyring; logger: Logger }): Promise<RedisServices> {
+  const { url, keyring, logger } = deps;
+  const log = logger.child({ component: 'redis' });
+  // No offline queue: while Redis is away, commands fail at once and the limiter falls
+  // back, instead of requests piling up behind a reconnect.
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+  const subscriber = redis.duplicate();
+  let lastError = '';
+  for (const connection of [redis, subscriber]) {
+    connection.on('error', (error: Error) => {
+      // ioredis repeats the error on every reconnect attempt: log each distinct one once.
+      if (error.message !== lastError) log.warn({ err: error }, 'redis connection error');
+      lastError = error.message;
+    });
+    connection.on('ready', () => {
+      if (lastError !== '') log.info('redis connection ready');
+      lastError = '';
+    });
+  }
+  try {
+    await Promise.all([redis.connect(), subscriber.connect()]);
+    const bus = createRevocationBus({ publisher: redis, subscriber, keyring, logger: log });
+    await bus.ready;
+    return {
+      rateLimitStore: createRedisRateLimitStore({ redis }),
+      async close() {
+        await bus.close().catch(() => undefined);
+        await Promise.allSettled([redis.quit(), subscriber.quit()]);
+      },
+    };
+  } catch (error) {
+    redis.disconnect();
+    subscriber.disconnect();
+    throw new Error(`cannot connect to REDIS_URL (${redactRedisUrl(url)}): ${(error as Error).message}`, { cause: error });
+  }
 }

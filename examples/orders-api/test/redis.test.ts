@@ -1,0 +1,81 @@
+/**
+ * REDIS_URL: two instances on one PostgreSQL database share rate limits and
+ * revocations through Redis. Skips when PostgreSQL or Redis does not answer.
+ */
+import { postgresUrl, redisUrl } from '@keyset/test-support';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.ts';
+import { call, startApi, type TestApi } from './helpers.ts';
+
+const pgUrl = await postgresUrl();
+const redis = await redisUrl();
+
+describe.skipIf(pgUrl === undefined || redis === undefined)('two instances with REDIS_URL', () => {
+  const database = `orders_api_redis_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  let databaseUrl: string;
+  let a: TestApi;
+  let b: TestApi;
+  let admin: string;
+
+  const issue = async (body: Record<string, unknown>) => {
+    const res = await call(a.api.url, '/api/keys', { key: admin, method: 'POST', body });
+    expect(res.status, res.text).toBe(201);
+    return res.body as { key: string; id: string };
+  };
+
+  beforeAll(async () => {
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`CREATE DATABASE ${database}`);
+    await client.end();
+    const url = new URL(pgUrl!);
+    url.pathname = `/${database}`;
+    databaseUrl = url.href;
+    const common = { databaseUrl, redisUrl: redis!, seedOrders: 50, cursorSecrets: ['x'.repeat(32)] };
+    a = await startApi({ ...common, adapter: 'hono' });
+    b = await startApi({ ...common, adapter: 'express' });
+    admin = a.api.adminKey!;
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop({ remove: true }), b?.stop({ remove: true })]);
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await client.end();
+  });
+
+  it('shares one per-key rate limit between instances', async () => {
+    const { key } = await issue({ name: 'shared-limit', scopes: ['orders:read'], rateLimit: { limit: 3, windowSeconds: 60 } });
+    const statuses = [];
+    for (const t of [a, b, a, b]) statuses.push((await call(t.api.url, '/api/orders?limit=1', { key })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it('revokes on every instance at once, also from the CLI', async () => {
+    const first = await issue({ name: 'revoke-http', scopes: ['orders:read'] });
+    // Cached as valid on B first; the bus must evict it when A revokes.
+    expect((await call(b.api.url, '/api/orders?limit=1', { key: first.key })).status).toBe(200);
+    expect((await call(a.api.url, `/api/keys/${first.id}`, { key: admin, method: 'DELETE' })).status).toBe(204);
+    expect((await call(b.api.url, '/api/orders?limit=1', { key: first.key })).status).toBe(401);
+
+    const second = await issue({ name: 'revoke-cli', scopes: ['orders:read'] });
+    expect((await call(b.api.url, '/api/orders?limit=1', { key: second.key })).status).toBe(200);
+    const err: string[] = [];
+    const code = await runCli(['revoke', second.id], {
+      env: { DATABASE_URL: databaseUrl, REDIS_URL: redis!, DATA_DIR: a.dataDir, LOG_LEVEL: 'silent' },
+      out: () => {},
+      err: (s) => err.push(s),
+    });
+    expect(code, err.join('')).toBe(0);
+    expect((await call(a.api.url, '/api/orders?limit=1', { key: second.key })).status).toBe(401);
+    expect((await call(b.api.url, '/api/orders?limit=1', { key: second.key })).status).toBe(401);
+  });
+
+  it('refuses to start with an unreachable REDIS_URL, naming the variable', async () => {
+    await expect(
+      startApi({ databaseUrl, redisUrl: 'redis://127.0.0.1:1', seedOrders: 0, cursorSecrets: ['x'.repeat(32)] }),
+    ).rejects.toThrow(/REDIS_URL/);
+  });
+});
