@@ -1,0 +1,234 @@
+/**
+ * Outages against a redis-server this file starts and kills itself: NOSCRIPT recovery,
+ * a stalled server (timeout), and a server killed mid-load under each onStoreError mode,
+ * then restarted on the same port.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createRateLimiter, isKeysetError, type RateLimitLogger, type RateLimitPolicy } from '@keyset/core';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRedisRateLimitStore, type RedisScriptClient } from './index.ts';
+
+const available = spawnSync('redis-server', ['--version']).status === 0;
+if (!available) {
+  const message = 'redis-server is not on PATH: the outage tests need to start and kill their own server';
+  if (process.env.CI === 'true') throw new Error(`CI=true and ${message}`);
+  console.warn(`skipping: ${message}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${String(code)}):\n${output}`));
+    });
+  });
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+async function client(port: number): Promise<Redis> {
+  const redis = new Redis({
+    port,
+    host: '127.0.0.1',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => 50,
+    lazyConnect: true,
+  });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  return redis;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const silent: RateLimitLogger = { warn: () => undefined };
+
+describe.skipIf(!available)('Redis store outages (own redis-server)', () => {
+  let port: number;
+  let server: ChildProcess;
+  let redis: Redis;
+  let unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    server = await startRedis(port);
+    redis = await client(port);
+  });
+
+  afterAll(async () => {
+    redis?.disconnect();
+    if (server) await kill(server);
+  });
+
+  beforeEach(() => {
+    unhandled = [];
+    process.on('unhandledRejection', onUnhandled);
+  });
+
+  afterEach(async () => {
+    await sleep(100); // let late replies and retries settle inside the test's window
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('recovers from NOSCRIPT (SCRIPT FLUSH) with one EVAL, then uses EVALSHA again', async () => {
+    const calls: string[] = [];
+    const spy: RedisScriptClient = {
+      evalsha: (...args) => {
+        calls.push('evalsha');
+        return redis.evalsha(...args);
+      },
+      eval: (...args) => {
+        calls.push('eval');
+        return redis.eval(...args);
+      },
+    };
+    const store = createRedisRateLimitStore({ redis: spy });
+    const policy: RateLimitPolicy = { limit: 3, windowSeconds: 60 };
+    expect((await store.decide([{ key: 'noscript', policy }]))[0]!.remaining).toBe(2);
+    await redis.script('FLUSH');
+    calls.length = 0;
+    expect((await store.decide([{ key: 'noscript', policy }]))[0]!.remaining).toBe(1);
+    expect((await store.decide([{ key: 'noscript', policy }]))[0]!.remaining).toBe(0);
+    expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
+  });
+
+  it('rejects a decision a stalled server does not answer within timeoutMs, without a late unhandled rejection', async () => {
+    const store = createRedisRateLimitStore({ redis, timeoutMs: 50 });
+    const admin = await client(port);
+    await admin.client('PAUSE', 400, 'ALL');
+    const started = performance.now();
+    const error = await store.decide([{ key: 'stalled', policy: { limit: 5, windowSeconds: 60 } }]).catch((e: unknown) => e);
+    const elapsed = performance.now() - started;
+    expect((error as Error).name).toBe('TimeoutError');
+    expect(elapsed).toBeGreaterThanOrEqual(45);
+    expect(elapsed).toBeLessThan(150);
+    await sleep(500); // the paused command completes now; its reply is dropped quietly
+    expect((await store.decide([{ key: 'stalled', policy: { limit: 5, windowSeconds: 60 } }]))[0]).toMatchObject({
+      allowed: true,
+      remaining: 3, // the timed-out decision did run in Redis after the pause
+    });
+    admin.disconnect();
+  });
+
+  type Outcome = 'store' | 'local' | 'open' | 'unavailable' | 'rate_limited' | 'other';
+
+  for (const mode of ['open', 'closed', 'local'] as const) {
+    it(`kill mid-load, onStoreError '${mode}': ${mode === 'closed' ? '503' : mode} during the outage, back to Redis after restart`, async () => {
+      const storeTimeout = 50;
+      const limiter = createRateLimiter({
+        store: createRedisRateLimitStore({ redis, timeoutMs: storeTimeout, prefix: `keyset:outage:${mode}:` }),
+        defaultPolicy: { limit: 1_000_000, windowSeconds: 60 },
+        onStoreError: mode,
+        retryIntervalMs: 100,
+        logger: process.env.DEBUG_OUTAGE ? { warn: (d, m) => console.info(Math.round(performance.now()), m, d) } : silent,
+      });
+      const log: { at: number; ms: number; outcome: Outcome }[] = [];
+      let stop = false;
+      const worker = async (id: number): Promise<void> => {
+        while (!stop) {
+          const started = performance.now();
+          let outcome: Outcome;
+          try {
+            const { decision } = await limiter.check(`worker${id}`);
+            outcome = decision.degraded ?? 'store';
+          } catch (error) {
+            outcome = isKeysetError(error) && (error.code === 'unavailable' || error.code === 'rate_limited') ? error.code : 'other';
+            if (outcome === 'unavailable') expect((error as { status: number }).status).toBe(503);
+          }
+          log.push({ at: started, ms: performance.now() - started, outcome });
+          await sleep(1); // a fallback answers without I/O: yield to timers (and keep the log small)
+        }
+      };
+      const workers = Array.from({ length: 8 }, (_, i) => worker(i));
+
+      await sleep(300);
+      const killedAt = performance.now();
+      await kill(server);
+      await sleep(700);
+      let smallKeyOutcomes: Outcome[] = [];
+      if (mode === 'local') {
+        // The in-process fallback is exact too: 5 admitted, then 429.
+        for (let i = 0; i < 8; i++) {
+          smallKeyOutcomes.push(
+            await limiter.check('small', { limit: 5, windowSeconds: 60 }).then(
+              ({ decision }) => decision.degraded ?? 'store',
+              (error: unknown) => (isKeysetError(error) ? (error.code as Outcome) : 'other'),
+            ),
+          );
+        }
+      }
+      const restartedAt = performance.now();
+      if (process.env.DEBUG_OUTAGE) console.info('restart at', Math.round(restartedAt), 'killed at', Math.round(killedAt));
+      server = await startRedis(port);
+      const deadline = performance.now() + 5000;
+      while (performance.now() < deadline && !log.some((e) => e.at > restartedAt && e.outcome === 'store')) await sleep(20);
+      const recoveredAt = log.find((e) => e.at > restartedAt && e.outcome === 'store')?.at;
+      await sleep(400);
+      stop = true;
+      await Promise.all(workers);
+
+      const before = log.filter((e) => e.at + e.ms < killedAt);
+      const during = log.filter((e) => e.at > killedAt + 50 && e.at < restartedAt);
+      const after = log.filter((e) => recoveredAt !== undefined && e.at > recoveredAt + 100);
+      const slowest = log.reduce((max, e) => Math.max(max, e.ms), 0);
+      const count = (entries: typeof log): Record<string, number> =>
+        entries.reduce<Record<string, number>>((acc, e) => ({ ...acc, [e.outcome]: (acc[e.outcome] ?? 0) + 1 }), {});
+      console.info(
+        `onStoreError '${mode}': before ${JSON.stringify(count(before))}, during ${JSON.stringify(count(during))}, ` +
+          `after ${JSON.stringify(count(after))}; recovered ${recoveredAt === undefined ? 'never' : `${Math.round(recoveredAt - restartedAt)} ms after restart`}; ` +
+          `slowest check ${Math.round(slowest)} ms`,
+      );
+
+      expect(before.length).toBeGreaterThan(20);
+      expect(new Set(before.map((e) => e.outcome))).toEqual(new Set(['store']));
+      const expected: Outcome = mode === 'closed' ? 'unavailable' : mode;
+      expect(during.length).toBeGreaterThan(100);
+      expect(new Set(during.map((e) => e.outcome))).toEqual(new Set([expected]));
+      expect(log.some((e) => e.outcome === 'rate_limited' || e.outcome === 'other')).toBe(false);
+      // No call hangs: the store's timeout plus scheduling margin bounds every check.
+      expect(slowest).toBeLessThan(storeTimeout + 150);
+      expect(recoveredAt).toBeDefined();
+      expect(after.length).toBeGreaterThan(10);
+      expect(new Set(after.map((e) => e.outcome))).toEqual(new Set(['store']));
+      expect(limiter.storeState).toBe('up');
+      if (mode === 'local') {
+        expect(smallKeyOutcomes).toEqual(['local', 'local', 'local', 'local', 'local', 'rate_limited', 'rate_limited', 'rate_limited']);
+      }
+    });
+  }
+});
