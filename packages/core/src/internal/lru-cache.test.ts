@@ -14,6 +14,18 @@ describe('LruCache', () => {
     expect(cache.size).toBe(2);
   });
 
+  it('keeps a key that is used between inserts, however many inserts pass', () => {
+    const cache = new LruCache<number>(100);
+    cache.set('hot', 1, Infinity);
+    for (let i = 0; i < 10_000; i++) {
+      cache.set(`cold${i}`, i, Infinity);
+      expect(cache.get('hot', 0)).toBe(1);
+    }
+    // An entry not used for `max` inserts is gone.
+    for (let i = 0; i < 100; i++) cache.set(`new${i}`, i, Infinity);
+    expect(cache.get('hot', 0)).toBeUndefined();
+  });
+
   it('drops an entry at its deadline', () => {
     const cache = new LruCache<number>(10);
     cache.set('a', 1, 100);
