@@ -1,0 +1,178 @@
+import { ConfigError, createKeyring, createMemoryKeyStore, isKeysetError, type Keyring, type KeyStore } from '@keyset/core';
+import { redisUrl } from '@keyset/test-support';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRevocationBus, type RevocableKeyring, type RevocationBus } from './index.ts';
+
+const url = await redisUrl();
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function connect(address: string): Promise<Redis> {
+  const redis = new Redis(address, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  return redis;
+}
+
+/** One "instance": its own two connections and its own keyring over the shared key store. */
+interface Instance {
+  keyring: Keyring;
+  /** The keyring as the bus sees it, recording when and what it was told to invalidate. */
+  observed: RevocableKeyring & { invalidations: { id: string; at: number }[] };
+  publisher: Redis;
+  subscriber: Redis;
+  bus: RevocationBus;
+}
+
+describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', () => {
+  const channel = `keyset:test:revocations:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const connections: Redis[] = [];
+  const buses: RevocationBus[] = [];
+  let store: KeyStore;
+
+  async function instance(options: { publishOnChange?: boolean } = {}): Promise<Instance> {
+    const keyring = createKeyring({ store, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
+    const invalidations: { id: string; at: number }[] = [];
+    const observed = {
+      invalidations,
+      onChange: keyring.onChange.bind(keyring),
+      invalidate(id: string): void {
+        invalidations.push({ id, at: performance.now() });
+        keyring.invalidate(id);
+      },
+    };
+    const publisher = await connect(url as string);
+    const subscriber = await connect(url as string);
+    connections.push(publisher, subscriber);
+    const bus = createRevocationBus({ publisher, subscriber, keyring: observed, channel, ...options });
+    buses.push(bus);
+    await bus.ready;
+    return { keyring, observed, publisher, subscriber, bus };
+  }
+
+  beforeAll(() => {
+    store = createMemoryKeyStore();
+  });
+
+  afterEach(async () => {
+    await Promise.all(buses.splice(0).map((bus) => bus.close()));
+  });
+
+  afterAll(() => {
+    for (const connection of connections) connection.disconnect();
+  });
+
+  it('evicts a key revoked on instance A from instance B within 100 ms (measured)', async () => {
+    const a = await instance();
+    const b = await instance();
+    const withoutBus = createKeyring({ store, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
+    const samples: number[] = [];
+    let beforeReturn = 0;
+    for (let round = 0; round < 20; round++) {
+      const { key, record } = await a.keyring.issue({ name: `round ${round}`, scopes: ['orders:read'] });
+      // Both B and a keyring without a bus now hold the key in their verification cache.
+      expect((await b.keyring.verify(key)).id).toBe(record.id);
+      expect((await withoutBus.verify(key)).id).toBe(record.id);
+      const started = performance.now();
+      await a.keyring.revoke(record.id);
+      const revokeReturned = performance.now();
+      const deadline = started + 1000;
+      while (!b.observed.invalidations.some((i) => i.id === record.id) && performance.now() < deadline) await sleep(1);
+      const seen = b.observed.invalidations.find((i) => i.id === record.id);
+      expect(seen, `B was not told about ${record.id} within 1 s`).toBeDefined();
+      samples.push(seen!.at - started);
+      if (seen!.at <= revokeReturned) beforeReturn++;
+      expect(seen!.at - revokeReturned).toBeLessThan(100);
+      // B refuses the key at once; the keyring without a bus still trusts its cache.
+      const refused = await b.keyring.verify(key).catch((error: unknown) => error);
+      expect(isKeysetError(refused) && refused.code).toBe('invalid_api_key');
+      expect((await withoutBus.verify(key)).id).toBe(record.id);
+    }
+    samples.sort((x, y) => x - y);
+    const median = samples[Math.floor(samples.length / 2)]!;
+    const max = samples[samples.length - 1]!;
+    console.info(`revocation propagation A → B (from revoke() call): median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms over ${samples.length}; B evicted before A's revoke() resolved in ${beforeReturn}/${samples.length}`);
+    expect(max).toBeLessThan(100);
+    // A's own messages come back to A's subscriber too, and are ignored.
+    expect(a.observed.invalidations).toEqual([]);
+  });
+
+  it('carries rotations too', async () => {
+    const a = await instance();
+    const b = await instance();
+    const { record } = await a.keyring.issue({ name: 'rotating', scopes: ['orders:read'] });
+    await a.keyring.rotate(record.id, { overlapSeconds: 0 });
+    await sleep(50);
+    expect(b.observed.invalidations.map((i) => i.id)).toEqual([record.id]);
+  });
+
+  it('ignores junk on the channel and honours a well-formed message from another instance', async () => {
+    const b = await instance();
+    const raw = connections[0]!;
+    const junk = [
+      'not json',
+      '[]',
+      'null',
+      JSON.stringify({ v: 1, origin: 'x', type: 'deleted', id: 'key_1' }),
+      JSON.stringify({ v: 2, origin: 'x', type: 'revoked', id: 'key_1' }),
+      JSON.stringify({ v: 1, origin: 'x', type: 'revoked' }),
+      JSON.stringify({ v: 1, origin: 'x', type: 'revoked', id: '' }),
+      JSON.stringify({ v: 1, origin: 'x', type: 'revoked', id: 'k'.repeat(257) }),
+      JSON.stringify({ v: 1, origin: 'x', type: 'revoked', id: 42 }),
+      JSON.stringify({ v: 1, type: 'revoked', id: 'key_1' }),
+    ];
+    for (const message of junk) await raw.publish(channel, message);
+    await raw.publish(`${channel}:other`, JSON.stringify({ v: 1, origin: 'x', type: 'revoked', id: 'key_other' }));
+    await raw.publish(channel, JSON.stringify({ v: 1, origin: 'elsewhere', type: 'revoked', id: 'key_good' }));
+    await sleep(50);
+    expect(b.observed.invalidations.map((i) => i.id)).toEqual(['key_good']);
+  });
+
+  it('publishes on demand with publishOnChange: false, and stops on close()', async () => {
+    const a = await instance({ publishOnChange: false });
+    const b = await instance();
+    const { record } = await a.keyring.issue({ name: 'manual', scopes: ['orders:read'] });
+    await a.keyring.revoke(record.id);
+    await sleep(50);
+    expect(b.observed.invalidations).toEqual([]);
+    await a.bus.publish({ type: 'revoked', id: record.id });
+    await sleep(50);
+    expect(b.observed.invalidations.map((i) => i.id)).toEqual([record.id]);
+    await b.bus.close();
+    await a.bus.publish({ type: 'revoked', id: 'key_after_close' });
+    await sleep(50);
+    expect(b.observed.invalidations).toHaveLength(1);
+    await expect(a.bus.publish({ type: 'deleted', id: 'x' } as never)).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('lets revoke() succeed and logs when the PUBLISH fails', async () => {
+    const warnings: string[] = [];
+    const keyring = createKeyring({ store, prefix: 'test', lastUsed: false });
+    const publisher = await connect(url as string);
+    const subscriber = await connect(url as string);
+    connections.push(publisher, subscriber);
+    const bus = createRevocationBus({
+      publisher,
+      subscriber,
+      keyring,
+      channel,
+      logger: { warn: (_details, message) => warnings.push(message) },
+    });
+    buses.push(bus);
+    await bus.ready;
+    publisher.disconnect(); // enableOfflineQueue: false → PUBLISH fails at once
+    const { record } = await keyring.issue({ name: 'lonely', scopes: ['orders:read'] });
+    await keyring.revoke(record.id);
+    expect(warnings).toEqual(['could not publish a keyring change; other instances keep their cache until its TTL']);
+  });
+
+  it('refuses bad options with a ConfigError', async () => {
+    const redis = await connect(url as string);
+    connections.push(redis);
+    const keyring = createKeyring({ store, prefix: 'test', lastUsed: false });
+    expect(() => createRevocationBus({ publisher: redis, subscriber: redis, keyring })).toThrow(ConfigError);
+    expect(() => createRevocationBus({ publisher: redis, subscriber: {} as never, keyring })).toThrow(ConfigError);
+    expect(() => createRevocationBus({ publisher: redis, subscriber: redis, keyring: {} as never })).toThrow(ConfigError);
+    expect(() => createRevocationBus({ publisher: {} as never, subscriber: redis, keyring })).toThrow(ConfigError);
+  });
+});
