@@ -4,8 +4,26 @@
  * Selected by the `node` condition of the `#crypto` import.
  * @module
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as nodeCryptoModule from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { CryptoProvider } from './crypto-provider.ts';
+
+// A KeyObject per secret: createHmac with a KeyObject skips re-importing the raw key
+// on every call (~0.5 µs of a ~2 µs HMAC).
+const hmacKeys = new WeakMap<Uint8Array, KeyObject>();
+
+// `crypto.hash()` (Node ≥ 20.12) is a one-shot digest, about 40% faster than createHash
+// for short inputs. Picked by capability, not by version string.
+const oneShotHash = (nodeCryptoModule as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
+
+function hmacKey(key: Uint8Array): KeyObject {
+  let object = hmacKeys.get(key);
+  if (object === undefined) {
+    object = createSecretKey(key);
+    hmacKeys.set(key, object);
+  }
+  return object;
+}
 
 /**
  * `node:crypto` implementation of {@link CryptoProvider}.
@@ -17,11 +35,11 @@ import type { CryptoProvider } from './crypto-provider.ts';
  */
 export const nodeCrypto: CryptoProvider = Object.freeze({
   name: 'node',
-  sha256(data: string): Uint8Array {
-    return createHash('sha256').update(data, 'utf8').digest();
-  },
+  sha256: oneShotHash
+    ? (data: string): Uint8Array => oneShotHash('sha256', data, 'buffer')
+    : (data: string): Uint8Array => createHash('sha256').update(data, 'utf8').digest(),
   hmacSha256(key: Uint8Array, data: string): Uint8Array {
-    return createHmac('sha256', key).update(data, 'utf8').digest();
+    return createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest();
   },
   randomBytes(length: number): Uint8Array {
     return randomBytes(length);

@@ -44,3 +44,31 @@ export async function fingerprintWith(crypto: CryptoProvider, prefix: string, fi
 export function cursorFingerprint(scope: CursorScope, crypto: CryptoProvider = defaultCrypto): Promise<string> {
   return fingerprintWith(crypto, scopePrefix(scope.endpoint, scope.sort), scope.filters);
 }
+
+/** Distinct filter sets remembered per paginator; a bounded map, so client-chosen filters cannot grow it. */
+const FINGERPRINT_CACHE_SIZE = 1024;
+
+/**
+ * Fingerprints of one paginator's scope, memoised by the canonical filters: the same
+ * query shape is hashed once, not on every request (a SHA-256 costs more than the
+ * rest of planning together).
+ */
+export function createFingerprintCache(
+  crypto: CryptoProvider,
+  prefix: string,
+): { get(filters: Record<string, unknown> | undefined): Promise<string> | string } {
+  const cache = new Map<string, string>();
+  return {
+    get(filters) {
+      const canonical = canonicalJson(filters ?? {});
+      const hit = cache.get(canonical);
+      if (hit !== undefined) return hit;
+      return Promise.resolve(crypto.sha256(prefix + canonical)).then((digest) => {
+        const fingerprint = encodeBase64url(digest);
+        if (cache.size >= FINGERPRINT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(canonical, fingerprint);
+        return fingerprint;
+      });
+    },
+  };
+}

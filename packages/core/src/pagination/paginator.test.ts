@@ -154,3 +154,20 @@ describe('createPaginator', () => {
     expect(Object.isFrozen(p.sort)).toBe(true);
   });
 });
+
+describe('fingerprint memoisation', () => {
+  it('keeps cursors bound to their filters after more distinct filter sets than it remembers', async () => {
+    const paginator = createPaginator<Order>(base);
+    const rows = paginateArray(orders, await paginator.plan(new URLSearchParams('limit=2'), { filters: { status: 'paid' } }), sort).rows;
+    const first = await paginator.plan(new URLSearchParams('limit=2'), { filters: { status: 'paid' } });
+    const { body } = await paginator.page(first, rows, { url: URL_ });
+    const cursor = (body as CursorPage<Order>).nextCursor!;
+    // Push the first filter set out of the bounded memo (1024 entries).
+    for (let i = 0; i < 1100; i++) await paginator.plan(new URLSearchParams('limit=2'), { filters: { status: `s${i}` } });
+    const again = await paginator.plan(new URLSearchParams({ limit: '2', cursor }), { filters: { status: 'paid' } });
+    expect(again.fingerprint).toBe(first.fingerprint);
+    expect(again.mode === 'cursor' && again.after).toBeTruthy();
+    const other = await rejection(paginator.plan(new URLSearchParams({ limit: '2', cursor }), { filters: { status: 's5' } }));
+    expect(other.code).toBe('invalid_cursor');
+  });
+});

@@ -8,7 +8,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
 import { createCursorCodec } from './cursor-codec.ts';
-import { fingerprintWith, scopePrefix } from './cursor-fingerprint.ts';
+import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes } from './parse-page-query.ts';
 import { defineSortSpec } from './sort-spec.ts';
@@ -116,7 +116,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   const modeOptions = resolveModes(options);
   if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
   const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
-  const prefix = scopePrefix(endpoint, sort);
+  const fingerprints = createFingerprintCache(crypto, scopePrefix(endpoint, sort));
 
   return Object.freeze({
     sort,
@@ -125,7 +125,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
       const parsed = parseWithModes(query, modeOptions);
       const limit = limits.resolve(parsed.limit);
-      const fingerprint = await fingerprintWith(crypto, prefix, planOptions.filters);
+      const fingerprint = await fingerprints.get(planOptions.filters);
       if (parsed.mode === 'offset') {
         return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, fingerprint });
       }
