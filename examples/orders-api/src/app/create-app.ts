@@ -4,7 +4,7 @@
  * `server-express.ts` mount exactly this; neither decides anything on its own.
  * @module
  */
-import { createPaginator, keyListSort, type ApiKeyGuard, type KeyRecord, type Keyring } from '@keyset/core';
+import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRecord, type Keyring } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { createOrderHandlers, ORDER_SORT, type Order } from './orders.ts';
@@ -44,9 +44,13 @@ export function createApp(deps: AppDependencies) {
     orders: createOrderHandlers({ db }),
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers({ keyring }),
-    /** Liveness and database reachability, for load balancers. */
+    /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
-      await db.query('SELECT 1');
+      try {
+        await db.query('SELECT 1');
+      } catch (cause) {
+        throw new KeysetError('unavailable', { detail: 'The database does not answer.', cause });
+      }
       return { status: 'ok' };
     },
   });
