@@ -17,6 +17,7 @@ import { MAX_OVERLAP_SECONDS, SCOPES, parseIssueBody } from './app/keys-admin.ts
 import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir.ts';
 import { openStorage } from './db/open-storage.ts';
+import { formatRecord, formatTable } from './keys/key-table.ts';
 import { createKeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
 
@@ -258,41 +259,6 @@ async function listAll(keyring: Keyring): Promise<KeyRecord[]> {
     cursor = 'nextCursor' in body ? body.nextCursor : null;
   } while (cursor !== null);
   return all;
-}
-
-function status(record: KeyRecord, now = Date.now()): string {
-  if (record.revokedAt !== null && record.revokedAt.getTime() <= now) return 'revoked';
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return 'expired';
-  const live = record.secrets.filter((s) => s.expiresAt === null || s.expiresAt.getTime() > now);
-  if (live.length === 0) return 'expired';
-  return live.length > 1 ? 'rotating' : 'active';
-}
-
-const day = (d: Date | null): string => (d === null ? '-' : d.toISOString().slice(0, 19).replace('T', ' '));
-
-function formatTable(records: readonly KeyRecord[]): string {
-  const rows = records.map((r) => [r.id, r.name, r.scopes.join(','), `…${r.secrets[0]?.last4 ?? ''}`, status(r), day(r.createdAt), day(r.lastUsedAt)]);
-  const head = ['ID', 'NAME', 'SCOPES', 'KEY', 'STATUS', 'CREATED (UTC)', 'LAST USED (UTC)'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: readonly string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
-  return line(head) + rows.map(line).join('');
-}
-
-function formatRecord(r: KeyRecord): string {
-  const lines = [
-    `id:         ${r.id}`,
-    `name:       ${r.name}`,
-    `scopes:     ${r.scopes.join(', ')}`,
-    `status:     ${status(r)}`,
-    `rate limit: ${r.rateLimit === null ? 'server default' : `${r.rateLimit.limit} per ${r.rateLimit.windowSeconds}s`}`,
-    `created:    ${day(r.createdAt)}`,
-    `last used:  ${day(r.lastUsedAt)}`,
-    `expires:    ${day(r.expiresAt)}`,
-    `revoked:    ${day(r.revokedAt)}`,
-    'secrets:',
-    ...r.secrets.map((s) => `  …${s.last4}  created ${day(s.createdAt)}  last used ${day(s.lastUsedAt)}  expires ${day(s.expiresAt)}`),
-  ];
-  return `${lines.join('\n')}\n`;
 }
 
 function isEntryPoint(): boolean {
