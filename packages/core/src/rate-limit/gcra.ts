@@ -133,10 +133,12 @@ export function prepareGcra(requests: readonly RateLimitRequest[], cost: number)
     if (cost > parameters.burst) {
       throw new ConfigError(`cost ${cost} exceeds the burst ${parameters.burst} of policy "${parameters.name}": it could never be admitted`);
     }
-    // Policy names never contain a newline, so this id is unambiguous.
-    const id = `${parameters.name}\n${key}`;
-    if (seen.has(id)) throw new ConfigError(`A decision names the pair (key, policy "${parameters.name}") twice`);
-    seen.add(id);
+    if (requests.length > 1) {
+      // Policy names never contain a newline, so this id is unambiguous.
+      const id = `${parameters.name}\n${key}`;
+      if (seen.has(id)) throw new ConfigError(`A decision names the pair (key, policy "${parameters.name}") twice`);
+      seen.add(id);
+    }
     return parameters;
   });
 }
