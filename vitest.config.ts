@@ -24,5 +24,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Under CI, also write a JSON report: .ci/run prints a plain "N passed, N failed" line from it.
+    ...(process.env.CI === 'true'
+      ? { reporters: ['default', 'json'], outputFile: { json: '.vitest-report.json' } }
+      : {}),
   },
 });
