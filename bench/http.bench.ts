@@ -11,6 +11,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleServer } from './http/bundle.ts';
 import { save } from './support.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -18,20 +19,19 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-const STACKS = ['node', 'hono', 'hono-keyset', 'hono-peer', 'express', 'express-keyset', 'express-peer'] as const;
-type Stack = (typeof STACKS)[number];
-const BARE: Record<Stack, Stack> = {
-  node: 'node',
-  hono: 'hono',
-  'hono-keyset': 'hono',
-  'hono-peer': 'hono',
-  express: 'express',
-  'express-keyset': 'express',
-  'express-peer': 'express',
-};
+const ALL_STACKS = ['node', 'hono', 'hono-keyset', 'hono-peer', 'express', 'express-keyset', 'express-peer'] as const;
+type Stack = (typeof ALL_STACKS)[number];
+// BENCH_STACKS=hono,hono-keyset runs a subset (each stack's bare framework is added).
+const wanted = process.env.BENCH_STACKS?.split(',') as Stack[] | undefined;
+const STACKS: readonly Stack[] = wanted ? ALL_STACKS.filter((s) => wanted.includes(s) || wanted.some((w) => BARE_OF(w) === s)) : ALL_STACKS;
+function BARE_OF(stack: Stack): Stack {
+  return stack.startsWith('hono') ? 'hono' : stack.startsWith('express') ? 'express' : 'node';
+}
+
+const serverFile = await bundleServer(join(here, 'http', 'server.ts'), 'http-server.mjs');
 
 async function start(stack: Stack): Promise<{ child: ChildProcess; port: number; key: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'http', 'server.ts'), stack], {
+  const child = spawn(process.execPath, [serverFile, stack], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -80,7 +80,7 @@ for (let round = 0; round < ROUNDS; round++) {
   // Alternate the order every round so drift (thermal, other load) hits every stack alike.
   const order = round % 2 === 0 ? STACKS : [...STACKS].reverse();
   const roundRps: Partial<Record<Stack, number>> = {};
-  for (const stack of order) {
+  for (const stack of order as readonly Stack[]) {
     const { child, port, key } = await start(stack);
     try {
       const url = await targetUrl(port, key);
@@ -94,7 +94,7 @@ for (let round = 0; round < ROUNDS; round++) {
       child.kill('SIGTERM');
     }
   }
-  for (const stack of STACKS) ratios[stack]!.push(roundRps[stack]! / roundRps[BARE[stack]]!);
+  for (const stack of STACKS) ratios[stack]!.push(roundRps[stack]! / roundRps[BARE_OF(stack)]!);
 }
 
 const table = STACKS.map((stack) => ({

@@ -18,6 +18,15 @@ export interface CryptoProvider {
   randomBytes(length: number): Uint8Array;
   /** Constant-time equality; `false` for different lengths. */
   timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean;
+  /**
+   * Optional native base64url (RFC 4648 §5, no padding). Decoding must be strict: any
+   * input that is not the canonical encoding of some bytes yields `undefined`.
+   * Without it, keyset uses its portable implementation.
+   */
+  base64url?: {
+    encode(bytes: Uint8Array): string;
+    decode(text: string): Uint8Array | undefined;
+  };
 }
 
 /** Constant-time comparison written once, for providers without a native one. */

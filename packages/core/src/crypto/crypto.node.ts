@@ -6,6 +6,7 @@
  */
 import * as nodeCryptoModule from 'node:crypto';
 import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { Buffer } from 'node:buffer';
 import type { CryptoProvider } from './crypto-provider.ts';
 
 // A KeyObject per secret: createHmac with a KeyObject skips re-importing the raw key
@@ -47,6 +48,18 @@ export const nodeCrypto: CryptoProvider = Object.freeze({
   timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
     return a.length === b.length && timingSafeEqual(a, b);
   },
+  // Buffer's codec is native and ~6× faster than the portable one; it is lenient
+  // (skips foreign characters, accepts padding), so a decode only counts when
+  // re-encoding gives back the exact input.
+  base64url: Object.freeze({
+    encode(bytes: Uint8Array): string {
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+    },
+    decode(text: string): Uint8Array | undefined {
+      const bytes = Buffer.from(text, 'base64url');
+      return bytes.toString('base64url') === text ? bytes : undefined;
+    },
+  }),
 });
 
 /** The provider `#crypto` resolves to on Node. */

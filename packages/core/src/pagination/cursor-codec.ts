@@ -105,13 +105,15 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   }
   if (!Number.isSafeInteger(maxLength) || maxLength < 64) throw new ConfigError(`cursor.maxLength must be an integer ≥ 64, got ${String(maxLength)}`);
 
+  const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
+
   async function tag(key: Uint8Array, fingerprint: string, payload: string): Promise<Uint8Array> {
     return (await crypto.hmacSha256(key, macInput(fingerprint, payload))).subarray(0, TAG_BYTES);
   }
 
   async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<CursorPosition> {
     if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
-    const bytes = decodeBase64url(text);
+    const bytes = base64.decode(text);
     if (bytes === undefined) throw new Rejected('base64url');
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
     if (bytes[0] !== VERSION) throw new Rejected('version');
@@ -148,7 +150,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
       bytes[0] = VERSION;
       bytes.set(body, 1);
       bytes.set(await tag(signer, fingerprint, payload), 1 + body.length);
-      const text = encodeBase64url(bytes);
+      const text = base64.encode(bytes);
       if (text.length > maxLength) {
         throw new TypeError(`cursor would be ${text.length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
       }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { paginateArray } from './paginate-array.ts';
@@ -169,5 +170,26 @@ describe('fingerprint memoisation', () => {
     expect(again.mode === 'cursor' && again.after).toBeTruthy();
     const other = await rejection(paginator.plan(new URLSearchParams({ limit: '2', cursor }), { filters: { status: 's5' } }));
     expect(other.code).toBe('invalid_cursor');
+  });
+});
+
+describe('Link header', () => {
+  it('moves only the position and keeps every other parameter, like URLSearchParams#set', async () => {
+    const paginator = createPaginator<Order>({ ...base, modes: ['offset', 'cursor'] });
+    const unit = fc.constantFrom(...'abcxyz019-._~%20+=&?/:@!$,;'.split(''), 'cursor', 'offset', 'limit', '%2B', '%ZZ');
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit, maxLength: 30 }), async (query) => {
+        const url = `https://api.example.com/api/orders?${query}&offset=3`;
+        const plan = { mode: 'offset', limit: 2, take: 3, offset: 3, fingerprint: '' } as const;
+        const { headers } = await paginator.page(plan, orders.slice(0, 3), { url });
+        const expected = new URL(url);
+        expected.searchParams.delete('cursor');
+        expected.searchParams.set('offset', '5');
+        const got = new URL(headers.link!.slice(1, headers.link!.indexOf('>')));
+        expect([...got.searchParams]).toEqual([...expected.searchParams]);
+        expect(got.origin + got.pathname).toBe('https://api.example.com/api/orders');
+      }),
+      { numRuns: 500 },
+    );
   });
 });

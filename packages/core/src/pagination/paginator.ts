@@ -80,13 +80,57 @@ export interface Paginator<Row> {
   page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
 }
 
+// Characters that may stand in a URI as they are (RFC 3986 unreserved, reserved, '%').
+const URI_SAFE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+
+function paramName(raw: string): string {
+  if (!raw.includes('%') && !raw.includes('+')) return raw;
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * The RFC 8288 `Link` to the next page: the request URL with only the position moved.
+ * Other parameters (limit, filters) stay byte for byte as the client sent them. A plain
+ * string edit, because re-serialising through `URL` costs more than the rest of the
+ * page; URLs with characters that need escaping take the `URL` path instead.
+ */
 function nextLink(url: string | URL, name: 'cursor' | 'offset', value: string): string {
-  const next = new URL(url);
-  // Other parameters (limit, filters) stay as they are; only the position moves.
-  next.searchParams.delete(name === 'cursor' ? 'offset' : 'cursor');
-  next.searchParams.set(name, value);
-  next.hash = '';
-  return `<${next.href}>; rel="next"`;
+  const text = typeof url === 'string' ? url : url.href;
+  if (!URI_SAFE.test(text)) {
+    const next = new URL(text);
+    next.searchParams.delete(name === 'cursor' ? 'offset' : 'cursor');
+    next.searchParams.set(name, value);
+    next.hash = '';
+    return `<${next.href}>; rel="next"`;
+  }
+  const hash = text.indexOf('#');
+  const withoutHash = hash < 0 ? text : text.slice(0, hash);
+  const q = withoutHash.indexOf('?');
+  const other = name === 'cursor' ? 'offset' : 'cursor';
+  // Cursor values are base64url and offsets digits: both safe in a query as they are.
+  const position = `${name}=${value}`;
+  const kept: string[] = [];
+  let placed = false;
+  if (q >= 0) {
+    for (const part of withoutHash.slice(q + 1).split('&')) {
+      if (part === '') continue;
+      const eq = part.indexOf('=');
+      const key = paramName(eq < 0 ? part : part.slice(0, eq));
+      if (key === other) continue;
+      if (key !== name) kept.push(part);
+      else if (!placed) {
+        // Where the old position stood, like URLSearchParams#set.
+        kept.push(position);
+        placed = true;
+      }
+    }
+  }
+  if (!placed) kept.push(position);
+  return `<${q < 0 ? withoutHash : withoutHash.slice(0, q)}?${kept.join('&')}>; rel="next"`;
 }
 
 /**
