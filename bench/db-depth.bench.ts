@@ -40,7 +40,9 @@ const SETUP = `
   CREATE INDEX orders_page ON orders (created_at DESC, id DESC);
   ANALYZE orders;`;
 
-const COLUMNS = `id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at, customer, amount_cents, currency, status`;
+// The text alias must not be named created_at: PostgreSQL resolves ORDER BY names to output
+// columns first, so ORDER BY created_at would sort by the text and never use the index.
+const COLUMNS = `id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text, customer, amount_cents, currency, status`;
 
 async function time(db: Db, text: string, params: unknown[] = []): Promise<number> {
   const samples: number[] = [];
@@ -65,7 +67,7 @@ async function measure(name: string, db: Db): Promise<{ depth: number; offsetMs:
     if (depth > 0) {
       const { rows } = await db.query(`SELECT ${COLUMNS} FROM orders ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${depth - 1}`);
       const last = rows[0]!;
-      plan = { ...plan, after: [String(last.created_at), String(last.id)] };
+      plan = { ...plan, after: [String(last.created_at_text), String(last.id)] };
     }
     const q = keysetWhere(plan, sort, 'postgres');
     const keysetMs = await time(db, `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit}`, q.params);
