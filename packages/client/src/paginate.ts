@@ -9,7 +9,7 @@ import { findLink } from './link-header.ts';
 /** Options of {@link paginate} and {@link pages}. */
 export interface PaginateOptions {
   /** Sent as `Authorization: ApiKey <apiKey>`. Never put it in the URL. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Extra request headers. */
   headers?: Record<string, string>;
   /**

@@ -18,7 +18,7 @@ const MIN_PEPPER_BYTES = 16;
 /** Options of `digestKey`. */
 export interface DigestKeyOptions {
   /** Server secret: the digest becomes HMAC-SHA256(pepper, key). At least 16 bytes. */
-  pepper?: string | Uint8Array;
+  pepper?: string | Uint8Array | undefined;
   /** @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere) */
   crypto?: CryptoProvider;
 }

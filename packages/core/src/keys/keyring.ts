@@ -70,7 +70,7 @@ export interface KeyringOptions {
   /** Key prefix, e.g. `acme_live` (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 32 characters). */
   prefix: string;
   /** Server secret for HMAC-SHA256 digests (at least 16 bytes). Changing it invalidates every key. */
-  pepper?: string | Uint8Array;
+  pepper?: string | Uint8Array | undefined;
   /** Verification cache; `false` asks the store on every request. */
   cache?: KeyringCacheOptions | false;
   /** Coalesced last-use writes; `false` records no use. */

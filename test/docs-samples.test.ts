@@ -1,0 +1,109 @@
+/**
+ * Every TypeScript sample in the docs type-checks against the packages as they are.
+ * Each ```ts block becomes a module and goes through `tsc` with the repo's settings.
+ * A block that only sketches a shape says so with ```ts sketch and is skipped. A
+ * fragment that uses names from the surrounding prose declares them in an HTML comment
+ * right above its fence, invisible on the rendered page:
+ *
+ *     <!-- ts-context
+ *     declare const guard: import('@keyset/core').ApiKeyGuard;
+ *     -->
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, '.docs-check');
+
+function markdownFiles(): string[] {
+  const docs = readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(root, 'docs', f));
+  const readmes = ['README.md', ...readdirSync(join(root, 'packages')).map((p) => join('packages', p, 'README.md'))]
+    .map((f) => join(root, f))
+    .filter((f) => {
+      try {
+        readFileSync(f);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  return [...docs, ...readmes];
+}
+
+interface Sample {
+  file: string;
+  line: number;
+  code: string;
+  /** Lines of declarations prepended from a `<!-- ts-context -->` comment. */
+  context: string[];
+}
+
+function contextAbove(lines: string[], fence: number): string[] {
+  if (fence === 0 || lines[fence - 1]!.trim() !== '-->') return [];
+  let start = fence - 2;
+  while (start >= 0 && !lines[start]!.startsWith('<!-- ts-context')) start--;
+  return start < 0 ? [] : lines.slice(start + 1, fence - 1);
+}
+
+function samples(): Sample[] {
+  const found: Sample[] = [];
+  for (const file of markdownFiles()) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const fence = /^```(ts|typescript)(\s.*)?$/.exec(lines[i]!);
+      if (!fence || (fence[2] ?? '').includes('sketch')) continue;
+      const start = i + 1;
+      let end = start;
+      while (end < lines.length && !lines[end]!.startsWith('```')) end++;
+      found.push({ file: relative(root, file), line: start + 1, code: lines.slice(start, end).join('\n'), context: contextAbove(lines, i) });
+      i = end;
+    }
+  }
+  return found;
+}
+
+describe('docs samples', () => {
+  it('type-check', () => {
+    const all = samples();
+    expect(all.length).toBeGreaterThan(10);
+    rmSync(out, { recursive: true, force: true });
+    mkdirSync(out, { recursive: true });
+    const names = all.map((s, i) => {
+      const name = `${s.file.replace(/[^a-z0-9]+/gi, '_')}_L${s.line}_${i}.ts`;
+      // `export {}` makes every sample its own module, so names never clash between samples.
+      // The context goes on the sample's first line, so error line numbers stay the sample's own.
+      writeFileSync(join(out, name), `${s.context.join(' ')}${s.code}\nexport {};\n`);
+      return name;
+    });
+    writeFileSync(
+      join(out, 'tsconfig.json'),
+      JSON.stringify({ extends: '../tsconfig.json', compilerOptions: { noUnusedLocals: false, baseUrl: '..' }, include: ['./*.ts'] }),
+    );
+    let output = '';
+    try {
+      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(out, 'tsconfig.json'), '--noEmit', '--pretty', 'false'], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+    } catch (err) {
+      output = String((err as { stdout?: string }).stdout ?? err);
+    }
+    // Map errors back to the markdown file and line.
+    const errors = output
+      .split('\n')
+      .filter((l) => l.startsWith('.docs-check/'))
+      .map((l) => {
+        const m = /^\.docs-check\/(.+?)\((\d+),\d+\): (.*)$/.exec(l);
+        if (!m) return l;
+        const sample = all[names.indexOf(m[1]!)];
+        return sample ? `${sample.file}:${sample.line + Number(m[2]) - 1}: ${m[3]}` : l;
+      });
+    expect(errors).toEqual([]);
+    rmSync(out, { recursive: true, force: true });
+  }, 120_000);
+});
