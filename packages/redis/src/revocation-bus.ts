@@ -4,6 +4,12 @@
  * identity (DESIGN §3). The keyring is typed structurally (`onChange` + `invalidate`),
  * so the bus depends on no keyring implementation.
  *
+ * "Evicted everywhere before `revoke()` returns" (DESIGN §3): every instance that reads
+ * an event evicts, then acknowledges on the same channel. PUBLISH answers how many
+ * connections received the event, so the publisher knows how many acknowledgements to
+ * wait for, and `publish()` (hence `revoke()`) resolves when all have arrived, or after
+ * `ackTimeoutMs` with a warning naming how many were missing.
+ *
  * Delivery is at most once, as Redis pub/sub is: an instance disconnected at that
  * moment misses the message, and its cache TTL bounds how long it may still accept
  * the key. ioredis re-subscribes by itself after a reconnect.
@@ -69,6 +75,12 @@ export interface RevocationBusOptions {
    * @default 1000
    */
   timeoutMs?: number;
+  /**
+   * Longest wait, after the PUBLISH, for every other instance to confirm it evicted.
+   * 0 does not wait. An instance that misses it still drops the entry at its cache TTL.
+   * @default 250
+   */
+  ackTimeoutMs?: number;
   /** @default console */
   logger?: RevocationBusLogger;
 }
@@ -80,8 +92,8 @@ export interface RevocationBus {
   /** This instance's id, sent with each message so it can skip its own. */
   readonly instanceId: string;
   /**
-   * Publishes one event. Resolves when Redis has handed it to every subscribed
-   * connection (each instance evicts as soon as it reads it: about a millisecond).
+   * Publishes one event. Resolves when every other subscribed instance has acknowledged
+   * its eviction (about a millisecond), or after `ackTimeoutMs`.
    */
   publish(event: RevocationEvent): Promise<void>;
   /** Stops listening and publishing. Leaves both connections open. */
@@ -103,7 +115,7 @@ const consoleLogger: RevocationBusLogger = {
  * ```ts
  * const bus = createRevocationBus({ publisher: redis, subscriber: redis.duplicate(), keyring });
  * await bus.ready;
- * await keyring.revoke(id); // resolves after the PUBLISH: other instances evict within ~1 ms
+ * await keyring.revoke(id); // resolves once every other instance confirmed its eviction
  * ```
  */
 export function createRevocationBus(options: RevocationBusOptions): RevocationBus {
@@ -114,8 +126,10 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     channel = 'keyset:revocations',
     publishOnChange = true,
     timeoutMs = 1000,
+    ackTimeoutMs = 250,
     logger = consoleLogger,
   } = options;
+  if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (typeof publisher?.publish !== 'function') throw new ConfigError('createRevocationBus needs `publisher`: an ioredis client');
   if (typeof subscriber?.subscribe !== 'function' || typeof subscriber.on !== 'function') {
     throw new ConfigError('createRevocationBus needs `subscriber`: a dedicated ioredis connection (redis.duplicate())');
@@ -130,12 +144,28 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
 
   const instanceId = crypto.randomUUID();
   let closed = false;
+  let sequence = 0;
+  /** Acknowledgements this instance still waits for, by event sequence number. */
+  const waiting = new Map<number, { acks: number; expected: number | undefined; done: () => void }>();
 
   function onMessage(from: string, message: string): void {
     if (closed || from !== channel) return;
-    const event = parse(message);
-    if (event === undefined || event.origin === instanceId) return;
-    keyring.invalidate(event.id);
+    const parsed = parse(message);
+    if (parsed === undefined) return;
+    if ('ack' in parsed) {
+      if (parsed.to !== instanceId) return;
+      const pending = waiting.get(parsed.ack);
+      if (pending === undefined) return;
+      pending.acks++;
+      if (pending.expected !== undefined && pending.acks >= pending.expected) pending.done();
+      return;
+    }
+    if (parsed.origin === instanceId) return;
+    keyring.invalidate(parsed.id);
+    if (parsed.seq !== undefined) {
+      const ack = JSON.stringify({ v: 1, ack: parsed.seq, to: parsed.origin, origin: instanceId });
+      withTimeout(publisher.publish(channel, ack), timeoutMs, 'Redis PUBLISH').catch(() => undefined);
+    }
   }
 
   subscriber.on('message', onMessage);
@@ -148,8 +178,32 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       throw new ConfigError('A revocation event is { type: "revoked" | "rotated", id: string }');
     }
     if (closed) throw new Error('The revocation bus is closed');
-    const message = JSON.stringify({ v: 1, origin: instanceId, type: event.type, id: event.id });
-    await withTimeout(publisher.publish(channel, message), timeoutMs, 'Redis PUBLISH');
+    const seq = ++sequence;
+    const message = JSON.stringify({ v: 1, origin: instanceId, type: event.type, id: event.id, seq });
+    let acknowledged!: () => void;
+    const allAcknowledged = new Promise<void>((resolve) => (acknowledged = resolve));
+    // Registered before the PUBLISH: an acknowledgement may arrive before its reply.
+    const pending: { acks: number; expected: number | undefined; done: () => void } = { acks: 0, expected: undefined, done: acknowledged };
+    waiting.set(seq, pending);
+    try {
+      const received = await withTimeout(publisher.publish(channel, message), timeoutMs, 'Redis PUBLISH');
+      // Our own subscriber is one of the receivers; every other one is an instance.
+      const others = typeof received === 'number' ? received - 1 : 0;
+      pending.expected = others;
+      if (pending.acks >= others || ackTimeoutMs === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ackTimeoutMs)));
+      const late = await Promise.race([allAcknowledged.then(() => false), timedOut]);
+      clearTimeout(timer);
+      if (late) {
+        logger.warn(
+          { type: event.type, id: event.id, instances: others, unacknowledged: others - pending.acks },
+          'not every instance confirmed the eviction in time; those keep their cache entry until its TTL',
+        );
+      }
+    } finally {
+      waiting.delete(seq);
+    }
   }
 
   const stopListening = publishOnChange
@@ -177,8 +231,10 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   });
 }
 
+type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }) | { ack: number; to: string; origin: string };
+
 /** The message if it is well formed, else `undefined`: junk on the channel is ignored. */
-function parse(message: string): (RevocationEvent & { origin: string }) | undefined {
+function parse(message: string): BusMessage | undefined {
   let value: unknown;
   try {
     value = JSON.parse(message);
@@ -186,9 +242,12 @@ function parse(message: string): (RevocationEvent & { origin: string }) | undefi
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { v, origin, type, id } = value as Record<string, unknown>;
-  if (v !== 1 || typeof origin !== 'string' || typeof type !== 'string' || !TYPES.has(type) || !validId(id)) return undefined;
-  return { origin, type: type as RevocationEvent['type'], id };
+  const { v, origin, type, id, seq, ack, to } = value as Record<string, unknown>;
+  if (v !== 1 || typeof origin !== 'string') return undefined;
+  if (ack !== undefined) return Number.isSafeInteger(ack) && typeof to === 'string' ? { ack: ack as number, to, origin } : undefined;
+  if (typeof type !== 'string' || !TYPES.has(type) || !validId(id)) return undefined;
+  if (seq !== undefined && !Number.isSafeInteger(seq)) return undefined;
+  return { origin, type: type as RevocationEvent['type'], id, seq: seq as number | undefined };
 }
 
 function validId(id: unknown): id is string {
