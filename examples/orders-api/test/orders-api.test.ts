@@ -4,6 +4,8 @@
  */
 import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { paginate } from '@keyset/client';
+import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDataDir, DataDirLockedError } from '../src/data-dir.ts';
 import { runCli } from '../src/cli.ts';
@@ -119,6 +121,18 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
         expect(before, `${JSON.stringify(a)} then ${JSON.stringify(b)}`).toBe(true);
       }
     });
+
+    it('walks the same sequence with got’s built-in Link-header pagination and @keyset/client', async () => {
+      // got follows RFC 8288 `Link: rel="next"` by default: no keyset-specific code.
+      const viaGot = await got.paginate.all<OrderItem>(`${base}/api/orders?limit=100`, {
+        headers: { authorization: `ApiKey ${reader}` },
+        pagination: { transform: (response) => (JSON.parse(response.body as string) as { items: OrderItem[] }).items },
+      });
+      expect(viaGot.map((o) => o.id)).toEqual(walk.map((o) => o.id));
+      const viaClient: OrderItem[] = [];
+      for await (const order of paginate<OrderItem>(`${base}/api/orders?limit=70`, { apiKey: reader })) viaClient.push(order);
+      expect(viaClient.map((o) => o.id)).toEqual(walk.map((o) => o.id));
+    }, 30_000);
 
     it('returns items with the documented shape and microsecond timestamps equal to the database', async () => {
       for (const o of walk.slice(0, 50)) {

@@ -52,3 +52,15 @@ describe('isKeysetError', () => {
     expect(isKeysetError(null)).toBe(false);
   });
 });
+
+describe('KeysetError construction', () => {
+  it('captures no stack trace (a client error needs none) and leaves the global limit as it was', () => {
+    const before = Error.stackTraceLimit;
+    const err = new KeysetError('invalid_cursor', { cause: new Error('inner') });
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(err.stack?.split('\n').filter((l) => l.trim().startsWith('at ')) ?? []).toEqual([]);
+    // The underlying failure keeps its own stack.
+    expect((err.cause as Error).stack).toContain('at ');
+    expect(new Error('x').stack).toContain('at ');
+  });
+});

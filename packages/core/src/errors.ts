@@ -87,7 +87,17 @@ export class KeysetError extends Error {
 
   constructor(code: ErrorCode, options: KeysetErrorOptions = {}) {
     const { detail = TITLES[code], cause, extensions = {}, headers = {} } = options;
-    super(detail, cause === undefined ? undefined : { cause });
+    // A client's mistake needs no stack trace, and capturing one is most of what a
+    // refusal costs (~4 µs): under a flood of bad keys that is the server's CPU. The
+    // underlying failure, when there is one, keeps its own stack in `cause`.
+    const limits = Error as { stackTraceLimit?: number | undefined };
+    const stackTraceLimit = limits.stackTraceLimit;
+    limits.stackTraceLimit = 0;
+    try {
+      super(detail, cause === undefined ? undefined : { cause });
+    } finally {
+      limits.stackTraceLimit = stackTraceLimit;
+    }
     this.name = new.target.name;
     // Brand shared by every installed copy of @keyset/core, see `isKeysetError`.
     Object.defineProperty(this, BRAND, { value: true });

@@ -169,7 +169,8 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
       const parsed = parseWithModes(query, modeOptions);
       const limit = limits.resolve(parsed.limit);
-      const fingerprint = await fingerprints.get(planOptions.filters);
+      const memo = fingerprints.get(planOptions.filters);
+      const fingerprint = typeof memo === 'string' ? memo : await memo;
       if (parsed.mode === 'offset') {
         return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, fingerprint });
       }
