@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// Rewrites the result sections of docs/benchmarks.md from bench/results/*.json, so the
+// page always shows the last run's numbers. Sections sit between
+// `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`; `pnpm bench` runs this at the end.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const doc = join(root, 'docs', 'benchmarks.md');
+const load = (name) => {
+  const file = join(root, 'bench', 'results', `${name}.json`);
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+};
+const fmt = (n, digits = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const stamp = (r) => `<sub>${r.node}, ${r.date.slice(0, 16).replace('T', ' ')} UTC</sub>`;
+
+function table(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function microTable(rows, baselineLabel) {
+  return table(['case', 'ns/op', 'ops/s', `× ${baselineLabel}`], rows.map((r) => [r.name, fmt(r.nsPerOp), fmt(r.opsPerSec), fmt(r.vsBaseline, 2)]));
+}
+
+const sections = {
+  http() {
+    const r = load('http');
+    if (!r) return undefined;
+    const rows = r.data.table.map((t) => [t.stack, fmt(t['median req/s']), fmt(t['x bare (median of rounds)'], 2), t['x bare per round']]);
+    return `${table(['stack', 'median req/s', '× bare framework (median)', '× bare, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections. ${stamp(r)}`;
+  },
+  cursor() {
+    const r = load('cursor');
+    if (!r) return undefined;
+    return `${microTable(r.data.pageRows, 'plain cursor')}\n\nCursor length: keyset ${r.data.cursorLength.keyset} characters, plain ${r.data.cursorLength.plain}. ${stamp(r)}`;
+  },
+  keys() {
+    const r = load('keys');
+    return r && `${microTable(r.data.rows, 'naive SHA-256 + Map')}\n\n${stamp(r)}`;
+  },
+  'rate-limit'() {
+    const r = load('rate-limit');
+    if (!r) return undefined;
+    const d = r.data;
+    const cmds = d.redisCommandsPerDecision
+      ? `\n\nRedis commands per decision (from \`INFO commandstats\`):\n\n${table(
+          ['client', ...Object.keys(Object.values(d.redisCommandsPerDecision)[0] ?? {})],
+          Object.entries(d.redisCommandsPerDecision).map(([k, v]) => [k, ...Object.values(v).map(String)]),
+        )}`
+      : '';
+    return [
+      `Memory, requests admitted:\n\n${microTable(d.memory, 'rate-limiter-flexible')}`,
+      `Memory, requests refused (a 429 is built):\n\n${microTable(d.memoryRefused, 'rate-limiter-flexible')}`,
+      d.redis ? `Redis (a local redis-server), sequential:\n\n${microTable(d.redis, 'rate-limiter-flexible')}${cmds}` : '',
+      stamp(r),
+    ].filter(Boolean).join('\n\n');
+  },
+  'db-depth'() {
+    const r = load('db-depth');
+    if (!r) return undefined;
+    const engines = Object.keys(r.data.results);
+    const depths = r.data.results[engines[0]].depths.map((d) => d.depth);
+    const rows = depths.map((depth, i) => [
+      fmt(depth),
+      ...engines.flatMap((e) => {
+        const d = r.data.results[e].depths[i];
+        return [fmt(d.offsetMs, 2), fmt(d.keysetMs, 2)];
+      }),
+    ]);
+    const head = ['depth', ...engines.flatMap((e) => [`${e} OFFSET ms`, `${e} keyset ms`])];
+    const count = engines.map((e) => `${e} ${fmt(r.data.results[e].countMs, 1)} ms`).join(', ');
+    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}. ${stamp(r)}`;
+  },
+  memory() {
+    const r = load('memory');
+    if (!r) return undefined;
+    const s = r.data.summary;
+    return `${fmt(s.keys)} distinct unknown keys in ${fmt(s.seconds, 1)} s (${fmt(s.requestsPerSecond)} req/s, every answer a 401: ${s.non401 === 0 ? 'yes' : `no, ${s.non401} were not`}). Server RSS: ${s.rssStartMiB} MiB at start, ${s.rssHalfMiB} MiB at half-way, ${s.rssEndMiB} MiB at the end (peak ${s.rssPeakMiB} MiB); growth over the second half: **${s.growthSecondHalfMiB} MiB**. ${stamp(r)}`;
+  },
+};
+
+let text = readFileSync(doc, 'utf8');
+for (const [name, render] of Object.entries(sections)) {
+  const body = render();
+  if (body === undefined) continue;
+  const pattern = new RegExp(`(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`);
+  if (!pattern.test(text)) {
+    console.warn(`docs/benchmarks.md has no bench:${name} section`);
+    continue;
+  }
+  text = text.replace(pattern, (_m, open, close) => `${open}\n${body}\n${close}`);
+}
+writeFileSync(doc, text);
+console.log('docs/benchmarks.md updated from bench/results/');
