@@ -21,6 +21,11 @@ describe('findLink', () => {
     expect(findLink(header, 'next', base)).toBe('https://api.example.com/b');
   });
 
+  it('uses the first rel parameter of a link and ignores later ones (RFC 8288 §3.3)', () => {
+    expect(findLink('</a>; rel="prev"; rel="next"', 'next', base)).toBeUndefined();
+    expect(findLink('</a>; rel="prev"; rel="next"', 'prev', base)).toBe('https://api.example.com/a');
+  });
+
   it('resolves relative targets against the request URL', () => {
     expect(findLink('<?cursor=abc&limit=2>; rel="next"', 'next', base)).toBe('https://api.example.com/api/orders?cursor=abc&limit=2');
   });

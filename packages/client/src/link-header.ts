@@ -28,6 +28,7 @@ export function findLink(header: string | null | undefined, rel: string, base: s
     i = close + 1;
     // Parameters run until a comma outside quotes.
     let rels: string[] = [];
+    let hasRel = false;
     while (i < n && header[i] !== ',') {
       if (header[i] !== ';') {
         i++;
@@ -59,7 +60,11 @@ export function findLink(header: string | null | undefined, rel: string, base: s
         value = header.slice(j, end).trim();
         i = end;
       }
-      if (name === 'rel') rels = value.toLowerCase().split(/\s+/);
+      // RFC 8288 §3.3: a second rel parameter on one link is ignored.
+      if (name === 'rel' && !hasRel) {
+        rels = value.toLowerCase().split(/\s+/);
+        hasRel = true;
+      }
     }
     if (rels.includes(wanted)) {
       try {

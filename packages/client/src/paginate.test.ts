@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PaginationCycleError, PaginationHttpError } from './errors.ts';
+import { PaginationCycleError, PaginationFormatError, PaginationHttpError } from './errors.ts';
 import { pages, paginate, retryAfterSeconds } from './paginate.ts';
 
 type Handler = (url: URL, req: IncomingMessage, res: ServerResponse) => void;
@@ -140,11 +140,47 @@ describe('paginate', () => {
   });
 });
 
+describe('paginate: credentials stay on the first origin', () => {
+  it('refuses a next link to another origin instead of sending the key there', async () => {
+    // Same server, other origin (localhost vs 127.0.0.1): a hostile or misconfigured Link
+    // header must not receive the Authorization header or the caller's extra headers.
+    handler = (url, _req, res) => {
+      const other = new URL(url.href.replace('127.0.0.1', 'localhost'));
+      other.searchParams.set('cursor', 'next');
+      json(res, 200, { items: [{ id: 1 }], nextCursor: 'next' }, { link: `<${other.href}>; rel="next"` });
+    };
+    requests.length = 0;
+    const ids: number[] = [];
+    const err = await (async () => {
+      for await (const item of paginate<{ id: number }>(`${base}/x`, { apiKey: 'ks_secret_value', headers: { 'x-tenant': 't1' } })) ids.push(item.id);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PaginationFormatError);
+    expect((err as Error).message).not.toContain('ks_secret_value');
+    expect(ids).toEqual([1]);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('still follows links to other paths and relative links on the same origin', async () => {
+    handler = (url, _req, res) => {
+      if (url.pathname === '/x') json(res, 200, { items: [{ id: 1 }], nextCursor: null }, { link: '</y?cursor=2>; rel="next"' });
+      else json(res, 200, { items: [{ id: 2 }], nextCursor: null });
+    };
+    expect(await collect(`${base}/x`, { apiKey: 'k' })).toEqual([1, 2]);
+  });
+});
+
 describe('retryAfterSeconds', () => {
   it('reads delay-seconds and HTTP-dates', () => {
     expect(retryAfterSeconds('7')).toBe(7);
     expect(retryAfterSeconds(new Date(Date.now() + 5000).toUTCString())).toBeGreaterThanOrEqual(4);
     expect(retryAfterSeconds('soon')).toBeUndefined();
     expect(retryAfterSeconds(null)).toBeUndefined();
+  });
+
+  it('does not read junk as a date in the past (which would retry at once)', () => {
+    // Date.parse reads '1.5' as 2001-01-05 and '-1' as the year -1.
+    for (const junk of ['1.5', '-1', '1e3', '5 seconds', 'Nov 6 1994']) expect(retryAfterSeconds(junk)).toBeUndefined();
+    expect(retryAfterSeconds('Sun, 06 Nov 1994 08:49:37 GMT')).toBe(0);
+    expect(retryAfterSeconds(' 12 ')).toBe(12);
   });
 });

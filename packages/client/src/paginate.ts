@@ -64,7 +64,8 @@ export async function* paginate<T = unknown>(url: string | URL, options: Paginat
 /**
  * Iterates over the pages of a collection. Follows the `Link` rel="next" header when
  * present, else `nextCursor`, else `offset`/`total`. Throws {@link PaginationCycleError}
- * when the server leads back to a page already read.
+ * when the server leads back to a page already read, and {@link PaginationFormatError}
+ * when it points to another origin (the key is never sent there).
  *
  * @example
  * ```ts
@@ -77,9 +78,15 @@ export async function* pages<T = unknown>(url: string | URL, options: PaginateOp
   const { maxPages = Infinity, signal } = options;
   const seen = new Set<string>();
   let next: string | null = new URL(url).href;
+  // The key (and any caller headers) go only to the origin the caller chose: a next link
+  // elsewhere, hostile or misconfigured, would receive them with the request.
+  const origin = new URL(next).origin;
   let count = 0;
   while (next !== null && count < maxPages) {
     if (seen.has(next)) throw new PaginationCycleError(next);
+    if (new URL(next).origin !== origin) {
+      throw new PaginationFormatError(next, `the next page is on another origin than ${origin}; not following it with your credentials`);
+    }
     seen.add(next);
     signal?.throwIfAborted();
     const { body, link } = await fetchPage(next, options);
@@ -143,6 +150,9 @@ export function retryAfterSeconds(value: string | null): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
+  // An HTTP-date starts with a day name (IMF-fixdate, RFC 850, asctime). Date.parse alone
+  // reads junk such as '1.5' or '-1' as long-past dates, i.e. "retry at once".
+  if (!/^(mon|tue|wed|thu|fri|sat|sun)[a-z]*,? /i.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - Date.now()) / 1000));
