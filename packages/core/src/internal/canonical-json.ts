@@ -9,7 +9,10 @@
 
 const MAX_DEPTH = 32;
 
-/** Canonical text of `value`. Throws `TypeError` for functions, symbols, cycles or depth > 32. */
+/**
+ * Canonical text of `value`. Throws `TypeError` for functions, symbols, non-plain objects
+ * (Set, Map, class instances), cycles or depth > 32.
+ */
 export function canonicalJson(value: unknown, depth = 0): string {
   if (depth > MAX_DEPTH) throw new TypeError('filters nest deeper than 32 levels (or contain a cycle)');
   switch (typeof value) {
@@ -26,6 +29,15 @@ export function canonicalJson(value: unknown, depth = 0): string {
       if (value === null) return 'null';
       if (value instanceof Date) return `@${Number.isNaN(value.getTime()) ? 'invalid' : value.toISOString()}`;
       if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
+      // Only plain objects (of any realm): a Set, Map, RegExp or class instance keeps its
+      // contents where Object.keys cannot see them, so every one would read as `{}` and a
+      // cursor issued for one filter value would verify for any other.
+      const proto = Object.getPrototypeOf(value) as object | null;
+      if (proto !== null && Object.getPrototypeOf(proto) !== null) {
+        throw new TypeError(
+          `cannot fingerprint a ${(value as object).constructor?.name ?? 'non-plain object'} in filters; pass plain objects, arrays, strings, numbers, bigints, booleans, null or Dates`,
+        );
+      }
       const record = value as Record<string, unknown>;
       const keys = Object.keys(record)
         .filter((k) => record[k] !== undefined)

@@ -93,9 +93,34 @@ export function toComparable(type: SortValueType, value: SortValue): Comparable 
   return value;
 }
 
+/**
+ * Sign of `a - b` by code point, which is UTF-8 byte order: the order of PostgreSQL's
+ * `COLLATE "C"` and SQLite's default `BINARY` collation. JS `<` compares UTF-16 code
+ * units instead, which puts U+10000 and above (emoji) before U+E000–U+FFFF (e.g.
+ * full-width forms), so a walk mixing the two orders would skip or repeat rows.
+ */
+function compareCodePoints(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Only the first differing unit matters. Surrogates (D800–DFFF) encode code points
+    // past FFFF, so lift them above E000–FFFF (the ICU "code point order" fix-up).
+    if (x >= 0xd800 && y >= 0xd800) {
+      x += x >= 0xe000 ? -0x800 : 0x2000;
+      y += y >= 0xe000 ? -0x800 : 0x2000;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : 1;
+}
+
 /** Sign of `a - b` for two non-null comparables of one type. */
 export function compareComparable(type: SortValueType, a: Comparable, b: Comparable): number {
   if (type === 'decimal') return compareDecimal(a as string, b as string);
+  if (type === 'string') return compareCodePoints(a as string, b as string);
   return a === b ? 0 : (a as number) < (b as number) ? -1 : 1;
 }
 

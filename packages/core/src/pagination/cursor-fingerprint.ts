@@ -33,7 +33,7 @@ export async function fingerprintWith(crypto: CryptoProvider, prefix: string, fi
 /**
  * SHA-256 fingerprint (base64url) of a cursor's scope, for custom sources that use
  * `createCursorCodec` directly. `createPaginator` computes it for you (`plan.fingerprint`).
- * Throws `TypeError` when filters hold functions, symbols or cycles.
+ * Throws `TypeError` when filters hold functions, symbols, non-plain objects (Set, Map, class instances) or cycles.
  *
  * @example
  * ```ts
