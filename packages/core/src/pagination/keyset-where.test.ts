@@ -107,6 +107,21 @@ describe('keysetWhere', () => {
     expect(keysetWhere(cursorPlan(['5']), spec, 'postgres')).toMatchObject({ where: '"id" < $1::bigint', params: ['5'] });
   });
 
+  it('binds booleans as 1/0 for SQLite (drivers such as better-sqlite3 refuse JS booleans; SQLite stores them as integers)', () => {
+    const spec = defineSortSpec([
+      { key: 'flag', dir: 'desc', type: 'boolean' },
+      { key: 'id', dir: 'asc', type: 'int', unique: true },
+    ]);
+    expect(keysetWhere(cursorPlan([true, 3]), spec, 'sqlite').params).toEqual([1, 1, 1, 3]);
+    expect(keysetWhere(cursorPlan([false, 3]), spec, 'sqlite').params).toEqual([0, 0, 0, 3]);
+    expect(keysetWhere(cursorPlan([true, 3]), spec, 'postgres').params).toEqual([true, 3]);
+  });
+
+  it('refuses a hand-built plan whose values do not fit the spec, as documented', () => {
+    expect(() => keysetWhere(cursorPlan(['2024-05-01', '7']), newest, 'postgres')).toThrow(TypeError);
+    expect(() => keysetWhere(cursorPlan([T, 7.5 as unknown as string]), newest, 'postgres')).toThrow(TypeError);
+  });
+
   it('validates an unvalidated spec and the plan', () => {
     const bad: SortKey[] = [{ key: 'id', dir: 'asc', type: 'int' }];
     expect(() => keysetWhere(cursorPlan(null), bad, 'postgres')).toThrow(ConfigError);

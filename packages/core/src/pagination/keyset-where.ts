@@ -13,6 +13,7 @@
  * Nullable keys follow the spec's `nulls` placement in the predicate and in ORDER BY.
  * @module
  */
+import { isSortValue } from '../internal/sort-values.ts';
 import { assertSortSpec } from './sort-spec.ts';
 import type { PagePlan, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
 
@@ -84,7 +85,9 @@ export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect,
   if (plan.mode === 'offset') return { ...base, where: always, offset: plan.offset, params: [] };
   if (plan.after === null) return { ...base, where: always, offset: 0, params: [] };
   const after = plan.after;
-  if (after.length !== spec.length) throw new TypeError('plan.after does not match the sort spec');
+  if (after.length !== spec.length || after.some((v, i) => !isSortValue(spec[i]!, v))) {
+    throw new TypeError('plan.after does not match the sort spec (one cursor-form value per key)');
+  }
 
   // Placeholders are markers first and numbered in text order at the end: SQLite's `?` is
   // positional, and PostgreSQL reuses one `$n` for every mention of a value.
@@ -145,7 +148,10 @@ function render(
   const where = template.replace(/\u0000(\d+)\u0000/g, (_, index: string) => {
     const i = Number(index);
     if (dialect === 'sqlite') {
-      params.push(after[i]);
+      // SQLite has no boolean type (it stores 1/0), and drivers such as better-sqlite3
+      // and node:sqlite refuse to bind a JS boolean.
+      const v = after[i];
+      params.push(typeof v === 'boolean' ? (v ? 1 : 0) : v);
       return '?';
     }
     let n = numbers.get(i);

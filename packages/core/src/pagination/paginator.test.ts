@@ -192,4 +192,14 @@ describe('Link header', () => {
       { numRuns: 500 },
     );
   });
+
+  it('is always absolute: a relative request URL is a server bug (TypeError), not a relative Link', async () => {
+    const paginator = createPaginator<Order>(base);
+    const plan = { mode: 'offset', limit: 2, take: 3, offset: 0, fingerprint: '' } as const;
+    for (const url of ['/api/orders?limit=2', 'api/orders', '//api.example.com/api/orders?x=1']) {
+      await expect(paginator.page(plan, orders.slice(0, 3), { url })).rejects.toThrow(TypeError);
+    }
+    const { headers } = await paginator.page(plan, orders.slice(0, 3), { url: 'HTTPS://api.example.com/o?limit=2' });
+    expect(headers.link).toMatch(/^<https:\/\/api\.example\.com\/o\?limit=2&offset=2>; rel="next"$/i);
+  });
 });

@@ -82,6 +82,9 @@ export interface Paginator<Row> {
 
 // Characters that may stand in a URI as they are (RFC 3986 unreserved, reserved, '%').
 const URI_SAFE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+// An absolute URL with an authority (`scheme://host…`); anything else takes the `URL`
+// path, which throws a TypeError for a relative URL instead of emitting a relative Link.
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/;
 
 function paramName(raw: string): string {
   if (!raw.includes('%') && !raw.includes('+')) return raw;
@@ -100,7 +103,7 @@ function paramName(raw: string): string {
  */
 function nextLink(url: string | URL, name: 'cursor' | 'offset', value: string): string {
   const text = typeof url === 'string' ? url : url.href;
-  if (!URI_SAFE.test(text)) {
+  if (!URI_SAFE.test(text) || !ABSOLUTE.test(text)) {
     const next = new URL(text);
     next.searchParams.delete(name === 'cursor' ? 'offset' : 'cursor');
     next.searchParams.set(name, value);
