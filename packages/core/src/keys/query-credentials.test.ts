@@ -54,3 +54,24 @@ describe('redactUrl', () => {
     }
   });
 });
+
+describe('query credentials: separators, brackets and non-ASCII', () => {
+  it('treats `;` as a separator as well (RFC 1866 §8.2.1; many servers and proxies split on it)', () => {
+    expect(findQueryCredential('/api/orders?limit=5;api_key=hunter2', PREFIX)).toEqual({ kind: 'named', name: 'api_key' });
+    expect(findQueryCredential('/api/orders?limit=5;Access_Token=x&y=1', PREFIX)).toEqual({ kind: 'named', name: 'access_token' });
+    expect(redactUrl('/api/orders?limit=5;api_key=hunter2hunter2hunter2&y=1')).toBe('/api/orders?limit=5;api_key=…ter2&y=1');
+  });
+
+  it('sees credential names with a bracket suffix (`api_key[]`, `api_key[0]`: qs, PHP, Rails)', () => {
+    expect(findQueryCredential('/api/orders?api_key[]=x', PREFIX)).toEqual({ kind: 'named', name: 'api_key' });
+    expect(findQueryCredential('/api/orders?API_KEY%5B0%5D=x', PREFIX)).toEqual({ kind: 'named', name: 'api_key' });
+    expect(redactUrl('/a?api_key[]=hunter2hunter2hunter2')).toBe('/a?api_key[]=…ter2');
+    expect(findQueryCredential('/api/orders?api_keys=x&my_api_key=y&apikey_hint=z', PREFIX)).toBeUndefined();
+  });
+
+  it('redactUrl does not throw on a credential value ending in a character outside the BMP', () => {
+    // The last 4 UTF-16 units of '…😀abc' begin with half of the emoji: encodeURIComponent threw URIError.
+    expect(redactUrl('/a?api_key=aaaaaaaaaaaaaaaaaaaa%F0%9F%98%80abc')).toBe('/a?api_key=…abc');
+    expect(redactUrl('/a?api_key=aaaaaaaaaaaaaaaaaaaa%F0%9F%98%80ab')).toBe('/a?api_key=…%F0%9F%98%80ab');
+  });
+});

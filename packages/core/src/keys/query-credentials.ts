@@ -14,6 +14,25 @@ import { redactKey } from './redact-key.ts';
 export const CREDENTIAL_QUERY_PARAMS: readonly string[] = Object.freeze(['api_key', 'apikey', 'api-key', 'access_token']);
 const CREDENTIAL_NAMES = new Set(CREDENTIAL_QUERY_PARAMS);
 
+/**
+ * The credential name `name` (already percent-decoded) stands for, if any: compared
+ * case-insensitively, and with a bracket suffix dropped, since qs (Express's `extended`
+ * parser), PHP and Rails read `api_key[]=…` or `api_key[0]=…` as `api_key`.
+ */
+function credentialName(name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const bracket = lower.indexOf('[');
+  const base = bracket > 0 ? lower.slice(0, bracket) : lower;
+  return CREDENTIAL_NAMES.has(base) ? base : undefined;
+}
+
+/**
+ * Parameter separators: `&`, and `;`, which HTML 4 (RFC 1866 §8.2.1) recommends and
+ * many servers, proxies and log parsers still split on. Counting `;` can only make the
+ * check stricter: a key never contains one.
+ */
+const SEPARATORS = /[&;]/g;
+
 const BODY = KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH;
 /** Anything shaped like a key of any prefix; the boundaries keep it from matching inside longer tokens. */
 const KEY_SHAPE = new RegExp(`(?<![0-9A-Za-z_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_[0-9A-Za-z]{${BODY}}(?![0-9A-Za-z])`, 'g');
@@ -53,9 +72,9 @@ export function findQueryCredential(url: string, prefix: string): QueryCredentia
     const lower = query.toLowerCase();
     if (!CREDENTIAL_QUERY_PARAMS.some((name) => lower.includes(name))) return undefined;
   }
-  for (const [name, value] of new URLSearchParams(query)) {
-    const lower = name.toLowerCase();
-    if (CREDENTIAL_NAMES.has(lower)) return { kind: 'named', name: lower };
+  for (const [name, value] of new URLSearchParams(query.replace(SEPARATORS, '&'))) {
+    const credential = credentialName(name);
+    if (credential !== undefined) return { kind: 'named', name: credential };
     if (containsKey(value, prefix) || containsKey(name, prefix)) return { kind: 'key' };
   }
   return undefined;
@@ -69,10 +88,16 @@ function safeDecode(text: string): string {
   }
 }
 
-/** Redacted form for a URL: `…` stays literal for readability, the last 4 are re-encoded. */
+/** Lone UTF-16 surrogates, which `encodeURIComponent` refuses with a `URIError`. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Redacted form for a URL: `…` stays literal for readability, the last 4 are re-encoded.
+ * Never throws: `redactUrl` runs in request loggers on whatever a client sent.
+ */
 function redactForUrl(text: string): string {
-  const redacted = redactKey(text);
-  return `…${encodeURIComponent(redacted.slice(1))}`;
+  const redacted = redactKey(text).slice(1);
+  return `…${encodeURIComponent(redacted.replace(LONE_SURROGATE, '\uFFFD'))}`;
 }
 
 function redactShapes(text: string): string {
@@ -99,11 +124,13 @@ export function redactUrl(url: string | URL): string {
   const fragment = hashAt < 0 ? '' : text.slice(hashAt);
   let out = redactShapes(path);
   if (q >= 0) {
-    const pairs = text.slice(q + 1, end).split('&').map((pair) => {
+    // Split on `&` and `;` alike (see SEPARATORS), keeping each separator as it was.
+    const pairs = text.slice(q + 1, end).split(/([&;])/).map((pair, index) => {
+      if (index % 2 === 1) return pair;
       const eq = pair.indexOf('=');
       const rawName = eq < 0 ? pair : pair.slice(0, eq);
       const name = safeDecode(rawName);
-      if (CREDENTIAL_NAMES.has(name.toLowerCase())) {
+      if (credentialName(name) !== undefined) {
         return eq < 0 ? pair : `${rawName}=${redactForUrl(safeDecode(pair.slice(eq + 1)))}`;
       }
       const decodedName = name;
@@ -115,7 +142,7 @@ export function redactUrl(url: string | URL): string {
       const valueOut = cleanValue === decodedValue ? pair.slice(eq + 1) : cleanValue;
       return eq < 0 ? nameOut : `${nameOut}=${valueOut}`;
     });
-    out += `?${pairs.join('&')}`;
+    out += `?${pairs.join('')}`;
   }
   return out + redactShapes(fragment);
 }
