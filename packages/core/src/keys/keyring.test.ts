@@ -541,3 +541,49 @@ describe('lastUsedAt', () => {
     expect((err.cause as Error).message).toMatch(/connection refused/);
   });
 });
+
+describe('a logger that throws', () => {
+  const throwing = {
+    warn: () => {
+      throw new Error('log sink down');
+    },
+    error: () => {
+      throw new Error('log sink down');
+    },
+  };
+
+  it('never replaces the 400/401/403/503 a client gets (a failing logger is not a 500)', async () => {
+    const { keyring, failing } = setup({ logger: throwing });
+    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    expect((await rejection(keyring.verify('nope'))).code).toBe('invalid_api_key');
+    expect((await rejection(keyring.authenticate({ authorization: `ApiKey ${key}`, url: '/?api_key=x' }))).code).toBe('api_key_in_query');
+    expect((await rejection(keyring.authenticate({ authorization: `ApiKey ${key}` }, { scopes: ['orders:read'] }))).code).toBe('insufficient_scope');
+    failing.add('findByDigest');
+    const { key: other } = await keyring.issue({ name: 'm', scopes: [] });
+    expect((await rejection(keyring.verify(other))).code).toBe('unavailable');
+  });
+
+  it('does not turn a failed lastUsedAt write into a crash or a lost batch', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { keyring, failing, calls, store, clock } = setup({ logger: throwing, lastUsed: { intervalMs: 1_000 } });
+      const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+      await keyring.verify(key);
+      failing.add('touchLastUsed');
+      await vi.advanceTimersByTimeAsync(1_000);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(calls.touchLastUsed).toBe(1);
+      expect(unhandled).toEqual([]);
+      // The batch was kept: close() fails with 503 (not the logger's error), then a later close() writes it.
+      expect((await rejection(keyring.close())).code).toBe('unavailable');
+      failing.delete('touchLastUsed');
+      await keyring.close();
+      expect((await store.getIdentity(record.id))?.secrets[0]?.lastUsedAt).toEqual(new Date(clock.now()));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -268,8 +268,25 @@ export function createKeyring(options: KeyringOptions): Keyring {
     lastUsed === false
       ? undefined
       : new LastUsedWriter(store, positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs'), (error, count) => {
-          logger?.error?.({ err: error, count }, 'api key lastUsedAt write failed; retrying next interval');
+          logError({ err: error, count }, 'api key lastUsedAt write failed; retrying next interval');
         });
+
+  // A logger that throws (a closed sink, a failing serializer) must never turn a client's
+  // 401 into a 500 or crash the process from the last-use timer: logging is best effort.
+  const warn = (fields: Record<string, unknown>, message: string): void => {
+    try {
+      logger?.warn?.(fields, message);
+    } catch {
+      /* best effort */
+    }
+  };
+  const logError = (fields: Record<string, unknown>, message: string): void => {
+    try {
+      logger?.error?.(fields, message);
+    } catch {
+      /* best effort */
+    }
+  };
 
   const listeners = new Set<KeyChangeListener>();
   /** Bumped on every eviction: a store answer that raced with one is not cached. */
@@ -279,7 +296,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
     try {
       return await call();
     } catch (error) {
-      if (logger?.error) logger.error({ err: error, operation }, 'key store unavailable');
+      logError({ err: error, operation }, 'key store unavailable');
       throw new KeysetError('unavailable', { detail: 'The key store is unavailable; try again shortly.', cause: error });
     }
   }
@@ -289,7 +306,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const fields: Record<string, unknown> = { reason };
       if (last4 !== undefined) fields.last4 = last4;
       if (keyId !== undefined) fields.keyId = keyId;
-      logger.warn(fields, 'api key rejected');
+      warn(fields, 'api key rejected');
     }
     return new AuthenticationError('invalid_api_key', last4 === undefined ? { reason, realm } : { reason, realm, last4 });
   }
@@ -364,8 +381,8 @@ export function createKeyring(options: KeyringOptions): Keyring {
       }),
     );
     for (const result of results) {
-      if (result.status === 'rejected' && logger?.error) {
-        logger.error({ err: result.reason, event: event.type, keyId: event.id }, 'api key change listener failed');
+      if (result.status === 'rejected') {
+        logError({ err: result.reason, event: event.type, keyId: event.id }, 'api key change listener failed');
       }
     }
   }
@@ -458,7 +475,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
       if (url !== undefined && url !== null) {
         const found = findQueryCredential(String(url), prefix);
         if (found !== undefined) {
-          if (logger?.warn) logger.warn({ reason: 'api_key_in_query', ...(found.kind === 'named' ? { param: found.name } : {}) }, 'api key rejected');
+          if (logger?.warn) warn({ reason: 'api_key_in_query', ...(found.kind === 'named' ? { param: found.name } : {}) }, 'api key rejected');
           throw new KeysetError('api_key_in_query', {
             detail:
               found.kind === 'named'
@@ -473,7 +490,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
       if (scopes !== undefined && scopes.length > 0) {
         const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
         if (missing.length > 0) {
-          if (logger?.warn) logger.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
+          if (logger?.warn) warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
           throw new KeysetError('insufficient_scope', {
             detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
             extensions: { missing_scopes: missing },

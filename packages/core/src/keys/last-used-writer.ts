@@ -71,7 +71,12 @@ export class LastUsedWriter {
           if (newer === undefined || newer < at) this.#pending.set(digest, at);
         }
         this.#lastError = error;
-        this.#onError(error, updates.length);
+        try {
+          this.#onError(error, updates.length);
+        } catch {
+          // A throwing handler must not reject the flush: from the timer that is an
+          // unhandled rejection (a crash on Node), and the batch above must stay pending.
+        }
       } finally {
         this.#inFlight = undefined;
       }
