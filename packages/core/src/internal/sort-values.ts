@@ -48,8 +48,7 @@ export function toSortValue(key: SortKey, raw: unknown): SortValue {
       break;
     case 'timestamp':
       if (raw instanceof Date) {
-        const year = raw.getUTCFullYear();
-        if (year >= 1 && year <= 9999) return dateToTimestamp(raw);
+        if (!Number.isNaN(raw.getTime())) return dateToTimestamp(raw);
       } else if (typeof raw === 'string' && parseTimestamp(raw) !== undefined) {
         return raw;
       }
@@ -79,6 +78,8 @@ export function isSortValue(key: SortKey, value: unknown): value is SortValue {
   }
 }
 
+const INFINITE_MICROS = 2n ** 64n;
+
 /** A cursor-form value turned into something `compareComparable` orders exactly. */
 export type Comparable = string | number | boolean | bigint | null;
 
@@ -88,6 +89,8 @@ export function toComparable(type: SortValueType, value: SortValue): Comparable 
   if (type === 'timestamp') {
     const instant = parseTimestamp(value as string);
     if (instant === undefined) throw new TypeError(`not a timestamp: ${JSON.stringify(value)}`);
+    // ±infinity: beyond every finite instant (|µs| < 2^63 for PostgreSQL's whole range).
+    if (!Number.isFinite(instant.seconds)) return instant.seconds > 0 ? INFINITE_MICROS : -INFINITE_MICROS;
     return BigInt(instant.seconds) * 1_000_000n + BigInt(instant.micros);
   }
   return value;

@@ -27,6 +27,11 @@ export const TIMESTAMPS: readonly { text: string; micros: bigint }[] = [
   { text: '2024-05-01 10:00:00.999999+00', micros: 1_714_557_600_999_999n },
   { text: '2024-05-01 10:00:01+00', micros: 1_714_557_601_000_000n },
   { text: '1999-12-31 23:59:59.5+00', micros: 946_684_799_500_000n },
+  // Everything else a timestamptz prints (epochs from PostgreSQL's `extract(epoch …)`).
+  { text: '0044-03-15 12:00:00+00 BC', micros: -63_517_780_800_000_000n },
+  { text: '10000-01-01 00:00:00+00', micros: 253_402_300_800_000_000n },
+  { text: 'infinity', micros: 10n ** 30n },
+  { text: '-infinity', micros: -(10n ** 30n) },
 ];
 export const SCORES: readonly { text: string | null; hundredths: number | null }[] = [
   { text: null, hundredths: null },
