@@ -37,3 +37,19 @@ export function compareDecimal(a: string, b: string): number {
   const m = compareMagnitude(x, y);
   return x.negative ? -m : m;
 }
+
+/**
+ * A finite number as plain decimal text (`1e-7` → `0.0000001`): the exact text of the
+ * shortest round-tripping spelling, without the exponent `String()` uses below 1e-6
+ * and from 1e21, which {@link DECIMAL_PATTERN} (and `numeric` input habits) refuse.
+ */
+export function numberToDecimal(n: number): string {
+  const text = String(n === 0 ? 0 : n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (m === null) return text;
+  const digits = `${m[2]}${m[3] ?? ''}`;
+  const point = 1 + Number(m[4]);
+  const body =
+    point <= 0 ? `0.${'0'.repeat(-point)}${digits}` : point >= digits.length ? digits + '0'.repeat(point - digits.length) : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return `${m[1]}${body}`;
+}

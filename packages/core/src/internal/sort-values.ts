@@ -5,7 +5,7 @@
  * @module
  */
 import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
-import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN } from './decimal.ts';
+import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN, numberToDecimal } from './decimal.ts';
 import { dateToTimestamp, parseTimestamp } from './timestamp.ts';
 
 function bad(key: SortKey, raw: unknown): TypeError {
@@ -44,7 +44,8 @@ export function toSortValue(key: SortKey, raw: unknown): SortValue {
       break;
     case 'decimal':
       if (typeof raw === 'bigint') return raw.toString();
-      if ((typeof raw === 'string' || (typeof raw === 'number' && Number.isFinite(raw))) && DECIMAL_PATTERN.test(String(raw))) return String(raw);
+      if (typeof raw === 'number' && Number.isFinite(raw)) return numberToDecimal(raw);
+      if (typeof raw === 'string' && DECIMAL_PATTERN.test(raw)) return raw;
       break;
     case 'timestamp':
       if (raw instanceof Date) {
