@@ -138,3 +138,25 @@ describe('problemHandler() for Express', () => {
     await expectProblem(await fetch(`${origin}/users/%E0%A4%A`), 400, 'invalid_request');
   });
 });
+
+describe('problemHandler() for Express: no request body in what onError sees', () => {
+  const secret = '0123456789abcdefghijABCDEFGHIJklmnopqr';
+  const windows = Array.from({ length: secret.length - 4 }, (_, i) => secret.slice(i, i + 5));
+
+  it('reports a malformed JSON body without its text (body-parser keeps the whole body in `body`)', async () => {
+    const { inspect } = await import('node:util');
+    const reported: unknown[] = [];
+    const origin = await serve((app) => app.post('/', express.json(), (req, res) => res.json(req.body)), { onError: (error) => reported.push(error) });
+    for (const text of [`{"a": ak_${secret}}`, `{"key":"ak_${secret}" junk}`, `{"key":"ak_${secret}"`]) {
+      await expectProblem(await fetch(origin, postJson(text)), 400, 'invalid_request');
+    }
+    expect(reported).toHaveLength(3);
+    for (const error of reported) {
+      const e = error as Error & { cause?: unknown; type?: unknown; status?: unknown };
+      expect(e).toBeInstanceOf(SyntaxError);
+      expect(e).toMatchObject({ type: 'entity.parse.failed', status: 400 });
+      const text = [e.message, String(e.stack), inspect(e, { showHidden: true, depth: 5 }), JSON.stringify(e)].join('\n');
+      for (const w of windows) expect(text).not.toContain(w);
+    }
+  });
+});

@@ -9,13 +9,16 @@ import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { requestPath } from './internal/request-url.ts';
+import { scrubParseError } from './internal/scrub-parse-error.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
   /**
    * Called with every error before the problem is sent, with its response status:
    * 5xx are server bugs to log loudly; a 401's `reason` (`AuthenticationError`) is for logs
-   * and metrics only. Never log `req.originalUrl` unredacted: it may hold a key.
+   * and metrics only. Never log `req.originalUrl` unredacted: it may hold a key. A
+   * malformed-JSON error from body-parser arrives without the body text (its `body` and the
+   * excerpt in its message), since a body may hold a credential.
    * @default none
    */
   onError?: (error: unknown, req: Request, status: number) => void;
@@ -38,9 +41,10 @@ export interface ProblemHandlerOptions {
  */
 export function problemHandler(options: ProblemHandlerOptions = {}): ErrorRequestHandler {
   const { onError, typeBase } = options;
-  return function problemHandler(error: unknown, req, res, next) {
+  return function problemHandler(raw: unknown, req, res, next) {
     // Too late for a problem: Express's default handler closes the connection.
-    if (res.headersSent) return next(error);
+    if (res.headersSent) return next(raw);
+    const error = scrubParseError(raw);
     const instance = requestPath(req);
     const problem = toProblem(clientError(error), typeBase === undefined ? { instance } : { instance, typeBase });
     const status = statusOf(error) ?? problem.status;

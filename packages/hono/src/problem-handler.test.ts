@@ -127,3 +127,26 @@ describe('problemHandler() for Hono', () => {
 class ConfigErrorLike extends Error {
   override name = 'ConfigError';
 }
+
+describe('problemHandler() for Hono: no request body in what onError sees', () => {
+  it("reports c.req.json()'s SyntaxError without the body excerpt V8 quotes", async () => {
+    const { inspect } = await import('node:util');
+    const secret = '0123456789abcdefghijABCDEFGHIJklmnopqr';
+    const windows = Array.from({ length: secret.length - 4 }, (_, i) => secret.slice(i, i + 5));
+    const reported: unknown[] = [];
+    const app = new Hono();
+    app.post('/', async (c) => c.json(await c.req.json()));
+    app.onError(problemHandler({ onError: (error) => reported.push(error) }));
+    for (const text of [`{"a": ak_${secret}}`, `{"key":"ak_${secret}" junk}`, `[1, 2, 3, ak_${secret}]`]) {
+      const res = await app.request('/', { method: 'POST', body: text, headers: { 'content-type': 'application/json' } });
+      await expectProblem(res, 400, 'invalid_request');
+    }
+    expect(reported).toHaveLength(3);
+    for (const error of reported) {
+      expect(error).toBeInstanceOf(SyntaxError);
+      const e = error as Error;
+      const text = [e.message, String(e.stack), inspect(e, { showHidden: true, depth: 5 }), JSON.stringify(e)].join('\n');
+      for (const w of windows) expect(text).not.toContain(w);
+    }
+  });
+});

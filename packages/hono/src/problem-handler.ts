@@ -9,13 +9,16 @@ import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { pathOf } from './internal/public-url.ts';
+import { scrubSyntaxError } from './internal/scrub-syntax-error.ts';
 
 /** Options of `problemHandler()` and `notFoundHandler()`. */
 export interface ProblemHandlerOptions {
   /**
    * Called with every error before the problem is sent, with its response status:
    * 5xx are server bugs to log loudly; a 401's `reason` (`AuthenticationError`) is for logs
-   * and metrics only. Never log `c.req.url` unredacted: it may hold a key.
+   * and metrics only. Never log `c.req.url` unredacted: it may hold a key. A malformed
+   * JSON body's `SyntaxError` arrives without the body excerpt V8 puts in its message,
+   * since a body may hold a credential.
    * @default none
    */
   onError?: (error: unknown, c: Context, status: number) => void;
@@ -38,10 +41,10 @@ export interface ProblemHandlerOptions {
 export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandler {
   const { onError, typeBase } = options;
   return async function problemHandler(error, c) {
-    const problem = await clientProblem(error, c, typeBase);
+    const { problem, reported } = await clientProblem(error, c, typeBase);
     if (onError !== undefined) {
       try {
-        onError(error, c, problem.status);
+        onError(reported, c, problem.status);
       } catch {
         // A failing logger must not turn a problem response into a crash.
       }
@@ -71,27 +74,29 @@ function problemOf(error: unknown, c: Context, typeBase: string | undefined): Pr
   return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
 }
 
-async function clientProblem(error: unknown, c: Context, typeBase: string | undefined): Promise<ProblemResponse> {
-  if (isKeysetError(error)) return problemOf(error, c, typeBase);
+/** The problem to send, and the error to report (the client's body scrubbed from it). */
+async function clientProblem(error: unknown, c: Context, typeBase: string | undefined): Promise<{ problem: ProblemResponse; reported: unknown }> {
+  if (isKeysetError(error)) return { problem: problemOf(error, c, typeBase), reported: error };
   if (isHttpException(error) && error.status >= 400 && error.status < 500) {
-    if (error.status === 404) return problemOf(new KeysetError('not_found', { cause: error }), c, typeBase);
+    if (error.status === 404) return { problem: problemOf(new KeysetError('not_found', { cause: error }), c, typeBase), reported: error };
     // Hono's message is the body it would have sent, so it is meant for the client.
     const detail = error.message === '' ? 'The request could not be processed.' : error.message;
     const problem = problemOf(new KeysetError('invalid_request', { detail, cause: error }), c, typeBase);
     // Keep the status the framework chose (413, 415…) and headers such as `Allow`.
     const headers: Record<string, string> = {};
     for (const [name, value] of error.getResponse().headers) if (!name.startsWith('content-')) headers[name] = value;
-    return { status: error.status, headers: { ...headers, ...problem.headers }, body: { ...problem.body, status: error.status } };
+    return { problem: { status: error.status, headers: { ...headers, ...problem.headers }, body: { ...problem.body, status: error.status } }, reported: error };
   }
   if (error instanceof SyntaxError && (await isMalformedJsonBody(c))) {
+    const reported = scrubSyntaxError(error);
     const invalid = new KeysetError('invalid_request', {
       detail: 'The request body is not valid JSON.',
       extensions: { field: 'body' },
-      cause: error,
+      cause: reported,
     });
-    return problemOf(invalid, c, typeBase);
+    return { problem: problemOf(invalid, c, typeBase), reported };
   }
-  return problemOf(error, c, typeBase);
+  return { problem: problemOf(error, c, typeBase), reported: error };
 }
 
 /** Hono's `HTTPException`, recognised by shape so that two installed copies agree. */
