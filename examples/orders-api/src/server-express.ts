@@ -8,7 +8,7 @@ import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import type { OrdersApp } from './app/create-app.ts';
-import { MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
@@ -53,10 +53,22 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   const orders = apiKey({ guard, scopes: scopes.orders });
   const reports = apiKey({ guard, scopes: scopes.reports });
   const admin = apiKey({ guard, scopes: scopes.keys });
-  // Raw text whatever the Content-Type: the app layer parses and validates it, so both
-  // servers answer alike. Too large → 413, a bad charset → 415 (problems, via the handler).
-  const body = express.text({ type: () => true, limit: MAX_BODY_BYTES });
-  const jsonBody = (req: Request) => parseJsonObject(typeof req.body === 'string' ? req.body : '', req.get('content-type'));
+  // Raw bytes whatever the Content-Type, decoded as UTF-8 like Hono's `text()`: the app
+  // layer checks the headers first (so body-parser never inflates or decodes a charset)
+  // and parses the rest, so both servers answer alike. Too large → 413, via the handler.
+  const utf8 = new TextDecoder();
+  const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES, inflate: false });
+  const body: express.RequestHandler = function jsonBodyBytes(req, res, next) {
+    try {
+      assertJsonBodyHeaders(req.get('content-type'), req.get('content-encoding'));
+    } catch (error) {
+      next(error);
+      return;
+    }
+    raw(req, res, next);
+  };
+  const jsonBody = (req: Request) =>
+    parseJsonObject(Buffer.isBuffer(req.body) ? utf8.decode(req.body) : '', req.get('content-type'), req.get('content-encoding'));
   const query = (req: Request) => new URL(req.originalUrl, 'http://localhost').searchParams;
 
   server.get('/healthz', async (_req, res) => {

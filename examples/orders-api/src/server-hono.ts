@@ -12,7 +12,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import type { OrdersApp } from './app/create-app.ts';
-import { MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, type Logger } from './logger.ts';
 
 /** Options of the server builders. */
@@ -53,7 +53,11 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
       throw new HTTPException(413, { message: `The body is larger than ${MAX_BODY_BYTES} bytes` });
     },
   });
-  const jsonBody = async (c: Context) => parseJsonObject(await c.req.text(), c.req.header('content-type'));
+  const jsonBody = async (c: Context) => {
+    const [type, coding] = [c.req.header('content-type'), c.req.header('content-encoding')];
+    assertJsonBodyHeaders(type, coding); // before reading: a coded body is never decoded as text
+    return parseJsonObject(await c.req.text(), type, coding);
+  };
 
   hono.get('/healthz', async (c) => c.json(await app.health()));
 

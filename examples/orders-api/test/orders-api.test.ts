@@ -380,6 +380,26 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(res.body.code).toBe('invalid_request');
     });
 
+    it('reads a body as UTF-8 whatever its charset parameter, and refuses a content-coded body with 400 naming body', async () => {
+      // RFC 8259 §8.1 and §11: JSON is UTF-8 and a charset parameter has no effect.
+      const text = JSON.stringify({ name: 'Zürich ops', scopes: ['orders:read'] });
+      for (const charset of ['latin1', 'bogus']) {
+        const res = await call(base, '/api/keys', { key: admin, method: 'POST', body: text, headers: { 'content-type': `application/json; charset=${charset}` } });
+        expect(res.status, `${charset}: ${res.text}`).toBe(201);
+        issued.push(res.body.key);
+        expect(res.body.name).toBe('Zürich ops');
+      }
+      // Neither server decodes content codings: the same answer on both, whatever the bytes.
+      for (const [encoding, body] of [['gzip', text], ['gzip', 'not gzip'], ['br2', text]]) {
+        const res = await call(base, '/api/keys', { key: admin, method: 'POST', body, headers: { 'content-type': 'application/json', 'content-encoding': encoding! } });
+        expect(res.status, `${encoding}: ${res.text}`).toBe(400);
+        expect(res.body).toMatchObject({ code: 'invalid_request', field: 'body' });
+      }
+      const identity = await call(base, '/api/keys', { key: admin, method: 'POST', body: text, headers: { 'content-type': 'application/json', 'content-encoding': 'identity' } });
+      expect(identity.status, identity.text).toBe(201);
+      issued.push(identity.body.key);
+    });
+
     it('accepts an expiry and a per-key rate limit, enforced with 429 and Retry-After', async () => {
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
       const { key, body } = await issue({ name: 'slow', scopes: ['orders:read'], rateLimit: { limit: 2, windowSeconds: 60 }, expiresAt });

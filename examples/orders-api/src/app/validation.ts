@@ -15,22 +15,42 @@ export function invalid(field: string, detail: string): KeysetError {
 }
 
 /**
- * Parses a JSON request body into a plain object. `contentType` may be absent or any
- * JSON media type (`application/json`, `application/merge-patch+json`); form posts,
- * malformed JSON, arrays and scalars are refused with `field: 'body'`.
+ * Refuses, before the body is read, what the app cannot read as JSON: a media type other
+ * than JSON, or any content coding. The charset parameter is ignored: JSON is UTF-8 and
+ * the parameter has no effect on it (RFC 8259 §8.1, §11). Neither server decodes
+ * `gzip` & co. (RFC 9110 §8.4), so a coded body is refused alike on both, not misread.
  *
  * @example
  * ```ts
- * const body = parseJsonObject('{"name":"ci"}', 'application/json');
+ * assertJsonBodyHeaders('application/json; charset=utf-8', undefined); // passes
  * ```
  */
-export function parseJsonObject(text: string, contentType: string | null | undefined): Record<string, unknown> {
+export function assertJsonBodyHeaders(contentType: string | null | undefined, contentEncoding?: string | null): void {
   if (contentType) {
     const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
       throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not \`${type.slice(0, 60)}\``);
     }
   }
+  const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length > 0) {
+    throw invalid('body', `Send the JSON body without a Content-Encoding (got \`${codings.join(', ').slice(0, 60)}\`)`);
+  }
+}
+
+/**
+ * Parses a JSON request body (UTF-8 text) into a plain object. The headers are checked
+ * with `assertJsonBodyHeaders`: `contentType` may be absent or any JSON media type
+ * (`application/json`, `application/merge-patch+json`); form posts, content-coded
+ * bodies, malformed JSON, arrays and scalars are refused with `field: 'body'`.
+ *
+ * @example
+ * ```ts
+ * const body = parseJsonObject('{"name":"ci"}', 'application/json');
+ * ```
+ */
+export function parseJsonObject(text: string, contentType: string | null | undefined, contentEncoding?: string | null): Record<string, unknown> {
+  assertJsonBodyHeaders(contentType, contentEncoding);
   if (new TextEncoder().encode(text).byteLength > MAX_BODY_BYTES) {
     throw invalid('body', `The body is larger than ${MAX_BODY_BYTES} bytes`);
   }
