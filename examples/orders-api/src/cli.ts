@@ -9,8 +9,6 @@
  */
 import { createPaginator, isKeysetError, keyListSort, type KeyRecord, type Keyring } from '@keyset/core';
 import { randomBytes } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
 import { MAX_OVERLAP_SECONDS, SCOPES, parseIssueBody } from './app/keys-admin.ts';
@@ -20,6 +18,7 @@ import { openStorage } from './db/open-storage.ts';
 import { formatRecord, formatTable } from './keys/key-table.ts';
 import { createKeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
+import { isEntryPoint } from './entry-point.ts';
 
 export const HELP = `Usage: pnpm keys <command> [options]
 
@@ -261,17 +260,8 @@ async function listAll(keyring: Keyring): Promise<KeyRecord[]> {
   return all;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
 
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   runCli(process.argv.slice(2), {
     env: process.env,
     out: (text) => process.stdout.write(text),

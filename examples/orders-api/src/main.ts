@@ -5,12 +5,11 @@
  * `createOrdersApi` is exported for programmatic use and tests.
  * @module
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { ConfigurationError, loadConfig } from './config.ts';
 import { createOrdersApi } from './create-orders-api.ts';
 import { DataDirLockedError } from './data-dir.ts';
 import { createLogger } from './logger.ts';
+import { isEntryPoint } from './entry-point.ts';
 
 export { createOrdersApi } from './create-orders-api.ts';
 export type { OrdersApi, OrdersApiOptions } from './create-orders-api.ts';
@@ -70,17 +69,8 @@ export async function main(env: Readonly<Record<string, string | undefined>> = p
   });
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
 
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -3,10 +3,10 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError } from '@keyset/core';
+import { ConfigError, normalizeBaseUrl } from '@keyset/core';
 import type { PagePlan, Paginator } from '@keyset/core';
 import type { Request, RequestHandler, Response } from 'express';
-import { normalizeBaseUrl, publicUrl } from './internal/request-url.ts';
+import { publicUrl } from './internal/request-url.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.

@@ -3,10 +3,10 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError } from '@keyset/core';
+import { ConfigError, normalizeBaseUrl } from '@keyset/core';
 import type { CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { normalizeBaseUrl, publicUrl } from './internal/public-url.ts';
+import { publicUrl } from './internal/public-url.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {

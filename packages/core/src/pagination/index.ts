@@ -1,4 +1,5 @@
 /** Public exports of the pagination area. Names are listed explicitly. */
+export { normalizeBaseUrl } from './base-url.ts';
 export { createCursorCodec } from './cursor-codec.ts';
 export { cursorFingerprint } from './cursor-fingerprint.ts';
 export { keysetWhere } from './keyset-where.ts';

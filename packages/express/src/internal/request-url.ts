@@ -4,27 +4,9 @@
  * the app's `trust proxy` setting, or on a configured public base URL.
  * @module
  */
-import { ConfigError, KeysetError } from '@keyset/core';
+import { KeysetError } from '@keyset/core';
 import type { Request } from 'express';
 
-/**
- * Validates `baseUrl` when a factory runs and returns it without a trailing slash.
- * It may carry a path prefix (a proxy that strips `/v1` → `https://example.com/v1`).
- */
-export function normalizeBaseUrl(baseUrl: string | URL | undefined): string | undefined {
-  if (baseUrl === undefined) return undefined;
-  const text = String(baseUrl);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (cause) {
-    throw new ConfigError(`baseUrl must be an absolute http(s) URL such as 'https://api.example.com', got '${text}'`, { cause });
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-    throw new ConfigError(`baseUrl must be an http(s) URL without query or fragment, got '${text}'`);
-  }
-  return url.href.replace(/\/+$/, '');
-}
 
 /** Path and query of the request target; absolute-form targets (`GET http://h/p`) reduced to them. */
 export function requestTarget(req: Request): string {

@@ -3,26 +3,7 @@
  * behind a proxy, the configured public base URL plus the request's path and query.
  * @module
  */
-import { ConfigError } from '@keyset/core';
 
-/**
- * Validates `baseUrl` when a factory runs and returns it without a trailing slash.
- * It may carry a path prefix (a proxy that strips `/v1` → `https://example.com/v1`).
- */
-export function normalizeBaseUrl(baseUrl: string | URL | undefined): string | undefined {
-  if (baseUrl === undefined) return undefined;
-  const text = String(baseUrl);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (cause) {
-    throw new ConfigError(`baseUrl must be an absolute http(s) URL such as 'https://api.example.com', got '${text}'`, { cause });
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-    throw new ConfigError(`baseUrl must be an http(s) URL without query or fragment, got '${text}'`);
-  }
-  return url.href.replace(/\/+$/, '');
-}
 
 /** `requestUrl` as the client saw it: unchanged, or re-based onto `base`. */
 export function publicUrl(requestUrl: string, base: string | undefined): string {
