@@ -7,6 +7,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { asUnavailable } from './connection-errors.ts';
 
 /** What every query site needs: parameterised SQL, rows back. */
 export interface SqlClient {
@@ -42,7 +43,10 @@ export async function openPostgres(url: string, options: { onError?: (error: Err
   }
   return Object.freeze({
     kind: 'postgres' as const,
-    query: <Row>(text: string, params?: unknown[]) => pool.query(text, params) as unknown as Promise<{ rows: Row[] }>,
+    query: <Row>(text: string, params?: unknown[]) =>
+      (pool.query(text, params) as unknown as Promise<{ rows: Row[] }>).catch((error: unknown) => {
+        throw asUnavailable(error);
+      }),
     async exclusive<T>(fn: (client: SqlClient) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {
