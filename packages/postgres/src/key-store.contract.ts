@@ -60,6 +60,21 @@ export async function walkCursor(store: KeyStore, size: number): Promise<StoredK
   throw new Error('cursor walk does not end');
 }
 
+/** The secrets that verify at instant `t`: created by then and not yet ended (`expiresAt > t`). */
+export function liveAt(secrets: readonly StoredSecret[], t: Date): StoredSecret[] {
+  const ms = t.getTime();
+  return secrets.filter((s) => s.createdAt.getTime() <= ms && (s.expiresAt === null || s.expiresAt.getTime() > ms));
+}
+
+/**
+ * The most secrets of one identity that verify at the same instant, over its whole
+ * history as the stored ends describe it (DESIGN §3: an identity owns one or two).
+ */
+export function mostLiveAtOnce(secrets: readonly StoredSecret[]): number {
+  const instants = secrets.flatMap((s) => (s.expiresAt === null ? [s.createdAt] : [s.createdAt, s.expiresAt]));
+  return Math.max(0, ...instants.map((t) => liveAt(secrets, t).length));
+}
+
 const byNewest = (a: StoredIdentity, b: StoredIdentity): number =>
   b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
@@ -165,20 +180,21 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
     });
 
     describe('addSecret (rotation)', () => {
-      it('adds the secret and ends every other one at min(its own expiry, expireOthersAt)', async () => {
+      it('gives the current secret the overlap, ends every older one now, and keeps the new one as given', async () => {
         const { identity, secret: s1 } = await issue();
         const s2 = makeSecret({ createdAt: at(MINUTE) });
         expect(await store.addSecret(identity.id, s2, at(HOUR))).toBe(true);
         let secrets = (await store.getIdentity(identity.id))?.secrets;
         expect(secrets).toEqual([s2, { ...s1, expiresAt: at(HOUR) }]);
 
-        // A later overlap never extends an earlier end; the new secret keeps its own expiry.
+        // The new secret keeps its own expiry; s2 (current) gets the overlap; s1, older and
+        // still inside its own overlap, ends at the rotation instant (s3.createdAt).
         const s3 = makeSecret({ createdAt: at(2 * MINUTE), expiresAt: at(365 * 24 * HOUR) });
         expect(await store.addSecret(identity.id, s3, at(2 * HOUR))).toBe(true);
         secrets = (await store.getIdentity(identity.id))?.secrets;
-        expect(secrets).toEqual([s3, { ...s2, expiresAt: at(2 * HOUR) }, { ...s1, expiresAt: at(HOUR) }]);
+        expect(secrets).toEqual([s3, { ...s2, expiresAt: at(2 * HOUR) }, { ...s1, expiresAt: at(2 * MINUTE) }]);
 
-        // Overlap 0 (compromise): everything else ends now.
+        // Overlap 0 (compromise): everything else ends now; an earlier end is never extended.
         const s4 = makeSecret({ createdAt: at(3 * MINUTE) });
         expect(await store.addSecret(identity.id, s4, at(3 * MINUTE))).toBe(true);
         secrets = (await store.getIdentity(identity.id))?.secrets;
@@ -186,9 +202,72 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
           [s4.digest, null],
           [s3.digest, at(3 * MINUTE)],
           [s2.digest, at(3 * MINUTE)],
-          [s1.digest, at(3 * MINUTE)],
+          [s1.digest, at(2 * MINUTE)],
         ]);
         expect((await store.findByDigest(s4.digest))?.secret).toEqual(s4);
+        expect(mostLiveAtOnce(secrets ?? [])).toBe(2);
+      });
+
+      it('rotating twice within the overlap leaves exactly two live secrets: the newest and the one it replaced', async () => {
+        const { identity, secret: original } = await issue();
+        const first = makeSecret({ createdAt: at(MINUTE) });
+        expect(await store.addSecret(identity.id, first, at(MINUTE + HOUR))).toBe(true);
+        expect(liveAt((await store.getIdentity(identity.id))?.secrets ?? [], at(2 * MINUTE)).map((s) => s.digest)).toEqual([
+          first.digest,
+          original.digest,
+        ]);
+
+        const second = makeSecret({ createdAt: at(2 * MINUTE) });
+        expect(await store.addSecret(identity.id, second, at(2 * MINUTE + HOUR))).toBe(true);
+        const secrets = (await store.getIdentity(identity.id))?.secrets ?? [];
+        expect(secrets).toEqual([
+          second,
+          { ...first, expiresAt: at(2 * MINUTE + HOUR) },
+          { ...original, expiresAt: at(2 * MINUTE) }, // was inside its overlap: ends now
+        ]);
+        // From the second rotation on, the original is refused; the other two verify until
+        // the overlap ends, then only the newest.
+        for (const t of [at(2 * MINUTE), at(30 * MINUTE), at(2 * MINUTE + HOUR - 1)]) {
+          expect(liveAt(secrets, t).map((s) => s.digest)).toEqual([second.digest, first.digest]);
+        }
+        expect(liveAt(secrets, at(2 * MINUTE + HOUR)).map((s) => s.digest)).toEqual([second.digest]);
+        expect(mostLiveAtOnce(secrets)).toBe(2);
+        expect((await store.findByDigest(original.digest))?.secret.expiresAt).toEqual(at(2 * MINUTE));
+      });
+
+      it('never lengthens a secret: the current one keeps an earlier own end, an ended one keeps its end', async () => {
+        const { identity, secret: s1 } = await issue({}, { expiresAt: at(10 * MINUTE) });
+        const s2 = makeSecret({ createdAt: at(MINUTE), expiresAt: at(20 * MINUTE) });
+        expect(await store.addSecret(identity.id, s2, at(HOUR))).toBe(true);
+        expect((await store.getIdentity(identity.id))?.secrets).toEqual([s2, s1]); // both ends already earlier
+
+        const s3 = makeSecret({ createdAt: at(15 * MINUTE) }); // s1 ended at 10 min on its own
+        expect(await store.addSecret(identity.id, s3, at(HOUR))).toBe(true);
+        expect((await store.getIdentity(identity.id))?.secrets).toEqual([s3, s2, s1]);
+      });
+
+      it('gives the overlap to the newest secret still live, not to a newer one that already ended', async () => {
+        const { identity, secret: s1 } = await issue();
+        const s2 = makeSecret({ createdAt: at(MINUTE), expiresAt: at(5 * MINUTE) });
+        expect(await store.addSecret(identity.id, s2, at(HOUR))).toBe(true); // s1 → 1 h
+        const s3 = makeSecret({ createdAt: at(10 * MINUTE) }); // s2 has ended, s1 still verifies
+        expect(await store.addSecret(identity.id, s3, at(30 * MINUTE))).toBe(true);
+        const secrets = (await store.getIdentity(identity.id))?.secrets ?? [];
+        expect(secrets).toEqual([s3, s2, { ...s1, expiresAt: at(30 * MINUTE) }]);
+        expect(mostLiveAtOnce(secrets)).toBe(2);
+      });
+
+      it('takes the current secret by creation time, then insertion order, like getIdentity', async () => {
+        const { identity, secret: s1 } = await issue();
+        const s2 = makeSecret(); // same instant as s1: inserted later, so newer
+        expect(await store.addSecret(identity.id, s2, at(HOUR))).toBe(true);
+        const s3 = makeSecret();
+        expect(await store.addSecret(identity.id, s3, at(2 * HOUR))).toBe(true);
+        expect((await store.getIdentity(identity.id))?.secrets).toEqual([
+          s3,
+          { ...s2, expiresAt: at(2 * HOUR) },
+          { ...s1, expiresAt: at(0) },
+        ]);
       });
 
       it('does not touch the secrets of other identities', async () => {
@@ -228,14 +307,14 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         const s2 = makeSecret({ createdAt: at(MINUTE), expiresAt: at(10 * HOUR) });
         await store.addSecret(identity.id, s2, at(30 * MINUTE)); // s1 now ends at +30 min
         const s3 = makeSecret({ createdAt: at(2 * MINUTE) });
-        await store.addSecret(identity.id, s3, at(HOUR)); // s2 ends at +1 h
+        await store.addSecret(identity.id, s3, at(HOUR)); // s2 ends at +1 h, s1 at +2 min
         expect(await store.revoke(identity.id, at(45 * MINUTE))).toBe(true);
         const key = await store.getIdentity(identity.id);
         expect(key?.identity.revokedAt).toEqual(at(45 * MINUTE));
         expect(key?.secrets.map((s) => [s.digest, s.expiresAt])).toEqual([
           [s3.digest, at(45 * MINUTE)],
           [s2.digest, at(45 * MINUTE)],
-          [s1.digest, at(30 * MINUTE)],
+          [s1.digest, at(2 * MINUTE)],
         ]);
       });
 

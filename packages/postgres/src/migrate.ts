@@ -100,6 +100,41 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
+  // At most two live secrets per identity (DESIGN §3). Version 2 gave EVERY secret the
+  // overlap, so rotating twice inside it left three keys verifying. Now only the current
+  // secret (the newest still live at the rotation instant p_created_at, in getIdentity's
+  // order) gets LEAST(own, p_expire_others_at); every other one ends at p_created_at.
+  // Same signature and row lock as version 2, so it is still one statement, serialised with
+  // concurrent rotations and revocations; the SELECT runs after the lock, on a fresh
+  // snapshot. Rows whose end would not change are not written.
+  {
+    version: 3,
+    sql: (t) => `
+    CREATE OR REPLACE FUNCTION ${t.rotateFunction}(
+      p_identity_id text, p_digest text, p_last4 text, p_created_at timestamptz,
+      p_last_used_at timestamptz, p_expires_at timestamptz, p_expire_others_at timestamptz
+    ) RETURNS boolean LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    DECLARE
+      v_current text;
+    BEGIN
+      PERFORM 1 FROM ${t.identities} WHERE id = p_identity_id AND revoked_at IS NULL FOR UPDATE;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+      SELECT digest INTO v_current FROM ${t.secrets}
+        WHERE identity_id = p_identity_id AND (expires_at IS NULL OR expires_at > p_created_at)
+        ORDER BY created_at DESC, seq DESC LIMIT 1;
+      UPDATE ${t.secrets}
+        SET expires_at = LEAST(
+          coalesce(expires_at, CASE WHEN digest = v_current THEN p_expire_others_at ELSE p_created_at END),
+          CASE WHEN digest = v_current THEN p_expire_others_at ELSE p_created_at END)
+        WHERE identity_id = p_identity_id
+          AND (expires_at IS NULL OR expires_at > CASE WHEN digest = v_current THEN p_expire_others_at ELSE p_created_at END);
+      INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
+        VALUES (p_digest, p_identity_id, p_last4, p_created_at, p_last_used_at, p_expires_at);
+      RETURN true;
+    END $fn$;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

@@ -7,11 +7,12 @@
  */
 import { inspect } from 'node:util';
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import type { StoredSecret } from '@keyset/core';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
 import type { MultiStatementQueryable, Queryable } from './queryable.ts';
-import { describeKeyStoreContract, makeIdentity, makeSecret, randomDigest, walkCursor } from './key-store.contract.ts';
+import { describeKeyStoreContract, makeIdentity, makeSecret, mostLiveAtOnce, randomDigest, walkCursor } from './key-store.contract.ts';
 
 /** A database to test against; `schema` is this test file's own. */
 export interface PostgresBackend {
@@ -59,6 +60,21 @@ export const ALL_VERSIONS: { version: number }[] = Array.from({ length: SCHEMA_V
 export async function versions(client: Queryable, schema: string, tablePrefix: string): Promise<{ version: number }[]> {
   const { rows } = await client.query(`SELECT version FROM "${schema}"."${tablePrefix}migrations" ORDER BY version`);
   return rows as { version: number }[];
+}
+
+/** `migrationSql` without the versions after `version`: a database as an older release left it. */
+export function migrationSqlUpTo(version: number, options: { schema: string; tablePrefix: string }): string {
+  const sql = migrationSql(options);
+  const later = /\nDO \$keyset\$ BEGIN\n {2}IF NOT EXISTS \(SELECT 1 FROM \S+ WHERE version = (\d+)\) THEN[\s\S]*?\nEND \$keyset\$;/g;
+  const cut = sql.replace(later, (block, v: string) => (Number(v) > version ? '' : block));
+  expect(cut.match(later)).toHaveLength(version);
+  return cut;
+}
+
+/** Runs a multi-statement script the way `migrate()` does. */
+async function runScript(client: MultiStatementQueryable, sql: string): Promise<void> {
+  if (typeof client.exec === 'function') await client.exec(sql);
+  else await client.query(sql);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -123,6 +139,26 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await migrate(client, { schema, tablePrefix });
         expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
         expect(await store.addSecret(identity.id, makeSecret(), new Date())).toBe(true);
+      });
+
+      it('migration 3 upgrades a version-2 database: rotating twice no longer leaves three live secrets', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(2, { schema, tablePrefix }));
+        expect(await versions(client, schema, tablePrefix)).toEqual([{ version: 1 }, { version: 2 }]);
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const rotateTwice = async (): Promise<StoredSecret[]> => {
+          const identity = makeIdentity();
+          await store.insertIdentity(identity, makeSecret());
+          const t0 = identity.createdAt.getTime();
+          await store.addSecret(identity.id, makeSecret({ createdAt: new Date(t0 + 1000) }), new Date(t0 + 1000 + 3_600_000));
+          await store.addSecret(identity.id, makeSecret({ createdAt: new Date(t0 + 2000) }), new Date(t0 + 2000 + 3_600_000));
+          return (await store.getIdentity(identity.id))?.secrets ?? [];
+        };
+        expect(mostLiveAtOnce(await rotateTwice())).toBe(3); // the version-2 function's defect
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        expect(mostLiveAtOnce(await rotateTwice())).toBe(2);
       });
 
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
-import { makeIdentity, makeSecret, randomDigest } from './key-store.contract.ts';
+import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest } from './key-store.contract.ts';
 import {
   ALL_VERSIONS,
   describePostgresKeyStore,
@@ -52,6 +52,9 @@ describe.skipIf(url === undefined)('node-postgres Pool on a real server', () => 
     // Whatever the order the rotations ran in, exactly one secret (the last one) stays open.
     expect(key?.secrets.filter((s) => s.expiresAt === null)).toHaveLength(1);
     expect(key?.secrets[0]?.expiresAt).toBeNull();
+    // …and at no instant do more than two secrets verify: the last one and the one it replaced.
+    expect(mostLiveAtOnce(key?.secrets ?? [])).toBe(2);
+    expect(key?.secrets.filter((s) => s.expiresAt === null || s.expiresAt.getTime() > s.createdAt.getTime())).toHaveLength(2);
   });
 
   it('never leaves a secret open when a rotation races a revocation', async () => {

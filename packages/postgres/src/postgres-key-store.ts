@@ -69,8 +69,9 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz FROM identity`;
 
   // Rotation: the identity's row lock serialises it with other rotations and revocations;
-  // see migration 2 for why this is a function. A unique violation on the new digest
-  // rolls the expiry change back too (one statement, one transaction).
+  // see migration 2 for why this is a function, migration 3 for which secrets it ends
+  // (the current one at the overlap end, older ones now). A unique violation on the new
+  // digest rolls the expiry change back too (one statement, one transaction).
   const addSecretSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz) AS added`;
 
   const findByDigestSql = `

@@ -52,8 +52,18 @@ export interface KeyStore {
   /** Creates an identity with its first secret. */
   insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void>;
   /**
-   * Rotation, atomically: adds `secret` and sets every other live secret's `expiresAt`
-   * to `min(its own expiresAt, expireOthersAt)`. Resolves `false` if the identity does
+   * Rotation, as ONE atomic operation: adds `secret` (as given) and ends the identity's
+   * other secrets so that at most two verify from then on: the new one and the one it
+   * replaces. With `now = secret.createdAt` (the rotation instant):
+   * - the **current** secret, i.e. the newest one still live at `now` (`expiresAt` null or
+   *   after `now`; newest by `createdAt`, then by insertion, as `getIdentity` lists them),
+   *   gets `expiresAt = min(its own expiresAt, expireOthersAt)`: the overlap;
+   * - every **other** secret gets `expiresAt = min(its own expiresAt, now)`: an older
+   *   secret still inside an earlier rotation's overlap ends at once.
+   *
+   * No end is ever extended. `expireOthersAt = now` (overlap 0) ends every secret but the
+   * new one at once. Concurrent rotations of one identity must serialise, so the rule holds
+   * whatever order they run in. Resolves `false` (changing nothing) if the identity does
    * not exist or is revoked.
    */
   addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean>;

@@ -312,7 +312,41 @@ describe('rotation and revocation', () => {
     await keyring.rotate(record.id, { overlapSeconds: 10 });
     clock.advance(1_000);
     const { record: again } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
-    expect(again.secrets.map((s) => s.expiresAt?.getTime() ?? null)).toEqual([null, T0 + 1_000 + 3_600_000, T0 + 10_000]);
+    // The first secret, older than the one being replaced, ends at the second rotation
+    // (T0 + 1 s, before its own T0 + 10 s): never later than it already did.
+    expect(again.secrets.map((s) => s.expiresAt?.getTime() ?? null)).toEqual([null, T0 + 1_000 + 3_600_000, T0 + 1_000]);
+    expect(await keyring.get(record.id)).toEqual(again);
+  });
+
+  it('rotating twice inside the overlap refuses the oldest key at once; the previous one verifies until its overlap ends', async () => {
+    const { keyring, clock } = setup();
+    const { key: original, record } = await keyring.issue({ name: 'n', scopes: [] });
+    clock.advance(1_000);
+    const { key: previous } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    // All three are cached as valid, the original with its one-hour overlap end.
+    await expect(keyring.verify(original)).resolves.toMatchObject({ id: record.id });
+    await expect(keyring.verify(previous)).resolves.toMatchObject({ id: record.id });
+
+    clock.advance(1_000);
+    const { key: newest, record: rotated } = await keyring.rotate(record.id, { overlapSeconds: 60 });
+    expect(rotated.secrets.map((s) => [s.last4, s.expiresAt?.getTime() ?? null])).toEqual([
+      [newest.slice(-4), null],
+      [previous.slice(-4), T0 + 2_000 + 60_000],
+      [original.slice(-4), T0 + 2_000],
+    ]);
+    expect(await keyring.get(record.id)).toEqual(rotated);
+
+    // Right after the second rotation: the original is refused, even though it was cached.
+    expect((await rejection(keyring.verify(original))).reason).toBe('expired');
+    await expect(keyring.verify(previous)).resolves.toMatchObject({ id: record.id, last4: previous.slice(-4) });
+    await expect(keyring.verify(newest)).resolves.toMatchObject({ id: record.id, last4: newest.slice(-4) });
+
+    clock.advance(59_999);
+    expect((await rejection(keyring.verify(original))).reason).toBe('expired');
+    await expect(keyring.verify(previous)).resolves.toMatchObject({ id: record.id });
+    clock.advance(1);
+    expect((await rejection(keyring.verify(previous))).reason).toBe('expired');
+    await expect(keyring.verify(newest)).resolves.toMatchObject({ id: record.id });
   });
 
   it('revoke ends every secret at once and evicts cached entries before it resolves', async () => {

@@ -28,6 +28,7 @@ import { toKeyRecord, toVerifiedKey, type KeyRecord, type VerifiedKey } from './
 import type { KeyStore, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
 import { findQueryCredential } from './query-credentials.ts';
+import { rotationEnds } from './rotation-ends.ts';
 import { redactKey, safeLast4 } from './redact-key.ts';
 import { missingScopes } from './scopes.ts';
 
@@ -154,7 +155,11 @@ export interface Keyring {
   /** The record of identity `id`; `not_found` when unknown. */
   get(id: string): Promise<KeyRecord>;
   list(plan: KeyListPlan): Promise<KeyListResult>;
-  /** Adds a new secret; older ones expire after `overlapSeconds`. `not_found` when unknown. */
+  /**
+   * Adds a new secret. The current one keeps verifying for `overlapSeconds` (never past its
+   * own expiry); any older secret still inside an earlier overlap ends at once, so at most
+   * two keys verify. `not_found` when unknown.
+   */
   rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
   /** Ends every secret of `id` now. `not_found` when unknown; revoking twice is fine. */
   revoke(id: string): Promise<void>;
@@ -444,15 +449,15 @@ export function createKeyring(options: KeyringOptions): Keyring {
       const endOthers = new Date(now + overlapMs);
       const added = await storeCall('addSecret', () => store.addSecret(id, secret, endOthers));
       if (!added) throw notFound();
-      // Cached entries of the old secrets still carry their old expiry: drop them now.
+      // Cached entries of the old secrets still carry their old expiry: drop every entry of
+      // the identity now, the current secret (new overlap end) and any older one (ended now).
       evict(id);
       await emit({ type: 'rotated', id });
+      // The store applied the same rule (KeyStore.addSecret) to what it holds.
+      const ends = rotationEnds(current.secrets, now, endOthers.getTime());
       const rotated: StoredKey = {
         identity: current.identity,
-        secrets: [
-          secret,
-          ...current.secrets.map((s) => ({ ...s, expiresAt: time(s.expiresAt) <= endOthers.getTime() ? s.expiresAt : endOthers })),
-        ],
+        secrets: [secret, ...current.secrets.map((s, n) => ({ ...s, expiresAt: ends[n] ?? null }))],
       };
       return issued(key, toKeyRecord(rotated, pendingUse));
     },

@@ -34,16 +34,24 @@ describe('createMemoryKeyStore', () => {
     await expect(store.addSecret('k1', secret('d1'), t(5))).rejects.toThrow();
   });
 
-  it('rotation adds the secret first and ends the others at min(own expiry, given time)', async () => {
+  it('rotation adds the secret first, ends the current one at min(own expiry, given time), older ones now', async () => {
     const store = createMemoryKeyStore();
     await store.insertIdentity(identity('k1', 0), secret('d1'));
     expect(await store.addSecret('k1', secret('d2', 10), t(100))).toBe(true);
     expect(await store.addSecret('k1', secret('d3', 20), t(500))).toBe(true);
-    const key = await store.getIdentity('k1');
+    let key = await store.getIdentity('k1');
     expect(key?.secrets.map((s) => [s.digest, s.expiresAt?.getTime() ?? null])).toEqual([
       ['d3', null],
       ['d2', t(500).getTime()],
-      ['d1', t(100).getTime()], // its earlier end is kept
+      ['d1', t(20).getTime()], // older than the current secret: ends at the rotation (d3's createdAt)
+    ]);
+    expect(await store.addSecret('k1', secret('d4', 30), t(1000))).toBe(true);
+    key = await store.getIdentity('k1');
+    expect(key?.secrets.map((s) => [s.digest, s.expiresAt?.getTime() ?? null])).toEqual([
+      ['d4', null],
+      ['d3', t(1000).getTime()],
+      ['d2', t(30).getTime()],
+      ['d1', t(20).getTime()], // its earlier end is kept
     ]);
     expect(await store.addSecret('missing', secret('d9'), t(1))).toBe(false);
   });

@@ -1,11 +1,13 @@
 /**
  * `KeyStore` in process memory: for tests, examples and single-process services. It
  * keeps the same semantics as `@keyset/postgres` (newest-first listing with `id` as the
- * tie-breaker, `GREATEST` on last use, atomic rotation) and hands out copies, so no
- * caller can change stored state by mutating a returned object.
+ * tie-breaker, `GREATEST` on last use, atomic rotation that leaves at most two live
+ * secrets) and hands out copies, so no caller can change stored state by mutating a
+ * returned object.
  * @module
  */
 import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+import { rotationEnds } from './rotation-ends.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
@@ -86,7 +88,10 @@ export function createMemoryKeyStore(): KeyStore {
       const key = keys.get(identityId);
       if (key === undefined || key.identity.revokedAt !== null) return false;
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
-      for (const other of key.secrets) other.expiresAt = minDate(other.expiresAt, expireOthersAt);
+      const ends = rotationEnds(key.secrets, secret.createdAt.getTime(), expireOthersAt.getTime());
+      key.secrets.forEach((other, n) => {
+        other.expiresAt = copyDate(ends[n] ?? null);
+      });
       key.secrets.unshift(copySecret(secret));
       byDigest.set(secret.digest, key);
       return true;
