@@ -39,6 +39,12 @@ const sections = {
     const r = load('keys');
     return r && `${microTable(r.data.rows, 'naive SHA-256 + Map')}\n\n${stamp(r)}`;
   },
+  'keys-store'() {
+    const r = load('keys-store');
+    if (!r) return undefined;
+    const l = r.data.lastUsed;
+    return `${microTable(r.data.cold, 'memory store')}\n\n**lastUsedAt writes** (${l.keys} keys at ${fmt(l.requestsPerSecond)} req/s for ${l.seconds} s, real PGlite store, default 60 s interval): ${fmt(l.verifications)} verifications caused **${l.keyWritesDuringRun} key writes in ${l.storeRoundTripsDuringRun} store round trip${l.storeRoundTripsDuringRun === 1 ? "" : "s"}** during the run — ${l.writesPerKeyPerMinute} writes per key per minute (target ≤ 1) — and at most ${l.maxWritesForOneKeyIncludingClose} per key including the flush on \`close()\`. ${stamp(r)}`;
+  },
   'rate-limit'() {
     const r = load('rate-limit');
     if (!r) return undefined;
