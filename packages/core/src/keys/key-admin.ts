@@ -1,0 +1,140 @@
+/**
+ * The keyring's administration: issue, get, list, rotate and revoke (DESIGN §3). Every
+ * input is validated before the store is asked; a revocation or rotation evicts the
+ * identity's cached results here and tells the change listeners before it resolves.
+ * @module
+ */
+import { KeysetError } from '../errors.ts';
+import { randomBase62 } from '../internal/base62.ts';
+import { toHex } from '../internal/hex.ts';
+import type { BestEffortLog } from './internal/best-effort-log.ts';
+import { time } from './internal/key-validity.ts';
+import { storeCall } from './internal/store-call.ts';
+import { issuedKey, type IssuedKey } from './issued-key.ts';
+import type { KeyChangeEmitter } from './key-change-emitter.ts';
+import { generateKey } from './key-format.ts';
+import { toListQuery, validateIssueInput, validateOverlap, type IssueKeyInput, type KeyListPlan, type RotateKeyOptions } from './key-input.ts';
+import { toKeyRecord, type KeyRecord } from './key-record.ts';
+import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+import type { KeyVerifier } from './key-verifier.ts';
+import type { ResolvedKeyringOptions } from './keyring-options.ts';
+import type { LastUsedWriter } from './last-used-writer.ts';
+import { rotationEnds } from './rotation-ends.ts';
+
+/** One page of `Keyring.list`. */
+export interface KeyListResult {
+  /**
+   * Up to `plan.take` records, newest first: one more than `limit` when there is a next
+   * page, exactly what `Paginator.page()` expects (it trims and builds the cursor).
+   */
+  records: KeyRecord[];
+  /** Whether there are records after the first `limit`. */
+  hasMore: boolean;
+  /** All identities (offset mode only). */
+  total?: number;
+}
+
+/** What the admin operations need from the keyring. */
+export interface KeyAdminOptions extends Pick<ResolvedKeyringOptions, 'store' | 'prefix' | 'rawDigest' | 'clock' | 'crypto'> {
+  readonly log: BestEffortLog;
+  /** Holds uses not yet written, so records are never behind; `undefined` records none. */
+  readonly writer: LastUsedWriter | undefined;
+  readonly verifier: KeyVerifier;
+  readonly changes: KeyChangeEmitter;
+}
+
+/** The keyring's admin methods; see `Keyring`. Internal: not exported from the package. */
+export interface KeyAdmin {
+  issue(input: IssueKeyInput): Promise<IssuedKey>;
+  get(id: string): Promise<KeyRecord>;
+  list(plan: KeyListPlan): Promise<KeyListResult>;
+  rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
+  revoke(id: string): Promise<void>;
+}
+
+const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
+
+function notFound(): KeysetError {
+  return new KeysetError('not_found', { detail: 'No API key with this id.' });
+}
+
+/** Creates the admin operations over the keyring's store, verifier and listeners. */
+export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
+  const { store, prefix, rawDigest, clock, crypto, log, writer, verifier, changes } = options;
+
+  async function newSecret(now: number): Promise<{ key: string; secret: StoredSecret }> {
+    const key = generateKey(prefix, { crypto });
+    const secret: StoredSecret = { digest: toHex(await rawDigest(key)), last4: key.slice(-4), createdAt: new Date(now), lastUsedAt: null, expiresAt: null };
+    return { key, secret };
+  }
+
+  const pendingUse = (digest: string): number | undefined => writer?.pending(digest);
+
+  return Object.freeze({
+    async issue(input: IssueKeyInput): Promise<IssuedKey> {
+      const now = clock();
+      const fields = validateIssueInput(input, now);
+      const { key, secret } = await newSecret(now);
+      const identity: StoredIdentity = {
+        id: `key_${randomBase62((n) => crypto.randomBytes(n), 22)}`,
+        ...fields,
+        createdAt: new Date(now),
+        revokedAt: null,
+      };
+      await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret));
+      verifier.forgetRejection(secret.digest);
+      return issuedKey(key, toKeyRecord({ identity, secrets: [secret] }));
+    },
+
+    async get(id: string): Promise<KeyRecord> {
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      const stored = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (stored === undefined) throw notFound();
+      return toKeyRecord(stored, pendingUse);
+    },
+
+    async list(plan: KeyListPlan): Promise<KeyListResult> {
+      const { query, limit } = toListQuery(plan);
+      const { keys, total } = await storeCall(log, 'listIdentities', () => store.listIdentities(query));
+      const records = keys.slice(0, query.take).map((k) => toKeyRecord(k, pendingUse));
+      return total === undefined ? { records, hasMore: keys.length > limit } : { records, hasMore: keys.length > limit, total };
+    },
+
+    async rotate(id: string, rotateOptions: RotateKeyOptions): Promise<IssuedKey> {
+      const overlapMs = validateOverlap(rotateOptions);
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      const now = clock();
+      const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (current === undefined) throw notFound();
+      if (current.identity.revokedAt !== null) {
+        throw new KeysetError('invalid_request', { detail: 'A revoked key cannot be rotated; issue a new one.', extensions: { field: 'id' } });
+      }
+      if (time(current.identity.expiresAt) <= now) {
+        throw new KeysetError('invalid_request', { detail: 'An expired key cannot be rotated; issue a new one.', extensions: { field: 'id' } });
+      }
+      const { key, secret } = await newSecret(now);
+      const endOthers = new Date(now + overlapMs);
+      const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers));
+      if (!added) throw notFound();
+      // Cached entries of the old secrets still carry their old expiry: drop every entry of
+      // the identity now, the current secret (new overlap end) and any older one (ended now).
+      verifier.evict(id);
+      await changes.emit({ type: 'rotated', id });
+      // The store applied the same rule (KeyStore.addSecret) to what it holds.
+      const ends = rotationEnds(current.secrets, now, endOthers.getTime());
+      const rotated: StoredKey = {
+        identity: current.identity,
+        secrets: [secret, ...current.secrets.map((s, n) => ({ ...s, expiresAt: ends[n] ?? null }))],
+      };
+      return issuedKey(key, toKeyRecord(rotated, pendingUse));
+    },
+
+    async revoke(id: string): Promise<void> {
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      const revoked = await storeCall(log, 'revoke', () => store.revoke(id, new Date(clock())));
+      if (!revoked) throw notFound();
+      verifier.evict(id);
+      await changes.emit({ type: 'revoked', id });
+    },
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * `Keyring.authenticate`: the checks a request goes through, in order. A key in the query
+ * string is refused before anything else (URLs are logged, so the key must be rotated),
+ * then the `Authorization` header is read, the key verified and the endpoint's scopes
+ * checked.
+ * @module
+ */
+import { AuthenticationError, KeysetError } from '../errors.ts';
+import { readApiKeyHeader } from './authorization-header.ts';
+import type { BestEffortLog } from './internal/best-effort-log.ts';
+import type { VerifiedKey } from './key-record.ts';
+import type { KeyVerifier } from './key-verifier.ts';
+import { findQueryCredential } from './query-credentials.ts';
+import { missingScopes } from './scopes.ts';
+
+/** The request parts authentication looks at. */
+export interface AuthenticateRequest {
+  /** The `Authorization` header value. */
+  authorization: string | null | undefined;
+  /** The request URL (absolute, or path and query): checked for keys in the query string. */
+  url?: string | URL | null | undefined;
+}
+
+/** Options of `Keyring.authenticate`. */
+export interface AuthenticateOptions {
+  /** Scopes the endpoint requires; all must be granted. */
+  scopes?: readonly string[];
+  /** Realm for this endpoint's 401 challenge. @default the keyring's `realm` */
+  realm?: string;
+}
+
+/** What `authenticate` needs from the keyring. */
+export interface KeyAuthenticatorOptions {
+  readonly prefix: string;
+  /** The keyring's `realm`. */
+  readonly realm: string;
+  readonly scopeWildcards: boolean;
+  readonly log: BestEffortLog;
+  readonly verify: KeyVerifier['verify'];
+}
+
+/** The keyring's `authenticate` method. Internal: not exported from the package. */
+export type KeyAuthenticator = (request: AuthenticateRequest, options?: AuthenticateOptions) => Promise<VerifiedKey>;
+
+/** Creates `authenticate` for a keyring. */
+export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
+  const { prefix, realm: defaultRealm, scopeWildcards, log, verify } = options;
+
+  return async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = {}): Promise<VerifiedKey> {
+    const { scopes, realm = defaultRealm } = authOptions;
+    const url = request.url;
+    if (url !== undefined && url !== null) {
+      const found = findQueryCredential(String(url), prefix);
+      if (found !== undefined) {
+        if (log.warns()) log.warn({ reason: 'api_key_in_query', ...(found.kind === 'named' ? { param: found.name } : {}) }, 'api key rejected');
+        throw new KeysetError('api_key_in_query', {
+          detail:
+            found.kind === 'named'
+              ? `Send the API key in the Authorization header (\`Authorization: ApiKey <key>\`), never in the URL: remove the \`${found.name}\` query parameter, and rotate the key, since URLs are logged.`
+              : 'A query parameter holds an API key. Send it in the Authorization header (`Authorization: ApiKey <key>`), never in the URL, and rotate the key, since URLs are logged.',
+        });
+      }
+    }
+    const header = readApiKeyHeader(request.authorization);
+    if (header.kind === 'missing') throw new AuthenticationError('missing_api_key', { realm });
+    const key = await verify(header.text, realm);
+    if (scopes !== undefined && scopes.length > 0) {
+      const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
+      if (missing.length > 0) {
+        if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
+        throw new KeysetError('insufficient_scope', {
+          detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
+          extensions: { missing_scopes: missing },
+        });
+      }
+    }
+    return key;
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The verification path (DESIGN §3): parse → checksum (no store access on failure) →
+ * digest → bounded LRU cache of valid and invalid results → store. A cached entry is
+ * re-checked against the clock on every hit, so a secret stops working at its
+ * `expiresAt` even mid-TTL; `evict` drops an identity's entries at once.
+ * @module
+ */
+import { AuthenticationError, type InvalidKeyReason } from '../errors.ts';
+import { fromHex, toByteString, toHex } from '../internal/hex.ts';
+import { LruCache } from '../internal/lru-cache.ts';
+import type { BestEffortLog } from './internal/best-effort-log.ts';
+import { judge } from './internal/key-validity.ts';
+import { storeCall } from './internal/store-call.ts';
+import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
+import { toVerifiedKey, type VerifiedKey } from './key-record.ts';
+import type { ResolvedKeyringOptions } from './keyring-options.ts';
+import type { LastUsedWriter } from './last-used-writer.ts';
+import { safeLast4 } from './redact-key.ts';
+
+/** What the verifier needs from the keyring. */
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'prefix' | 'rawDigest' | 'cache' | 'clock' | 'crypto'> {
+  readonly log: BestEffortLog;
+  /** Receives every successful use; `undefined` records none. */
+  readonly writer: LastUsedWriter | undefined;
+}
+
+/** Internal: not exported from the package. */
+export interface KeyVerifier {
+  /** The identity `text` belongs to, or an `AuthenticationError` with `realm`. */
+  verify(text: string, realm: string): Promise<VerifiedKey>;
+  /** Drops every cached result of identity `identityId`. */
+  evict(identityId: string): void;
+  /** Drops a cached rejection of the key with hex digest `digest` (it was just issued). */
+  forgetRejection(digest: string): void;
+}
+
+interface ValidEntry {
+  verified: VerifiedKey;
+  /** Hex digest, for the last-use writer. */
+  digest: string;
+  identityId: string;
+  /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
+  validUntil: number;
+  /** Why it stops: a scheduled revocation or an expiry. */
+  endReason: 'expired' | 'revoked';
+}
+
+interface InvalidEntry {
+  reason: 'unknown' | 'expired' | 'revoked';
+  identityId: string | undefined;
+}
+
+/** Creates the verifier and its two caches. */
+export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
+  const { store, prefix, rawDigest, clock, crypto, log, writer } = options;
+  const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
+  const valid = max > 0 && ttlMs > 0 ? new LruCache<ValidEntry>(max) : undefined;
+  const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new LruCache<InvalidEntry>(negativeMax) : undefined;
+  /** Bumped on every eviction: a store answer that raced with one is not cached. */
+  let epoch = 0;
+
+  function reject(reason: InvalidKeyReason, last4: string | undefined, keyId: string | undefined, realm: string): AuthenticationError {
+    if (log.warns()) {
+      const fields: Record<string, unknown> = { reason };
+      if (last4 !== undefined) fields.last4 = last4;
+      if (keyId !== undefined) fields.keyId = keyId;
+      log.warn(fields, 'api key rejected');
+    }
+    return new AuthenticationError('invalid_api_key', last4 === undefined ? { reason, realm } : { reason, realm, last4 });
+  }
+
+  async function verify(text: string, realm: string): Promise<VerifiedKey> {
+    const check = checkKey(text, prefix);
+    if (check !== KEY_OK) {
+      throw reject(check === KEY_MALFORMED ? 'malformed' : 'checksum', typeof text === 'string' ? safeLast4(text) : undefined, undefined, realm);
+    }
+    const raw = rawDigest(text);
+    const bytes = raw instanceof Uint8Array ? raw : await raw;
+    // Cache keys are the digest's bytes as a short flat string: cheaper to hash than hex.
+    const cacheKey = toByteString(bytes);
+    const now = clock();
+
+    const hit = valid?.get(cacheKey, now);
+    if (hit !== undefined) {
+      if (now < hit.validUntil) {
+        writer?.touch(hit.digest, now);
+        return hit.verified;
+      }
+      valid!.delete(cacheKey);
+      invalidCache?.set(cacheKey, { reason: hit.endReason, identityId: hit.identityId }, now + negativeTtlMs);
+      throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
+    }
+    const last4 = text.slice(-4);
+    const miss = invalidCache?.get(cacheKey, now);
+    if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
+
+    const digest = toHex(bytes);
+    const startEpoch = epoch;
+    const found = await storeCall(log, 'findByDigest', () => store.findByDigest(digest));
+    const storedDigest = found === undefined ? undefined : fromHex(found.secret.digest);
+    // The store matched by digest; compare again in constant time so a store that matches
+    // loosely (collation, prefix index) can never let a different key through.
+    if (found === undefined || storedDigest === undefined || !crypto.timingSafeEqual(storedDigest, bytes)) {
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: 'unknown', identityId: undefined }, now + negativeTtlMs);
+      throw reject('unknown', last4, undefined, realm);
+    }
+    const { identity } = found;
+    const verdict = judge(identity, found.secret, now);
+    if ('reason' in verdict) {
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: verdict.reason, identityId: identity.id }, now + negativeTtlMs);
+      throw reject(verdict.reason, last4, identity.id, realm);
+    }
+    const verified = toVerifiedKey(found, last4);
+    if (epoch === startEpoch) {
+      valid?.set(cacheKey, { verified, digest, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
+    }
+    writer?.touch(digest, now);
+    return verified;
+  }
+
+  function evict(identityId: string): void {
+    epoch++;
+    valid?.deleteWhere((entry) => entry.identityId === identityId);
+    invalidCache?.deleteWhere((entry) => entry.identityId === identityId);
+  }
+
+  function forgetRejection(digest: string): void {
+    const bytes = fromHex(digest);
+    if (bytes !== undefined) invalidCache?.delete(toByteString(bytes));
+  }
+
+  return Object.freeze({ verify, evict, forgetRejection });
+}

@@ -1,0 +1,144 @@
+/**
+ * What `createKeyring` takes, and its validation. Every option is checked when the
+ * factory runs, in a fixed order, and a bad one throws a `ConfigError` that says what to
+ * change; the keyring's parts then receive only resolved values.
+ * @module
+ */
+import { systemClock, type Clock } from '../clock.ts';
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { ConfigError } from '../errors.ts';
+import { defaultCrypto } from '../internal/default-crypto.ts';
+import { createRawDigest, type RawDigest } from './key-digest.ts';
+import { assertKeyPrefix } from './key-format.ts';
+import type { KeyStore } from './key-store.ts';
+
+/** pino-compatible: `(fields, message)`. Only ever receives ids, reasons and last-4s. */
+export interface KeyringLogger {
+  warn?(fields: Record<string, unknown>, message: string): void;
+  error?(fields: Record<string, unknown>, message: string): void;
+}
+
+/** Verification cache. Entries are keyed by digest, never by key text. */
+export interface KeyringCacheOptions {
+  /**
+   * Valid keys held at most.
+   * @default 10_000
+   */
+  max?: number;
+  /**
+   * How long a valid result is trusted without asking the store. Bounds how late a
+   * revocation made elsewhere without a revocation bus takes effect here.
+   * @default 30_000
+   */
+  ttlMs?: number;
+  /**
+   * How long an invalid result (unknown, expired, revoked) is remembered.
+   * @default 5_000
+   */
+  negativeTtlMs?: number;
+  /**
+   * Invalid results held at most; a separate bound, so a flood of unknown keys can never
+   * push valid keys out.
+   * @default max
+   */
+  negativeMax?: number;
+}
+
+/** Options of `createKeyring`. */
+export interface KeyringOptions {
+  /** Where identities and digests live: `createMemoryKeyStore()`, `@keyset/postgres`, … */
+  store: KeyStore;
+  /** Key prefix, e.g. `acme_live` (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 32 characters). */
+  prefix: string;
+  /** Server secret for HMAC-SHA256 digests (at least 16 bytes). Changing it invalidates every key. */
+  pepper?: string | Uint8Array | undefined;
+  /** Verification cache; `false` asks the store on every request. */
+  cache?: KeyringCacheOptions | false;
+  /** Coalesced last-use writes; `false` records no use. */
+  lastUsed?:
+    | {
+        /**
+         * Milliseconds between batched writes: each key is written at most once per interval.
+         * @default 60_000
+         */
+        intervalMs?: number;
+      }
+    | false;
+  /**
+   * Let a granted `orders:*` cover `orders:read` (and `*` cover everything).
+   * @default false
+   */
+  scopeWildcards?: boolean;
+  /**
+   * Realm of the `WWW-Authenticate: ApiKey realm="…"` challenge on 401s.
+   * @default 'api'
+   */
+  realm?: string;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere) */
+  crypto?: CryptoProvider;
+  /** Receives rejections (reason, last 4, key id), store failures and flush failures. */
+  logger?: KeyringLogger;
+}
+
+/** `KeyringOptions` after validation and defaults. Internal: not exported from the package. */
+export interface ResolvedKeyringOptions {
+  readonly store: KeyStore;
+  readonly prefix: string;
+  /** The digest function, bound to the pepper. */
+  readonly rawDigest: RawDigest;
+  /** Cache bounds; a zero size or TTL turns that cache off (all zero for `cache: false`). */
+  readonly cache: Readonly<Required<KeyringCacheOptions>>;
+  /** Milliseconds between last-use writes; `undefined` records no use. */
+  readonly lastUsedIntervalMs: number | undefined;
+  readonly scopeWildcards: boolean;
+  readonly realm: string;
+  readonly clock: Clock;
+  readonly crypto: CryptoProvider;
+  readonly logger: KeyringLogger | undefined;
+}
+
+const STORE_METHODS = ['insertIdentity', 'addSecret', 'findByDigest', 'getIdentity', 'listIdentities', 'revoke', 'touchLastUsed'] as const;
+const NO_CACHE: Readonly<Required<KeyringCacheOptions>> = Object.freeze({ max: 0, ttlMs: 0, negativeTtlMs: 0, negativeMax: 0 });
+
+function positiveInteger(value: unknown, name: string, min = 1): number {
+  if (!Number.isSafeInteger(value) || (value as number) < min) {
+    throw new ConfigError(`${name} must be an integer ≥ ${min}, got ${String(value)}`);
+  }
+  return value as number;
+}
+
+/** Validates `options` (never mutating them) and applies the defaults. Throws `ConfigError`. */
+export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringOptions {
+  const {
+    store,
+    prefix,
+    pepper,
+    cache = {},
+    lastUsed = {},
+    scopeWildcards = false,
+    realm = 'api',
+    clock = systemClock,
+    crypto = defaultCrypto,
+    logger,
+  } = options;
+  assertKeyPrefix(prefix);
+  for (const method of STORE_METHODS) {
+    if (typeof store?.[method] !== 'function') throw new ConfigError(`store must implement KeyStore: ${method}() is missing`);
+  }
+  if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
+  const rawDigest = createRawDigest(pepper === undefined ? { crypto } : { crypto, pepper });
+
+  let resolvedCache = NO_CACHE;
+  if (cache !== false) {
+    const max = positiveInteger(cache.max ?? 10_000, 'cache.max', 0);
+    const ttlMs = positiveInteger(cache.ttlMs ?? 30_000, 'cache.ttlMs', 0);
+    const negativeTtlMs = positiveInteger(cache.negativeTtlMs ?? 5_000, 'cache.negativeTtlMs', 0);
+    const negativeMax = positiveInteger(cache.negativeMax ?? max, 'cache.negativeMax', 0);
+    resolvedCache = Object.freeze({ max, ttlMs, negativeTtlMs, negativeMax });
+  }
+  const lastUsedIntervalMs = lastUsed === false ? undefined : positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs');
+
+  return { store, prefix, rawDigest, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
+}
