@@ -129,6 +129,55 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     await silent.unsubscribe(channel);
   });
 
+  it('subscribes once a connection created a moment ago is ready (enableOfflineQueue: false, redis.duplicate())', async () => {
+    // The documented set-up: the subscriber is still connecting (or not yet, with
+    // lazyConnect) when the bus is created, and ioredis rejects commands until it is ready.
+    for (const lazyConnect of [false, true]) {
+      const base = new Redis(url as string, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect });
+      const subscriber = base.duplicate();
+      for (const c of [base, subscriber]) c.on('error', () => undefined);
+      connections.push(base, subscriber);
+      const invalidated: string[] = [];
+      const bus = createRevocationBus({
+        publisher: base,
+        subscriber,
+        keyring: { onChange: () => () => undefined, invalidate: (id) => invalidated.push(id) },
+        channel,
+      });
+      buses.push(bus);
+      await expect(bus.ready).resolves.toBeUndefined();
+      const other = await instance();
+      await other.bus.publish({ type: 'revoked', id: `key_fresh_${String(lazyConnect)}` });
+      expect(invalidated).toEqual([`key_fresh_${String(lazyConnect)}`]);
+    }
+  });
+
+  it('does not resolve publish() early when its own subscriber is not subscribed (e.g. reconnecting)', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    const publisher = await connect(url as string);
+    const subscriber = await connect(url as string);
+    connections.push(publisher, subscriber);
+    const bus = createRevocationBus({
+      publisher,
+      subscriber,
+      keyring: { onChange: () => () => undefined, invalidate: () => undefined },
+      channel,
+      ackTimeoutMs: 150,
+      logger: { warn: (details) => warnings.push(details) },
+    });
+    buses.push(bus);
+    await bus.ready;
+    const b = await instance();
+    await subscriber.unsubscribe(channel); // PUBLISH now counts B only, and no acknowledgement can reach us
+    const started = performance.now();
+    await bus.publish({ type: 'revoked', id: 'key_unconfirmed' });
+    const waited = performance.now() - started;
+    // Before: PUBLISH said 1 receiver, the bus took it for itself and resolved at once, silently.
+    expect(waited).toBeGreaterThanOrEqual(140);
+    expect(warnings).toEqual([{ type: 'revoked', id: 'key_unconfirmed', instances: 1, unacknowledged: 1, subscribed: false }]);
+    expect(b.observed.invalidations.map((i) => i.id)).toEqual(['key_unconfirmed']);
+  });
+
   it('carries rotations too', async () => {
     const a = await instance();
     const b = await instance();
@@ -206,5 +255,11 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     expect(() => createRevocationBus({ publisher: redis, subscriber: {} as never, keyring })).toThrow(ConfigError);
     expect(() => createRevocationBus({ publisher: redis, subscriber: redis, keyring: {} as never })).toThrow(ConfigError);
     expect(() => createRevocationBus({ publisher: {} as never, subscriber: redis, keyring })).toThrow(ConfigError);
+    const other = await connect(url as string);
+    connections.push(other);
+    for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      // 0 or NaN made every PUBLISH "time out" at once: revocations silently never propagated.
+      expect(() => createRevocationBus({ publisher: redis, subscriber: other, keyring, timeoutMs })).toThrow(ConfigError);
+    }
   });
 });

@@ -46,6 +46,12 @@ export interface RevocationSubscriber {
   unsubscribe(channel: string): Promise<unknown>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   off(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  /**
+   * Connection state (ioredis: `'wait'`, `'connecting'`, `'ready'`, … `'end'`). With `once`,
+   * lets the bus wait for a connection that is not ready yet instead of failing its SUBSCRIBE.
+   */
+  readonly status?: string;
+  once?(event: 'ready' | 'end', listener: () => void): unknown;
 }
 
 /** Where the bus reports failed publishes. pino and `console` fit. */
@@ -87,7 +93,10 @@ export interface RevocationBusOptions {
 
 /** A running bus. */
 export interface RevocationBus {
-  /** Resolves once Redis has acknowledged the SUBSCRIBE; rejects if it failed. */
+  /**
+   * Resolves once Redis has acknowledged the SUBSCRIBE, made as soon as the subscriber
+   * connection is ready; rejects if it failed or the connection ended first.
+   */
   readonly ready: Promise<void>;
   /** This instance's id, sent with each message so it can skip its own. */
   readonly instanceId: string;
@@ -130,6 +139,9 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     logger = consoleLogger,
   } = options;
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
+  }
   if (typeof publisher?.publish !== 'function') throw new ConfigError('createRevocationBus needs `publisher`: an ioredis client');
   if (typeof subscriber?.subscribe !== 'function' || typeof subscriber.on !== 'function') {
     throw new ConfigError('createRevocationBus needs `subscriber`: a dedicated ioredis connection (redis.duplicate())');
@@ -145,8 +157,16 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   const instanceId = crypto.randomUUID();
   let closed = false;
   let sequence = 0;
-  /** Acknowledgements this instance still waits for, by event sequence number. */
-  const waiting = new Map<number, { acks: number; expected: number | undefined; done: () => void }>();
+  /**
+   * Publishes still waiting for receipts, by event sequence number: `self` once our own
+   * subscriber has received the event, `acks` from other instances, `expected` = the
+   * PUBLISH reply (every receiving connection, ours included when it is subscribed).
+   */
+  const waiting = new Map<number, Pending>();
+
+  function settle(pending: Pending): void {
+    if (pending.expected !== undefined && pending.acks + (pending.self ? 1 : 0) >= pending.expected) pending.done();
+  }
 
   function onMessage(from: string, message: string): void {
     if (closed || from !== channel) return;
@@ -157,10 +177,19 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       const pending = waiting.get(parsed.ack);
       if (pending === undefined) return;
       pending.acks++;
-      if (pending.expected !== undefined && pending.acks >= pending.expected) pending.done();
+      settle(pending);
       return;
     }
-    if (parsed.origin === instanceId) return;
+    if (parsed.origin === instanceId) {
+      // Our own event came back: our subscriber is one of the receivers PUBLISH counted.
+      // (When it is not subscribed, e.g. reconnecting, PUBLISH counts only the others.)
+      const pending = parsed.seq === undefined ? undefined : waiting.get(parsed.seq);
+      if (pending !== undefined) {
+        pending.self = true;
+        settle(pending);
+      }
+      return;
+    }
     keyring.invalidate(parsed.id);
     if (parsed.seq !== undefined) {
       const ack = JSON.stringify({ v: 1, ack: parsed.seq, to: parsed.origin, origin: instanceId });
@@ -169,7 +198,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   }
 
   subscriber.on('message', onMessage);
-  const ready = subscriber.subscribe(channel).then(() => undefined);
+  const ready = subscribe();
   // Nobody has to await `ready`; an unobserved failure must not crash the process.
   ready.catch(() => undefined);
 
@@ -183,27 +212,58 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     let acknowledged!: () => void;
     const allAcknowledged = new Promise<void>((resolve) => (acknowledged = resolve));
     // Registered before the PUBLISH: an acknowledgement may arrive before its reply.
-    const pending: { acks: number; expected: number | undefined; done: () => void } = { acks: 0, expected: undefined, done: acknowledged };
+    const pending: Pending = { acks: 0, self: false, expected: undefined, done: acknowledged };
     waiting.set(seq, pending);
     try {
       const received = await withTimeout(publisher.publish(channel, message), timeoutMs, 'Redis PUBLISH');
-      // Our own subscriber is one of the receivers; every other one is an instance.
-      const others = typeof received === 'number' ? received - 1 : 0;
-      pending.expected = others;
-      if (pending.acks >= others || ackTimeoutMs === 0) return;
+      // Every receiving connection: our own subscriber (when subscribed) and one per other
+      // instance. Our subscriber counts as received once the event comes back to it, so a
+      // subscriber that is down (reconnecting) is never mistaken for ourselves.
+      pending.expected = typeof received === 'number' ? received : 0;
+      if (pending.acks + (pending.self ? 1 : 0) >= pending.expected || ackTimeoutMs === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ackTimeoutMs)));
       const late = await Promise.race([allAcknowledged.then(() => false), timedOut]);
       clearTimeout(timer);
       if (late) {
+        const others = pending.self ? pending.expected - 1 : pending.expected;
         logger.warn(
-          { type: event.type, id: event.id, instances: others, unacknowledged: others - pending.acks },
+          {
+            type: event.type,
+            id: event.id,
+            instances: others,
+            unacknowledged: others - pending.acks,
+            // Our own subscriber never saw the event: acknowledgements cannot reach us either.
+            ...(pending.self ? {} : { subscribed: false }),
+          },
           'not every instance confirmed the eviction in time; those keep their cache entry until its TTL',
         );
       }
     } finally {
       waiting.delete(seq);
     }
+  }
+
+  /**
+   * SUBSCRIBE, once the connection is ready. ioredis with `enableOfflineQueue: false`
+   * rejects every command until then, which includes a `redis.duplicate()` made a moment
+   * ago: wait for its `'ready'` and try again (the first attempt also starts a lazy
+   * connection). Rejects if the connection ends first or the SUBSCRIBE itself fails.
+   */
+  async function subscribe(): Promise<void> {
+    try {
+      await subscriber.subscribe(channel);
+      return;
+    } catch (error) {
+      const { status } = subscriber;
+      if (typeof subscriber.once !== 'function' || typeof status !== 'string' || status === 'ready' || status === 'end') throw error;
+    }
+    // A promise settles once: whichever of the two events comes second is a no-op.
+    await new Promise<void>((resolve, reject) => {
+      subscriber.once?.('ready', resolve);
+      subscriber.once?.('end', () => reject(new Error('The revocation bus subscriber connection ended before it was ready')));
+    });
+    if (!closed) await subscriber.subscribe(channel);
   }
 
   const stopListening = publishOnChange
@@ -229,6 +289,13 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       await withTimeout(subscriber.unsubscribe(channel), timeoutMs, 'Redis UNSUBSCRIBE').catch(() => undefined);
     },
   });
+}
+
+interface Pending {
+  acks: number;
+  self: boolean;
+  expected: number | undefined;
+  done: () => void;
 }
 
 type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }) | { ack: number; to: string; origin: string };
