@@ -6,6 +6,7 @@
  */
 import { KeysetError } from '../errors.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
+import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
 import type { ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
 import type { KeyRateLimit } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
@@ -68,10 +69,13 @@ export function validateIssueInput(
   let limit: KeyRateLimit | null = null;
   if (rateLimit !== null) {
     const { limit: l, windowSeconds: w } = (typeof rateLimit === 'object' ? rateLimit : {}) as Partial<KeyRateLimit>;
-    if (!Number.isSafeInteger(l) || (l as number) < 1 || typeof w !== 'number' || !Number.isFinite(w) || w <= 0) {
-      throw invalid('rateLimit', '`rateLimit` must be `{ limit, windowSeconds }` with a positive integer limit and a positive window.');
+    // One rule for key limits and limiter policies: a limit the limiter would refuse
+    // must be refused here, not silently replaced by the default policy later.
+    const problem = rateLimitPolicyProblem({ limit: l, windowSeconds: w });
+    if (problem !== undefined) {
+      throw invalid('rateLimit', `\`rateLimit\` must be \`{ limit, windowSeconds }\` with a positive integer limit and a whole number of seconds: ${problem}.`);
     }
-    limit = { limit: l as number, windowSeconds: w };
+    limit = { limit: l as number, windowSeconds: w as number };
   }
   let expires: Date | null = null;
   if (expiresAt !== null) {

@@ -110,6 +110,10 @@ describe('issue and get', () => {
     ['scopes', { name: 'n', scopes: 'orders:read' }],
     ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 0, windowSeconds: 60 } }],
     ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 5 } }],
+    // Key limits are exactly the policies the limiter accepts: whole-second windows, and
+    // no interval finer than a microsecond (the limiter would otherwise silently fall back).
+    ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 1, windowSeconds: 0.5 } }],
+    ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 10_000_000, windowSeconds: 1 } }],
     ['expiresAt', { name: 'n', scopes: [], expiresAt: 'tomorrow' }],
     ['expiresAt', { name: 'n', scopes: [], expiresAt: new Date(T0 - 1) }],
   ])('refuses a bad %s with invalid_request naming it', async (field, input) => {
