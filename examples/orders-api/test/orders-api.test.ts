@@ -8,20 +8,15 @@ import { paginate } from '@keyset/client';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDataDir, DataDirLockedError } from '../src/data-dir.ts';
+import type { Order } from '../src/app/orders.ts';
 import { runCli } from '../src/cli.ts';
 import { call, nextLink, startApi, type TestApi } from './helpers.ts';
 
 const SEED = 2000;
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-interface OrderItem {
-  id: number;
-  createdAt: string;
-  customer: string;
-  amountCents: number;
-  currency: string;
-  status: string;
-}
+/** An item as the API documents it: the app's own type, so the test cannot drift from it. */
+type OrderItem = Order;
 
 describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
   let t: TestApi;
