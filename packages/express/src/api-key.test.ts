@@ -3,9 +3,8 @@ import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import express from 'express';
 import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { expectProblem } from '../../hono/src/testing/adapter-conformance.ts';
-import { createConformanceFixture } from '../../hono/src/testing/conformance-fixture.ts';
-import type { ConformanceFixture } from '../../hono/src/testing/conformance-fixture.ts';
+import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import type { ConformanceFixture } from '@keyset/conformance';
 import { apiKey, problemHandler } from './index.ts';
 import { listen } from './testing/listen.ts';
 

@@ -2,7 +2,7 @@ import { KeysetError } from '@keyset/core';
 import express from 'express';
 import type { Express, RequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../hono/src/testing/adapter-conformance.ts';
+import { expectProblem } from '@keyset/conformance';
 import { notFound, problemHandler } from './index.ts';
 import type { ProblemHandlerOptions } from './index.ts';
 import { listen } from './testing/listen.ts';

@@ -3,9 +3,8 @@ import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { apiKey, problemHandler } from './index.ts';
-import { expectProblem } from './testing/adapter-conformance.ts';
-import { createConformanceFixture } from './testing/conformance-fixture.ts';
-import type { ConformanceFixture } from './testing/conformance-fixture.ts';
+import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import type { ConformanceFixture } from '@keyset/conformance';
 
 let fixture: ConformanceFixture;
 beforeAll(async () => {

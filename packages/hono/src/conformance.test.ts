@@ -1,26 +1,22 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeAdapterConformance } from './testing/adapter-conformance.ts';
-import type { AdapterUnderTest } from './testing/adapter-conformance.ts';
+import { describeAdapterConformance, inProcess, overHttp } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 
 // Hono's parsed query keeps every parameter as given: `c.req.queries()`.
 const parsedQuery = { limit: ['2'], 'a[b]': ['c'], x: ['1', '2'] };
 
-const inProcess: AdapterUnderTest = {
+describeAdapterConformance('hono (app.request)', {
   parsedQuery,
-  async start(fixture) {
+  start: inProcess(async (fixture) => {
     const app = conformanceApp(fixture);
-    return {
-      request: async (path, init) => app.request(path, init),
-      close: async () => {},
-    };
-  },
-};
+    return { request: async (path, init) => app.request(path, init), close: async () => {} };
+  }),
+});
 
-const overSockets: AdapterUnderTest = {
+describeAdapterConformance('hono (@hono/node-server over a socket)', {
   parsedQuery,
-  async start(fixture) {
+  start: inProcess(async (fixture) => {
     const app = conformanceApp(fixture);
     const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {
       const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
@@ -28,11 +24,8 @@ const overSockets: AdapterUnderTest = {
       );
     });
     return {
-      request: (path, init) => fetch(new URL(path, origin), init),
+      request: overHttp(origin),
       close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
     };
-  },
-};
-
-describeAdapterConformance('hono (app.request)', inProcess);
-describeAdapterConformance('hono (@hono/node-server over a socket)', overSockets);
+  }),
+});

@@ -3,9 +3,8 @@ import type { PagePlan } from '@keyset/core';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
-import { expectProblem } from './testing/adapter-conformance.ts';
-import { createConformanceFixture } from './testing/conformance-fixture.ts';
-import type { ConformanceFixture } from './testing/conformance-fixture.ts';
+import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import type { ConformanceFixture } from '@keyset/conformance';
 
 let fixture: ConformanceFixture;
 beforeAll(async () => {

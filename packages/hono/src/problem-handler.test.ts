@@ -5,7 +5,7 @@ import { HTTPException } from 'hono/http-exception';
 import { validator } from 'hono/validator';
 import { describe, expect, it } from 'vitest';
 import { notFoundHandler, problemHandler } from './index.ts';
-import { expectProblem } from './testing/adapter-conformance.ts';
+import { expectProblem } from '@keyset/conformance';
 
 function appThrowing(error: unknown, reported: { error: unknown; status: number }[] = []): Hono {
   const app = new Hono();

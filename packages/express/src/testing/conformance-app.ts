@@ -1,11 +1,11 @@
 /**
- * The conformance app (see `@keyset/hono`'s `testing/adapter-conformance.ts`) built with
+ * The conformance app (see `@keyset/conformance`) built with
  * `@keyset/express`. Test support only.
  * @module
  */
 import express from 'express';
 import type { Express } from 'express';
-import type { ConformanceFixture } from '../../../hono/src/testing/conformance-fixture.ts';
+import type { ConformanceFixture } from '@keyset/conformance';
 import { apiKey, notFound, paginate, problemHandler, sendPage } from '../index.ts';
 
 /** Builds the conformance app over `fixture`. */

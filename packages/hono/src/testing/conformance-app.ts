@@ -1,11 +1,11 @@
 /**
- * The conformance app (see `adapter-conformance.ts`) built with `@keyset/hono`.
+ * The conformance app (see `@keyset/conformance`) built with `@keyset/hono`.
  * Test support only.
  * @module
  */
 import { Hono } from 'hono';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import type { ConformanceFixture } from './conformance-fixture.ts';
+import type { ConformanceFixture } from '@keyset/conformance';
 
 /** Builds the conformance app over `fixture`. */
 export function conformanceApp(fixture: ConformanceFixture): Hono {

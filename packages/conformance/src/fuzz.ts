@@ -8,10 +8,7 @@
  * @module
  */
 import fc from 'fast-check';
-import type { ConformanceFixture } from './conformance-fixture.ts';
-
-/** Sends one request to the app under test; `path` carries the query. */
-export type SendRequest = (path: string, init: RequestInit) => Promise<Response>;
+import type { ConformanceWorld, SendRequest } from './world.ts';
 
 /** One generated request. */
 export interface FuzzRequest {
@@ -46,7 +43,7 @@ function tamper(text: string): fc.Arbitrary<string> {
 }
 
 /** Requests built from the fixture's keys and from `cursors` harvested from real pages. */
-export function fuzzRequests(fixture: ConformanceFixture, cursors: readonly string[]): fc.Arbitrary<FuzzRequest> {
+export function fuzzRequests(fixture: ConformanceWorld, cursors: readonly string[]): fc.Arbitrary<FuzzRequest> {
   const { reader, writer, limited } = fixture.keys;
   const cursor = fc.constantFrom(...cursors);
   const value = fc.oneof(
@@ -124,7 +121,7 @@ export async function checkResponse(request: FuzzRequest, res: Response): Promis
 }
 
 /** Collects real cursors (first pages with and without the filter) to mutate. */
-export async function harvestCursors(send: SendRequest, fixture: ConformanceFixture): Promise<string[]> {
+export async function harvestCursors(send: SendRequest, fixture: ConformanceWorld): Promise<string[]> {
   const cursors: string[] = [];
   for (const query of ['limit=3', 'limit=3&status=paid', 'limit=1&status=open']) {
     const res = await send(`/items?${query}`, { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
@@ -135,7 +132,7 @@ export async function harvestCursors(send: SendRequest, fixture: ConformanceFixt
 }
 
 /** Runs `numRuns` random requests through `send` and checks every response. */
-export async function fuzzAdapter(send: SendRequest, fixture: ConformanceFixture, numRuns: number): Promise<void> {
+export async function fuzzAdapter(send: SendRequest, fixture: ConformanceWorld, numRuns: number): Promise<void> {
   const cursors = await harvestCursors(send, fixture);
   await fc.assert(
     fc.asyncProperty(fuzzRequests(fixture, cursors), async (request) => {

@@ -1,7 +1,8 @@
 /**
- * The small world both adapters' conformance apps serve: 47 in-memory items with ties in
- * the leading sort key, a memory keyring with three keys, a memory rate limiter.
- * Test support only: not published, not exported from the package.
+ * The small world every adapter's conformance app serves: 47 in-memory items with ties in
+ * the leading sort key, a memory keyring with three keys, a memory rate limiter. Built from
+ * `@keyset/core` alone, so a server under Bun, Deno or workerd can build it too.
+ * Test support only: this package is private and never published.
  * @module
  */
 import {

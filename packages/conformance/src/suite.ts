@@ -1,7 +1,8 @@
 /**
  * One HTTP conformance suite for every keyset adapter (DESIGN §2, §3, §5). Each adapter's
- * test builds the same app from a `ConformanceFixture` and hands over a way to send
- * requests; the suite asserts status, headers and bodies. Test support only.
+ * test starts the same app (in process, or as a server under another runtime) and hands
+ * over a way to send requests and the world the app serves; the suite asserts status,
+ * headers and bodies. Test support only: this package is private and never published.
  *
  * The app under test must serve, with the adapter's own middleware:
  * - `GET /items`: `apiKey({ guard, scopes: ['items:read'] })`, then
@@ -10,28 +11,17 @@
  * - `GET /public/items`: the same without `apiKey`;
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
  * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
- * - `POST /echo`: `apiKey({ guard })`, parsing the JSON body and answering `{ received }`;
+ * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
  * - not-found and problem handlers, the latter pushing `{ error, status }` to `fixture.reported`.
  * @module
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConformanceFixture, LIMITS, REALM } from './conformance-fixture.ts';
-import type { ConformanceFixture, Item } from './conformance-fixture.ts';
-
-/** A running conformance app. `request` takes a path with query, or an absolute URL of the app. */
-export interface RunningApp {
-  request(path: string, init?: RequestInit): Promise<Response>;
-  close(): Promise<void>;
-}
-
-/** What an adapter's test provides. */
-export interface AdapterUnderTest {
-  start(fixture: ConformanceFixture): Promise<RunningApp>;
-  /** What `GET /query?limit=2&a[b]=c&x=1&x=2` answers: the framework's parsed query, untouched. */
-  parsedQuery: unknown;
-}
+import { LIMITS, REALM } from './fixture.ts';
+import type { Item } from './fixture.ts';
+import { fuzzAdapter } from './fuzz.ts';
+import type { AdapterUnderTest, ConformanceWorld, RunningApp } from './world.ts';
 
 /** The query `GET /query` is called with. */
 export const PARSED_QUERY_SEARCH = '?limit=2&a[b]=c&x=1&x=2';
@@ -53,19 +43,18 @@ const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey 
 /** Registers the suite under `describe(name)`. */
 export function describeAdapterConformance(name: string, adapter: AdapterUnderTest): void {
   describe(`adapter conformance: ${name}`, () => {
-    let fixture: ConformanceFixture;
     let app: RunningApp;
+    let fixture: ConformanceWorld;
     let reader: RequestInit;
     const get = (path: string, init?: RequestInit): Promise<Response> => app.request(path, init);
 
     beforeAll(async () => {
-      fixture = await createConformanceFixture();
-      app = await adapter.start(fixture);
+      app = await adapter.start();
+      fixture = app.world;
       reader = auth(fixture.keys.reader);
     });
     afterAll(async () => {
       await app?.close();
-      await fixture?.close();
     });
 
     const expected = (status?: Item['status']): number[] =>
@@ -266,10 +255,10 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
 
     describe('outages', () => {
       it('answers an unreachable key store with 503 unavailable, revealing nothing', async () => {
-        const before = fixture.reported.length;
+        const before = (await fixture.reports()).length;
         const body = await expectProblem(await get('/down', reader), 503, 'unavailable');
         expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|10\.0\.0\.9/);
-        expect(fixture.reported.slice(before).map((r) => r.status)).toEqual([503]);
+        expect((await fixture.reports()).slice(before).map((r) => r.status)).toEqual([503]);
       });
     });
 
@@ -290,6 +279,16 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(JSON.stringify(body)).not.toContain(fixture.keys.reader);
       });
 
+      it('checks the key before the body: a malformed body with no key or a bad key is 401', async () => {
+        const post = (headers: Record<string, string>): RequestInit => ({
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: '{"a":',
+        });
+        await expectProblem(await get('/echo', post({})), 401, 'missing_api_key');
+        await expectProblem(await get('/echo', post({ authorization: 'ApiKey nope' })), 401, 'invalid_api_key');
+      });
+
       it('accepts a valid JSON body', async () => {
         const res = await get('/echo', {
           method: 'POST',
@@ -301,15 +300,33 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
       });
 
       it('answers a server bug with a bare 500 problem and reports the error', async () => {
-        const before = fixture.reported.length;
+        const before = (await fixture.reports()).length;
         const res = await get('/throws');
         const body = await expectProblem(res, 500, 'internal_error');
         expect(JSON.stringify(body)).not.toContain('boom');
-        const reported = fixture.reported.slice(before);
-        expect(reported).toHaveLength(1);
-        expect(reported[0]?.status).toBe(500);
-        expect((reported[0]?.error as Error).message).toBe('boom: secret detail');
+        const reported = (await fixture.reports()).slice(before);
+        expect(reported).toEqual([{ status: 500, message: 'boom: secret detail' }]);
       });
     });
+  });
+}
+
+/**
+ * Registers the fuzz under `describe(name)`: `numRuns` random requests (2,000 by default)
+ * to one fresh app; never a 5xx, every 4xx a problem with a code.
+ */
+export function describeAdapterFuzz(name: string, adapter: Pick<AdapterUnderTest, 'start'>, numRuns = 2000): void {
+  describe(`adapter fuzz: ${name}`, () => {
+    let app: RunningApp;
+    beforeAll(async () => {
+      app = await adapter.start();
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it(`never answers 5xx, and every 4xx is a problem with a code (${numRuns} requests)`, async () => {
+      await fuzzAdapter(app.request, app.world, numRuns);
+    }, 120_000);
   });
 }

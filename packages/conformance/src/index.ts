@@ -1,0 +1,13 @@
+/**
+ * `@keyset/conformance`: the HTTP conformance kit every keyset adapter's tests run.
+ * Private workspace package, never published. `@keyset/conformance/fixture` is the
+ * vitest-free part a server process imports to build the world it serves.
+ * @module
+ */
+export { createConformanceFixture, LIMITS, PREFIX, REALM } from './fixture.ts';
+export type { ConformanceFixture, Item } from './fixture.ts';
+export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
+export type { FuzzRequest } from './fuzz.ts';
+export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
+export { fixtureWorld, inProcess, overHttp } from './world.ts';
+export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
