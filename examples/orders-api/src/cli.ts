@@ -1,5 +1,5 @@
 /**
- * `pnpm keys …`: the operator's key CLI. Works on the same database as the server
+ * `npx -y pnpm@10.34.9 keys …` (repository root): the operator's key CLI. Works on the same database as the server
  * (`DATABASE_URL`, or the embedded PGlite in `DATA_DIR`). PGlite is single-process: while
  * the server runs on `DATA_DIR`, stop it or use the admin HTTP routes instead.
  *
@@ -20,7 +20,9 @@ import { createKeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
 import { isEntryPoint } from './entry-point.ts';
 
-export const HELP = `Usage: pnpm keys <command> [options]
+export const HELP = `Usage: npx -y pnpm@10.34.9 keys <command> [options]
+       (from the repository root; --silent before "keys" leaves only the CLI's
+       own output on stdout: npx -y pnpm@10.34.9 --silent keys list --json)
 
 Manage the orders API's keys in its database (DATABASE_URL, or the embedded
 PGlite database in DATA_DIR; stop the server first when it uses PGlite).
@@ -186,7 +188,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`${error.message}\n\nRun \`pnpm keys --help\` for usage.\n`);
+      io.err(`${error.message}\n\nRun \`npx -y pnpm@10.34.9 keys --help\` for usage.\n`);
       return 2;
     }
     if (isKeysetError(error)) {
@@ -233,7 +235,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 }
 
 function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): string {
-  if (rest.length !== count) throw new UsageError(`usage: pnpm keys ${usage}`);
+  if (rest.length !== count) throw new UsageError(`usage: npx -y pnpm@10.34.9 keys ${usage}`);
   return rest[0] ?? '';
 }
 

@@ -4,7 +4,7 @@
  * port 0 with a temporary `DATA_DIR`; `main.ts` wraps it in a process.
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createApp } from './app/create-app.ts';
@@ -70,15 +70,29 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     cleanups.length = 0;
   };
 
+  const started = performance.now();
+  const elapsedMs = (): number => Math.round(performance.now() - started);
   try {
+    // A first start creates the embedded database (several seconds) and seeds it: say so,
+    // so the wait between the banner and "listening" is never silent.
+    const firstPglite = config.databaseUrl === undefined && !existsSync(dataPaths(config.dataDir).pgdata);
+    logger.info(
+      { dataDir: config.dataDir, database: config.databaseUrl === undefined ? 'pglite' : 'postgres' },
+      firstPglite ? 'first start: creating the embedded PostgreSQL database (a few seconds)' : 'opening the database',
+    );
     const storage = await openStorage(config, {
       holder: 'server',
       onPoolError: (error) => logger.error({ err: error }, 'idle PostgreSQL connection failed'),
     });
     cleanups.push(() => storage.close());
     const { db } = storage;
-    const seeded = await db.exclusive((client) => seedOrders(client, config.seedOrders));
-    if (seeded > 0) logger.info({ orders: seeded }, 'seeded orders on first start');
+    logger.info({ ms: elapsedMs() }, 'database ready');
+    const seeded = await db.exclusive((client) =>
+      seedOrders(client, config.seedOrders, (inserted, total) =>
+        logger.info({ orders: inserted, of: total, ms: elapsedMs() }, 'seeding orders'),
+      ),
+    );
+    if (seeded > 0) logger.info({ orders: seeded, ms: elapsedMs() }, 'seeded orders on first start');
 
     const cursorSecrets = config.cursorSecrets ?? [loadOrCreateCursorSecret(config.dataDir)];
     const keys = await createKeyServices({ db, config, logger });
@@ -93,7 +107,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
 
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
-    logger.info({ url, adapter: config.adapter, database: db.kind, redis: config.redisUrl !== undefined, dataDir: config.dataDir }, 'orders API listening');
+    logger.info({ url, adapter: config.adapter, database: db.kind, redis: config.redisUrl !== undefined, dataDir: config.dataDir, readyMs: elapsedMs() }, 'orders API listening');
 
     let closing: Promise<void> | undefined;
     return Object.freeze({

@@ -1,5 +1,5 @@
 /**
- * Entry point of `pnpm start`: reads the configuration from the environment, starts the
+ * Entry point of `npx -y pnpm@10.34.9 start`: reads the configuration from the environment, starts the
  * orders API, and shuts it down gracefully on SIGTERM/SIGINT (stop accepting, finish
  * in-flight requests, flush `lastUsedAt`, close Redis and the database, exit 0).
  * `createOrdersApi` is exported for programmatic use and tests.
@@ -15,6 +15,9 @@ export { createOrdersApi } from './create-orders-api.ts';
 export type { OrdersApi, OrdersApiOptions } from './create-orders-api.ts';
 export { loadConfig, resolveConfig, ConfigurationError } from './config.ts';
 export type { Config, ConfigInput } from './config.ts';
+
+/** Signals this close to the first one are copies of it (see `stop`), not a second Ctrl-C. */
+const REPEAT_WINDOW_MS = 1_000;
 
 /** Runs the server until a signal; resolves the exit code. */
 export async function main(env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
@@ -44,14 +47,18 @@ export async function main(env: Readonly<Record<string, string | undefined>> = p
   }
   const running = api;
   return new Promise<number>((resolve) => {
-    let stopping = false;
+    let stoppingSince: number | undefined;
     const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) {
+      if (stoppingSince !== undefined) {
+        // One Ctrl-C reaches this process twice when it runs under npm or pnpm: the
+        // terminal signals the whole process group and the package manager forwards
+        // its own copy. Only a signal a human sent later forces the exit.
+        if (performance.now() - stoppingSince < REPEAT_WINDOW_MS) return;
         logger.warn({ signal }, 'second signal: exiting now');
         resolve(1);
         return;
       }
-      stopping = true;
+      stoppingSince = performance.now();
       logger.info({ signal }, 'shutting down');
       running.close().then(
         () => {

@@ -29,7 +29,7 @@ describe('key CLI', () => {
     expect(await cli(['--help'])).toMatchObject({ code: 0, out: HELP });
     const none = await cli([]);
     expect(none.code).toBe(2);
-    expect(none.err).toContain('Usage: pnpm keys');
+    expect(none.err).toContain('Usage: npx -y pnpm@10.34.9 keys');
   });
 
   it.each([
@@ -41,7 +41,7 @@ describe('key CLI', () => {
     [['create', '--name', 'x', '--scopes', 'orders:read', '--expires', 'tomorrow'], /expiresAt/],
     [['rotate', 'key_x'], /--overlap/],
     [['rotate', 'key_x', '--overlap', 'soon'], /--overlap/],
-    [['revoke'], /usage: pnpm keys revoke/],
+    [['revoke'], /usage: npx -y pnpm@10\.34\.9 keys revoke/],
     [['list', '--bogus'], /Unknown option/],
   ])('refuses %j with exit 2', async (args, message) => {
     const { code, err } = await cli(args, { DATA_DIR: dataDir });

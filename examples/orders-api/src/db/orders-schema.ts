@@ -30,7 +30,8 @@ export async function migrateOrders(client: SqlClient): Promise<void> {
  * apart from the anchor (now, to the second): a multiplicative hash of the id picks
  * the timestamp bucket, so ids are unrelated to time and about three orders share
  * each exact timestamp (1 to ~10 per bucket), which exercises the id tie-break.
- * Offsets carry microseconds, which a JS `Date` would lose.
+ * Offsets carry microseconds, which a JS `Date` would lose. `$2..$3` is the id range of
+ * one batch; the buckets depend on the total `$1` only, so batching changes nothing.
  */
 const SEED_SQL = `
 WITH p AS (
@@ -40,7 +41,7 @@ WITH p AS (
          date_trunc('second', now()) AS anchor
 ), g AS (
   SELECT s AS id, (s * 2654435761) % 4294967296 AS h
-  FROM generate_series(1::bigint, (SELECT n FROM p)) AS s
+  FROM generate_series($2::bigint, $3::bigint) AS s
 ), b AS (
   SELECT g.id, g.h, g.h % p.buckets AS bucket, p.step_us, p.anchor FROM g, p
 )
@@ -54,17 +55,29 @@ SELECT id,
             WHEN (h / 101) % 20 < 19 THEN 'refunded' ELSE 'cancelled' END
 FROM b`;
 
+/** Orders inserted per statement, so a first start can report progress. */
+export const SEED_BATCH = 2_500;
+
 /**
  * Seeds `count` orders on the first start only (recorded in `orders_api_meta`, so
  * deleting orders later never re-seeds). One transaction: a crash seeds nothing.
+ * `onProgress(inserted, count)` runs after each batch of `SEED_BATCH` orders.
  * Resolves the number of orders inserted (0 when already seeded).
  */
-export async function seedOrders(client: SqlClient, count: number): Promise<number> {
+export async function seedOrders(
+  client: SqlClient,
+  count: number,
+  onProgress: (inserted: number, total: number) => void = () => undefined,
+): Promise<number> {
   const done = await client.query("SELECT value FROM orders_api_meta WHERE name = 'seeded_at'");
   if (done.rows.length > 0) return 0;
   await client.query('BEGIN');
   try {
-    if (count > 0) await client.query(SEED_SQL, [count]);
+    for (let first = 1; first <= count; first += SEED_BATCH) {
+      const last = Math.min(first + SEED_BATCH - 1, count);
+      await client.query(SEED_SQL, [count, first, last]);
+      onProgress(last, count);
+    }
     await client.query("INSERT INTO orders_api_meta (name, value) VALUES ('seeded_at', now()::text)");
     await client.query('COMMIT');
   } catch (error) {

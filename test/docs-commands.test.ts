@@ -1,0 +1,73 @@
+/**
+ * A newcomer has Node and npm, not pnpm. Every command in the docs, READMEs and the
+ * key CLI's help goes through `npx -y pnpm@10.34.9 …` (or `npm`/`npx`/`node`), never a
+ * bare `pnpm`, which is "command not found" on such a machine. This scans code (fenced
+ * blocks and inline code spans) in every Markdown file the repository ships, and the
+ * root scripts a documented command runs.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { HELP } from '../examples/orders-api/src/cli.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function markdownFiles(): string[] {
+  const inDir = (dir: string): string[] =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
+          entry.isDirectory()
+            ? [join(dir, entry.name, 'README.md')].filter((f) => existsSync(join(root, f)))
+            : entry.name.endsWith('.md')
+              ? [join(dir, entry.name)]
+              : [],
+        )
+      : [];
+  return ['README.md', ...inDir('docs'), ...inDir('packages'), ...inDir('examples')];
+}
+
+/** Code a reader would copy: fenced blocks and inline `code` spans. */
+function codeOf(markdown: string): string[] {
+  const blocks = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+  const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '');
+  const spans = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  return [...blocks, ...spans];
+}
+
+/** `pnpm <word>` not preceded by `npx -y ` (and not `pnpm-lock`, `pnpm@…`, `pnpm's`). */
+function barePnpm(code: string): string[] {
+  const found: string[] = [];
+  for (const match of code.matchAll(/(?<![\w@/.-])pnpm(?=[ \t]+-{0,2}[a-z])/g)) {
+    const before = code.slice(Math.max(0, match.index - 7), match.index);
+    if (before === 'npx -y ') continue;
+    const lineStart = code.lastIndexOf('\n', match.index) + 1;
+    const lineEnd = code.indexOf('\n', match.index);
+    found.push(code.slice(lineStart, lineEnd === -1 ? undefined : lineEnd).trim());
+  }
+  return found;
+}
+
+describe('commands work with only Node and npm', () => {
+  it.each(markdownFiles())('%s has no bare `pnpm` command', (file) => {
+    const text = readFileSync(join(root, file), 'utf8');
+    expect(codeOf(text).flatMap(barePnpm), relative(root, join(root, file))).toEqual([]);
+  });
+
+  it('the key CLI help shows the npx form', () => {
+    expect(barePnpm(HELP)).toEqual([]);
+    expect(HELP).toContain('npx -y pnpm@10.34.9 --silent keys list --json');
+  });
+
+  it('`start` and `keys` run node directly, so `npm run` works too and signals reach the server', () => {
+    const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    for (const name of ['start', 'keys']) expect(scripts[name]).toMatch(/^exec node /);
+  });
+
+  it('the scanner finds what it must', () => {
+    expect(barePnpm('pnpm start')).toEqual(['pnpm start']);
+    expect(barePnpm('DATABASE_URL=x pnpm keys list')).toEqual(['DATABASE_URL=x pnpm keys list']);
+    expect(barePnpm('npx -y pnpm@10.34.9 keys list && npx -y pnpm@10.34.9 --silent keys list')).toEqual([]);
+    expect(barePnpm('pnpm-lock.yaml, pnpm@10.34.9')).toEqual([]);
+  });
+});
