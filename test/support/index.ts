@@ -1,1 +1,1 @@
-export { postgresUrl, redisUrl, uniqueSchema } from './services.ts';
+export { mysqlUrl, postgresUrl, redisUrl, uniqueSchema } from './services.ts';

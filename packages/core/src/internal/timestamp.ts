@@ -5,7 +5,9 @@
  * Accepted: PostgreSQL's ISO output (`2024-05-01 10:00:00.123456+00`, `+05:30`,
  * `+00:53:28`) and ISO 8601 (`2024-05-01T10:00:00.123456Z`), and everything else a
  * `timestamptz` can print: years past 9999 (`10000-01-01 …`), BC dates (`… BC`, year
- * 1 BC being the year before 1 AD) and `infinity` / `-infinity`. A value PostgreSQL can
+ * 1 BC being the year before 1 AD) and `infinity` / `-infinity`.
+ * Text without a zone (a MySQL `DATETIME(6)` read with mysql2's `dateStrings`,
+ * `2024-05-01 10:00:00.123456`) is read as UTC. A value PostgreSQL can
  * store but the parser refused would become a 500 whenever that row ended a page.
  * @module
  */
@@ -13,7 +15,7 @@
 // Years: four digits, or five or six without a leading zero (PostgreSQL goes to 294276
 // AD, printed as up to 294277 in zones east of UTC). ` BC` as PostgreSQL prints it.
 const PATTERN =
-  /^(\d{4}|[1-9]\d{4,5})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2}))?)?)( BC)?$/;
+  /^(\d{4}|[1-9]\d{4,5})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2}))?)?)?( BC)?$/;
 
 /**
  * An instant as whole seconds since the epoch plus microseconds (0–999999);
@@ -47,7 +49,9 @@ export function parseTimestamp(text: string): Instant | undefined {
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   if (day > (month === 2 && isLeap(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number))) return undefined;
   let offset = 0;
-  if (m[8] === undefined) {
+  // No zone (MySQL/MariaDB DATETIME, PostgreSQL timestamp): read as UTC, so the text
+  // round-trips unchanged into the same column and orders like the database orders it.
+  if (m[9] !== undefined) {
     const oh = Number(m[10]);
     const om = Number(m[11] ?? 0);
     const os = Number(m[12] ?? 0);

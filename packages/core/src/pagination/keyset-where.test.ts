@@ -126,6 +126,65 @@ describe('keysetWhere', () => {
     const bad: SortKey[] = [{ key: 'id', dir: 'asc', type: 'int' }];
     expect(() => keysetWhere(cursorPlan(null), bad, 'postgres')).toThrow(ConfigError);
     expect(() => keysetWhere(cursorPlan(['1']), newest, 'postgres')).toThrow(TypeError);
-    expect(() => keysetWhere(cursorPlan(null), newest, 'mysql' as 'sqlite')).toThrow(TypeError);
+    expect(() => keysetWhere(cursorPlan(null), newest, 'oracle' as 'sqlite')).toThrow(TypeError);
+  });
+});
+
+describe("keysetWhere(…, 'mysql')", () => {
+  it('quotes with backticks; first page is TRUE', () => {
+    expect(keysetWhere(cursorPlan(null), mixed, 'mysql')).toEqual({
+      where: 'TRUE',
+      orderBy: '`o`.`created_at` DESC, `o`.`id` ASC',
+      limit: 21,
+      offset: 0,
+      params: [],
+    });
+  });
+
+  it('one direction still takes the OR-expansion with the leading bound (MySQL ranges need it), values cast exactly', () => {
+    const { where, params } = keysetWhere(cursorPlan([T, '9007199254740993']), newest, 'mysql');
+    expect(where).toBe(
+      '(`created_at` <= CAST(? AS DATETIME(6)) AND (`created_at` < CAST(? AS DATETIME(6)) OR (`created_at` = CAST(? AS DATETIME(6)) AND `id` < CAST(? AS DECIMAL(65,0)))))',
+    );
+    // The timestamp as a zone-less UTC DATETIME(6) literal; the bigint as exact text.
+    expect(params).toEqual(['2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '9007199254740993']);
+  });
+
+  it('writes any accepted timestamp form as UTC DATETIME(6), refuses what DATETIME cannot hold', () => {
+    const one = (t: string): unknown => keysetWhere(cursorPlan([t, '1']), newest, 'mysql').params[0];
+    expect(one('2024-05-01T12:30:00.5+02:30')).toBe('2024-05-01 10:00:00.500000');
+    expect(one('2024-05-01 10:00:00')).toBe('2024-05-01 10:00:00.000000');
+    expect(one('1000-01-01T00:00:00Z')).toBe('1000-01-01 00:00:00.000000');
+    expect(one('9999-12-31 23:59:59.999999+00')).toBe('9999-12-31 23:59:59.999999');
+    expect(() => one('infinity')).toThrow(TypeError);
+    expect(() => one('0999-12-31 23:59:59Z')).toThrow(/DATETIME range/);
+    expect(() => one('10000-01-01 00:00:00+00')).toThrow(/DATETIME range/);
+  });
+
+  it('emulates NULLS FIRST/LAST only where MySQL\'s own NULL order (lowest) disagrees', () => {
+    const spec = (dir: 'asc' | 'desc', nulls: 'first' | 'last') =>
+      defineSortSpec([
+        { key: 'score', dir, type: 'decimal', nullable: { nulls } },
+        { key: 'id', dir: 'asc', type: 'int', unique: true },
+      ]);
+    const order = (dir: 'asc' | 'desc', nulls: 'first' | 'last'): string => keysetWhere(cursorPlan(null), spec(dir, nulls), 'mysql').orderBy;
+    expect(order('asc', 'first')).toBe('`score` ASC, `id` ASC');
+    expect(order('desc', 'last')).toBe('`score` DESC, `id` ASC');
+    expect(order('asc', 'last')).toBe('`score` IS NULL ASC, `score` ASC, `id` ASC');
+    expect(order('desc', 'first')).toBe('`score` IS NULL DESC, `score` DESC, `id` ASC');
+    expect(keysetWhere(cursorPlan(['1.5', 3]), spec('asc', 'last'), 'mysql')).toMatchObject({
+      where:
+        '((`score` >= CAST(? AS DECIMAL(65,30)) OR `score` IS NULL) AND ((`score` > CAST(? AS DECIMAL(65,30)) OR `score` IS NULL) OR (`score` = CAST(? AS DECIMAL(65,30)) AND `id` > ?)))',
+      params: ['1.5', '1.5', '1.5', 3],
+    });
+    expect(keysetWhere(cursorPlan([null, 3]), spec('desc', 'first'), 'mysql')).toMatchObject({
+      where: '(`score` IS NOT NULL OR (`score` IS NULL AND `id` > ?))',
+      params: [3],
+    });
+  });
+
+  it('a single key is a plain comparison; booleans bind as JS booleans (mysql2 sends them as 1/0)', () => {
+    const spec = defineSortSpec([{ key: 'id', dir: 'desc', type: 'bigint', unique: true }]);
+    expect(keysetWhere(cursorPlan(['42']), spec, 'mysql')).toMatchObject({ where: '`id` < CAST(? AS DECIMAL(65,0))', params: ['42'] });
   });
 });

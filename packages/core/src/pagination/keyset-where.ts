@@ -1,7 +1,7 @@
 /**
- * SQL source: the WHERE / ORDER BY / LIMIT / OFFSET of one page, for PostgreSQL and
- * SQLite. Values always travel as parameters; identifiers come from the validated sort
- * spec and are quoted.
+ * SQL source: the WHERE / ORDER BY / LIMIT / OFFSET of one page, for PostgreSQL, SQLite
+ * and MySQL/MariaDB. Values always travel as parameters; identifiers come from the
+ * validated sort spec and are quoted.
  *
  * "Strictly after the cursor" is written so a B-tree index on the sort columns serves it:
  * - all keys NOT NULL and one direction: a row-value comparison,
@@ -11,20 +11,31 @@
  *   on the leading key (`"created_at" <= $1 AND ("created_at" < $1 OR ("created_at" = $1
  *   AND "id" > $2))`), so the leading column still bounds the index scan.
  * Nullable keys follow the spec's `nulls` placement in the predicate and in ORDER BY.
+ *
+ * MySQL/MariaDB (`'mysql'`): their range optimizer does not turn a row-value `<` into an
+ * index range, so every multi-key cursor takes the OR-expansion with its leading bound.
+ * They have no `NULLS FIRST/LAST` and sort NULL lowest (first ascending, last descending):
+ * a key whose placement agrees is a plain `col ASC|DESC` (index-friendly); otherwise the
+ * key is preceded by `col IS NULL ASC|DESC`, which no index can serve. Values are cast
+ * so comparisons stay exact and sargable: integers and decimals as DECIMAL (a string
+ * compared with a number column would be compared as a double, losing digits past 2^53),
+ * timestamps as UTC `DATETIME(6)` literals.
  * @module
  */
+import { toMysqlDatetime } from '../internal/mysql-datetime.ts';
 import { isSortValue } from '../internal/sort-values.ts';
 import { assertSortSpec } from './sort-spec.ts';
 import type { PagePlan, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
 
 /** SQL dialects `keysetWhere` writes. */
-export type SqlDialect = 'postgres' | 'sqlite';
+export type SqlDialect = 'postgres' | 'sqlite' | 'mysql';
 
 /** Options of {@link keysetWhere}. */
 export interface KeysetWhereOptions {
   /**
    * Parameters already used by the rest of the statement: PostgreSQL placeholders start
-   * at `$(paramOffset + 1)`. Ignored by SQLite (`?` is positional: put `params` after yours).
+   * at `$(paramOffset + 1)`. Ignored by SQLite and MySQL (`?` is positional: put `params`
+   * after yours).
    * @default 0
    */
   paramOffset?: number;
@@ -42,12 +53,25 @@ export interface KeysetQuery {
 }
 
 const CASTS: Partial<Record<SortValueType, string>> = { timestamp: '::timestamptz', bigint: '::bigint', decimal: '::numeric' };
+const MYSQL_CASTS: Partial<Record<SortValueType, string>> = { timestamp: 'DATETIME(6)', bigint: 'DECIMAL(65,0)', decimal: 'DECIMAL(65,30)' };
 
-function quote(column: string): string {
+function quote(column: string, dialect: SqlDialect): string {
+  const q = dialect === 'mysql' ? '`' : '"';
   return column
     .split('.')
-    .map((part) => `"${part}"`)
+    .map((part) => `${q}${part}${q}`)
     .join('.');
+}
+
+/** One ORDER BY item. MySQL sorts NULL lowest and has no NULLS FIRST/LAST. */
+function orderItem(key: SortKey, dialect: SqlDialect): string {
+  const column = quote(key.column ?? key.key, dialect);
+  const dir = key.dir === 'asc' ? 'ASC' : 'DESC';
+  const nulls = nullsOf(key);
+  if (nulls === undefined) return `${column} ${dir}`;
+  if (dialect !== 'mysql') return `${column} ${dir} NULLS ${nulls === 'first' ? 'FIRST' : 'LAST'}`;
+  if ((nulls === 'first') === (key.dir === 'asc')) return `${column} ${dir}`;
+  return `${column} IS NULL ${nulls === 'first' ? 'DESC' : 'ASC'}, ${column} ${dir}`;
 }
 
 function nullsOf(key: SortKey): 'first' | 'last' | undefined {
@@ -71,16 +95,11 @@ function nullsOf(key: SortKey): 'first' | 'last' | undefined {
 export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect, options: KeysetWhereOptions = {}): KeysetQuery {
   const spec = assertSortSpec(sort);
   const { paramOffset = 0 } = options;
-  if (dialect !== 'postgres' && dialect !== 'sqlite') throw new TypeError(`unknown SQL dialect ${String(dialect)}`);
+  if (dialect !== 'postgres' && dialect !== 'sqlite' && dialect !== 'mysql') throw new TypeError(`unknown SQL dialect ${String(dialect)}`);
   if (!Number.isSafeInteger(paramOffset) || paramOffset < 0) throw new TypeError('paramOffset must be a non-negative integer');
-  const orderBy = spec
-    .map((k) => {
-      const nulls = nullsOf(k);
-      return `${quote(k.column ?? k.key)} ${k.dir === 'asc' ? 'ASC' : 'DESC'}${nulls === undefined ? '' : nulls === 'first' ? ' NULLS FIRST' : ' NULLS LAST'}`;
-    })
-    .join(', ');
-  const always = dialect === 'postgres' ? 'TRUE' : '1=1';
-  const never = dialect === 'postgres' ? 'FALSE' : '1=0';
+  const orderBy = spec.map((k) => orderItem(k, dialect)).join(', ');
+  const always = dialect === 'sqlite' ? '1=1' : 'TRUE';
+  const never = dialect === 'sqlite' ? '1=0' : 'FALSE';
   const base = { orderBy, limit: plan.take };
   if (plan.mode === 'offset') return { ...base, where: always, offset: plan.offset, params: [] };
   if (plan.after === null) return { ...base, where: always, offset: 0, params: [] };
@@ -92,10 +111,10 @@ export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect,
   // Placeholders are markers first and numbered in text order at the end: SQLite's `?` is
   // positional, and PostgreSQL reuses one `$n` for every mention of a value.
   const param = (i: number): string => `\u0000${i}\u0000`;
-  const col = (i: number): string => quote(spec[i]!.column ?? spec[i]!.key);
+  const col = (i: number): string => quote(spec[i]!.column ?? spec[i]!.key, dialect);
   const value = (i: number): SortValue => after[i] as SortValue;
 
-  const rowValue = spec.length > 1 && spec.every((k) => !k.nullable && k.dir === spec[0]!.dir);
+  const rowValue = dialect !== 'mysql' && spec.length > 1 && spec.every((k) => !k.nullable && k.dir === spec[0]!.dir);
   if (rowValue) {
     const cols = spec.map((_, i) => col(i)).join(', ');
     const vals = spec.map((_, i) => param(i)).join(', ');
@@ -147,6 +166,12 @@ function render(
   const numbers = new Map<number, number>();
   const where = template.replace(/\u0000(\d+)\u0000/g, (_, index: string) => {
     const i = Number(index);
+    if (dialect === 'mysql') {
+      const v = after[i];
+      const cast = MYSQL_CASTS[spec[i]!.type];
+      params.push(spec[i]!.type === 'timestamp' ? toMysqlDatetime(v as string) : v);
+      return cast === undefined ? '?' : `CAST(? AS ${cast})`;
+    }
     if (dialect === 'sqlite') {
       // SQLite has no boolean type (it stores 1/0), and drivers such as better-sqlite3
       // and node:sqlite refuse to bind a JS boolean.

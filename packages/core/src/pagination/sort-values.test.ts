@@ -38,12 +38,16 @@ describe('timestamps', () => {
     '2024-05-01 10:60:00+00',
     '2024-05-01 10:00:60+00',
     '2024-05-01 10:00:00.1234567+00',
-    '2024-05-01 10:00:00',
     '0000-01-01 00:00:00+00',
     '2024-05-01 10:00:00+16',
     ' 2024-05-01 10:00:00+00',
   ])('refuses %j', (text) => {
     expect(parseTimestamp(text)).toBeUndefined();
+  });
+
+  it('reads zone-less text (MySQL DATETIME(6), PostgreSQL timestamp) as UTC', () => {
+    expect(parseTimestamp('2024-05-01 10:00:00.000001')).toEqual(parseTimestamp('2024-05-01 10:00:00.000001+00'));
+    expect(parseTimestamp('2024-05-01T10:00:00')).toEqual(parseTimestamp('2024-05-01T10:00:00Z'));
   });
 
   it('accepts 29 February in leap years only', () => {

@@ -1,0 +1,34 @@
+/** SQL walk properties through keysetWhere(…, 'mysql') on a real MySQL/MariaDB server (skips when none answers). */
+import { mysqlUrl } from '@keyset/test-support';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concurrentWalk, staticWalk, timestampText } from './dialect-walks.test-support.ts';
+import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS, rawMysqlSource } from './mysql.test-support.ts';
+
+const url = await mysqlUrl();
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: mysql.Connection;
+
+beforeAll(async () => {
+  if (url === undefined) return;
+  database = await createTestDatabase(url, 'keyset_walk');
+  db = await mysql.createConnection({ uri: database.url, ...MYSQL_OPTIONS });
+  await db.query(MYSQL_ITEMS_DDL);
+}, 60_000);
+
+afterAll(async () => {
+  if (url === undefined) return;
+  await db.end();
+  await database.drop();
+});
+
+describe.skipIf(url === undefined)("keysetWhere(…, 'mysql') on MySQL/MariaDB", () => {
+  it('the driver returns DATETIME(6) and BIGINT losslessly with the documented options', async () => {
+    const [rows] = await db.query(`SELECT CAST('2024-05-01 10:00:00.000001' AS DATETIME(6)) AS t, CAST('9007199254740993' AS SIGNED) AS n`);
+    expect(rows).toEqual([{ t: '2024-05-01 10:00:00.000001', n: '9007199254740993' }]);
+    expect(timestampText('2024-05-01 10:00:00.000001+00', 'mysql')).toBe('2024-05-01 10:00:00.000001');
+  });
+
+  it('cursor walk yields every row once in sort order; offset walk agrees', () => staticWalk(rawMysqlSource(db), 25), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(rawMysqlSource(db), 25), 120_000);
+});
