@@ -1,37 +1,60 @@
 /**
- * HTTP throughput of GET /api/orders (20 items, next cursor) through bare frameworks,
- * keyset's full stack (apiKey with warm cache + per-key GCRA memory limiter + signed
- * cursor paginate) and the peer stacks, on loopback. Each server runs in its own
- * process and the load generator (autocannon) in another. Servers alternate
- * A/B/A/B over several rounds; we report medians and per-round ratios to the bare
- * framework of the same round.
+ * HTTP cost of GET /api/orders (20 items, next cursor) through bare frameworks, keyset's
+ * full stack (apiKey + per-key GCRA memory limiter + signed cursor paginate) and the peer
+ * stacks, on loopback, with traffic shaped like production: every request rotates
+ * through BENCH_KEYS (10,000) distinct API keys and through more than 500 distinct valid
+ * cursors (three filters × many pages), so nothing that remembers one key or one cursor
+ * can win.
  *
- * Env: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (32).
+ * Each server runs in its own process, the load generator (autocannon) in another. Per
+ * stack and round we report req/s and the server's CPU time per request
+ * (`process.cpuUsage()` delta / requests served, read from the server itself), each as a
+ * ratio to the bare framework of the same round; the order of stacks reverses every
+ * other round; medians over rounds are reported.
+ *
+ * Env: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (32), BENCH_KEYS (10000),
+ * BENCH_PAGES (pages walked per filter, 250), BENCH_STACKS (comma list; each stack's
+ * bare framework is added).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleServer } from './http/bundle.ts';
 import { save } from './support.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const tmp = join(here, '..', '.bench-tmp');
+mkdirSync(tmp, { recursive: true });
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PAGES = Number(process.env.BENCH_PAGES ?? 250);
+const FILTERS = ['', 'status=paid&', 'status=refunded&'];
 
-const ALL_STACKS = ['node', 'hono', 'hono-keyset', 'hono-peer', 'express', 'express-keyset', 'express-peer'] as const;
-type Stack = (typeof ALL_STACKS)[number];
-// BENCH_STACKS=hono,hono-keyset runs a subset (each stack's bare framework is added).
-const wanted = process.env.BENCH_STACKS?.split(',') as Stack[] | undefined;
-const STACKS: readonly Stack[] = wanted ? ALL_STACKS.filter((s) => wanted.includes(s) || wanted.some((w) => BARE_OF(w) === s)) : ALL_STACKS;
-function BARE_OF(stack: Stack): Stack {
-  return stack.startsWith('hono') ? 'hono' : stack.startsWith('express') ? 'express' : 'node';
-}
+/** Every stack and the bare framework it is compared with. */
+const ALL_STACKS = {
+  node: 'node',
+  hono: 'hono',
+  'hono-keyset': 'hono',
+  'hono-peer': 'hono',
+  express: 'express',
+  'express-keyset': 'express',
+  'express-peer': 'express',
+} as const satisfies Record<string, string>;
+type Stack = keyof typeof ALL_STACKS;
+const bareOf = (stack: Stack): Stack => ALL_STACKS[stack];
+
+const wanted = process.env.BENCH_STACKS?.split(',');
+const STACKS = (Object.keys(ALL_STACKS) as Stack[]).filter(
+  (s) => wanted === undefined || wanted.includes(s) || wanted.some((w) => w in ALL_STACKS && bareOf(w as Stack) === s),
+);
 
 const serverFile = await bundleServer(join(here, 'http', 'server.ts'), 'http-server.mjs');
 
-async function start(stack: Stack): Promise<{ child: ChildProcess; port: number; key: string }> {
-  const child = spawn(process.execPath, [serverFile, stack], {
+async function start(stack: Stack): Promise<{ child: ChildProcess; port: number; keys: string[] }> {
+  const keysFile = join(tmp, `keys-${stack}.txt`);
+  const child = spawn(process.execPath, [serverFile, stack, keysFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -39,31 +62,44 @@ async function start(stack: Stack): Promise<{ child: ChildProcess; port: number;
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /READY (\d+) (\S+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]), key: m[2]! });
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]), keys: readFileSync(keysFile, 'utf8').split('\n') });
     });
     child.once('exit', (code) => reject(new Error(`${stack} server exited with ${code}`)));
   });
 }
 
-async function targetUrl(port: number, key: string): Promise<string> {
-  // Follow a few pages so the measured request carries a real cursor of that stack.
-  let url = `http://127.0.0.1:${port}/api/orders?limit=20`;
-  for (let i = 0; i < 3; i++) {
-    const res = await fetch(url, { headers: { authorization: `ApiKey ${key}` } });
-    if (!res.ok) throw new Error(`${url} → ${res.status} ${await res.text()}`);
-    const body = (await res.json()) as { nextCursor: string };
-    url = `http://127.0.0.1:${port}/api/orders?limit=20&cursor=${encodeURIComponent(body.nextCursor)}`;
+/** Paths of the first PAGES pages of each filter, each page's cursor as this stack issued it. */
+async function walk(port: number, key: string): Promise<string[]> {
+  const paths: string[] = [];
+  for (const filter of FILTERS) {
+    let path = `/api/orders?${filter}limit=20`;
+    for (let page = 0; page < PAGES; page++) {
+      paths.push(path);
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `ApiKey ${key}` } });
+      if (!res.ok) throw new Error(`${path} → ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { nextCursor: string | null };
+      if (body.nextCursor === null) break;
+      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(body.nextCursor)}`;
+    }
   }
-  return url;
+  return paths;
 }
 
-function load(url: string, key: string, seconds: number): { requests: number; latencyP99: number; non2xx: number; errors: number } {
-  const run = spawnSync(
-    process.execPath,
-    [join(here, 'http', 'load.mjs'), JSON.stringify({ url, connections: CONNECTIONS, duration: seconds, headers: { authorization: `ApiKey ${key}` } })],
-    { encoding: 'utf8' },
-  );
+interface Stats {
+  user: number;
+  system: number;
+  served: number;
+}
+
+async function stats(port: number): Promise<Stats> {
+  return (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as Stats;
+}
+
+function load(port: number, keys: string[], paths: string[], seconds: number): { requests: number; latencyP99: number; non2xx: number; errors: number } {
+  const file = join(tmp, 'load-options.json');
+  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: seconds, keys, paths }));
+  const run = spawnSync(process.execPath, [join(here, 'http', 'load.mjs'), file], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(run.stderr);
   return JSON.parse(run.stdout);
 }
@@ -74,34 +110,60 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-const results: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
-const ratios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
+interface Sample {
+  rps: number;
+  cpuMicros: number;
+}
+const samples: Record<string, Sample[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
+const rpsRatios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
+const cpuRatios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
+const cpuOver: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
+const distinct = { keys: 0, paths: 0 };
+
 for (let round = 0; round < ROUNDS; round++) {
-  // Alternate the order every round so drift (thermal, other load) hits every stack alike.
+  // Reverse the order every other round so drift (other load on the machine) hits every stack alike.
   const order = round % 2 === 0 ? STACKS : [...STACKS].reverse();
-  const roundRps: Partial<Record<Stack, number>> = {};
-  for (const stack of order as readonly Stack[]) {
-    const { child, port, key } = await start(stack);
+  const inRound: Partial<Record<Stack, Sample>> = {};
+  for (const stack of order) {
+    const { child, port, keys } = await start(stack);
     try {
-      const url = await targetUrl(port, key);
-      load(url, key, 1); // warm-up: JIT, caches
-      const r = load(url, key, SECONDS);
+      const paths = await walk(port, keys[0]!);
+      distinct.keys = keys.length;
+      distinct.paths = Math.min(distinct.paths || Infinity, paths.length);
+      load(port, keys, paths, 1); // warm-up: JIT, caches (every key verified once)
+      const before = await stats(port);
+      const r = load(port, keys, paths, SECONDS);
+      const after = await stats(port);
       if (r.non2xx || r.errors) throw new Error(`${stack}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      roundRps[stack] = r.requests;
-      results[stack]!.push(r.requests);
-      console.log(`round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  p99 ${r.latencyP99} ms`);
+      const served = after.served - before.served;
+      const cpuMicros = (after.user + after.system - before.user - before.system) / served;
+      const sample = { rps: r.requests, cpuMicros };
+      inRound[stack] = sample;
+      samples[stack]!.push(sample);
+      console.log(
+        `round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  ${cpuMicros.toFixed(1).padStart(6)} µs CPU/req  p99 ${r.latencyP99} ms`,
+      );
     } finally {
       child.kill('SIGTERM');
     }
   }
-  for (const stack of STACKS) ratios[stack]!.push(roundRps[stack]! / roundRps[BARE_OF(stack)]!);
+  for (const stack of STACKS) {
+    const own = inRound[stack]!;
+    const bare = inRound[bareOf(stack)]!;
+    rpsRatios[stack]!.push(own.rps / bare.rps);
+    cpuRatios[stack]!.push(bare.cpuMicros / own.cpuMicros);
+    cpuOver[stack]!.push(own.cpuMicros - bare.cpuMicros);
+  }
 }
 
 const table = STACKS.map((stack) => ({
   stack,
-  'median req/s': Math.round(median(results[stack]!)),
-  'x bare (median of rounds)': Number(median(ratios[stack]!).toFixed(3)),
-  'x bare per round': ratios[stack]!.map((r) => r.toFixed(3)).join(' '),
+  'median req/s': Math.round(median(samples[stack]!.map((s) => s.rps))),
+  'x bare req/s': Number(median(rpsRatios[stack]!).toFixed(3)),
+  'CPU µs/req': Number(median(samples[stack]!.map((s) => s.cpuMicros)).toFixed(1)),
+  'CPU µs over bare': Number(median(cpuOver[stack]!).toFixed(1)),
+  'x bare CPU': Number(median(cpuRatios[stack]!).toFixed(3)),
+  'x bare CPU per round': cpuRatios[stack]!.map((r) => r.toFixed(3)).join(' '),
 }));
 console.table(table);
-save('http', { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, table, raw: results });
+save('http', { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, keys: distinct.keys, paths: distinct.paths, table, raw: samples });

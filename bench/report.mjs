@@ -27,8 +27,26 @@ const sections = {
   http() {
     const r = load('http');
     if (!r) return undefined;
-    const rows = r.data.table.map((t) => [t.stack, fmt(t['median req/s']), fmt(t['x bare (median of rounds)'], 2), t['x bare per round']]);
-    return `${table(['stack', 'median req/s', '× bare framework (median)', '× bare, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections. ${stamp(r)}`;
+    const rows = r.data.table.map((t) => [
+      t.stack,
+      fmt(t['median req/s']),
+      fmt(t['x bare req/s'], 2),
+      fmt(t['CPU µs/req'], 1),
+      fmt(t['CPU µs over bare'], 1),
+      fmt(t['x bare CPU'], 2),
+      t['x bare CPU per round'],
+    ]);
+    return `${table(['stack', 'median req/s', '× bare req/s', 'server CPU µs/req', 'CPU µs over bare', '× bare CPU', '× bare CPU, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections, ${fmt(r.data.keys)} keys and ${fmt(r.data.paths)} distinct page URLs in rotation. ${stamp(r)}`;
+  },
+  inprocess() {
+    const r = load('inprocess');
+    if (!r) return undefined;
+    const stacks = table(
+      ['stack', 'µs/request', 'µs over bare Hono (median of rounds)', 'interquartile'],
+      r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile']]),
+    );
+    const micro = table(['operation', 'µs/op (median of rounds)', 'interquartile'], r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile]));
+    return `${stacks}\n\n${micro}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
   },
   cursor() {
     const r = load('cursor');

@@ -1,7 +1,9 @@
 /**
- * keyset's full stack on each framework: apiKey (warm verification cache) + per-key
- * GCRA memory limiter + signed-cursor paginate. Data access is the same binary search
- * the bare and peer stacks use, fed by the verified cursor position.
+ * keyset's stacks on each framework: apiKey (keyring defaults: 10,000-entry verification
+ * cache, 30 s TTL) + per-key GCRA memory limiter + signed-cursor paginate bound to the
+ * `status` filter. Data access is the same binary search the bare and peer stacks use,
+ * fed by the verified cursor position. `parts` picks auth only, pagination only, or both
+ * (the in-process benchmark measures each alone).
  */
 import {
   createApiKeyGuard,
@@ -15,11 +17,19 @@ import { apiKey as expressApiKey, paginate as expressPaginate, problemHandler as
 import { apiKey as honoApiKey, paginate as honoPaginate, problemHandler as honoProblems, sendPage as honoSendPage } from '@keyset/hono';
 import express, { type Express } from 'express';
 import { Hono } from 'hono';
-import { pageAfter, type Order } from './orders.ts';
+import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order, type StatusFilter } from './orders.ts';
 
-async function core() {
-  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'bench_live' });
-  const { key } = await keyring.issue({ name: 'bench', scopes: ['orders:read'] });
+export interface Parts {
+  auth: boolean;
+  paginate: boolean;
+}
+
+const FULL: Parts = { auth: true, paginate: true };
+
+export async function keysetCore(keyCount = KEY_COUNT) {
+  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: BENCH_PREFIX });
+  const keys: string[] = [];
+  for (let i = 0; i < keyCount; i++) keys.push((await keyring.issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
   const guard = createApiKeyGuard({ keyring, limiter });
   const paginator = createPaginator<Order>({
@@ -30,31 +40,46 @@ async function core() {
     ],
     cursor: { secrets: ['benchmark-cursor-secret-0123456789abcdef'] },
   });
-  return { key, guard, paginator };
+  return { keys, keyring, limiter, guard, paginator };
 }
 
-function rows(plan: PagePlan): Order[] {
+function rows(plan: PagePlan, status: StatusFilter): Order[] {
   if (plan.mode !== 'cursor') throw new Error('the benchmark walks in cursor mode');
   const after = plan.after === null ? null : { createdAt: plan.after[0] as string, id: plan.after[1] as number };
-  return pageAfter(after, plan.take);
+  return pageAfter(after, plan.take, status);
 }
 
-export async function keysetHono(): Promise<{ app: Hono; key: string }> {
-  const { key, guard, paginator } = await core();
+const filters = (query: URLSearchParams): Record<string, unknown> => {
+  const status = statusOf(query.get('status'));
+  return status === undefined ? {} : { status };
+};
+
+export async function keysetHono(parts: Parts = FULL, keyCount?: number): Promise<{ app: Hono; keys: string[] }> {
+  const { keys, guard, paginator } = await keysetCore(keyCount);
   const app = new Hono();
   app.onError(honoProblems());
-  app.get('/api/orders', honoApiKey({ guard, scopes: ['orders:read'] }), honoPaginate(paginator), (c) =>
-    honoSendPage(c, rows(c.get('page'))),
-  );
-  return { app, key };
+  if (parts.auth) app.use('/api/*', honoApiKey({ guard, scopes: ['orders:read'] }));
+  if (parts.paginate) {
+    app.get('/api/orders', honoPaginate(paginator, { filters: (_c, query) => filters(query) }), (c) =>
+      honoSendPage(c, rows(c.get('page'), statusOf(c.req.query('status')))),
+    );
+  } else {
+    app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  }
+  return { app, keys };
 }
 
-export async function keysetExpress(): Promise<{ app: Express; key: string }> {
-  const { key, guard, paginator } = await core();
+export async function keysetExpress(keyCount?: number): Promise<{ app: Express; keys: string[] }> {
+  const { keys, guard, paginator } = await keysetCore(keyCount);
   const app = express();
-  app.get('/api/orders', expressApiKey({ guard, scopes: ['orders:read'] }), expressPaginate(paginator), async (_req, res) => {
-    await expressSendPage(res, rows(res.locals.page));
-  });
+  app.get(
+    '/api/orders',
+    expressApiKey({ guard, scopes: ['orders:read'] }),
+    expressPaginate(paginator, { filters: (_req, query) => filters(query) }),
+    async (req, res) => {
+      await expressSendPage(res, rows(res.locals.page, statusOf(typeof req.query.status === 'string' ? req.query.status : null)));
+    },
+  );
   app.use(expressProblems());
-  return { app, key };
+  return { app, keys };
 }

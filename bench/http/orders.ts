@@ -27,8 +27,23 @@ export const orders: Order[] = Array.from({ length: 10_000 }, (_, i) => {
   };
 }).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : b.id - a.id));
 
+/** The filter the benchmark's traffic uses: `?status=paid`, `?status=refunded`, or none. */
+export type StatusFilter = 'paid' | 'refunded' | undefined;
+
+const byStatus = {
+  all: orders,
+  paid: orders.filter((o) => o.status === 'paid'),
+  refunded: orders.filter((o) => o.status === 'refunded'),
+};
+
+/** `?status=` read the same way by every stack: a known status, else no filter. */
+export function statusOf(value: string | null | undefined): StatusFilter {
+  return value === 'paid' || value === 'refunded' ? value : undefined;
+}
+
 /** Rows strictly after (createdAt, id) in DESC order; binary search, then slice. */
-export function pageAfter(after: { createdAt: string; id: number } | null, take: number): Order[] {
+export function pageAfter(after: { createdAt: string; id: number } | null, take: number, status?: StatusFilter): Order[] {
+  const orders = byStatus[status ?? 'all'];
   if (after === null) return orders.slice(0, take);
   let lo = 0;
   let hi = orders.length;
@@ -58,11 +73,14 @@ export function readPlainCursor(text: string | undefined | null): { createdAt: s
 }
 
 /** Page body for the bare and peer stacks: 20 items and an unsigned next cursor. */
-export function plainPage(cursor: string | null | undefined, limit = 20): { items: Order[]; nextCursor: string | null } {
-  const rows = pageAfter(readPlainCursor(cursor), limit + 1);
+export function plainPage(cursor: string | null | undefined, status?: StatusFilter, limit = 20): { items: Order[]; nextCursor: string | null } {
+  const rows = pageAfter(readPlainCursor(cursor), limit + 1, status);
   const items = rows.slice(0, limit);
   return { items, nextCursor: rows.length > limit ? plainCursor(items[items.length - 1]!) : null };
 }
 
-/** The API key every stack accepts. Benchmark-only: printed by the server for the load generator. */
-export const BENCH_KEY = 'bench_live_4Zx8QeY1p0aTn7LmB3cV9sKd2Wf6Hj5Gr0E1a2';
+/** Prefix of every benchmark key. */
+export const BENCH_PREFIX = 'bench_live';
+
+/** How many distinct keys the traffic rotates through (BENCH_KEYS, default 10,000). */
+export const KEY_COUNT = Number(process.env.BENCH_KEYS ?? 10_000);

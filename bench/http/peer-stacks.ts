@@ -1,9 +1,11 @@
 /**
  * The stacks a user would assemble from today's popular middleware instead of keyset:
  * Hono + hono/bearer-auth (ApiKey prefix) + hono-rate-limiter, and
- * Express + passport-headerapikey + express-rate-limit. Limits are set high enough
- * that no request is refused: the benchmark measures cost, not refusals.
+ * Express + passport-headerapikey + express-rate-limit. Both look the raw key up in a
+ * `Map` (plaintext keys) and page with an unsigned base64 JSON cursor. Limits are set
+ * high enough that no request is refused: the benchmark measures cost, not refusals.
  */
+import { generateKey } from '@keyset/core';
 import express, { type Express } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { Hono } from 'hono';
@@ -11,31 +13,37 @@ import { bearerAuth } from 'hono/bearer-auth';
 import { rateLimiter } from 'hono-rate-limiter';
 import passport from 'passport';
 import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
-import { BENCH_KEY, plainPage } from './orders.ts';
+import { BENCH_PREFIX, KEY_COUNT, plainPage, statusOf } from './orders.ts';
 
-const keys = new Map([[BENCH_KEY, { id: 'key_1', scopes: ['orders:read'] }]]);
+/** `count` keys of keyset's format (the peers do not check it), each with its identity. */
+export function peerKeys(count = KEY_COUNT): { keys: string[]; byKey: Map<string, { id: string; scopes: string[] }> } {
+  const keys = Array.from({ length: count }, () => generateKey(BENCH_PREFIX));
+  return { keys, byKey: new Map(keys.map((key, i) => [key, { id: `key_${i}`, scopes: ['orders:read'] }])) };
+}
 
-export function honoPeer(): Hono {
+export function honoPeer(count?: number): { app: Hono; keys: string[] } {
+  const { keys, byKey } = peerKeys(count);
   const app = new Hono();
   app.use(
     '/api/*',
     bearerAuth({
       prefix: 'ApiKey',
-      verifyToken: (token) => keys.has(token),
+      verifyToken: (token) => byKey.has(token),
     }),
   );
   app.use(
     '/api/*',
-    rateLimiter({ windowMs: 60_000, limit: 1_000_000_000, standardHeaders: 'draft-7', keyGenerator: (c) => keys.get(c.req.header('authorization')!.slice(7))!.id }),
+    rateLimiter({ windowMs: 60_000, limit: 1_000_000_000, standardHeaders: 'draft-7', keyGenerator: (c) => byKey.get(c.req.header('authorization')!.slice(7))!.id }),
   );
-  app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'))));
-  return app;
+  app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  return { app, keys };
 }
 
-export function expressPeer(): Express {
+export function expressPeer(count?: number): { app: Express; keys: string[] } {
+  const { keys, byKey } = peerKeys(count);
   passport.use(
     new HeaderAPIKeyStrategy({ header: 'Authorization', prefix: 'ApiKey ' }, false, (apiKey, done) => {
-      const key = keys.get(apiKey);
+      const key = byKey.get(apiKey);
       done(null, key ?? false);
     }),
   );
@@ -53,7 +61,7 @@ export function expressPeer(): Express {
     }),
   );
   app.get('/api/orders', (req, res) => {
-    res.json(plainPage(typeof req.query.cursor === 'string' ? req.query.cursor : null));
+    res.json(plainPage(typeof req.query.cursor === 'string' ? req.query.cursor : null, statusOf(typeof req.query.status === 'string' ? req.query.status : null)));
   });
-  return app;
+  return { app, keys };
 }

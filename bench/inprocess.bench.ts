@@ -1,0 +1,235 @@
+/**
+ * In-process cost per request, no sockets: each request is injected into the same
+ * `@hono/node-server` listener the HTTP benchmark runs (a fake IncomingMessage in, a
+ * fake ServerResponse out that serialises the head as Node would), so the adapter's
+ * Request/Response handling is measured as served, without the kernel and the load
+ * generator. Stacks — bare Hono; keyset auth only (`apiKey()` + per-key GCRA);
+ * keyset pagination only (`paginate()` + `sendPage()`); keyset full stack; the peer
+ * stack (hono/bearer-auth + hono-rate-limiter + unsigned cursor) — share one process
+ * and run interleaved: every round runs a batch of each, in an order that reverses every
+ * other round, and each stack's figure is the median over rounds of (its CPU µs/request −
+ * bare Hono's CPU µs/request in that round). CPU time (`process.cpuUsage()`), not wall
+ * time, so that other processes on a shared machine do not count. Traffic rotates through BENCH_KEYS (10,000)
+ * keys and more than 500 distinct valid cursors, as in the HTTP benchmark.
+ *
+ * The same run times the targets of issue 10 on their own: cursor codec decode+encode,
+ * warm key verification, guard (authenticate + GCRA).
+ *
+ * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
+ */
+import { getRequestListener } from '@hono/node-server';
+import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
+import type { Hono } from 'hono';
+import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
+import { orders } from './http/orders.ts';
+import { honoPeer } from './http/peer-stacks.ts';
+import { Hono as HonoApp } from 'hono';
+import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
+import { peerKeys } from './http/peer-stacks.ts';
+import { save } from './support.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
+const PAGES = Number(process.env.BENCH_PAGES ?? 250);
+const FILTERS = ['', 'status=paid&', 'status=refunded&'];
+
+type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unknown;
+
+/** What a response looked like on the (fake) wire. */
+interface Sent {
+  status: number;
+  head: string;
+  body: string;
+}
+
+/** The parts of ServerResponse `@hono/node-server` uses; `writeHead` builds the head text as Node does. */
+class FakeResponse {
+  statusCode = 200;
+  headersSent = false;
+  writable = true;
+  writableFinished = false;
+  _contentLength = undefined;
+  head = '';
+  body = '';
+  writeHead(status: number, headers?: Record<string, string | number | string[]>): this {
+    this.statusCode = status;
+    let head = `HTTP/1.1 ${status} OK\r\n`;
+    if (headers) for (const name in headers) head += `${name}: ${String(headers[name])}\r\n`;
+    this.head = head;
+    this.headersSent = true;
+    return this;
+  }
+  end(body?: string | Uint8Array): this {
+    this.body = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body).toString();
+    this.writableFinished = true;
+    return this;
+  }
+  write(): boolean {
+    throw new Error('a streamed response: this benchmark expects one head + body');
+  }
+  hasHeader(): boolean {
+    return false;
+  }
+  on(): this {
+    return this;
+  }
+  once(): this {
+    return this;
+  }
+}
+
+function incoming(path: string, key: string) {
+  const authorization = `ApiKey ${key}`;
+  return {
+    method: 'GET',
+    url: path,
+    headers: { host: 'localhost', authorization },
+    rawHeaders: ['Host', 'localhost', 'Authorization', authorization],
+    socket: { encrypted: false },
+    readableEnded: true,
+  };
+}
+
+async function send(listener: Listener, path: string, key: string): Promise<Sent> {
+  const res = new FakeResponse();
+  await listener(incoming(path, key), res);
+  return { status: res.statusCode, head: res.head, body: res.body };
+}
+
+interface Stack {
+  name: string;
+  listener: Listener;
+  keys: string[];
+  paths: string[];
+}
+
+async function stack(name: string, app: Hono, keys: string[]): Promise<Stack> {
+  const listener = getRequestListener(app.fetch) as unknown as Listener;
+  const paths: string[] = [];
+  for (const filter of FILTERS) {
+    let path = `/api/orders?${filter}limit=20`;
+    for (let page = 0; page < PAGES; page++) {
+      paths.push(path);
+      const sent = await send(listener, path, keys[0]!);
+      if (sent.status !== 200) throw new Error(`${name} ${path} → ${sent.status} ${sent.body}`);
+      const next = (JSON.parse(sent.body) as { nextCursor: string | null }).nextCursor;
+      if (next === null) break;
+      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(next)}`;
+    }
+  }
+  // Warm every key (verification cache, GCRA entries) and the JIT.
+  for (let i = 0; i < keys.length; i++) await send(listener, paths[i % paths.length]!, keys[i]!);
+  return { name, listener, keys, paths };
+}
+
+function bareHono(): { app: Hono; keys: string[] } {
+  const app = new HonoApp();
+  app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  return { app, keys: peerKeys(KEY_COUNT).keys };
+}
+
+const stacks: Stack[] = [];
+{
+  const bare = bareHono();
+  stacks.push(await stack('hono (bare)', bare.app, bare.keys));
+  const peer = honoPeer();
+  stacks.push(await stack('peer: bearer-auth + hono-rate-limiter + plain cursor', peer.app, peer.keys));
+  for (const [name, parts] of [
+    ['keyset auth only', { auth: true, paginate: false }],
+    ['keyset pagination only', { auth: false, paginate: true }],
+    ['keyset full stack', { auth: true, paginate: true }],
+  ] as const) {
+    const { app, keys } = await keysetHono(parts);
+    stacks.push(await stack(name, app, keys));
+  }
+}
+
+// Micro targets: each a function of the request number, run in the same interleaved rounds.
+const core = await keysetCore();
+const sort = defineSortSpec([
+  { key: 'createdAt', dir: 'desc', type: 'timestamp' },
+  { key: 'id', dir: 'desc', type: 'int', unique: true },
+]);
+const codec = createCursorCodec({ secrets: ['benchmark-cursor-secret-0123456789abcdef'] });
+const fingerprint = await cursorFingerprint({ endpoint: 'GET /api/orders', sort });
+const positions: CursorPosition[] = orders.filter((_, i) => i % 17 === 0).slice(0, 500).map((o) => [o.createdAt, o.id]);
+const cursors = await Promise.all(positions.map((p) => codec.encode(p, fingerprint, sort)));
+for (const key of core.keys) await core.keyring.verify(key);
+const scopes = { scopes: ['orders:read'] };
+const micro: { name: string; run: (i: number) => unknown }[] = [
+  {
+    name: 'cursor codec decode + encode',
+    run: async (i) => {
+      const at = i % cursors.length;
+      await codec.decode(cursors[at]!, fingerprint, sort);
+      return codec.encode(positions[at]!, fingerprint, sort);
+    },
+  },
+  { name: 'warm key verify', run: (i) => core.keyring.verify(core.keys[(i * 7919) % core.keys.length]!) },
+  {
+    name: 'guard.check (authenticate + GCRA)',
+    run: (i) => core.guard.check({ authorization: `ApiKey ${core.keys[(i * 7919) % core.keys.length]!}`, url: 'http://localhost/api/orders?limit=20' }, scopes),
+  },
+];
+
+let counter = 0;
+/** CPU time (user + system) of this process in µs: unlike wall time, it does not grow while other processes hold the CPU. */
+function cpuNow(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+async function timeStack(s: Stack): Promise<number> {
+  const start = cpuNow();
+  for (let n = 0; n < BATCH; n++) {
+    const i = counter++;
+    const res = new FakeResponse();
+    await s.listener(incoming(s.paths[i % s.paths.length]!, s.keys[(i * 7919) % s.keys.length]!), res);
+    if (res.statusCode !== 200) throw new Error(`${s.name}: ${res.statusCode} ${res.body}`);
+  }
+  return (cpuNow() - start) / BATCH;
+}
+
+async function timeMicro(m: (typeof micro)[number]): Promise<number> {
+  const start = cpuNow();
+  for (let n = 0; n < BATCH * 4; n++) {
+    const r = m.run(counter++);
+    if (r instanceof Promise) await r;
+  }
+  return (cpuNow() - start) / (BATCH * 4);
+}
+
+const perRound: Record<string, number[]> = {};
+const overBare: Record<string, number[]> = {};
+for (let round = 0; round < ROUNDS; round++) {
+  const order = round % 2 === 0 ? stacks : [...stacks].reverse();
+  const times: Record<string, number> = {};
+  for (const s of order) times[s.name] = await timeStack(s);
+  for (const m of round % 2 === 0 ? micro : [...micro].reverse()) (perRound[m.name] ??= []).push(await timeMicro(m));
+  const bare = times[stacks[0]!.name]!;
+  for (const s of stacks) {
+    (perRound[s.name] ??= []).push(times[s.name]!);
+    (overBare[s.name] ??= []).push(times[s.name]! - bare);
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const spread = (xs: number[]): string => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[Math.floor(s.length / 4)]!.toFixed(1)}–${s[Math.floor((3 * s.length) / 4)]!.toFixed(1)}`;
+};
+
+const rows = stacks.map((s) => ({
+  stack: s.name,
+  'µs/req': Number(median(perRound[s.name]!).toFixed(2)),
+  'µs over bare': Number(median(overBare[s.name]!).toFixed(2)),
+  'over bare, interquartile': spread(overBare[s.name]!),
+}));
+const microRows = micro.map((m) => ({ case: m.name, 'µs/op': Number(median(perRound[m.name]!).toFixed(2)), interquartile: spread(perRound[m.name]!) }));
+console.table(rows);
+console.table(microRows);
+save('inprocess', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, cursors: stacks.map((s) => s.paths.length), rows, micro: microRows });
