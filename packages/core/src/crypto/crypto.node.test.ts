@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64url, encodeBase64url } from '../internal/base64url.ts';
@@ -46,5 +47,75 @@ describe('node and web providers agree', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+// RFC 4231 §4: HMAC-SHA256 test cases 1, 2, 6 and 7 (keys and data as hex). The provider
+// takes text, so cases 3 and 4 (data 0xdd…/0xcd…, not UTF-8) and 5 (truncated) are left out.
+const RFC4231: { key: string; data: string; mac: string }[] = [
+  {
+    key: '0b'.repeat(20),
+    data: Buffer.from('Hi There').toString('hex'),
+    mac: 'b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7',
+  },
+  {
+    key: Buffer.from('Jefe').toString('hex'),
+    data: Buffer.from('what do ya want for nothing?').toString('hex'),
+    mac: '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+  },
+  {
+    key: 'aa'.repeat(131),
+    data: Buffer.from('Test Using Larger Than Block-Size Key - Hash Key First').toString('hex'),
+    mac: '60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54',
+  },
+  {
+    key: 'aa'.repeat(131),
+    data: Buffer.from(
+      'This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.',
+    ).toString('hex'),
+    mac: '9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2',
+  },
+];
+
+describe('node provider HMAC-SHA256 (two one-shot hashes over cached pads)', () => {
+  it('gives the RFC 4231 test vectors', () => {
+    for (const { key, data, mac } of RFC4231) {
+      const text = Buffer.from(data, 'hex').toString('utf8');
+      expect(Buffer.from(text, 'utf8').toString('hex')).toBe(data);
+      expect(Buffer.from(nodeCrypto.hmacSha256(Buffer.from(key, 'hex'), text) as Uint8Array).toString('hex')).toBe(mac);
+    }
+  });
+
+  it('is bit-identical to createHmac on random keys and messages (long keys, long, non-ASCII and lone-surrogate text)', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 0, maxLength: 200 }),
+        fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 100 })),
+        (key, data) => {
+          const expected = createHmac('sha256', key).update(data, 'utf8').digest('hex');
+          expect(Buffer.from(nodeCrypto.hmacSha256(key, data) as Uint8Array).toString('hex')).toBe(expected);
+          // Again with the same key object: the cached pads must not carry state between calls.
+          expect(Buffer.from(nodeCrypto.hmacSha256(key, data) as Uint8Array).toString('hex')).toBe(expected);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('handles messages past the shared scratch buffer, then short ones again, under one key', () => {
+    const key = Buffer.from('a-cursor-secret-of-at-least-32-bytes-long');
+    for (const length of [0, 1, 63, 64, 65, 300, 5_000, 70_000, 200_000, 10, 80_000, 3]) {
+      const data = 'é€𝄞x'.repeat(length).slice(0, length);
+      const got = nodeCrypto.hmacSha256(key, data) as Uint8Array;
+      expect(Buffer.from(got).toString('hex')).toBe(createHmac('sha256', key).update(data, 'utf8').digest('hex'));
+    }
+  });
+
+  it('returns a fresh array each call (a caller may keep it)', () => {
+    const key = Buffer.from('a-cursor-secret-of-at-least-32-bytes-long');
+    const first = nodeCrypto.hmacSha256(key, 'one') as Uint8Array;
+    const copy = Buffer.from(first).toString('hex');
+    nodeCrypto.hmacSha256(key, 'two');
+    expect(Buffer.from(first).toString('hex')).toBe(copy);
   });
 });

@@ -10,12 +10,15 @@ import { Buffer } from 'node:buffer';
 import type { CryptoProvider } from './crypto-provider.ts';
 
 // A KeyObject per secret: createHmac with a KeyObject skips re-importing the raw key
-// on every call (~0.5 µs of a ~2 µs HMAC).
+// on every call (~0.5 µs of a ~2 µs HMAC). Used only where `crypto.hash` is missing.
 const hmacKeys = new WeakMap<Uint8Array, KeyObject>();
 
-// `crypto.hash()` (Node ≥ 20.12) is a one-shot digest, about 40% faster than createHash
-// for short inputs. Picked by capability, not by version string.
-const oneShotHash = (nodeCryptoModule as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
+// `crypto.hash()` (Node ≥ 20.12, so every Node keyset supports) is a one-shot digest,
+// about 40% faster than createHash for short inputs. Picked by capability, not by
+// version string.
+const oneShotHash = (
+  nodeCryptoModule as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'buffer' | 'latin1') => Buffer | string }
+).hash;
 
 function hmacKey(key: Uint8Array): KeyObject {
   let object = hmacKeys.get(key);
@@ -24,6 +27,65 @@ function hmacKey(key: Uint8Array): KeyObject {
     hmacKeys.set(key, object);
   }
   return object;
+}
+
+const BLOCK = 64; // SHA-256 block size in bytes (RFC 2104 B)
+const DIGEST = 32; // SHA-256 output size (RFC 2104 L)
+/** Inputs past this many bytes get a buffer of their own instead of growing the shared one. */
+const MAX_SCRATCH = 64 * 1024;
+
+/**
+ * One HMAC key's precomputed blocks (RFC 2104 §2): `inner` starts with K ⊕ ipad and is
+ * the scratch buffer the message is written after; `outer` is K ⊕ opad followed by room
+ * for the inner digest.
+ */
+interface HmacPads {
+  inner: Buffer;
+  readonly outer: Buffer;
+}
+const hmacPads = new WeakMap<Uint8Array, HmacPads>();
+
+function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPads {
+  let pads = hmacPads.get(key);
+  if (pads === undefined) {
+    // Keys longer than a block are hashed first; shorter ones are zero-padded.
+    const block = Buffer.alloc(BLOCK);
+    block.set(key.length > BLOCK ? (hash('sha256', key, 'buffer') as Buffer) : key);
+    const inner = Buffer.allocUnsafe(256);
+    const outer = Buffer.alloc(BLOCK + DIGEST);
+    for (let i = 0; i < BLOCK; i++) {
+      inner[i] = (block[i] as number) ^ 0x36;
+      outer[i] = (block[i] as number) ^ 0x5c;
+    }
+    pads = { inner, outer };
+    hmacPads.set(key, pads);
+  }
+  return pads;
+}
+
+/**
+ * HMAC-SHA256 as RFC 2104 defines it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)), with two
+ * one-shot `crypto.hash` calls over the cached pad blocks: no Hmac object, no key import
+ * and no stream per call (~1.7 µs instead of ~2.8 µs for a cursor-sized message).
+ * Bit-identical to `createHmac('sha256', key)`; the tests hold it to RFC 4231 and to
+ * `createHmac` on random keys and messages.
+ */
+function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: string): Uint8Array {
+  const pads = padsOf(key, hash);
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  const room = BLOCK + data.length * 3;
+  let inner = pads.inner;
+  if (inner.length < room) {
+    const grown = Buffer.allocUnsafe(room);
+    inner.copy(grown, 0, 0, BLOCK);
+    if (room <= MAX_SCRATCH) pads.inner = grown;
+    inner = grown;
+  }
+  const length = BLOCK + inner.write(data, BLOCK, 'utf8');
+  // A 32-byte binary string: cheaper to produce and copy than a Buffer.
+  const innerDigest = hash('sha256', new Uint8Array(inner.buffer, inner.byteOffset, length), 'latin1') as string;
+  pads.outer.write(innerDigest, BLOCK, 'latin1');
+  return hash('sha256', pads.outer, 'buffer') as Buffer;
 }
 
 /**
@@ -37,11 +99,11 @@ function hmacKey(key: Uint8Array): KeyObject {
 export const nodeCrypto: CryptoProvider = Object.freeze({
   name: 'node',
   sha256: oneShotHash
-    ? (data: string): Uint8Array => oneShotHash('sha256', data, 'buffer')
+    ? (data: string): Uint8Array => oneShotHash('sha256', data, 'buffer') as Buffer
     : (data: string): Uint8Array => createHash('sha256').update(data, 'utf8').digest(),
-  hmacSha256(key: Uint8Array, data: string): Uint8Array {
-    return createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest();
-  },
+  hmacSha256: oneShotHash
+    ? (key: Uint8Array, data: string): Uint8Array => hmacByHash(oneShotHash, key, data)
+    : (key: Uint8Array, data: string): Uint8Array => createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest(),
   randomBytes(length: number): Uint8Array {
     return randomBytes(length);
   },
