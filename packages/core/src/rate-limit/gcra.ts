@@ -201,6 +201,38 @@ export function evaluateGcra(
   return { allowed, decisions, newTats };
 }
 
+/**
+ * {@link evaluateGcra} for a single pair, without the arrays: the decision for one
+ * (parameters, stored TAT) at `now`. The TAT to store when admitted is
+ * `max(tat, now) + cost · emissionMicros`. Same arithmetic, same decisions.
+ *
+ * @example
+ * ```ts
+ * const p = gcraParameters({ limit: 10, windowSeconds: 60 });
+ * evaluateOne(p, undefined, Date.now() * 1000, 1).remaining; // 9
+ * ```
+ */
+export function evaluateOne(parameters: GcraParameters, tat: number | undefined, now: number, cost: number): RateLimitDecision {
+  const base = tat === undefined || tat < now ? now : tat;
+  const next = base + cost * parameters.emissionMicros;
+  if (next - parameters.burstMicros <= now) {
+    return {
+      allowed: true,
+      policy: parameters.policy,
+      remaining: Math.floor((parameters.burstMicros - (next - now)) / parameters.emissionMicros),
+      resetSeconds: ceilSeconds(next - now),
+      retryAfterSeconds: 0,
+    };
+  }
+  return {
+    allowed: false,
+    policy: parameters.policy,
+    remaining: 0,
+    resetSeconds: ceilSeconds(base - now),
+    retryAfterSeconds: ceilSeconds(next - parameters.burstMicros - now),
+  };
+}
+
 /** Whole seconds, rounded up (a client that waits this long will succeed); never negative. */
 function ceilSeconds(micros: number): number {
   return micros <= 0 ? 0 : Math.ceil(micros / MICROS_PER_SECOND);

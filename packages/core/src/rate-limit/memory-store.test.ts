@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
+import { evaluateGcra, gcraParameters } from './gcra.ts';
 import { createMemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitPolicy } from './types.ts';
 
@@ -201,6 +203,53 @@ describe('createMemoryRateLimitStore', () => {
     expect(store.size).toBe(1);
     advance(6_000);
     store.decide([{ key: 'a', policy: tenPerMinute }], 0);
+    expect(store.size).toBe(0);
+  });
+});
+
+describe('createMemoryRateLimitStore single-pair fast path', () => {
+  it('decides exactly as evaluateGcra over one stored TAT per (policy, key), whatever the sequence', () => {
+    const policies: RateLimitPolicy[] = [
+      { limit: 3, windowSeconds: 1 },
+      { limit: 10, windowSeconds: 60, burst: 4, name: 'burst4' },
+      { limit: 7, windowSeconds: 2, name: 'odd' },
+    ];
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ key: fc.constantFrom('a', 'b', 'c'), policy: fc.nat({ max: 2 }), cost: fc.nat({ max: 3 }), advanceMs: fc.nat({ max: 1500 }) }),
+          { maxLength: 60 },
+        ),
+        (steps) => {
+          const { clock, advance } = fakeClock();
+          const store = createMemoryRateLimitStore({ clock });
+          // Reference: the multi-pair code path's arithmetic, one TAT per (name, key), no eviction.
+          const tats = new Map<string, number>();
+          for (const { key, policy: index, cost, advanceMs } of steps) {
+            advance(advanceMs);
+            const policy = policies[index]!;
+            const parameters = gcraParameters(policy);
+            if (cost > parameters.burst) continue;
+            const now = Math.round(clock() * 1000);
+            const id = `${parameters.name}\n${key}`;
+            const stored = tats.get(id);
+            const outcome = evaluateGcra([{ parameters, tat: stored !== undefined && stored > now ? stored : undefined }], now, cost);
+            if (outcome.allowed) tats.set(id, outcome.newTats[0]!);
+            expect(store.decide([{ key, policy }], cost)).toEqual(outcome.decisions);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('keeps one entry per (policy, key) and counts them in size', () => {
+    const store = createMemoryRateLimitStore();
+    store.decide([{ key: 'k', policy: tenPerMinute }]);
+    store.decide([{ key: 'k', policy: { ...tenPerMinute, name: 'other' } }]);
+    store.decide([{ key: 'k', policy: tenPerMinute }]);
+    expect(store.size).toBe(2);
+    store.clear();
     expect(store.size).toBe(0);
   });
 });

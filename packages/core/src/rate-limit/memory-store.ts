@@ -14,7 +14,7 @@
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError } from '../errors.ts';
-import { evaluateGcra, prepareGcra, type GcraParameters } from './gcra.ts';
+import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitRequest, RateLimitStore } from './types.ts';
 
 /** Options of `createMemoryRateLimitStore`. */
@@ -57,45 +57,82 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
   const { max = 100_000, clock = systemClock } = options;
   if (!Number.isSafeInteger(max) || max < 1) throw new ConfigError(`max must be a positive integer, got ${String(max)}`);
   // Each generation holds at most floor(max / 2) entries, so both together hold ≤ max.
+  // A generation maps policy name → key → TAT: the key (an identity id, usually the same
+  // string object request after request, its hash cached by V8) is looked up as it is,
+  // instead of building and hashing a `name + key` string per request.
   const generation = Math.max(1, Math.floor(max / 2));
-  let young = new Map<string, number>();
-  let old = new Map<string, number>();
+  let young = new Map<string, Map<string, number>>();
+  let old = new Map<string, Map<string, number>>();
+  let youngSize = 0;
+  let oldSize = 0;
 
-  function read(id: string): number | undefined {
-    return young.get(id) ?? old.get(id);
+  function read(name: string, key: string): number | undefined {
+    return young.get(name)?.get(key) ?? old.get(name)?.get(key);
   }
 
-  function write(id: string, tat: number): void {
-    if (young.has(id)) {
-      young.set(id, tat);
+  function write(name: string, key: string, tat: number): void {
+    let entries = young.get(name);
+    if (entries !== undefined && entries.has(key)) {
+      entries.set(key, tat);
       return;
     }
-    old.delete(id);
-    if (young.size >= generation) {
+    if (old.get(name)?.delete(key) === true) oldSize--;
+    if (youngSize >= generation) {
       old = max >= 2 ? young : new Map();
+      oldSize = max >= 2 ? youngSize : 0;
       young = new Map();
+      youngSize = 0;
+      entries = undefined;
     }
-    young.set(id, tat);
+    if (entries === undefined) {
+      entries = new Map();
+      young.set(name, entries);
+    }
+    entries.set(key, tat);
+    youngSize++;
+  }
+
+  function drop(name: string, key: string): void {
+    if (young.get(name)?.delete(key) === true) youngSize--;
+    if (old.get(name)?.delete(key) === true) oldSize--;
+  }
+
+  /** Keeps a pair's TAT when it is still ahead of now; drops it otherwise. */
+  function store(name: string, key: string, tat: number | undefined, now: number): void {
+    if (tat !== undefined && tat > now) write(name, key, tat);
+    // Dead, or a cost-0 peek on an idle key: nothing worth keeping.
+    else drop(name, key);
+  }
+
+  /** One pair (every request of a single-policy limiter): no arrays, no pair objects. */
+  function decideOne(request: RateLimitRequest, cost: number): RateLimitDecision[] {
+    // The checks of prepareGcra, in its order, so errors read the same.
+    if (!Number.isSafeInteger(cost) || cost < 0) throw new ConfigError(`cost must be a non-negative integer, got ${String(cost)}`);
+    const { key, policy } = request;
+    if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
+    const parameters = gcraParameters(policy);
+    if (cost > parameters.burst) {
+      throw new ConfigError(`cost ${cost} exceeds the burst ${parameters.burst} of policy "${parameters.name}": it could never be admitted`);
+    }
+    const now = Math.round(clock() * 1000);
+    const stored = read(parameters.name, key);
+    const tat = stored !== undefined && stored > now ? stored : undefined;
+    const decision = evaluateOne(parameters, tat, now, cost);
+    store(parameters.name, key, decision.allowed ? (tat ?? now) + cost * parameters.emissionMicros : tat, now);
+    return [decision];
   }
 
   function decide(requests: readonly RateLimitRequest[], cost = 1): RateLimitDecision[] {
+    if (Array.isArray(requests) && requests.length === 1) return decideOne(requests[0] as RateLimitRequest, cost);
     const parameters = prepareGcra(requests, cost);
-    const ids = requests.map((r, i) => entryId(r.key, (parameters[i] as GcraParameters).name));
     const now = Math.round(clock() * 1000);
-    const pairs = ids.map((id, i) => {
-      const tat = read(id);
+    const pairs = requests.map((r, i) => {
+      const tat = read((parameters[i] as GcraParameters).name, r.key);
       return { parameters: parameters[i] as GcraParameters, tat: tat !== undefined && tat > now ? tat : undefined };
     });
     const outcome = evaluateGcra(pairs, now, cost);
-    ids.forEach((id, i) => {
-      const tat = outcome.allowed ? (outcome.newTats[i] as number) : pairs[i]?.tat;
-      if (tat !== undefined && tat > now) {
-        write(id, tat);
-      } else {
-        // Dead, or a cost-0 peek on an idle key: nothing worth keeping.
-        young.delete(id);
-        old.delete(id);
-      }
+    requests.forEach((r, i) => {
+      store((parameters[i] as GcraParameters).name, r.key, outcome.allowed ? (outcome.newTats[i] as number) : pairs[i]?.tat, now);
     });
     return outcome.decisions;
   }
@@ -103,21 +140,18 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
   return Object.freeze({
     decide,
     get size(): number {
-      return young.size + old.size;
+      return youngSize + oldSize;
     },
     clear(): void {
       young = new Map();
       old = new Map();
+      youngSize = oldSize = 0;
     },
     close(): Promise<void> {
       young = new Map();
       old = new Map();
+      youngSize = oldSize = 0;
       return Promise.resolve();
     },
   });
-}
-
-/** Map key of one pair. Policy names never contain a newline, so this is unambiguous. */
-function entryId(key: string, name: string): string {
-  return `${name}\n${key}`;
 }
