@@ -1,1 +1,2 @@
 export { mysqlUrl, postgresUrl, redisUrl, uniqueSchema } from './services.ts';
+export * from './quota-store-contract.ts';

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'not_found'
   | 'rate_limited'
+  | 'quota_exhausted'
   | 'unavailable';
 
 const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
@@ -34,6 +35,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   insufficient_scope: 403,
   not_found: 404,
   rate_limited: 429,
+  quota_exhausted: 429,
   unavailable: 503,
 });
 
@@ -50,6 +52,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   insufficient_scope: 'Insufficient scope',
   not_found: 'Not found',
   rate_limited: 'Too many requests',
+  quota_exhausted: 'Quota exhausted',
   unavailable: 'Service unavailable',
 });
 

@@ -28,3 +28,4 @@ export { webCrypto } from './crypto/crypto.web.ts';
 export * from './pagination/index.ts';
 export * from './keys/index.ts';
 export * from './rate-limit/index.ts';
+export * from './quota/index.ts';

@@ -135,6 +135,52 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
+  // Quota counts of createPostgresQuotaStore (docs/rate-limits.md), one row per identity,
+  // changed only by `spend_quota`: core's applyQuotaSpend as ONE statement for the client.
+  // The row lock (INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE on a fresh
+  // snapshot inside this VOLATILE function) serialises concurrent spends, so they never
+  // spend more than there is.
+  {
+    version: 4,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.quotas} (
+      key text PRIMARY KEY,
+      generation bigint NOT NULL,
+      period bigint NOT NULL,
+      remaining bigint NOT NULL CHECK (remaining >= 0),
+      updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE OR REPLACE FUNCTION ${t.spendQuotaFunction}(
+      p_key text, p_generation bigint, p_initial bigint, p_period bigint, p_refill bigint, p_cost bigint,
+      OUT allowed boolean, OUT remaining bigint
+    ) LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    DECLARE
+      v_generation bigint;
+      v_period bigint;
+      v_remaining bigint;
+    BEGIN
+      INSERT INTO ${t.quotas} (key, generation, period, remaining) VALUES (p_key, p_generation, p_period, p_initial)
+        ON CONFLICT (key) DO NOTHING;
+      SELECT q.generation, q.period, q.remaining INTO v_generation, v_period, v_remaining
+        FROM ${t.quotas} q WHERE q.key = p_key FOR UPDATE;
+      IF v_generation < p_generation THEN
+        v_generation := p_generation;
+        v_period := p_period;
+        v_remaining := p_initial;
+      ELSIF v_generation = p_generation AND p_refill IS NOT NULL AND p_period > v_period THEN
+        v_period := p_period;
+        v_remaining := p_refill;
+      END IF;
+      allowed := p_cost <= v_remaining;
+      IF allowed THEN
+        v_remaining := v_remaining - p_cost;
+      END IF;
+      remaining := v_remaining;
+      UPDATE ${t.quotas} q SET generation = v_generation, period = v_period, remaining = v_remaining, updated_at = now()
+        WHERE q.key = p_key
+          AND (q.generation, q.period, q.remaining) IS DISTINCT FROM (v_generation, v_period, v_remaining);
+    END $fn$;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

@@ -3,6 +3,8 @@
  * clock) and a revocation bus (pub/sub) for running keyset on several instances.
  * @module
  */
+export { createRedisQuotaStore } from './redis-quota-store.ts';
+export type { RedisQuotaStore, RedisQuotaStoreOptions } from './redis-quota-store.ts';
 export { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
 export type { RedisRateLimitStore, RedisRateLimitStoreOptions, RedisScriptClient } from './redis-rate-limit-store.ts';
 export { createRevocationBus } from './revocation-bus.ts';

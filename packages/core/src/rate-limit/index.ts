@@ -3,7 +3,8 @@ export { evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } fro
 export type { GcraOutcome, GcraParameters } from './gcra.ts';
 export { createMemoryRateLimitStore } from './memory-store.ts';
 export type { MemoryRateLimitStore, MemoryRateLimitStoreOptions } from './memory-store.ts';
-export { rateLimitHeaders } from './rate-limit-headers.ts';
+export { headerFormats, rateLimitHeaders } from './rate-limit-headers.ts';
+export type { HeaderFormats, RateLimitHeaderFormat, RateLimitHeaderOptions } from './rate-limit-headers.ts';
 export { createRateLimiter } from './rate-limiter.ts';
 export type { RateLimitLogger, RateLimiterOptions, RateLimiterWithState, StoreErrorMode } from './rate-limiter.ts';
 export type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';

@@ -26,6 +26,9 @@ export interface TableNames {
   secretsIdentityIndex: string;
   rotateFunction: string;
   revokeFunction: string;
+  /** Quota counts of `createPostgresQuotaStore`. */
+  quotas: string;
+  spendQuotaFunction: string;
 }
 
 function quote(identifier: string): string {
@@ -61,5 +64,7 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     secretsIdentityIndex: quote(`${tablePrefix}secrets_identity_id_idx`),
     rotateFunction: `${s}.${quote(`${tablePrefix}rotate`)}`,
     revokeFunction: `${s}.${quote(`${tablePrefix}revoke`)}`,
+    quotas: `${s}.${quote(`${tablePrefix}quotas`)}`,
+    spendQuotaFunction: `${s}.${quote(`${tablePrefix}spend_quota`)}`,
   };
 }

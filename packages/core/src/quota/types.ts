@@ -1,0 +1,82 @@
+/**
+ * Contracts of usage quotas: a budget of credits per key that each request spends by its
+ * route's `cost`, optionally refilled on a calendar (daily, monthly, UTC) or every N
+ * seconds. Shared by the limiter, the memory store, `@keyset/redis` and `@keyset/postgres`.
+ * @module
+ */
+
+/**
+ * How often a quota refills: `'daily'` (00:00 UTC every day), `'monthly'` (00:00 UTC on
+ * the 1st of every calendar month), or a whole number of seconds counted from the moment
+ * the quota was last set.
+ */
+export type QuotaInterval = 'daily' | 'monthly' | number;
+
+/** A refill: at each interval boundary the remaining credits are SET to `amount` (unused credits do not carry over). */
+export interface QuotaRefill {
+  /** Credits after a refill. Positive integer. */
+  amount: number;
+  interval: QuotaInterval;
+}
+
+/**
+ * A key's quota as the key store holds it. `remaining` is the credit count as set by an
+ * administrator at `setAt` (issue or update); the quota store counts spending from there.
+ * A newer `setAt` replaces whatever the quota store counted, an older one never does.
+ */
+export interface Quota {
+  /** Credits at `setAt`. Integer from 0 to 10^15. */
+  remaining: number;
+  /** Refill schedule, or `null` for a one-off budget. */
+  refill: QuotaRefill | null;
+  /** When `remaining` was set; the "generation" of the count. */
+  setAt: Date;
+}
+
+/**
+ * One atomic spend, as the core hands it to a store. The core works out the refill
+ * period from its clock; the store only compares integers, so the memory, Redis and
+ * PostgreSQL stores decide identically.
+ */
+export interface QuotaSpend {
+  /** Whose quota (an identity id). */
+  key: string;
+  /** `quota.setAt` in epoch ms: a larger generation resets the stored count to `initial`. */
+  generation: number;
+  /** Credits to start from when the store holds nothing for this generation. */
+  initial: number;
+  /** Index of the current refill period (0 without a refill). */
+  period: number;
+  /** Credits a refill sets; `null` without a refill. */
+  refillAmount: number | null;
+  /** Credits to spend; 0 reads without spending. */
+  cost: number;
+}
+
+/** What a store answers: whether `cost` was spent, and the credits left afterwards. */
+export interface QuotaStoreResult {
+  allowed: boolean;
+  remaining: number;
+}
+
+/**
+ * Where quota counts live. `spend` is atomic: refill-if-due, compare and decrement happen
+ * as one step, so concurrent requests never spend more than there is.
+ */
+export interface QuotaStore {
+  spend(request: QuotaSpend): QuotaStoreResult | Promise<QuotaStoreResult>;
+  close?(): Promise<void>;
+}
+
+/** A quota decision as the limiter reports it. */
+export interface QuotaDecision {
+  allowed: boolean;
+  /** Credits spent by this request (0 when refused). */
+  cost: number;
+  /** Credits left after this request. */
+  remaining: number;
+  /** Next refill instant, or `null` without a refill. */
+  nextRefillAt: Date | null;
+  /** Seconds until the next refill when refused and a refill would cover `cost`; else 0. */
+  retryAfterSeconds: number;
+}
