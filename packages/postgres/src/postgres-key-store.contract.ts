@@ -176,6 +176,8 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
           'identities_pkey',
           'migrations',
           'migrations_pkey',
+          'quotas',
+          'quotas_pkey',
           'secrets',
           'secrets_identity_id_idx',
           'secrets_pkey',
