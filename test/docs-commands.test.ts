@@ -71,3 +71,9 @@ describe('commands work with only Node and npm', () => {
     expect(barePnpm('pnpm-lock.yaml, pnpm@10.34.9')).toEqual([]);
   });
 });
+
+describe('docs stand on their own', () => {
+  it.each(markdownFiles())('%s cites no document outside the repository (DESIGN.md)', (file) => {
+    expect(readFileSync(join(root, file), 'utf8')).not.toMatch(/DESIGN(\.md)?\s*§/);
+  });
+});

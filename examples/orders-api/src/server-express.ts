@@ -3,7 +3,7 @@
  * only translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { apiKey, notFound, paginate, problemHandler, sendPage } from '@keyset/express';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/express';
 import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
@@ -93,7 +93,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   );
   server.delete('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
 
-  server.use(notFound());
+  server.use(notFoundHandler());
   // The error is kept for the request log, written on `finish`.
   server.use(problemHandler({ onError: (error, req) => void (req.res && (req.res.locals.error = error)) }));
   return server;

@@ -77,7 +77,7 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c))));
   hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
 
-  hono.notFound(notFoundHandler());
+  hono.notFound(notFoundHandler({ app: hono }));
   hono.onError(problemHandler());
   return hono;
 }

@@ -121,7 +121,9 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       // got follows RFC 8288 `Link: rel="next"` by default: no keyset-specific code.
       const viaGot = await got.paginate.all<OrderItem>(`${base}/api/orders?limit=100`, {
         headers: { authorization: `ApiKey ${reader}` },
-        pagination: { transform: (response) => (JSON.parse(response.body as string) as { items: OrderItem[] }).items },
+        // As packages/client/README.md shows it.
+        responseType: 'json',
+        pagination: { transform: (response) => (response.body as { items: OrderItem[] }).items },
       });
       expect(viaGot.map((o) => o.id)).toEqual(walk.map((o) => o.id));
       const viaClient: OrderItem[] = [];
@@ -413,6 +415,20 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(res.status).toBe(403);
       expect(res.body.missing_scopes).toEqual(['keys:admin']);
     });
+  });
+
+  it.each([
+    ['POST', '/api/orders', 'GET, HEAD'],
+    ['DELETE', '/api/orders', 'GET, HEAD'],
+    ['PUT', '/api/keys', 'GET, HEAD, POST'],
+    ['PATCH', '/api/keys/key_doesnotexist000000000', 'GET, HEAD, DELETE'],
+    ['GET', '/api/keys/key_x/rotate', 'POST'],
+  ] as const)('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
+    const res = await call(base, path, { key: reader, method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ code: 'method_not_allowed', allowed_methods: allow.split(', ') });
   });
 
   it('answers unknown paths with a 404 problem', async () => {

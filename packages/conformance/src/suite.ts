@@ -14,7 +14,8 @@
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
- * - not-found and problem handlers, the latter pushing `{ error, status }` to `fixture.reported`.
+ * - not-found and problem handlers (the not-found one answering 405 with `Allow` for a known
+ *   path under another method), the latter pushing `{ error, status }` to `fixture.reported`.
  * @module
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -266,6 +267,20 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
       it('answers an unknown path with 404 not_found', async () => {
         const body = await expectProblem(await get('/nope?x=1'), 404, 'not_found');
         expect(body.instance).toBe('/nope');
+      });
+
+      it('answers a known path with the wrong method with 405 method_not_allowed and Allow', async () => {
+        // Before authentication: the method is wrong whoever asks (RFC 9110 §15.5.6).
+        const post = await get('/items?limit=1', { method: 'POST', ...reader });
+        expect(post.headers.get('allow')).toBe('GET, HEAD');
+        const body = await expectProblem(post, 405, 'method_not_allowed');
+        expect(body).toMatchObject({ instance: '/items', allowed_methods: ['GET', 'HEAD'] });
+        const del = await get('/echo', { method: 'DELETE' });
+        expect(del.headers.get('allow')).toBe('POST');
+        await expectProblem(del, 405, 'method_not_allowed');
+        // GET implies HEAD, and an unknown path stays a 404 whatever the method.
+        expect((await get('/whoami', { method: 'HEAD', ...reader })).status).toBe(200);
+        await expectProblem(await get('/nope', { method: 'POST' }), 404, 'not_found');
       });
 
       it('answers a malformed JSON body with 400 invalid_request naming the body', async () => {

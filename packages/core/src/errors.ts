@@ -5,7 +5,7 @@
  * @module
  */
 
-/** Stable, documented problem codes (DESIGN §5). Never renamed once published. */
+/** Stable problem codes, each documented in docs/errors.md. Never renamed once published. */
 export type ErrorCode =
   | 'invalid_limit'
   | 'limit_too_large'
@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'invalid_api_key'
   | 'insufficient_scope'
   | 'not_found'
+  | 'method_not_allowed'
   | 'rate_limited'
   | 'quota_exhausted'
   | 'unavailable';
@@ -34,6 +35,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   invalid_api_key: 401,
   insufficient_scope: 403,
   not_found: 404,
+  method_not_allowed: 405,
   rate_limited: 429,
   quota_exhausted: 429,
   unavailable: 503,
@@ -51,12 +53,35 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   invalid_api_key: 'Invalid API key',
   insufficient_scope: 'Insufficient scope',
   not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
   rate_limited: 'Too many requests',
   quota_exhausted: 'Quota exhausted',
   unavailable: 'Service unavailable',
 });
 
-/** Why a key was refused. Goes to logs and metrics only, never to the client (DESIGN §5). */
+/** One entry of the error catalogue: a code's HTTP status and problem `title`. */
+export interface ErrorCatalogueEntry {
+  readonly status: number;
+  readonly title: string;
+}
+
+/**
+ * Every problem `code` keyset can answer with, its status and its title: the one list that
+ * docs, OpenAPI descriptions and tests derive from, so none of them drifts from the code.
+ *
+ * @example
+ * ```ts
+ * const codes = Object.keys(ERROR_CATALOGUE); // ['invalid_limit', 'limit_too_large', …]
+ * ERROR_CATALOGUE.rate_limited; // { status: 429, title: 'Too many requests' }
+ * ```
+ */
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> = Object.freeze(
+  Object.fromEntries(
+    (Object.keys(STATUS) as ErrorCode[]).map((code) => [code, Object.freeze({ status: STATUS[code], title: TITLES[code] })]),
+  ) as Record<ErrorCode, ErrorCatalogueEntry>,
+);
+
+/** Why a key was refused. Goes to logs and metrics only, never to the client. */
 export type InvalidKeyReason = 'malformed' | 'checksum' | 'unknown' | 'expired' | 'revoked';
 
 const BRAND = Symbol.for('keyset.error');

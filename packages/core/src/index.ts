@@ -6,12 +6,14 @@
 export {
   AuthenticationError,
   ConfigError,
+  ERROR_CATALOGUE,
   KeysetError,
   PROBLEM_CONTENT_TYPE,
   isKeysetError,
   toProblem,
 } from './errors.ts';
 export type {
+  ErrorCatalogueEntry,
   ErrorCode,
   InvalidKeyReason,
   KeysetErrorOptions,
@@ -19,6 +21,7 @@ export type {
   ProblemResponse,
   ToProblemOptions,
 } from './errors.ts';
+export { methodNotAllowed } from './method-not-allowed.ts';
 export { systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export { constantTimeEqual } from './crypto/crypto-provider.ts';

@@ -7,5 +7,5 @@ export { apiKey } from './api-key.ts';
 export type { ApiKeyOptions } from './api-key.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateOptions, SendPageOptions } from './paginate.ts';
-export { notFound, problemHandler } from './problem-handler.ts';
+export { notFoundHandler, problemHandler } from './problem-handler.ts';
 export type { ProblemHandlerOptions } from './problem-handler.ts';

@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
-import { notFound, paginate, problemHandler, sendPage } from './index.ts';
+import { notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
 import type { PaginateOptions } from './index.ts';
 import { listen } from './testing/listen.ts';
 import { rawRequest } from './testing/raw-request.ts';
@@ -21,7 +21,7 @@ afterEach(async () => {
 afterAll(() => fixture.close());
 
 async function serve(app: Express): Promise<string> {
-  app.use(notFound());
+  app.use(notFoundHandler());
   app.use(problemHandler());
   const server = await listen(app);
   servers.push(server);

@@ -3,7 +3,7 @@ import express from 'express';
 import type { Express, RequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '@keyset/conformance';
-import { notFound, problemHandler } from './index.ts';
+import { notFoundHandler, problemHandler } from './index.ts';
 import type { ProblemHandlerOptions } from './index.ts';
 import { listen } from './testing/listen.ts';
 
@@ -15,7 +15,7 @@ afterEach(async () => {
 async function serve(routes: (app: Express) => void, options: ProblemHandlerOptions = {}): Promise<string> {
   const app = express();
   routes(app);
-  app.use(notFound());
+  app.use(notFoundHandler());
   app.use(problemHandler(options));
   const server = await listen(app);
   servers.push(server);
@@ -158,5 +158,25 @@ describe('problemHandler() for Express: no request body in what onError sees', (
       const text = [e.message, String(e.stack), inspect(e, { showHidden: true, depth: 5 }), JSON.stringify(e)].join('\n');
       for (const w of windows) expect(text).not.toContain(w);
     }
+  });
+});
+
+describe('notFoundHandler() for Express', () => {
+  it('answers 405 with Allow for a path known under other methods, mounted routers included', async () => {
+    const origin = await serve((app) => {
+      app.get('/things/:id', (_req, res) => void res.json({}));
+      app.delete('/things/:id', (_req, res) => void res.status(204).end());
+      const v1 = express.Router();
+      v1.post('/jobs', (_req, res) => void res.status(201).json({}));
+      app.use('/v1', v1);
+    });
+    const put = await fetch(`${origin}/things/7`, { method: 'PUT' });
+    expect(put.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(await expectProblem(put, 405, 'method_not_allowed')).toMatchObject({ instance: '/things/7' });
+    const get = await fetch(`${origin}/v1/jobs`);
+    expect(get.headers.get('allow')).toBe('POST');
+    await expectProblem(get, 405, 'method_not_allowed');
+    await expectProblem(await fetch(`${origin}/v1/nope`, { method: 'POST' }), 404, 'not_found');
+    await expectProblem(await fetch(`${origin}/things`, { method: 'PUT' }), 404, 'not_found');
   });
 });

@@ -1,11 +1,11 @@
 /**
  * Error middleware that answers with RFC 9457 problems (`application/problem+json`)
- * through the core's `toProblem()`, and a `notFound()` fallback. Client errors Express and
+ * through the core's `toProblem()`, and a `notFoundHandler()` fallback (404, or 405 with `Allow`). Client errors Express and
  * body-parser report themselves (malformed JSON, a body too large) become `invalid_request`,
  * never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { requestPath } from './internal/request-url.ts';
@@ -35,7 +35,7 @@ export interface ProblemHandlerOptions {
  *
  * @example
  * ```ts
- * app.use(notFound());
+ * app.use(notFoundHandler());
  * app.use(problemHandler({ onError: (err, req, status) => status >= 500 && console.error(err) }));
  * ```
  */
@@ -60,17 +60,55 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
 }
 
 /**
- * Fallback middleware, registered after every route: a 404 `not_found` problem.
+ * Fallback middleware, registered after every route: a 404 `not_found` problem, or, when
+ * the path exists under other methods, a 405 `method_not_allowed` problem with `Allow`
+ * (RFC 9110 §15.5.6). The methods come from the app's router (`req.app.router`), routers
+ * mounted with `app.use(path, router)` included.
  *
  * @example
  * ```ts
- * app.use(notFound());
+ * app.use(notFoundHandler());
  * ```
  */
-export function notFound(): RequestHandler {
-  return function notFound(_req, _res, next) {
-    next(new KeysetError('not_found', { detail: 'No resource matches this path.' }));
+export function notFoundHandler(): RequestHandler {
+  return function notFoundHandler(req, _res, next) {
+    const router = (req.app as { router?: unknown }).router;
+    const allowed = isRouter(router) ? routeMethods(router.stack, requestPath(req)) : [];
+    next(methodNotAllowed(req.method, allowed) ?? new KeysetError('not_found', { detail: 'No resource matches this path.' }));
   };
+}
+
+/** What this module reads of Express 5's router (the `router` package): its layers. */
+interface RouterLike {
+  stack: readonly LayerLike[];
+}
+interface LayerLike {
+  /** Older `router` versions set the matched prefix here; 2.3+ return it from `match()`. */
+  path?: string;
+  match(path: string): boolean | { path?: unknown };
+  route?: { methods: Record<string, boolean | undefined> };
+  handle?: unknown;
+}
+
+function isRouter(value: unknown): value is RouterLike {
+  return (typeof value === 'function' || typeof value === 'object') && value !== null && Array.isArray((value as RouterLike).stack);
+}
+
+/** Methods of the routes matching `path`, descending into mounted routers. */
+function routeMethods(stack: readonly LayerLike[], path: string): string[] {
+  const methods: string[] = [];
+  for (const layer of stack) {
+    const match = typeof layer.match === 'function' ? layer.match(path) : false;
+    if (match === false) continue;
+    if (layer.route !== undefined) {
+      // `_all` is `route.all()`: that route would have matched, so it adds nothing here.
+      for (const [method, on] of Object.entries(layer.route.methods)) if (on === true && method !== '_all') methods.push(method);
+    } else if (isRouter(layer.handle)) {
+      const prefix = typeof match === 'object' && typeof match.path === 'string' ? match.path : layer.path;
+      if (typeof prefix === 'string') methods.push(...routeMethods(layer.handle.stack, path.slice(prefix.length) || '/'));
+    }
+  }
+  return methods;
 }
 
 /** The 4xx status of an `http-errors`-style error (body-parser, Express's router). */

@@ -8,4 +8,4 @@ export type { ApiKeyOptions } from './api-key.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateOptions, SendPageOptions } from './paginate.ts';
 export { notFoundHandler, problemHandler } from './problem-handler.ts';
-export type { ProblemHandlerOptions } from './problem-handler.ts';
+export type { NotFoundHandlerOptions, ProblemHandlerOptions } from './problem-handler.ts';

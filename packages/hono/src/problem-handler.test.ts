@@ -150,3 +150,32 @@ describe('problemHandler() for Hono: no request body in what onError sees', () =
     }
   });
 });
+
+describe('notFoundHandler() for Hono', () => {
+  const app = new Hono();
+  app.use('*', async (_c, next) => next()); // middleware (method ALL) allows nothing by itself
+  app.get('/things/:id', (c) => c.json({}));
+  app.delete('/things/:id', (c) => c.body(null, 204));
+  const v1 = new Hono();
+  v1.post('/jobs', (c) => c.json({}, 201));
+  app.route('/v1', v1);
+  app.notFound(notFoundHandler({ app }));
+  app.onError(problemHandler());
+
+  it('answers 405 with Allow for a path known under other methods, sub-apps included', async () => {
+    const put = await app.request('/things/7', { method: 'PUT' });
+    expect(put.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(await expectProblem(put, 405, 'method_not_allowed')).toMatchObject({ instance: '/things/7' });
+    const get = await app.request('/v1/jobs');
+    expect(get.headers.get('allow')).toBe('POST');
+    await expectProblem(get, 405, 'method_not_allowed');
+    await expectProblem(await app.request('/v1/nope', { method: 'POST' }), 404, 'not_found');
+  });
+
+  it('without the app, every unmatched request is a 404', async () => {
+    const bare = new Hono();
+    bare.get('/things', (c) => c.json({}));
+    bare.notFound(notFoundHandler());
+    await expectProblem(await bare.request('/things', { method: 'POST' }), 404, 'not_found');
+  });
+});

@@ -4,9 +4,9 @@
  * below 500, malformed JSON from `c.req.json()`) become `invalid_request`, never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
-import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { pathOf } from './internal/public-url.ts';
 import { scrubSyntaxError } from './internal/scrub-syntax-error.ts';
@@ -53,20 +53,39 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandle
   };
 }
 
+/** Options of `notFoundHandler()`. */
+export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
+  /**
+   * The app whose routes tell a wrong method (405 `method_not_allowed` with `Allow`) from an
+   * unknown path (404). Hono hands a not-found handler no route table, so pass the app.
+   * @default none: every unmatched request is a 404
+   */
+  app?: Pick<Hono<any, any, any>, 'routes' | 'router'>;
+}
+
 /**
- * `app.notFound()` handler: a 404 `not_found` problem.
+ * `app.notFound()` handler: a 404 `not_found` problem, or, when the path exists under
+ * other methods, a 405 `method_not_allowed` problem with `Allow` (RFC 9110 §15.5.6).
  *
  * @example
  * ```ts
- * app.notFound(notFoundHandler());
+ * app.notFound(notFoundHandler({ app }));
  * ```
  */
-export function notFoundHandler(options: Pick<ProblemHandlerOptions, 'typeBase'> = {}): NotFoundHandler {
-  const { typeBase } = options;
+export function notFoundHandler(options: NotFoundHandlerOptions = {}): NotFoundHandler {
+  const { typeBase, app } = options;
   return function notFoundHandler(c) {
-    const error = new KeysetError('not_found', { detail: 'No resource matches this path.' });
+    const error =
+      (app && methodNotAllowed(c.req.method, allowedMethods(app, c.req.path))) ??
+      new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(c, problemOf(error, c, typeBase));
   };
+}
+
+/** The methods the app has a route for at `path` (not middleware: `use()` registers `ALL`). */
+function allowedMethods(app: NonNullable<NotFoundHandlerOptions['app']>, path: string): string[] {
+  const candidates = new Set(app.routes.map((route) => route.method).filter((method) => method !== 'ALL'));
+  return [...candidates].filter((method) => app.router.match(method, path)[0].some(([[, route]]) => route.method === method));
 }
 
 function problemOf(error: unknown, c: Context, typeBase: string | undefined): ProblemResponse {

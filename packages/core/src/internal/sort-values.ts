@@ -138,3 +138,44 @@ export function compareKey(key: SortKey, a: Comparable, b: Comparable): number {
   const c = compareComparable(key.type, a, b);
   return key.dir === 'asc' ? c : -c;
 }
+
+/** What a cursor-form value of each type looks like, for error messages. */
+const CURSOR_FORM: Readonly<Record<SortValueType, string>> = {
+  string: 'a string',
+  boolean: 'a boolean',
+  number: 'a finite number',
+  int: 'a safe-integer number (e.g. 42)',
+  bigint: 'an integer as decimal text (e.g. "9007199254740993")',
+  decimal: 'decimal text (e.g. "12.50")',
+  timestamp: 'timestamp text (e.g. "2024-05-01 10:00:00.123456+00")',
+};
+
+/** `value` described for a message: its type and a short excerpt. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  if (typeof value === 'bigint') return `bigint ${value}n`;
+  if (value instanceof Date) return 'a Date';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/**
+ * Why `position` is not a cursor position for `sort`: names the key, the expected
+ * cursor form and what it got; `undefined` when it fits.
+ */
+export function positionMismatch(sort: readonly SortKey[], position: readonly unknown[]): string | undefined {
+  if (position.length !== sort.length) {
+    const keys = sort.map((k) => JSON.stringify(k.key)).join(', ');
+    return `cursor position has ${position.length} value${position.length === 1 ? '' : 's'}; the sort spec has ${sort.length} key${sort.length === 1 ? '' : 's'} (${keys}), one value per key`;
+  }
+  for (let i = 0; i < sort.length; i++) {
+    const key = sort[i] as SortKey;
+    if (isSortValue(key, position[i])) continue;
+    const expected = `${CURSOR_FORM[key.type]}${key.nullable ? ' or null' : ''}`;
+    return `cursor position[${i}], sort key ${JSON.stringify(key.key)} (type ${key.type}), must be ${expected}; got ${describeValue(position[i])}`;
+  }
+  return undefined;
+}

@@ -168,3 +168,41 @@ describe('createCursorCodec', () => {
     expect(await codec.decode(text, fp, sort)).toEqual(position);
   });
 });
+
+describe('codec.encode with a position that does not fit the sort spec', () => {
+  const codec = createCursorCodec({ secrets: [OLD] });
+  const intSort = defineSortSpec([
+    { key: 'createdAt', dir: 'desc', type: 'timestamp' },
+    { key: 'id', dir: 'desc', type: 'int', unique: true },
+  ]);
+  const encodeError = (p: readonly unknown[], s = intSort): Promise<unknown> =>
+    codec.encode(p as CursorPosition, fp, s).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+  it('names the key, the expected cursor form and the type it got', async () => {
+    const error = await encodeError(['2024-05-01 10:00:00.123456+00', '42']);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe(
+      'cursor position[1], sort key "id" (type int), must be a safe-integer number (e.g. 42); got string "42"',
+    );
+    expect(((await encodeError([new Date(), 42])) as Error).message).toBe(
+      'cursor position[0], sort key "createdAt" (type timestamp), must be timestamp text (e.g. "2024-05-01 10:00:00.123456+00"); got a Date',
+    );
+    expect(((await encodeError(['2024-05-01 10:00:00.123456+00', 'x', 9n], sort)) as Error).message).toBe(
+      'cursor position[1], sort key "score" (type decimal), must be decimal text (e.g. "12.50") or null; got string "x"',
+    );
+  });
+
+  it('says how many values the sort spec needs', async () => {
+    expect(((await encodeError([42])) as Error).message).toBe(
+      'cursor position has 1 value; the sort spec has 2 keys ("createdAt", "id"), one value per key',
+    );
+  });
+
+  it('encodes the JSDoc example as written', async () => {
+    const text = await codec.encode(['2024-05-01 10:00:00.123456+00', 42], fp, intSort);
+    expect(await codec.decode(text, fp, intSort)).toEqual(['2024-05-01 10:00:00.123456+00', 42]);
+  });
+});

@@ -19,7 +19,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import { isSortValue } from '../internal/sort-values.ts';
+import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import type { CursorPosition, SortKey, SortSpec } from './types.ts';
 
 const VERSION = 1;
@@ -90,9 +90,14 @@ class Rejected extends Error {}
  *
  * @example
  * ```ts
+ * const sort = defineSortSpec([
+ *   { key: 'createdAt', dir: 'desc', type: 'timestamp' },
+ *   { key: 'id', dir: 'desc', type: 'int', unique: true },
+ * ]);
  * const codec = createCursorCodec({ secrets: [process.env.CURSOR_SECRET!], ttlSeconds: 3600 });
- * const text = await codec.encode(['2024-05-01 10:00:00.123456+00', '42'], fingerprint, sort);
- * const position = await codec.decode(text, fingerprint, sort);
+ * // One cursor-form value per sort key: timestamp text, then an int as a number.
+ * const text = await codec.encode(['2024-05-01 10:00:00.123456+00', 42], fingerprint, sort);
+ * const position = await codec.decode(text, fingerprint, sort); // ['2024-05-01 10:00:00.123456+00', 42]
  * ```
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
@@ -145,9 +150,8 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
 
   return Object.freeze({
     async encode(position: CursorPosition, fingerprint: string, sort: SortSpec): Promise<string> {
-      if (position.length !== sort.length || position.some((v, i) => !isSortValue(sort[i] as SortKey, v))) {
-        throw new TypeError('cursor position does not match the sort spec (one cursor-form value per key)');
-      }
+      const mismatch = positionMismatch(sort, position);
+      if (mismatch !== undefined) throw new TypeError(mismatch);
       const payload = JSON.stringify({ p: position, t: Math.floor(clock() / 1000) });
       const body = utf8Encode(payload);
       const bytes = new Uint8Array(1 + body.length + TAG_BYTES);

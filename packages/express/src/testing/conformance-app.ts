@@ -6,7 +6,7 @@
 import express from 'express';
 import type { Express } from 'express';
 import type { ConformanceFixture } from '@keyset/conformance';
-import { apiKey, notFound, paginate, problemHandler, sendPage } from '../index.ts';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
 /** Builds the conformance app over `fixture`. */
 export function conformanceApp(fixture: ConformanceFixture): Express {
@@ -41,7 +41,7 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
-  app.use(notFound());
+  app.use(notFoundHandler());
   app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
   return app;
 }

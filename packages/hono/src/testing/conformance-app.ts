@@ -32,7 +32,7 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
-  app.notFound(notFoundHandler());
+  app.notFound(notFoundHandler({ app }));
   app.onError(problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) }));
   return app;
 }
