@@ -1,0 +1,31 @@
+/** Walk properties through keysetPage on a real MySQL/MariaDB server via mysql2 (skips when none answers). */
+import { mysqlUrl } from '@keyset/test-support';
+import { Kysely, MysqlDialect, sql } from 'kysely';
+import { createPool } from 'mysql2';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS } from '../../core/src/pagination/mysql.test-support.ts';
+import { kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
+
+const url = await mysqlUrl();
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: Kysely<WalkDB>;
+
+beforeAll(async () => {
+  if (url === undefined) return;
+  database = await createTestDatabase(url, 'keyset_kysely_walk');
+  // dateStrings: DATETIME(6) as text with its microseconds; bigNumberStrings: exact BIGINT.
+  db = new Kysely<WalkDB>({ dialect: new MysqlDialect({ pool: createPool({ uri: database.url, connectionLimit: 2, ...MYSQL_OPTIONS }) }) });
+  await sql.raw(MYSQL_ITEMS_DDL).execute(db);
+}, 60_000);
+
+afterAll(async () => {
+  if (url === undefined) return;
+  await db.destroy();
+  await database.drop();
+});
+
+describe.skipIf(url === undefined)('keysetPage on MySQL/MariaDB (mysql2)', () => {
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(kyselySource(db, 'mysql'), 20), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(kyselySource(db, 'mysql'), 20), 120_000);
+});

@@ -1,0 +1,26 @@
+/** Walk properties through keysetPage on PGlite (embedded PostgreSQL). */
+import { PGlite, types } from '@electric-sql/pglite';
+import { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
+import { kyselySource, pgliteDialect, type WalkDB } from './kysely-walks.test-support.ts';
+
+let client: PGlite;
+let db: Kysely<WalkDB>;
+
+beforeAll(async () => {
+  // timestamptz as text: a Date would drop the microseconds the walk depends on.
+  client = await PGlite.create({ parsers: { [types.TIMESTAMPTZ]: (text: string) => text } });
+  await client.exec(ITEMS_DDL);
+  db = new Kysely<WalkDB>({ dialect: pgliteDialect(client) });
+}, 60_000);
+
+afterAll(async () => {
+  await db?.destroy();
+  await client?.close();
+});
+
+describe('keysetPage on PGlite', () => {
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
+});

@@ -1,0 +1,41 @@
+/** Walk properties through keysetPage on a real PostgreSQL server via pg (skips when none answers). */
+import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
+import { kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
+
+const url = await postgresUrl();
+const schema = uniqueSchema('keyset_kysely_walk');
+let db: Kysely<WalkDB>;
+
+// timestamptz as PostgreSQL's text: pg's default Date would drop the microseconds.
+const TIMESTAMPTZ = 1184;
+const textTimestamps = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === TIMESTAMPTZ ? (text: string) => text : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+beforeAll(async () => {
+  if (url === undefined) return;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const pool = new pg.Pool({ connectionString: url, max: 2, options: `-c search_path=${schema} -c TimeZone=UTC`, types: textTimestamps });
+  await pool.query(ITEMS_DDL);
+  db = new Kysely<WalkDB>({ dialect: new PostgresDialect({ pool }) });
+}, 60_000);
+
+afterAll(async () => {
+  if (url === undefined) return;
+  await db.schema.dropSchema(schema).cascade().execute();
+  await db.destroy();
+});
+
+describe.skipIf(url === undefined)('keysetPage on PostgreSQL (pg)', () => {
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(kyselySource(db, 'postgres'), 20), 120_000);
+});

@@ -1,0 +1,93 @@
+/**
+ * The core's walk properties (`dialect-walks.test-support.ts`) through `keysetPage` and
+ * `countRows`: one `WalkSource` per Kysely instance. Test fixture only: not exported,
+ * not built.
+ * @module
+ */
+import type { PagePlan, SortSpec, SqlDialect } from '@keyset/core';
+import type { PGlite } from '@electric-sql/pglite';
+import { PostgresDialect, sql, type Kysely, type PostgresPool } from 'kysely';
+import { timestampText, type WalkSource } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import type { Item } from '../../core/src/pagination/walk.test-support.ts';
+import { countRows } from './count-rows.ts';
+import { keysetPage } from './keyset-page.ts';
+
+/** The walk table as the three drivers type it. */
+export interface WalkDB {
+  items: {
+    id: string | bigint;
+    tenant: number;
+    created_at: string;
+    grp: number | bigint;
+    score: string | number | null;
+    label: string | null;
+    flag: boolean | number | bigint;
+  };
+}
+
+/** `items` in SQLite: ISO text timestamps (fixed width: text order = time order), REAL scores. */
+export const SQLITE_ITEMS_DDL = `CREATE TABLE items (
+  id INTEGER PRIMARY KEY, tenant INTEGER NOT NULL, created_at TEXT NOT NULL, grp INTEGER NOT NULL,
+  score REAL, label TEXT, flag INTEGER NOT NULL)`;
+
+export function kyselySource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSource {
+  // Exact ids past 2^53: MySQL would compare a string with BIGINT as a double.
+  const id = (value: string) => (dialect === 'sqlite' ? BigInt(value) : dialect === 'mysql' ? sql<string>`CAST(${value} AS SIGNED)` : value);
+  const createdAt = (text: string): string => (dialect === 'postgres' ? text : timestampText(text, dialect === 'mysql' ? 'mysql' : 'iso'));
+  const filtered = () =>
+    db.selectFrom('items as t').select(['t.id', 't.created_at as createdAt', 't.grp', 't.score', 't.label', 't.flag']).where('t.tenant', '=', 1);
+  return {
+    async clear() {
+      await db.deleteFrom('items').execute();
+    },
+    async insert(items, tenant) {
+      await db
+        .insertInto('items')
+        .values(
+          items.map((it) => ({
+            id: id(it.id),
+            tenant,
+            created_at: createdAt(it.createdAt),
+            grp: it.grp,
+            score: it.score,
+            label: it.label,
+            flag: dialect === 'sqlite' ? Number(it.flag) : it.flag,
+          })),
+        )
+        .execute();
+    },
+    async remove(value) {
+      await db.deleteFrom('items').where('id', '=', id(value)).execute();
+    },
+    async fetch(plan: PagePlan, sort: SortSpec) {
+      const rows = await keysetPage(filtered(), plan, sort, dialect).execute();
+      return rows.map(
+        (r): Item => ({
+          id: String(r.id),
+          createdAt: r.createdAt,
+          grp: Number(r.grp),
+          score: r.score === null ? null : String(r.score),
+          label: r.label,
+          flag: Boolean(Number(r.flag)),
+        }),
+      );
+    },
+    count: () => countRows(db, filtered()),
+  };
+}
+
+/**
+ * Kysely's PostgreSQL dialect over one PGlite instance. kysely-pglite 0.6 does not load
+ * with Kysely 0.29 (it imports `Migrator` from the root entry, which 0.29 moved), and
+ * the pool interface Kysely asks for is this small.
+ */
+export function pgliteDialect(client: PGlite): PostgresDialect {
+  const connection = {
+    async query(text: string, params: readonly unknown[]) {
+      const r = await client.query<Record<string, unknown>>(text, [...params]);
+      return { command: 'SELECT' as const, rowCount: r.affectedRows ?? r.rows.length, rows: r.rows };
+    },
+    release() {},
+  };
+  return new PostgresDialect({ pool: { connect: async () => connection, end: async () => {} } as unknown as PostgresPool });
+}
