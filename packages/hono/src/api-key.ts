@@ -54,7 +54,9 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
 }
 
 function setHeaders(c: Context, headers: Readonly<Record<string, string>>, onlyMissing = false): void {
-  for (const [name, value] of Object.entries(headers)) {
-    if (!onlyMissing || !c.res.headers.has(name)) c.header(name, value);
+  // `for…in` over the guard's plain record: no entries array per request.
+  const present = onlyMissing ? c.res.headers : undefined;
+  for (const name in headers) {
+    if (present === undefined || !present.has(name)) c.header(name, headers[name] as string);
   }
 }

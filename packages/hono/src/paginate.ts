@@ -45,6 +45,14 @@ interface PageState {
 
 const states = new WeakMap<Context, PageState>();
 
+/** The query of an absolute URL (after `?`, before `#`), or `''`: what `URL#search` holds, without the `?`. */
+function rawQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return '';
+  const hash = url.indexOf('#', q);
+  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+}
+
 /**
  * Middleware that plans this request's page and stores the plan as `c.var.page`.
  * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
@@ -65,9 +73,11 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
   return async function paginate(c, next) {
-    const url = publicUrl(c.req.url, base);
+    const requestUrl = c.req.url;
+    const url = publicUrl(requestUrl, base);
     // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
-    const query = new URL(c.req.url).searchParams;
+    // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
+    const query = new URLSearchParams(rawQuery(requestUrl));
     const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(c, query) });
     states.set(c, { paginator: paginator as Paginator<never>, plan, url });
     c.set('page', plan);
