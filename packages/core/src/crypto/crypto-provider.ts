@@ -14,6 +14,15 @@ export interface CryptoProvider {
   sha256(data: string): Uint8Array | Promise<Uint8Array>;
   /** HMAC-SHA256 of the UTF-8 bytes of `data` under `key`. */
   hmacSha256(key: Uint8Array, data: string): Uint8Array | Promise<Uint8Array>;
+  /**
+   * Optional: {@link CryptoProvider.sha256} as a binary string (one character per byte,
+   * U+0000–U+00FF), synchronously. keyset keys its verification cache by the digest; a
+   * provider that can hand the digest over as a string saves a byte array and its
+   * conversion on every request.
+   */
+  sha256Binary?(data: string): string;
+  /** Optional: {@link CryptoProvider.hmacSha256} as a binary string, synchronously (see `sha256Binary`). */
+  hmacSha256Binary?(key: Uint8Array, data: string): string;
   /** `length` bytes from a CSPRNG. */
   randomBytes(length: number): Uint8Array;
   /** Constant-time equality; `false` for different lengths. */

@@ -119,3 +119,15 @@ describe('node provider HMAC-SHA256 (two one-shot hashes over cached pads)', () 
     expect(Buffer.from(first).toString('hex')).toBe(copy);
   });
 });
+
+describe('node provider binary-string digests', () => {
+  it('sha256Binary and hmacSha256Binary are sha256 and hmacSha256, one character per byte', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), fc.string({ unit: 'binary', maxLength: 200 }), (key, data) => {
+        expect(nodeCrypto.sha256Binary!(data)).toBe(String.fromCharCode(...(nodeCrypto.sha256(data) as Uint8Array)));
+        expect(nodeCrypto.hmacSha256Binary!(key, data)).toBe(String.fromCharCode(...(nodeCrypto.hmacSha256(key, data) as Uint8Array)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -70,7 +70,9 @@ function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPad
  * Bit-identical to `createHmac('sha256', key)`; the tests hold it to RFC 4231 and to
  * `createHmac` on random keys and messages.
  */
-function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: string): Uint8Array {
+function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: string, output: 'buffer'): Buffer;
+function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: string, output: 'latin1'): string;
+function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: string, output: 'buffer' | 'latin1'): Buffer | string {
   const pads = padsOf(key, hash);
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
   const room = BLOCK + data.length * 3;
@@ -85,7 +87,7 @@ function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data
   // A 32-byte binary string: cheaper to produce and copy than a Buffer.
   const innerDigest = hash('sha256', new Uint8Array(inner.buffer, inner.byteOffset, length), 'latin1') as string;
   pads.outer.write(innerDigest, BLOCK, 'latin1');
-  return hash('sha256', pads.outer, 'buffer') as Buffer;
+  return hash('sha256', pads.outer, output);
 }
 
 /**
@@ -102,8 +104,16 @@ export const nodeCrypto: CryptoProvider = Object.freeze({
     ? (data: string): Uint8Array => oneShotHash('sha256', data, 'buffer') as Buffer
     : (data: string): Uint8Array => createHash('sha256').update(data, 'utf8').digest(),
   hmacSha256: oneShotHash
-    ? (key: Uint8Array, data: string): Uint8Array => hmacByHash(oneShotHash, key, data)
+    ? (key: Uint8Array, data: string): Uint8Array => hmacByHash(oneShotHash, key, data, 'buffer')
     : (key: Uint8Array, data: string): Uint8Array => createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest(),
+  // A 32-character string straight from the hash: ~0.4 µs, against ~1.3 µs for a Buffer
+  // turned into the same string.
+  sha256Binary: oneShotHash
+    ? (data: string): string => oneShotHash('sha256', data, 'latin1') as string
+    : (data: string): string => createHash('sha256').update(data, 'utf8').digest('binary'),
+  hmacSha256Binary: oneShotHash
+    ? (key: Uint8Array, data: string): string => hmacByHash(oneShotHash, key, data, 'latin1')
+    : (key: Uint8Array, data: string): string => createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest('binary'),
   randomBytes(length: number): Uint8Array {
     return randomBytes(length);
   },

@@ -31,6 +31,13 @@ export function toByteString(bytes: Uint8Array): string {
   return String.fromCharCode.apply(null, bytes as unknown as number[]);
 }
 
+/** The bytes of a binary string (each character U+0000–U+00FF), the inverse of `toByteString`. */
+export function fromByteString(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
 /** Bytes of strict lowercase hex; `undefined` for odd length or any other character. */
 export function fromHex(text: string): Uint8Array | undefined {
   if (text.length % 2 !== 0) return undefined;

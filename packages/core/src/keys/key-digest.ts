@@ -23,18 +23,30 @@ export interface DigestKeyOptions {
   crypto?: CryptoProvider;
 }
 
-/** Raw-digest function for a keyring: one closure, no per-call option handling. */
-export type RawDigest = (key: string) => Uint8Array | Promise<Uint8Array>;
+/**
+ * Raw-digest function for a keyring: one closure, no per-call option handling. `binary`,
+ * when the provider offers it, gives the same digest as a binary string (one character
+ * per byte), synchronously: the verification cache's key, with no byte array on a hit.
+ */
+export type RawDigest = ((key: string) => Uint8Array | Promise<Uint8Array>) & { binary?: (key: string) => string };
 
 /** Validates the pepper and returns the raw digest function. Throws `ConfigError`. */
 export function createRawDigest(options: DigestKeyOptions = {}): RawDigest {
   const { pepper, crypto = defaultCrypto } = options;
-  if (pepper === undefined) return (key) => crypto.sha256(key);
+  if (pepper === undefined) {
+    const digest: RawDigest = (key) => crypto.sha256(key);
+    const { sha256Binary } = crypto;
+    if (typeof sha256Binary === 'function') digest.binary = (key) => sha256Binary.call(crypto, key);
+    return digest;
+  }
   const pepperBytes = typeof pepper === 'string' ? utf8Encode(pepper) : pepper instanceof Uint8Array ? Uint8Array.from(pepper) : undefined;
   if (pepperBytes === undefined || pepperBytes.length < MIN_PEPPER_BYTES) {
     throw new ConfigError(`pepper must be a string or Uint8Array of at least ${MIN_PEPPER_BYTES} bytes (generate 32 random bytes once and keep them in your secret store)`);
   }
-  return (key) => crypto.hmacSha256(pepperBytes, key);
+  const digest: RawDigest = (key) => crypto.hmacSha256(pepperBytes, key);
+  const { hmacSha256Binary } = crypto;
+  if (typeof hmacSha256Binary === 'function') digest.binary = (key) => hmacSha256Binary.call(crypto, pepperBytes, key);
+  return digest;
 }
 
 /**

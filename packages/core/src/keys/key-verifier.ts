@@ -6,7 +6,7 @@
  * @module
  */
 import { AuthenticationError, type InvalidKeyReason } from '../errors.ts';
-import { fromHex, toByteString, toHex } from '../internal/hex.ts';
+import { fromByteString, fromHex, toByteString, toHex } from '../internal/hex.ts';
 import { LruCache } from '../internal/lru-cache.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import { judge } from './internal/key-validity.ts';
@@ -26,8 +26,12 @@ export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store'
 
 /** Internal: not exported from the package. */
 export interface KeyVerifier {
-  /** The identity `text` belongs to, or an `AuthenticationError` with `realm`. */
-  verify(text: string, realm: string): Promise<VerifiedKey>;
+  /**
+   * The identity `text` belongs to, or an `AuthenticationError` with `realm`. Answers
+   * synchronously (a value, or a synchronous throw) when the digest and the caches do:
+   * a promise only when the store must be asked or the digest is asynchronous.
+   */
+  verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey>;
   /** Drops every cached result of identity `identityId`. */
   evict(identityId: string): void;
   /** Drops a cached rejection of the key with hex digest `digest` (it was just issued). */
@@ -53,6 +57,7 @@ interface InvalidEntry {
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const { store, prefix, rawDigest, clock, crypto, log, writer } = options;
+  const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
   const valid = max > 0 && ttlMs > 0 ? new LruCache<ValidEntry>(max) : undefined;
   const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new LruCache<InvalidEntry>(negativeMax) : undefined;
@@ -69,15 +74,20 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     return new AuthenticationError('invalid_api_key', last4 === undefined ? { reason, realm } : { reason, realm, last4 });
   }
 
-  async function verify(text: string, realm: string): Promise<VerifiedKey> {
+  function verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey> {
     const check = checkKey(text, prefix);
     if (check !== KEY_OK) {
       throw reject(check === KEY_MALFORMED ? 'malformed' : 'checksum', typeof text === 'string' ? safeLast4(text) : undefined, undefined, realm);
     }
-    const raw = rawDigest(text);
-    const bytes = raw instanceof Uint8Array ? raw : await raw;
     // Cache keys are the digest's bytes as a short flat string: cheaper to hash than hex.
-    const cacheKey = toByteString(bytes);
+    // A provider that gives that string directly saves the byte array on every hit.
+    if (binaryDigest !== undefined) return fromDigest(text, binaryDigest(text), undefined, realm);
+    const raw = rawDigest(text);
+    return raw instanceof Uint8Array ? fromDigest(text, toByteString(raw), raw, realm) : raw.then((bytes) => fromDigest(text, toByteString(bytes), bytes, realm));
+  }
+
+  /** The caches, synchronously; the store (a promise) only on a miss of both. `bytes`: the digest, when already at hand. */
+  function fromDigest(text: string, cacheKey: string, bytes: Uint8Array | undefined, realm: string): VerifiedKey | Promise<VerifiedKey> {
     const now = clock();
 
     const hit = valid?.get(cacheKey, now);
@@ -93,7 +103,10 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     const last4 = text.slice(-4);
     const miss = invalidCache?.get(cacheKey, now);
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
+    return fromStore(bytes ?? fromByteString(cacheKey), cacheKey, now, last4, realm);
+  }
 
+  async function fromStore(bytes: Uint8Array, cacheKey: string, now: number, last4: string, realm: string): Promise<VerifiedKey> {
     const digest = toHex(bytes);
     const startEpoch = epoch;
     const found = await storeCall(log, 'findByDigest', () => store.findByDigest(digest));

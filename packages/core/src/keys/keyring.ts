@@ -88,7 +88,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
     rotate: admin.rotate,
     revoke: admin.revoke,
 
-    verify(key: string): Promise<VerifiedKey> {
+    async verify(key: string): Promise<VerifiedKey> {
       return verifier.verify(key, realm);
     },
 
