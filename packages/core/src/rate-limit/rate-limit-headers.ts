@@ -146,5 +146,8 @@ function closestToExhaustion(decisions: readonly RateLimitDecision[]): RateLimit
 
 /** RFC 9651 §4.1.6 sf-string: quoted, with `"` and `\` escaped. */
 function sfString(value: string): string {
+  // Policy names are validated to A-Z a-z 0-9 _ . -, so the escape pass rarely has work:
+  // skip its regular expression and callback unless there is something to escape.
+  if (value.indexOf('"') < 0 && value.indexOf('\\') < 0) return `"${value}"`;
   return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
