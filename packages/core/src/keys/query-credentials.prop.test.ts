@@ -36,3 +36,38 @@ describe('query credentials on arbitrary URLs', () => {
     );
   });
 });
+
+describe('findQueryCredential fast path', () => {
+  // The full check without the fast path: every parameter decoded and looked at.
+  const NAMES = new Set(['api_key', 'apikey', 'api-key', 'access_token']);
+  function reference(url: string): 'named' | 'other' | undefined {
+    const q = url.indexOf('?');
+    if (q < 0) return undefined;
+    const hash = url.indexOf('#', q);
+    const query = hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+    for (const [name] of new URLSearchParams(query.replace(/[&;]/g, '&'))) {
+      const lower = name.toLowerCase();
+      const bracket = lower.indexOf('[');
+      if (NAMES.has(bracket > 0 ? lower.slice(0, bracket) : lower)) return 'named';
+    }
+    return undefined;
+  }
+  const namePiece = fc.oneof(
+    fc.constantFrom('api_key', 'APIKEY', 'Api-Key', 'access_token', 'api_key[]', 'api_key[0]', '[api_key]', 'apikeys', 'xapikey', 'api+key', 'cursor', 'limit'),
+    fc.string({ unit: fc.constantFrom(...'aKpi_-ey[]+ '), maxLength: 8 }),
+  );
+  const valuePiece = fc.oneof(fc.constant(''), fc.constantFrom('=1', '=api_key', '=ACCESS_TOKEN', '=', '==x'), fc.string({ maxLength: 6 }).map((v) => `=${v}`));
+  const queryArb = fc
+    .array(fc.tuple(namePiece, valuePiece, fc.constantFrom('&', ';')), { maxLength: 6 })
+    .map((parts) => `/p?${parts.map(([n, v, sep]) => `${n}${v}${sep}`).join('')}`);
+
+  it('finds a credential-named parameter exactly when the full parse does (names only, any case, bracket suffix)', () => {
+    fc.assert(
+      fc.property(queryArb, (url) => {
+        // No key of the prefix occurs in these URLs, so only names can be found.
+        expect(findQueryCredential(url, 'acme_live')?.kind).toBe(reference(url) === 'named' ? 'named' : undefined);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -48,6 +48,31 @@ function rawQuery(url: string): string {
   return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
 }
 
+/**
+ * Whether a parameter name of the raw (not percent-encoded) `query` is a credential name,
+ * as `credentialName` reads it: the name before `=`, without a bracket suffix, in any case.
+ */
+function hasCredentialName(query: string): boolean {
+  let start = 0;
+  while (start <= query.length) {
+    let end = start;
+    let eq = -1;
+    for (; end < query.length; end++) {
+      const c = query.charCodeAt(end);
+      if (c === 38 /* & */ || c === 59 /* ; */) break;
+      if (c === 61 /* = */ && eq < 0) eq = end;
+    }
+    const nameEnd = eq < 0 ? end : eq;
+    const bracket = query.indexOf('[', start);
+    const baseEnd = bracket > start && bracket < nameEnd ? bracket : nameEnd;
+    const length = baseEnd - start;
+    // The credential names are 6 (apikey), 7 (api_key, api-key) or 12 (access_token) long.
+    if ((length === 6 || length === 7 || length === 12) && CREDENTIAL_NAMES.has(query.slice(start, baseEnd).toLowerCase())) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 /** Whether `text` contains a key of `prefix` with a valid checksum, anywhere inside it. */
 function containsKey(text: string, prefix: string): boolean {
   const marker = `${prefix}_`;
@@ -67,11 +92,10 @@ function containsKey(text: string, prefix: string): boolean {
 export function findQueryCredential(url: string, prefix: string): QueryCredential | undefined {
   const query = rawQuery(url);
   if (query === '') return undefined;
-  // Fast path for the common request: nothing encoded, no credential name, no `prefix_`.
-  if (query.indexOf('%') < 0 && query.indexOf(`${prefix}_`) < 0) {
-    const lower = query.toLowerCase();
-    if (!CREDENTIAL_QUERY_PARAMS.some((name) => lower.includes(name))) return undefined;
-  }
+  // Fast path for the common request: nothing encoded, no `prefix_`, and no parameter
+  // named like a credential. Only the names are looked at (and lowercased), never the
+  // values: a cursor is long and can hold no credential name that matters here.
+  if (query.indexOf('%') < 0 && query.indexOf(`${prefix}_`) < 0 && !hasCredentialName(query)) return undefined;
   for (const [name, value] of new URLSearchParams(query.replace(SEPARATORS, '&'))) {
     const credential = credentialName(name);
     if (credential !== undefined) return { kind: 'named', name: credential };
