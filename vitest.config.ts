@@ -13,6 +13,8 @@ export default defineConfig({
       { find: /^#crypto$/, replacement: src('core', 'crypto/crypto.node.ts') },
       { find: /^@keyset\/express$/, replacement: src('express') },
       { find: /^@keyset\/hono$/, replacement: src('hono') },
+      { find: /^@keyset\/fetch$/, replacement: src('fetch') },
+      { find: /^@keyset\/fastify$/, replacement: src('fastify') },
       { find: /^@keyset\/postgres$/, replacement: src('postgres') },
       { find: /^@keyset\/redis$/, replacement: src('redis') },
       { find: /^@keyset\/client$/, replacement: src('client') },

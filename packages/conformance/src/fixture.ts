@@ -49,14 +49,43 @@ export const PREFIX = 'conf_test';
 export const REALM = 'conformance';
 export const LIMITS = { default: 5, max: 20, overMax: 'reject' } as const;
 
-/** Builds a fresh fixture (own keyring, limiter and reported-errors list). */
-export async function createConformanceFixture(): Promise<ConformanceFixture> {
-  const items: Item[] = Array.from({ length: 47 }, (_, i) => ({
+/** The 47 items every fixture serves, the same in every process and runtime. */
+export function conformanceItems(): Item[] {
+  return Array.from({ length: 47 }, (_, i) => ({
     id: i + 1,
     score: (i * 5) % 7,
     status: i % 3 === 0 ? 'paid' : 'open',
     name: `item ${i + 1} ✓`,
   }));
+}
+
+/**
+ * The path where an app in another process or runtime tells the suite about its world
+ * (`worldResponse`), read by `remoteWorld()`. Not a route of the app under test: the
+ * server entry answers it before the adapter sees the request.
+ */
+export const WORLD_PATH = '/__conformance/world';
+
+/** What `WORLD_PATH` answers: the keys issued and the errors reported so far. */
+export interface WorldReport {
+  keys: ConformanceFixture['keys'];
+  foreignKey: string;
+  reported: { status: number; message: string }[];
+}
+
+/** The JSON `Response` a remote server entry sends for `WORLD_PATH`. */
+export function worldResponse(fixture: ConformanceFixture): Response {
+  const report: WorldReport = {
+    keys: fixture.keys,
+    foreignKey: fixture.foreignKey,
+    reported: fixture.reported.map(({ error, status }) => ({ status, message: error instanceof Error ? error.message : String(error) })),
+  };
+  return new Response(JSON.stringify(report), { headers: { 'content-type': 'application/json' } });
+}
+
+/** Builds a fresh fixture (own keyring, limiter and reported-errors list). */
+export async function createConformanceFixture(): Promise<ConformanceFixture> {
+  const items = conformanceItems();
   const sort: SortSpec = [
     { key: 'score', dir: 'desc', type: 'int' },
     { key: 'id', dir: 'asc', type: 'int', unique: true },

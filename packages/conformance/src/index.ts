@@ -4,10 +4,10 @@
  * vitest-free part a server process imports to build the world it serves.
  * @module
  */
-export { createConformanceFixture, LIMITS, PREFIX, REALM } from './fixture.ts';
-export type { ConformanceFixture, Item } from './fixture.ts';
+export { conformanceItems, createConformanceFixture, LIMITS, PREFIX, REALM, WORLD_PATH, worldResponse } from './fixture.ts';
+export type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
 export type { FuzzRequest } from './fuzz.ts';
 export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
-export { fixtureWorld, inProcess, overHttp } from './world.ts';
+export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';

@@ -4,8 +4,8 @@
  * a server process may import it too. Test support only.
  * @module
  */
-import { createConformanceFixture } from './fixture.ts';
-import type { ConformanceFixture, Item } from './fixture.ts';
+import { conformanceItems, createConformanceFixture, WORLD_PATH } from './fixture.ts';
+import type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 
 /** One error the app's problem handler reported through `onError`. */
 export interface Reported {
@@ -76,4 +76,15 @@ export function inProcess(serve: (fixture: ConformanceFixture) => Promise<{ requ
       },
     };
   };
+}
+
+/** The world of an app at `origin` whose server entry answers `WORLD_PATH` with `worldResponse()`. */
+export async function remoteWorld(origin: string): Promise<ConformanceWorld> {
+  const read = async (): Promise<WorldReport> => {
+    const res = await fetch(new URL(WORLD_PATH, origin));
+    if (res.status !== 200) throw new Error(`${WORLD_PATH} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as WorldReport;
+  };
+  const { keys, foreignKey } = await read();
+  return { items: conformanceItems(), keys, foreignKey, reports: async () => (await read()).reported };
 }

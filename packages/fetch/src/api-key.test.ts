@@ -1,0 +1,77 @@
+import { ConfigError } from '@keyset/core';
+import type { VerifiedKey } from '@keyset/core';
+import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import type { ConformanceFixture } from '@keyset/conformance';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { apiKey, problemHandler } from './index.ts';
+
+let fixture: ConformanceFixture;
+beforeAll(async () => {
+  fixture = await createConformanceFixture();
+});
+afterAll(() => fixture.close());
+
+const authed = (key: string, init: RequestInit = {}): Request =>
+  new Request('http://localhost/orders', { ...init, headers: { authorization: `ApiKey ${key}` } });
+
+describe('apiKey()', () => {
+  it("hands the key to the handler and carries the platform's arguments through (Worker env, Next.js context)", async () => {
+    interface Env {
+      REGION: string;
+    }
+    const worker = apiKey({ guard: fixture.guard }, (_request, key, env: Env, ctx: { params: Promise<{ id: string }> }) => {
+      expectTypeOf(key).toEqualTypeOf<VerifiedKey>();
+      return ctx.params.then(({ id }) => Response.json({ name: key.name, region: env.REGION, id }));
+    });
+    expectTypeOf(worker).parameters.toEqualTypeOf<[Request, Env, { params: Promise<{ id: string }> }]>();
+    const res = await worker(authed(fixture.keys.reader), { REGION: 'eu' }, { params: Promise.resolve({ id: '7' }) });
+    expect(await res.json()).toEqual({ name: 'reader', region: 'eu', id: '7' });
+  });
+
+  it('adds the RateLimit headers to a response whose headers are immutable, keeping status and body', async () => {
+    // Response.redirect() has immutable headers, like a Response from fetch().
+    const handler = apiKey({ guard: fixture.guard }, () => Response.redirect('http://localhost/elsewhere', 307));
+    const res = await handler(authed(fixture.keys.reader));
+    expect(res.status).toBe(307);
+    expect(res.headers.get('location')).toBe('http://localhost/elsewhere');
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    expect(res.headers.get('ratelimit-policy')).toEqual(expect.any(String));
+  });
+
+  it("keeps a RateLimit header the handler set itself", async () => {
+    const handler = apiKey({ guard: fixture.guard }, () => new Response('ok', { headers: { ratelimit: 'mine' } }));
+    expect((await handler(authed(fixture.keys.reader))).headers.get('ratelimit')).toBe('mine');
+  });
+
+  it('never calls the handler for a refused request, and throws the core error for problemHandler()', async () => {
+    let called = 0;
+    const handler = apiKey({ guard: fixture.guard, scopes: ['items:read'] }, () => {
+      called += 1;
+      return new Response('ok');
+    });
+    await expect(handler(new Request('http://localhost/orders'))).rejects.toMatchObject({ code: 'missing_api_key' });
+    await expect(handler(authed(fixture.keys.writer))).rejects.toMatchObject({ code: 'insufficient_scope' });
+    const res = await problemHandler(handler)(authed(fixture.keys.writer));
+    const body = await expectProblem(res, 403, 'insufficient_scope');
+    expect(body.instance).toBe('/orders');
+    expect(called).toBe(0);
+  });
+
+  it('keeps the RateLimit headers on a problem thrown after authentication', async () => {
+    const handler = problemHandler(
+      apiKey({ guard: fixture.guard }, () => {
+        throw new Error('boom');
+      }),
+    );
+    const res = await handler(authed(fixture.keys.reader));
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(res, 500, 'internal_error');
+  });
+
+  it('refuses a bad configuration when the route is built', () => {
+    const ok = (): Response => new Response();
+    expect(() => apiKey({} as never, ok)).toThrow(ConfigError);
+    expect(() => apiKey({ guard: fixture.guard, scopes: ['orders read'] }, ok)).toThrow(/scope tokens/);
+    expect(() => apiKey({ guard: fixture.guard }, undefined as never)).toThrow(/handler/);
+  });
+});

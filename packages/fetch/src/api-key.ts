@@ -1,0 +1,58 @@
+/**
+ * `apiKey()` wraps a handler: it runs only for a request with a valid API key holding
+ * `scopes`, receives the verified key, and its response gets the `RateLimit` headers.
+ * @module
+ */
+import { ConfigError, isValidScope } from '@keyset/core';
+import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
+import type { AsyncFetchHandler } from './handler.ts';
+import { rememberHeaders, withHeaders } from './internal/request-state.ts';
+
+/** Options of `apiKey()`. */
+export interface ApiKeyOptions {
+  /** The guard from `createApiKeyGuard()`: create it once and share it between routes. */
+  guard: ApiKeyGuard;
+  /**
+   * Scopes the key must hold; a key without one of them gets 403 `insufficient_scope`.
+   * @default [] (any valid key)
+   */
+  scopes?: readonly string[];
+}
+
+/** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
+export type ApiKeyHandler<Rest extends unknown[] = []> = (
+  request: Request,
+  key: VerifiedKey,
+  ...rest: Rest
+) => Response | Promise<Response>;
+
+/**
+ * Wraps `handler` so that it runs only when the request carries a valid API key with
+ * `scopes` (`Authorization: ApiKey …`). Refusals are thrown as the core's errors (400,
+ * 401, 403, 429, 503): wrap the result in `problemHandler()`, which answers them as
+ * problems. The `RateLimit` headers go on every response of an authenticated request,
+ * errors included. The body is never read here: the key is checked before the handler
+ * parses anything.
+ *
+ * @example
+ * ```ts
+ * // app/api/me/route.ts
+ * export const GET = problemHandler(
+ *   apiKey({ guard, scopes: ['orders:read'] }, (request, key) => Response.json({ caller: key.name })),
+ * );
+ * ```
+ */
+export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
+  const { guard, scopes = [] } = options;
+  if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
+  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
+    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
+  }
+  if (typeof handler !== 'function') throw new ConfigError('apiKey(options, handler) needs the handler to protect');
+  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  return async function apiKey(request, ...rest) {
+    const { key, headers } = await guard.check({ authorization: request.headers.get('authorization'), url: request.url }, checkOptions);
+    rememberHeaders(request, headers);
+    return withHeaders(await handler(request, key, ...rest), headers);
+  };
+}

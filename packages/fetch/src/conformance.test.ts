@@ -1,0 +1,33 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { describeAdapterConformance, describeAdapterFuzz, inProcess, overHttp } from '@keyset/conformance';
+import type { AdapterUnderTest } from '@keyset/conformance';
+import { conformanceApp, PARSED_QUERY } from './testing/conformance-app.ts';
+
+const inMemory: AdapterUnderTest = {
+  parsedQuery: PARSED_QUERY,
+  start: inProcess(async (fixture) => {
+    const app = conformanceApp(fixture);
+    return { request: (path, init) => app(new Request(new URL(path, 'http://localhost'), init)), close: async () => {} };
+  }),
+};
+
+const onNode: AdapterUnderTest = {
+  parsedQuery: PARSED_QUERY,
+  start: inProcess(async (fixture) => {
+    const app = conformanceApp(fixture);
+    const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {
+      const server = serve({ fetch: app, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
+        resolve({ server, origin: `http://127.0.0.1:${info.port}` }),
+      );
+    });
+    return {
+      request: overHttp(origin),
+      close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
+    };
+  }),
+};
+
+describeAdapterConformance('fetch (handler called with a Request)', inMemory);
+describeAdapterConformance('fetch (Node, @hono/node-server over a socket)', onNode);
+describeAdapterFuzz('fetch (Node, @hono/node-server over a socket)', onNode);

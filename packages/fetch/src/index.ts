@@ -1,0 +1,13 @@
+/**
+ * @keyset/fetch: keyset's API-key authentication, signed pagination and RFC 9457 problems
+ * for Web-standard `Request → Response` handlers: Next.js route handlers, Bun.serve,
+ * Deno.serve, Cloudflare Workers. No runtime dependency besides `@keyset/core`.
+ * @module
+ */
+export { apiKey } from './api-key.ts';
+export type { ApiKeyHandler, ApiKeyOptions } from './api-key.ts';
+export type { AsyncFetchHandler, FetchHandler } from './handler.ts';
+export { paginate, sendPage } from './paginate.ts';
+export type { PaginateOptions, SendPageOptions } from './paginate.ts';
+export { notFoundHandler, problemHandler, problemResponse } from './problem-handler.ts';
+export type { NotFoundHandlerOptions, ProblemHandlerOptions, ProblemResponseOptions } from './problem-handler.ts';

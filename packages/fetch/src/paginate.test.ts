@@ -1,0 +1,65 @@
+import { ConfigError, paginateArray } from '@keyset/core';
+import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import type { ConformanceFixture, Item } from '@keyset/conformance';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paginate, problemHandler, sendPage } from './index.ts';
+import type { PaginateOptions } from './index.ts';
+
+let fixture: ConformanceFixture;
+beforeAll(async () => {
+  fixture = await createConformanceFixture();
+});
+afterAll(() => fixture.close());
+
+const route = (options?: PaginateOptions) =>
+  problemHandler(async (request) => {
+    const page = await paginate(request, fixture.paginator, options);
+    const status = new URL(request.url).searchParams.get('status');
+    const rows = status === null ? fixture.items : fixture.items.filter((item) => item.status === status);
+    const { rows: pageRows, total } = paginateArray(rows, page, fixture.sort);
+    return sendPage(page, pageRows, { total, headers: { 'cache-control': 'no-store', link: 'ignored' } });
+  });
+
+const get = (handler: ReturnType<typeof route>, path: string): Promise<Response> => handler(new Request(`http://localhost${path}`));
+
+describe('paginate() and sendPage()', () => {
+  it('binds object filters into the cursor: replayed under another filter it is 400 invalid_cursor', async () => {
+    const paid = route({ filters: { status: 'paid' } });
+    const first = await get(paid, '/items?status=paid&limit=2');
+    const { nextCursor } = (await first.json()) as { nextCursor: string };
+    expect((await get(paid, `/items?status=paid&cursor=${encodeURIComponent(nextCursor)}`)).status).toBe(200);
+    const open = route({ filters: { status: 'open' } });
+    await expectProblem(await get(open, `/items?status=open&cursor=${encodeURIComponent(nextCursor)}`), 400, 'invalid_cursor');
+  });
+
+  it('reads function filters from the raw query', async () => {
+    const handler = route({ filters: (query) => ({ status: query.get('status') }) });
+    const first = (await (await get(handler, '/items?status=open&limit=2')).json()) as { items: Item[]; nextCursor: string };
+    expect(first.items.every((item) => item.status === 'open')).toBe(true);
+    const replay = await get(handler, `/items?status=paid&cursor=${encodeURIComponent(first.nextCursor)}`);
+    await expectProblem(replay, 400, 'invalid_cursor');
+  });
+
+  it('builds the Link header on baseUrl behind a proxy, keeping the path and query', async () => {
+    const res = await get(route({ baseUrl: 'https://api.example.com/v1/' }), '/items?limit=2');
+    expect(res.headers.get('link')).toMatch(/^<https:\/\/api\.example\.com\/v1\/items\?limit=2&cursor=[^>]+>; rel="next"$/);
+  });
+
+  it("keeps the caller's extra headers, but Link and content-type are the page's", async () => {
+    const res = await get(route(), '/items?offset=45&limit=10');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('link')).toBe('ignored'); // the last page has no Link of its own
+    const middle = await get(route(), '/items?offset=0&limit=10');
+    expect(middle.headers.get('link')).toContain('offset=10');
+  });
+
+  it('refuses a plan that paginate() did not return, and a bad configuration', async () => {
+    const plan = await paginate(new Request('http://localhost/items'), fixture.paginator);
+    await expect(sendPage({ ...plan }, [])).rejects.toThrow(/plan paginate\(\) returned/);
+    const request = new Request('http://localhost/items');
+    await expect(paginate(request, {} as never)).rejects.toThrow(ConfigError);
+    await expect(paginate(request, fixture.paginator, { filters: 'status' as never })).rejects.toThrow(ConfigError);
+    await expect(paginate(request, fixture.paginator, { baseUrl: 'not a url' })).rejects.toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * `paginate()` plans the page from the request's raw query string; `sendPage()` answers
+ * it as a JSON `Response` with its `Link` header (RFC 8288). Every decision (mode,
+ * limits, cursor checks) is the core's.
+ * @module
+ */
+import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import type { PagePlan, Paginator } from '@keyset/core';
+import { publicUrl } from './internal/public-url.ts';
+
+/** Options of `paginate()`. */
+export interface PaginateOptions {
+  /**
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor so a cursor
+   * cannot be replayed against another filter: an object, or a function of the raw query.
+   * @default no filters
+   */
+  filters?: Record<string, unknown> | ((query: URLSearchParams) => Record<string, unknown>);
+  /**
+   * Public base URL for `Link` headers when a proxy changes scheme, host or path prefix,
+   * e.g. `'https://api.example.com'`. The request's path and query are appended.
+   * @default the request URL (`request.url`)
+   */
+  baseUrl?: string | URL;
+}
+
+/** Options of `sendPage()`. */
+export interface SendPageOptions {
+  /** Total row count, for offset mode's `total`. */
+  total?: number;
+  /**
+   * More response headers (e.g. `cache-control`). `content-type` is always JSON; the page's `Link` (when it has a next page) replaces one given here.
+   * @default none
+   */
+  headers?: HeadersInit;
+}
+
+interface PageState {
+  readonly paginator: Paginator<never>;
+  readonly url: string;
+}
+
+const states = new WeakMap<PagePlan, PageState>();
+
+/**
+ * Plans this request's page from its raw query string (`limit`, `offset`, `cursor`).
+ * Bad parameters throw the core's 400 problems; `problemHandler()` answers them.
+ * Pass the plan to your data source, then to `sendPage()`.
+ *
+ * @example
+ * ```ts
+ * const page = await paginate(request, orders, { filters: { status } });
+ * const { rows, total } = paginateArray(allOrders, page, orders.sort);
+ * return sendPage(page, rows, { total });
+ * ```
+ */
+export async function paginate<Row>(request: Request, paginator: Paginator<Row>, options: PaginateOptions = {}): Promise<PagePlan> {
+  const { filters, baseUrl } = options;
+  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
+    throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+  }
+  if (filters !== undefined && typeof filters !== 'function' && (typeof filters !== 'object' || filters === null)) {
+    throw new ConfigError('paginate() filters must be an object or a function of the query');
+  }
+  const base = normalizeBaseUrl(baseUrl);
+  const query = new URL(request.url).searchParams;
+  const bound = typeof filters === 'function' ? filters(query) : filters;
+  const plan = await paginator.plan(query, bound === undefined ? {} : { filters: bound });
+  states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base) });
+  return plan;
+}
+
+/**
+ * Answers `rows` (fetched with `plan`) as the page envelope, `200 application/json`,
+ * with a `Link` header when there is a next page.
+ *
+ * @example
+ * ```ts
+ * return sendPage(page, rows, { total });
+ * ```
+ */
+export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
+  const state = states.get(plan);
+  if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request');
+  const { total, headers: extra } = options;
+  const { body, headers } = await state.paginator.page(plan, rows as readonly never[], total === undefined ? { url: state.url } : { url: state.url, total });
+  const response = new Headers(extra);
+  for (const [name, value] of Object.entries(headers)) response.set(name, value);
+  response.set('content-type', 'application/json');
+  return new Response(JSON.stringify(body), { status: 200, headers: response });
+}

@@ -1,0 +1,48 @@
+/**
+ * The conformance app (see `@keyset/conformance`) built with `@keyset/fetch`: one
+ * `Request → Response` function, the same on Node, Bun, Deno and workerd.
+ * Test support only.
+ * @module
+ */
+import type { ConformanceFixture } from '@keyset/conformance/fixture';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import type { FetchHandler } from '../index.ts';
+
+/** What `GET /query` answers: the raw query's pairs, as `URLSearchParams` keeps them. */
+export const PARSED_QUERY: string[][] = [['limit', '2'], ['a[b]', 'c'], ['x', '1'], ['x', '2']];
+
+/** Builds the conformance app over `fixture`. */
+export function conformanceApp(fixture: ConformanceFixture): (request: Request) => Promise<Response> {
+  const { guard, paginator } = fixture;
+  const list: FetchHandler = async (request) => {
+    const page = await paginate(request, paginator, { filters: (query) => fixture.filters(query) });
+    const { rows, total } = fixture.list(page, new URL(request.url).searchParams);
+    return sendPage(page, rows, { total });
+  };
+  const routes: Record<string, Record<string, FetchHandler>> = {
+    '/items': { GET: apiKey({ guard, scopes: ['items:read'] }, list) },
+    '/public/items': { GET: list },
+    '/whoami': { GET: apiKey({ guard }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/down': { GET: apiKey({ guard: fixture.downGuard }, () => new Response('unreachable')) },
+    '/echo': { POST: apiKey({ guard }, async (request) => Response.json({ received: (await request.json()) as unknown })) },
+    '/query': {
+      GET: async (request) => {
+        await paginate(request, paginator);
+        return Response.json([...new URL(request.url).searchParams]);
+      },
+    },
+    '/throws': {
+      GET: () => {
+        throw new Error('boom: secret detail');
+      },
+    },
+  };
+  const methodsAt = (pathname: string): string[] => Object.keys(routes[pathname] ?? {});
+  const notFound = notFoundHandler({ allowedMethods: methodsAt });
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, async (request) => {
+    const at = routes[new URL(request.url).pathname] ?? {};
+    // A GET route answers HEAD too (RFC 9110 §9.3.2); the runtime drops the body.
+    const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
+    return route === undefined ? notFound(request) : route(request);
+  });
+}
