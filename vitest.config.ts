@@ -19,6 +19,7 @@ export default defineConfig({
       { find: /^@keyset\/redis$/, replacement: src('redis') },
       { find: /^@keyset\/client$/, replacement: src('client') },
       { find: /^@keyset\/kysely$/, replacement: src('kysely') },
+      { find: /^@keyset\/drizzle$/, replacement: src('drizzle') },
       { find: /^@keyset\/conformance$/, replacement: src('conformance') },
       { find: /^@keyset\/conformance\/fixture$/, replacement: src('conformance', 'fixture.ts') },
       { find: /^@keyset\/test-support$/, replacement: fileURLToPath(new URL('./test/support/index.ts', import.meta.url)) },

@@ -1,0 +1,23 @@
+/** Walk properties through the Drizzle keysetPage on SQLite via better-sqlite3. */
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { SQLITE_ITEMS_DDL } from '../../kysely/src/kysely-walks.test-support.ts';
+import { drizzleSource } from './drizzle-walks.test-support.ts';
+
+let sqlite: Database.Database;
+
+beforeAll(() => {
+  sqlite = new Database(':memory:');
+  sqlite.exec(SQLITE_ITEMS_DDL);
+});
+
+afterAll(() => {
+  sqlite?.close();
+});
+
+describe('Drizzle keysetPage on SQLite (better-sqlite3)', () => {
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 30), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 20), 120_000);
+});
