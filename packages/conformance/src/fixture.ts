@@ -32,8 +32,18 @@ export interface ConformanceFixture {
   readonly guard: ApiKeyGuard;
   /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
   readonly downGuard: ApiKeyGuard;
-  /** Key strings: `reader` holds `items:read`; `writer` only `items:write`; `limited` allows 2 requests per hour. */
-  readonly keys: { readonly reader: string; readonly writer: string; readonly limited: string };
+  /**
+   * Key strings: `reader` holds `items:read`; `writer` only `items:write`; `limited` allows
+   * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
+   * only from 203.0.113.0/24 (never the test's own address).
+   */
+  readonly keys: {
+    readonly reader: string;
+    readonly writer: string;
+    readonly limited: string;
+    readonly loopback: string;
+    readonly elsewhere: string;
+  };
   /** A well-formed key (valid checksum) that this keyring never issued. */
   readonly foreignKey: string;
   /** What a route handler fetches for a plan, honouring the `status` filter. */
@@ -102,6 +112,8 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const reader = (await keyring.issue({ name: 'reader', scopes: ['items:read'] })).key;
   const writer = (await keyring.issue({ name: 'writer', scopes: ['items:write'] })).key;
   const limited = (await keyring.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
+  const loopback = (await keyring.issue({ name: 'loopback', scopes: ['items:read'], ipAllowlist: ['127.0.0.0/8', '::1'] })).key;
+  const elsewhere = (await keyring.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const foreignKey = (await otherKeyring.issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
@@ -124,7 +136,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
-    keys: { reader, writer, limited },
+    keys: { reader, writer, limited, loopback, elsewhere },
     foreignKey,
     list: (plan, query) => paginateArray(select(query), plan, sort),
     filters: (query) => {

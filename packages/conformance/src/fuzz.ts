@@ -44,7 +44,7 @@ function tamper(text: string): fc.Arbitrary<string> {
 
 /** Requests built from the fixture's keys and from `cursors` harvested from real pages. */
 export function fuzzRequests(fixture: ConformanceWorld, cursors: readonly string[]): fc.Arbitrary<FuzzRequest> {
-  const { reader, writer, limited } = fixture.keys;
+  const { reader, writer, limited, elsewhere } = fixture.keys;
   const cursor = fc.constantFrom(...cursors);
   const value = fc.oneof(
     fc.constantFrom('', '0', '1', '5', '20', '21', '-1', '+5', ' 5', '1.5', '1e3', '0x10', '007', 'NaN', 'Infinity'),
@@ -69,7 +69,7 @@ export function fuzzRequests(fixture: ConformanceWorld, cursors: readonly string
     { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }).map((s) => `/${encodeIfPossible(s, true)}`) },
   );
   const authorization = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom(`ApiKey ${reader}`, `apikey  ${reader}`, `ApiKey ${writer}`, `ApiKey ${limited}`, `ApiKey ${fixture.foreignKey}`) },
+    { weight: 3, arbitrary: fc.constantFrom(`ApiKey ${reader}`, `apikey  ${reader}`, `ApiKey ${writer}`, `ApiKey ${limited}`, `ApiKey ${elsewhere}`, `ApiKey ${fixture.foreignKey}`) },
     { weight: 1, arbitrary: fc.constantFrom(undefined, '', 'ApiKey', 'ApiKey ', 'Bearer abc', 'Basic Zm9vOmJhcg==', `ApiKey ${reader} ${reader}`, `ApiKey\t${reader}`) },
     { weight: 2, arbitrary: tamper(reader).map((k) => `ApiKey ${k}`) },
     {
@@ -85,9 +85,12 @@ export function fuzzRequests(fixture: ConformanceWorld, cursors: readonly string
     fc.string({ unit: 'grapheme', maxLength: 30 }),
     fc.constantFrom('{', '{"a":', '[1,]', 'null', '"\\u12"', `{"key":"${reader}"`),
   );
-  return fc.record({ path, query, authorization, body, post: fc.boolean() }).map(({ path: p, query: q, authorization: a, body: b, post }) => {
+  // Whatever a client writes into X-Forwarded-For (no trusted proxy here) changes nothing.
+  const forwardedFor = fc.option(fc.oneof(fc.constantFrom('203.0.113.5', '::1, 127.0.0.1', 'unknown', '[::1]:80'), fc.string({ unit: HEADER_CHARS, maxLength: 40 })), { nil: undefined });
+  return fc.record({ path, query, authorization, body, post: fc.boolean(), xff: forwardedFor }).map(({ path: p, query: q, authorization: a, body: b, post, xff }) => {
     const headers: Record<string, string> = {};
     if (a !== undefined) headers.authorization = a;
+    if (xff !== undefined && xff.trim() !== '') headers['x-forwarded-for'] = xff;
     const init: RequestInit = { headers };
     if (post && b !== undefined) {
       headers['content-type'] = 'application/json';

@@ -254,6 +254,22 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
       });
     });
 
+    describe('IP allowlists', () => {
+      it('refuses a key from outside its allowlist with 403 ip_not_allowed; X-Forwarded-For cannot help without a trusted proxy', async () => {
+        for (const headers of [{}, { 'x-forwarded-for': '203.0.113.5' }]) {
+          const res = await get('/whoami', { headers: { authorization: `ApiKey ${fixture.keys.elsewhere}`, ...headers } });
+          const body = await expectProblem(res, 403, 'ip_not_allowed');
+          expect(JSON.stringify(body)).not.toContain(fixture.keys.elsewhere);
+        }
+      });
+
+      it(adapter.peer === 'unknown' ? 'refuses an allowlisted key when the client address is unknown' : 'accepts a key allowlisted for the socket peer (loopback)', async () => {
+        const res = await get('/whoami', auth(fixture.keys.loopback));
+        if (adapter.peer === 'unknown') await expectProblem(res, 403, 'ip_not_allowed');
+        else expect(res.status).toBe(200);
+      });
+    });
+
     describe('outages', () => {
       it('answers an unreachable key store with 503 unavailable, revealing nothing', async () => {
         const before = (await fixture.reports()).length;

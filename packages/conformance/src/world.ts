@@ -42,6 +42,13 @@ export interface AdapterUnderTest {
   start(): Promise<RunningApp>;
   /** What `GET /query?limit=2&a[b]=c&x=1&x=2` answers: the framework's parsed query, untouched. */
   parsedQuery: unknown;
+  /**
+   * The client address the adapter hands the guard: `'loopback'` when requests arrive over
+   * a local socket, `'unknown'` when there is none (an in-process `app.request`), where keys
+   * with an IP allowlist must be refused.
+   * @default 'loopback'
+   */
+  peer?: 'loopback' | 'unknown';
 }
 
 /** The world of an in-process fixture. */

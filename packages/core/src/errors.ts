@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'insufficient_scope'
+  | 'ip_not_allowed'
   | 'not_found'
   | 'method_not_allowed'
   | 'rate_limited'
@@ -34,6 +35,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_scope: 403,
+  ip_not_allowed: 403,
   not_found: 404,
   method_not_allowed: 405,
   rate_limited: 429,
@@ -52,6 +54,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   missing_api_key: 'Missing API key',
   invalid_api_key: 'Invalid API key',
   insufficient_scope: 'Insufficient scope',
+  ip_not_allowed: 'IP address not allowed',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   rate_limited: 'Too many requests',

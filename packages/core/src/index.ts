@@ -32,3 +32,4 @@ export * from './pagination/index.ts';
 export * from './keys/index.ts';
 export * from './rate-limit/index.ts';
 export * from './quota/index.ts';
+export * from './net/index.ts';

@@ -37,12 +37,13 @@ describe('apiKey() for Express', () => {
     expect(await (await fetch(await serve(app), auth(fixture.keys.reader))).text()).toBe('reader');
   });
 
-  it('passes the raw Authorization header, the request URL and the scopes to the guard', async () => {
+  it('passes the raw Authorization header, the request URL, the socket address, X-Forwarded-For and the scopes to the guard', async () => {
     const calls: unknown[][] = [];
     const guard: ApiKeyGuard = {
       check: async (...args) => {
         calls.push(args);
-        return { key: { id: 'k', name: 'n', scopes: [], rateLimit: null, last4: 'abcd' }, headers: {} };
+        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, environment: 'e', metadata: {}, ipAllowlist: null, last4: 'abcd' };
+        return { key, headers: {}, clientAddress: undefined };
       },
     };
     const scopes = ['a:read'];
@@ -50,11 +51,12 @@ describe('apiKey() for Express', () => {
     app.get('/x', apiKey({ guard, scopes }), (_req, res) => res.end());
     scopes.push('mutated:after-creation');
     const origin = await serve(app);
-    await fetch(`${origin}/x?y=1`, { headers: { authorization: 'ApiKey  abc' } });
+    await fetch(`${origin}/x?y=1`, { headers: { authorization: 'ApiKey  abc', 'x-forwarded-for': '198.51.100.7, 10.0.0.1' } });
     await fetch(`${origin}/x`);
+    const loopback = expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: `${origin}/x?y=1` }, { scopes: ['a:read'] }],
-      [{ authorization: undefined, url: `${origin}/x` }, { scopes: ['a:read'] }],
+      [{ authorization: 'ApiKey  abc', url: `${origin}/x?y=1`, remoteAddress: loopback, forwardedFor: '198.51.100.7, 10.0.0.1' }, { scopes: ['a:read'] }],
+      [{ authorization: undefined, url: `${origin}/x`, remoteAddress: loopback, forwardedFor: undefined }, { scopes: ['a:read'] }],
     ]);
   });
 

@@ -50,7 +50,15 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
   }
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(req, res, next) {
-    const request = { authorization: req.get('authorization'), url: guardUrl(req) };
+    // The socket's peer and the raw header; the guard's `trustProxy` decides what to
+    // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:
+    // one policy, in core, for every adapter.
+    const request = {
+      authorization: req.get('authorization'),
+      url: guardUrl(req),
+      remoteAddress: req.socket.remoteAddress,
+      forwardedFor: req.headers['x-forwarded-for'],
+    };
     const { key, headers } = await guard.check(request, checkOptions);
     res.locals.apiKey = key;
     res.set(headers);

@@ -30,18 +30,20 @@ describe('apiKey() for Hono', () => {
     const guard: ApiKeyGuard = {
       check: async (...args) => {
         calls.push(args);
-        return { key: { id: 'k', name: 'n', scopes: [], rateLimit: null, last4: 'abcd' }, headers: { ratelimit: '"default";r=1;t=1' } };
+        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, environment: 'e', metadata: {}, ipAllowlist: null, last4: 'abcd' };
+        return { key, headers: { ratelimit: '"default";r=1;t=1' }, clientAddress: undefined };
       },
     };
     const scopes = ['a:read'];
     const app = new Hono();
     app.get('/x', apiKey({ guard, scopes }), (c) => c.text('ok'));
     scopes.push('mutated:after-creation');
-    await app.request('http://h/x?y=1', { headers: { authorization: 'ApiKey  abc' } });
+    await app.request('http://h/x?y=1', { headers: { authorization: 'ApiKey  abc', 'x-forwarded-for': '198.51.100.7' } });
     await app.request('http://h/x');
+    // app.request has no socket: the address is unknown, not made up.
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1' }, { scopes: ['a:read'] }],
-      [{ authorization: undefined, url: 'http://h/x' }, { scopes: ['a:read'] }],
+      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'] }],
+      [{ authorization: undefined, url: 'http://h/x', remoteAddress: undefined, forwardedFor: undefined }, { scopes: ['a:read'] }],
     ]);
   });
 

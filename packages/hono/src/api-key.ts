@@ -6,6 +6,7 @@
 import { ConfigError, isValidScope } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { nodeSocketAddress } from './internal/socket-address.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -23,6 +24,15 @@ export interface ApiKeyOptions {
    * @default [] (any valid key)
    */
   scopes?: readonly string[];
+  /**
+   * The socket's peer address (keys with an IP allowlist need it). On `@hono/node-server`
+   * it is read from the connection; on other runtimes pass their conninfo, e.g.
+   * `(c) => getConnInfo(c).remote.address` from `hono/bun` or `hono/deno`. Return the
+   * SOCKET's peer, never a header: `X-Forwarded-For` is read by the guard, and only under
+   * its `trustProxy` setting.
+   * @default the Node socket's `remoteAddress`, else unknown
+   */
+  clientAddress?: (c: Context) => string | null | undefined;
 }
 
 /**
@@ -37,14 +47,21 @@ export interface ApiKeyOptions {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
-  const { guard, scopes = [] } = options;
+  const { guard, scopes = [], clientAddress = nodeSocketAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
     throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
   }
+  if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(c, next) {
-    const { key, headers } = await guard.check({ authorization: c.req.header('authorization'), url: c.req.url }, checkOptions);
+    const request = {
+      authorization: c.req.header('authorization'),
+      url: c.req.url,
+      remoteAddress: clientAddress(c),
+      forwardedFor: c.req.header('x-forwarded-for'),
+    };
+    const { key, headers } = await guard.check(request, checkOptions);
     c.set('apiKey', key);
     setHeaders(c, headers);
     await next();

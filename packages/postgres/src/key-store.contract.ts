@@ -33,6 +33,9 @@ export function makeIdentity(overrides: Partial<StoredIdentity> = {}): StoredIde
     name: `key ${sequence}`,
     scopes: ['orders:read'],
     rateLimit: null,
+    prefix: 'acme_test',
+    metadata: {},
+    ipAllowlist: null,
     createdAt: at(0),
     expiresAt: null,
     revokedAt: null,
@@ -124,6 +127,25 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         expect(await store.findByDigest(b.secret.digest)).toEqual(b);
       });
 
+      it('gives back metadata, prefix and IP allowlist exactly as written', async () => {
+        const metadata = {
+          plan: 'pro',
+          zeta: 1,
+          alpha: [1.5, -0, true, null, 'ünïcødé ✓ 😀'],
+          nested: { deeper: { deepest: { x: 'y' } } },
+          ['__proto__']: 'kept as a member',
+        };
+        const a = await issue({ metadata: JSON.parse(JSON.stringify(metadata)) as StoredIdentity['metadata'], ipAllowlist: ['203.0.113.0/24', '2001:db8::/32'] });
+        const b = await issue({ prefix: null });
+        const found = await store.findByDigest(a.secret.digest);
+        expect(found).toEqual(a);
+        // Member order survives (JSON text compared, not just deep equality).
+        expect(JSON.stringify(found?.identity.metadata)).toBe(JSON.stringify(a.identity.metadata));
+        expect(Object.getPrototypeOf(found?.identity.metadata)).toBe(Object.prototype);
+        expect((await store.getIdentity(a.identity.id))?.identity).toEqual(a.identity);
+        expect((await store.findByDigest(b.secret.digest))?.identity.prefix).toBeNull();
+      });
+
       it('resolves undefined for an unknown digest', async () => {
         await issue();
         expect(await store.findByDigest(randomDigest())).toBeUndefined();
@@ -150,6 +172,25 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         const found = await store.findByDigest(secret.digest);
         found?.identity.scopes.push('keys:admin');
         expect((await store.findByDigest(secret.digest))?.identity.scopes).toEqual(identity.scopes);
+      });
+    });
+
+    describe('updateIdentity', () => {
+      it('replaces only the fields given and returns the key as it now is', async () => {
+        const { identity, secret } = await issue({ metadata: { a: 1 }, ipAllowlist: ['10.0.0.0/8'] });
+        const afterMetadata = await store.updateIdentity?.(identity.id, { metadata: { b: [2] } });
+        expect(afterMetadata?.identity).toEqual({ ...identity, metadata: { b: [2] } });
+        expect(afterMetadata?.secrets).toEqual([secret]);
+        const afterList = await store.updateIdentity?.(identity.id, { ipAllowlist: null });
+        expect(afterList?.identity).toEqual({ ...identity, metadata: { b: [2] }, ipAllowlist: null });
+        await store.updateIdentity?.(identity.id, { ipAllowlist: ['::1/128'], metadata: {} });
+        expect((await store.findByDigest(secret.digest))?.identity).toEqual({ ...identity, metadata: {}, ipAllowlist: ['::1/128'] });
+      });
+
+      it('resolves undefined for an unknown id and changes nothing else', async () => {
+        const { identity } = await issue();
+        expect(await store.updateIdentity?.('key_unknown', { metadata: { x: 1 } })).toBeUndefined();
+        expect((await store.getIdentity(identity.id))?.identity).toEqual(identity);
       });
     });
 

@@ -181,6 +181,18 @@ const MIGRATIONS: readonly Migration[] = [
           AND (q.generation, q.period, q.remaining) IS DISTINCT FROM (v_generation, v_period, v_remaining);
     END $fn$;`,
   },
+  // Key metadata, environments and IP allowlists (docs/api-keys.md). `prefix` NULL: a key
+  // issued before this version, read as the keyring's default prefix. `metadata` is `json`,
+  // not `jsonb`, so it comes back byte for byte as written (member order included), the
+  // same as the memory store; its bounds are checked by the keyring before any write. The
+  // allowlist holds canonical CIDR text, checked by the keyring too.
+  {
+    version: 5,
+    sql: (t) => `
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS prefix text;
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS metadata json NOT NULL DEFAULT '{}';
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS ip_allowlist text[];`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

@@ -64,11 +64,16 @@ export async function versions(client: Queryable, schema: string, tablePrefix: s
 
 /** `migrationSql` without the versions after `version`: a database as an older release left it. */
 export function migrationSqlUpTo(version: number, options: { schema: string; tablePrefix: string }): string {
-  const sql = migrationSql(options);
-  const later = /\nDO \$keyset\$ BEGIN\n {2}IF NOT EXISTS \(SELECT 1 FROM \S+ WHERE version = (\d+)\) THEN[\s\S]*?\nEND \$keyset\$;/g;
-  const cut = sql.replace(later, (block, v: string) => (Number(v) > version ? '' : block));
-  expect(cut.match(later)).toHaveLength(version);
+  const cut = migrationSqlWith((v) => v <= version, options);
+  expect(cut.match(MIGRATION_BLOCK)).toHaveLength(version);
   return cut;
+}
+
+const MIGRATION_BLOCK = /\nDO \$keyset\$ BEGIN\n {2}IF NOT EXISTS \(SELECT 1 FROM \S+ WHERE version = (\d+)\) THEN[\s\S]*?\nEND \$keyset\$;/g;
+
+/** The migration script with only the versions `keep` accepts. */
+export function migrationSqlWith(keep: (version: number) => boolean, options: { schema: string; tablePrefix: string }): string {
+  return migrationSql(options).replace(MIGRATION_BLOCK, (block, v: string) => (keep(Number(v)) ? block : ''));
 }
 
 /** Runs a multi-statement script the way `migrate()` does. */
@@ -144,8 +149,9 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
       it('migration 3 upgrades a version-2 database: rotating twice no longer leaves three live secrets', async () => {
         const { client, schema } = backend();
         const tablePrefix = freshPrefix();
-        await runScript(client, migrationSqlUpTo(2, { schema, tablePrefix }));
-        expect(await versions(client, schema, tablePrefix)).toEqual([{ version: 1 }, { version: 2 }]);
+        // Every version but 3 (the store writes the columns of later ones).
+        await runScript(client, migrationSqlWith((v) => v !== 3, { schema, tablePrefix }));
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS.filter(({ version }) => version !== 3));
         const store = createPostgresKeyStore({ client, schema, tablePrefix });
         const rotateTwice = async (): Promise<StoredSecret[]> => {
           const identity = makeIdentity();
@@ -159,6 +165,21 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await migrate(client, { schema, tablePrefix });
         expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
         expect(mostLiveAtOnce(await rotateTwice())).toBe(2);
+      });
+
+      it('migration 5 upgrades a version-4 database: existing keys read with no prefix, metadata {} and no allowlist', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(4, { schema, tablePrefix }));
+        const t = `"${schema}"."${tablePrefix}`;
+        await client.query(`INSERT INTO ${t}identities" (id, name, scopes) VALUES ('key_old', 'old', '{a}')`);
+        await client.query(`INSERT INTO ${t}secrets" (digest, identity_id, last4) VALUES ('${'ab'.repeat(32)}', 'key_old', 'abcd')`);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const found = await store.findByDigest('ab'.repeat(32));
+        expect(found?.identity).toMatchObject({ id: 'key_old', prefix: null, metadata: {}, ipAllowlist: null });
+        expect((await store.updateIdentity?.('key_old', { metadata: { tier: 'gold' } }))?.identity.metadata).toEqual({ tier: 'gold' });
       });
 
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {

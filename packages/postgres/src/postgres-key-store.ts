@@ -61,12 +61,23 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const insertIdentitySql = `
     WITH identity AS (
-      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at)
-      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz)
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist)
+      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[])
       RETURNING id
     )
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
     SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz FROM identity`;
+
+  // Replaces the given fields ($2/$3 say which) and returns the key as it now is.
+  const updateIdentitySql = `
+    WITH i AS (
+      UPDATE ${t.identities} SET
+        metadata = CASE WHEN $2::boolean THEN $3::json ELSE metadata END,
+        ip_allowlist = CASE WHEN $4::boolean THEN $5::text[] ELSE ip_allowlist END
+      WHERE id = $1
+      RETURNING *
+    )
+    SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM i`;
 
   // Rotation: the identity's row lock serialises it with other rotations and revocations;
   // see migration 2 for why this is a function, migration 3 for which secrets it ends
@@ -121,7 +132,22 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         timestampParam(identity.revokedAt),
         digest,
         ...rest,
+        identity.prefix,
+        JSON.stringify(identity.metadata ?? {}),
+        identity.ipAllowlist === null || identity.ipAllowlist === undefined ? null : [...identity.ipAllowlist],
       ]);
+    },
+
+    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined> {
+      const { metadata, ipAllowlist } = changes;
+      const [row] = await runQuery(client, updateIdentitySql, [
+        id,
+        metadata !== undefined,
+        metadata === undefined ? null : JSON.stringify(metadata),
+        ipAllowlist !== undefined,
+        ipAllowlist === undefined || ipAllowlist === null ? null : [...ipAllowlist],
+      ]);
+      return row === undefined ? undefined : keyFrom(row);
     },
 
     async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {

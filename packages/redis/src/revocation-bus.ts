@@ -20,7 +20,8 @@ import { withTimeout } from './internal/with-timeout.ts';
 
 /** A keyring change worth telling other instances about. */
 export interface RevocationEvent {
-  type: 'revoked' | 'rotated';
+  /** `updated`: metadata or IP allowlist changed (cached verified keys are stale). */
+  type: 'revoked' | 'rotated' | 'updated';
   /** The identity id (never key text). */
   id: string;
 }
@@ -109,7 +110,7 @@ export interface RevocationBus {
   close(): Promise<void>;
 }
 
-const TYPES: ReadonlySet<string> = new Set(['revoked', 'rotated']);
+const TYPES: ReadonlySet<string> = new Set(['revoked', 'rotated', 'updated']);
 const MAX_ID_LENGTH = 256;
 
 const consoleLogger: RevocationBusLogger = {
@@ -204,7 +205,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
 
   async function publish(event: RevocationEvent): Promise<void> {
     if (typeof event !== 'object' || event === null || !TYPES.has(event.type) || !validId(event.id)) {
-      throw new ConfigError('A revocation event is { type: "revoked" | "rotated", id: string }');
+      throw new ConfigError('A revocation event is { type: "revoked" | "rotated" | "updated", id: string }');
     }
     if (closed) throw new Error('The revocation bus is closed');
     const seq = ++sequence;

@@ -6,6 +6,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
+import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimiter } from '../rate-limit/types.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { AuthenticateRequest, Keyring } from './keyring.ts';
@@ -21,7 +22,21 @@ export interface ApiKeyGuardOptions {
    * @default the keyring's realm
    */
   realm?: string;
+  /**
+   * Which `X-Forwarded-For` entries name the client, for keys with an IP allowlist
+   * (docs/security.md, "Trusted proxies"): `false` trusts none and uses the socket's peer;
+   * `{ hops: 1 }` one load balancer you run; `{ cidrs: ['10.0.0.0/8'] }` proxies by address.
+   * Trusting a header your own proxy does not overwrite lets any client pick its address.
+   * @default false
+   */
+  trustProxy?: TrustProxy;
 }
+
+/**
+ * The request parts the guard reads. Adapters pass the socket's peer address and the
+ * `X-Forwarded-For` header as they are; the guard decides what to believe.
+ */
+export interface ApiKeyGuardRequest extends Omit<AuthenticateRequest, 'clientAddress'>, ClientAddressInput {}
 
 /** What an endpoint requires. */
 export interface ApiKeyGuardCheckOptions {
@@ -33,11 +48,13 @@ export interface ApiKeyGuardCheckOptions {
 export interface ApiKeyGuardResult {
   key: VerifiedKey;
   headers: Record<string, string>;
+  /** The client's address as the guard resolved it (see `trustProxy`); `undefined` when unknown. */
+  clientAddress: string | undefined;
 }
 
 /** The guard; `check` throws `KeysetError`s, never a plain error for client input. */
 export interface ApiKeyGuard {
-  check(request: AuthenticateRequest, options?: ApiKeyGuardCheckOptions): Promise<ApiKeyGuardResult>;
+  check(request: ApiKeyGuardRequest, options?: ApiKeyGuardCheckOptions): Promise<ApiKeyGuardResult>;
 }
 
 /**
@@ -46,23 +63,28 @@ export interface ApiKeyGuard {
  * @example
  * ```ts
  * const guard = createApiKeyGuard({ keyring, limiter });
- * const { key, headers } = await guard.check({ authorization: req.headers.authorization, url: req.url }, { scopes: ['orders:read'] });
+ * const { key, headers } = await guard.check(
+ *   { authorization: req.headers.authorization, url: req.url, remoteAddress: req.socket.remoteAddress },
+ *   { scopes: ['orders:read'] },
+ * );
  * ```
  */
 export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
-  const { keyring, limiter, realm } = options;
+  const { keyring, limiter, realm, trustProxy = false } = options;
+  const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
 
   return Object.freeze({
-    async check(request: AuthenticateRequest, checkOptions: ApiKeyGuardCheckOptions = {}): Promise<ApiKeyGuardResult> {
+    async check(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = {}): Promise<ApiKeyGuardResult> {
       const { scopes } = checkOptions;
       const authOptions = realm === undefined ? { ...(scopes && { scopes }) } : { realm, ...(scopes && { scopes }) };
-      const key = await keyring.authenticate(request, authOptions);
-      if (limiter === undefined) return { key, headers: {} };
+      const clientAddress = resolveClientAddress(request);
+      const key = await keyring.authenticate({ authorization: request.authorization, url: request.url, clientAddress }, authOptions);
+      if (limiter === undefined) return { key, headers: {}, clientAddress };
       // The limit belongs to the identity: both secrets of a rotation share one quota.
       const { headers } = await limiter.check(key.id, key.rateLimit ?? undefined);
-      return { key, headers: { ...headers } };
+      return { key, headers: { ...headers }, clientAddress };
     },
   });
 }

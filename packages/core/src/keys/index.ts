@@ -1,11 +1,14 @@
 /** Public exports of the keys area. Names are listed explicitly. */
 export { createApiKeyGuard } from './api-key-guard.ts';
-export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardResult } from './api-key-guard.ts';
+export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './api-key-guard.ts';
+export { MAX_IP_ALLOWLIST } from './ip-allowlist.ts';
+export { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from './key-metadata.ts';
+export type { JsonValue, KeyMetadata } from './key-metadata.ts';
 export { digestKey } from './key-digest.ts';
 export type { DigestKeyOptions } from './key-digest.ts';
-export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, generateKey, isValidKeyPrefix, parseKey } from './key-format.ts';
+export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, generateKey, isValidKeyPrefix, keyPattern, parseKey } from './key-format.ts';
 export type { ParseKeyResult, ParsedKey } from './key-format.ts';
-export type { IssueKeyInput, KeyListPlan, RotateKeyOptions } from './key-input.ts';
+export type { IssueKeyInput, KeyListPlan, RotateKeyOptions, UpdateKeyInput } from './key-input.ts';
 export { keyListSort } from './key-list-sort.ts';
 export type { KeyListSort } from './key-list-sort.ts';
 export type {

@@ -13,7 +13,16 @@ import { storeCall } from './internal/store-call.ts';
 import { issuedKey, type IssuedKey } from './issued-key.ts';
 import type { KeyChangeEmitter } from './key-change-emitter.ts';
 import { generateKey } from './key-format.ts';
-import { toListQuery, validateIssueInput, validateOverlap, type IssueKeyInput, type KeyListPlan, type RotateKeyOptions } from './key-input.ts';
+import {
+  toListQuery,
+  validateIssueInput,
+  validateOverlap,
+  validateUpdateInput,
+  type IssueKeyInput,
+  type KeyListPlan,
+  type RotateKeyOptions,
+  type UpdateKeyInput,
+} from './key-input.ts';
 import { toKeyRecord, type KeyRecord } from './key-record.ts';
 import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import type { KeyVerifier } from './key-verifier.ts';
@@ -35,7 +44,7 @@ export interface KeyListResult {
 }
 
 /** What the admin operations need from the keyring. */
-export interface KeyAdminOptions extends Pick<ResolvedKeyringOptions, 'store' | 'prefix' | 'rawDigest' | 'clock' | 'crypto'> {
+export interface KeyAdminOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'clock' | 'crypto'> {
   readonly log: BestEffortLog;
   /** Holds uses not yet written, so records are never behind; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
@@ -50,6 +59,7 @@ export interface KeyAdmin {
   list(plan: KeyListPlan): Promise<KeyListResult>;
   rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
   revoke(id: string): Promise<void>;
+  update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
 }
 
 const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
@@ -60,43 +70,52 @@ function notFound(): KeysetError {
 
 /** Creates the admin operations over the keyring's store, verifier and listeners. */
 export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
-  const { store, prefix, rawDigest, clock, crypto, log, writer, verifier, changes } = options;
+  const { store, environments, rawDigest, clock, crypto, log, writer, verifier, changes } = options;
 
-  async function newSecret(now: number): Promise<{ key: string; secret: StoredSecret }> {
+  async function newSecret(now: number, prefix: string): Promise<{ key: string; secret: StoredSecret }> {
     const key = generateKey(prefix, { crypto });
     const secret: StoredSecret = { digest: toHex(await rawDigest(key)), last4: key.slice(-4), createdAt: new Date(now), lastUsedAt: null, expiresAt: null };
     return { key, secret };
   }
 
   const pendingUse = (digest: string): number | undefined => writer?.pending(digest);
+  const record = (stored: StoredKey): KeyRecord => toKeyRecord(stored, environments.environmentOf(stored.identity.prefix), pendingUse);
 
   return Object.freeze({
     async issue(input: IssueKeyInput): Promise<IssuedKey> {
       const now = clock();
-      const fields = validateIssueInput(input, now);
-      const { key, secret } = await newSecret(now);
+      const { environment, ...fields } = validateIssueInput(input, now);
+      const prefix = environment === null ? environments.defaultPrefix : environments.prefixOf(environment);
+      if (prefix === undefined) {
+        throw new KeysetError('invalid_request', {
+          detail: `\`environment\` must be one of: ${Object.keys(environments.byName).join(', ')}.`,
+          extensions: { field: 'environment' },
+        });
+      }
+      const { key, secret } = await newSecret(now, prefix);
       const identity: StoredIdentity = {
         id: `key_${randomBase62((n) => crypto.randomBytes(n), 22)}`,
         ...fields,
+        prefix,
         createdAt: new Date(now),
         revokedAt: null,
       };
       await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret));
       verifier.forgetRejection(secret.digest);
-      return issuedKey(key, toKeyRecord({ identity, secrets: [secret] }));
+      return issuedKey(key, record({ identity, secrets: [secret] }));
     },
 
     async get(id: string): Promise<KeyRecord> {
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const stored = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
       if (stored === undefined) throw notFound();
-      return toKeyRecord(stored, pendingUse);
+      return record(stored);
     },
 
     async list(plan: KeyListPlan): Promise<KeyListResult> {
       const { query, limit } = toListQuery(plan);
       const { keys, total } = await storeCall(log, 'listIdentities', () => store.listIdentities(query));
-      const records = keys.slice(0, query.take).map((k) => toKeyRecord(k, pendingUse));
+      const records = keys.slice(0, query.take).map(record);
       return total === undefined ? { records, hasMore: keys.length > limit } : { records, hasMore: keys.length > limit, total };
     },
 
@@ -112,7 +131,16 @@ export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
       if (time(current.identity.expiresAt) <= now) {
         throw new KeysetError('invalid_request', { detail: 'An expired key cannot be rotated; issue a new one.', extensions: { field: 'id' } });
       }
-      const { key, secret } = await newSecret(now);
+      // The new secret keeps the identity's environment. A prefix no longer configured would
+      // make a key that cannot verify here.
+      const prefix = current.identity.prefix ?? environments.defaultPrefix;
+      if (!environments.prefixes.includes(prefix)) {
+        throw new KeysetError('invalid_request', {
+          detail: `This key's prefix (${prefix}) is no longer configured, so a rotated key could not verify; issue a new one.`,
+          extensions: { field: 'id' },
+        });
+      }
+      const { key, secret } = await newSecret(now, prefix);
       const endOthers = new Date(now + overlapMs);
       const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers));
       if (!added) throw notFound();
@@ -126,7 +154,22 @@ export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
         identity: current.identity,
         secrets: [secret, ...current.secrets.map((s, n) => ({ ...s, expiresAt: ends[n] ?? null }))],
       };
-      return issuedKey(key, toKeyRecord(rotated, pendingUse));
+      return issuedKey(key, record(rotated));
+    },
+
+    async update(id: string, input: UpdateKeyInput): Promise<KeyRecord> {
+      const patch = validateUpdateInput(input);
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      if (typeof store.updateIdentity !== 'function') {
+        throw new KeysetError('unavailable', { detail: 'This key store cannot update keys.', cause: new Error('KeyStore.updateIdentity is not implemented') });
+      }
+      const updated = await storeCall(log, 'updateIdentity', () => store.updateIdentity!(id, patch));
+      if (updated === undefined) throw notFound();
+      // Cached verified keys carry the old metadata and allowlist: a narrower allowlist must
+      // apply at once, here and (through the bus) on every other instance.
+      verifier.evict(id);
+      await changes.emit({ type: 'updated', id });
+      return record(updated);
     },
 
     async revoke(id: string): Promise<void> {

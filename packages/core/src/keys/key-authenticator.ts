@@ -7,6 +7,7 @@
  */
 import { AuthenticationError, KeysetError } from '../errors.ts';
 import { readApiKeyHeader } from './authorization-header.ts';
+import { ipAllowed } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
@@ -19,6 +20,12 @@ export interface AuthenticateRequest {
   authorization: string | null | undefined;
   /** The request URL (absolute, or path and query): checked for keys in the query string. */
   url?: string | URL | null | undefined;
+  /**
+   * The client's IP address, for keys with an IP allowlist: the socket's peer, or what
+   * `createClientAddressResolver` made of it and `X-Forwarded-For` (`createApiKeyGuard`
+   * does that). Unknown (`null`/absent) fails every allowlist.
+   */
+  clientAddress?: string | null | undefined;
 }
 
 /** Options of `Keyring.authenticate`. */
@@ -31,7 +38,8 @@ export interface AuthenticateOptions {
 
 /** What `authenticate` needs from the keyring. */
 export interface KeyAuthenticatorOptions {
-  readonly prefix: string;
+  /** Every accepted prefix: a key of any of them in the query string is refused. */
+  readonly prefixes: readonly string[];
   /** The keyring's `realm`. */
   readonly realm: string;
   readonly scopeWildcards: boolean;
@@ -44,13 +52,13 @@ export type KeyAuthenticator = (request: AuthenticateRequest, options?: Authenti
 
 /** Creates `authenticate` for a keyring. */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
-  const { prefix, realm: defaultRealm, scopeWildcards, log, verify } = options;
+  const { prefixes, realm: defaultRealm, scopeWildcards, log, verify } = options;
 
   return async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = {}): Promise<VerifiedKey> {
     const { scopes, realm = defaultRealm } = authOptions;
     const url = request.url;
     if (url !== undefined && url !== null) {
-      const found = findQueryCredential(String(url), prefix);
+      const found = findQueryCredential(String(url), prefixes);
       if (found !== undefined) {
         if (log.warns()) log.warn({ reason: 'api_key_in_query', ...(found.kind === 'named' ? { param: found.name } : {}) }, 'api key rejected');
         throw new KeysetError('api_key_in_query', {
@@ -64,6 +72,19 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     const header = readApiKeyHeader(request.authorization);
     if (header.kind === 'missing') throw new AuthenticationError('missing_api_key', { realm });
     const key = await verify(header.text, realm);
+    // Before scopes: from elsewhere the key is not usable at all, whatever the endpoint.
+    if (key.ipAllowlist !== null) {
+      const address = request.clientAddress ?? undefined;
+      if (!ipAllowed(key.ipAllowlist, address)) {
+        if (log.warns()) log.warn({ reason: 'ip_not_allowed', last4: key.last4, keyId: key.id, clientAddress: address ?? null }, 'api key used from an address outside its allowlist');
+        throw new KeysetError('ip_not_allowed', {
+          detail:
+            address === undefined
+              ? 'This API key may only be used from listed IP addresses, and the address of this request is not known.'
+              : 'This API key may not be used from the IP address of this request.',
+        });
+      }
+    }
     if (scopes !== undefined && scopes.length > 0) {
       const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
       if (missing.length > 0) {

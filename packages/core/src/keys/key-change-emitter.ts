@@ -7,7 +7,8 @@ import type { BestEffortLog } from './internal/best-effort-log.ts';
 
 /** Emitted after a change that other instances' caches must hear about. */
 export interface KeyChangeEvent {
-  type: 'revoked' | 'rotated';
+  /** `updated`: metadata or IP allowlist changed, so cached verified keys are stale. */
+  type: 'revoked' | 'rotated' | 'updated';
   /** Identity id. */
   id: string;
 }

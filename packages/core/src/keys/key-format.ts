@@ -112,3 +112,23 @@ export function parseKey(text: string, prefix: string): ParseKeyResult {
   if (check === KEY_BAD_CHECKSUM) return { ok: false, reason: 'checksum' };
   return { ok: true, key: { prefix, last4: text.slice(-4) } };
 }
+
+/**
+ * A regular expression source that matches keys of `prefixes` anywhere in text, for
+ * secret scanners (GitHub custom patterns, gitleaks, trufflehog) and log scrubbers. The
+ * boundaries keep it from matching inside longer tokens; a match still needs `parseKey`
+ * (the checksum) to tell a real key from a look-alike.
+ *
+ * @example
+ * ```ts
+ * const pattern = new RegExp(keyPattern(['acme_live', 'acme_test']), 'g');
+ * ```
+ */
+export function keyPattern(prefixes: string | readonly string[]): string {
+  const all = typeof prefixes === 'string' ? [prefixes] : [...prefixes];
+  if (all.length === 0) throw new ConfigError('keyPattern needs at least one prefix');
+  all.forEach((prefix) => assertKeyPrefix(prefix));
+  // Prefixes are [a-z0-9_] only: nothing to escape.
+  const alternatives = all.length === 1 ? all[0] : `(?:${all.join('|')})`;
+  return `(?<![0-9A-Za-z_])${alternatives}_[0-9A-Za-z]{${BODY_LENGTH}}(?![0-9A-Za-z])`;
+}

@@ -8,6 +8,8 @@ import { KeysetError } from '../errors.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
 import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
 import type { ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
+import { validateIpAllowlist } from './ip-allowlist.ts';
+import { validateMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { KeyRateLimit } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
 
@@ -21,6 +23,30 @@ export interface IssueKeyInput {
   rateLimit?: KeyRateLimit | null;
   /** When the identity stops verifying: a `Date` or an ISO 8601 string, in the future. */
   expiresAt?: Date | string | null;
+  /**
+   * Environment of the key (a name from `KeyringOptions.prefix`), which picks its prefix.
+   * @default the first environment
+   */
+  environment?: string | null;
+  /**
+   * Operator data returned by `verify` and the admin API: a JSON object of at most 4 KiB
+   * as UTF-8 JSON, 5 levels deep, 100 members per object (see `MAX_METADATA_BYTES`).
+   * @default {}
+   */
+  metadata?: KeyMetadata | null;
+  /**
+   * IPv4/IPv6 addresses or CIDR blocks (at most 100) the key may be used from; any other
+   * client address gets 403 `ip_not_allowed`. `null`/absent: any address.
+   */
+  ipAllowlist?: readonly string[] | null;
+}
+
+/** What `Keyring.update` changes; an absent field is left as it is. */
+export interface UpdateKeyInput {
+  /** Replaces the metadata (`null` = `{}`). Same bounds as at issue. */
+  metadata?: KeyMetadata | null;
+  /** Replaces the allowlist (`null` = any address). */
+  ipAllowlist?: readonly string[] | null;
 }
 
 /** Options of `Keyring.rotate`. */
@@ -57,9 +83,9 @@ function invalid(field: string, detail: string): KeysetError {
 export function validateIssueInput(
   input: IssueKeyInput,
   now: number,
-): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'expiresAt'> {
+): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `name` and `scopes`.');
-  const { name, scopes, rateLimit = null, expiresAt = null } = input;
+  const { name, scopes, rateLimit = null, expiresAt = null, environment = null } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name)) {
     throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters without control characters.`);
   }
@@ -84,7 +110,20 @@ export function validateIssueInput(
     if (ms <= now) throw invalid('expiresAt', '`expiresAt` must be in the future.');
     expires = new Date(ms);
   }
-  return { name, scopes: [...new Set(scopes)], rateLimit: limit, expiresAt: expires };
+  if (environment !== null && typeof environment !== 'string') throw invalid('environment', '`environment` must be the name of a configured environment.');
+  const metadata = validateMetadata(input.metadata);
+  const ipAllowlist = validateIpAllowlist(input.ipAllowlist);
+  return { name, scopes: [...new Set(scopes)], rateLimit: limit, expiresAt: expires, environment, metadata, ipAllowlist };
+}
+
+/** The fields `update` changes, validated; absent ones are absent. Throws `invalid_request`. */
+export function validateUpdateInput(input: UpdateKeyInput): Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>> {
+  if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `metadata` and/or `ipAllowlist`.');
+  const out: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>> = {};
+  if (input.metadata !== undefined) out.metadata = validateMetadata(input.metadata);
+  if (input.ipAllowlist !== undefined) out.ipAllowlist = validateIpAllowlist(input.ipAllowlist);
+  if (Object.keys(out).length === 0) throw invalid('body', 'Send `metadata` and/or `ipAllowlist` to change.');
+  return out;
 }
 
 /** The overlap in milliseconds. Throws `invalid_request`. */

@@ -7,6 +7,7 @@
  * @module
  */
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
+import { freezeMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { StoredKey, StoredSecret } from './key-store.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -29,6 +30,12 @@ export interface KeyRecord {
   readonly name: string;
   readonly scopes: readonly string[];
   readonly rateLimit: KeyRateLimit | null;
+  /** The environment its keys belong to (see `KeyringOptions.prefix`). */
+  readonly environment: string;
+  /** Operator data set at issue or update: a JSON object, `{}` when none. */
+  readonly metadata: KeyMetadata;
+  /** CIDR blocks (canonical) the key may be used from; `null` = any address. */
+  readonly ipAllowlist: readonly string[] | null;
   readonly createdAt: Date;
   /** Latest use over all secrets. */
   readonly lastUsedAt: Date | null;
@@ -51,6 +58,9 @@ export interface KeyRecordJson {
   name: string;
   scopes: string[];
   rateLimit: KeyRateLimit | null;
+  environment: string;
+  metadata: KeyMetadata;
+  ipAllowlist: string[] | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -65,6 +75,12 @@ export interface VerifiedKey {
   readonly name: string;
   readonly scopes: readonly string[];
   readonly rateLimit: KeyRateLimit | null;
+  /** The environment of the presented key, named by its prefix (see `KeyringOptions.prefix`). */
+  readonly environment: string;
+  /** Operator data set at issue or update (deeply frozen): a JSON object, `{}` when none. */
+  readonly metadata: KeyMetadata;
+  /** CIDR blocks (canonical) the key may be used from; `null` = any address. */
+  readonly ipAllowlist: readonly string[] | null;
   /** Last 4 characters of the key that was presented. */
   readonly last4: string;
 }
@@ -75,6 +91,9 @@ export interface VerifiedKeyJson {
   name: string;
   scopes: string[];
   rateLimit: KeyRateLimit | null;
+  environment: string;
+  metadata: KeyMetadata;
+  ipAllowlist: string[] | null;
   last4: string;
 }
 
@@ -90,6 +109,9 @@ function recordJson(this: KeyRecord): KeyRecordJson {
     name: this.name,
     scopes: [...this.scopes],
     rateLimit: this.rateLimit === null ? null : { ...this.rateLimit },
+    environment: this.environment,
+    metadata: this.metadata,
+    ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
     createdAt: this.createdAt.toISOString(),
     lastUsedAt: iso(this.lastUsedAt),
     expiresAt: iso(this.expiresAt),
@@ -99,7 +121,16 @@ function recordJson(this: KeyRecord): KeyRecordJson {
 }
 
 function verifiedJson(this: VerifiedKey): VerifiedKeyJson {
-  return { id: this.id, name: this.name, scopes: [...this.scopes], rateLimit: this.rateLimit === null ? null : { ...this.rateLimit }, last4: this.last4 };
+  return {
+    id: this.id,
+    name: this.name,
+    scopes: [...this.scopes],
+    rateLimit: this.rateLimit === null ? null : { ...this.rateLimit },
+    environment: this.environment,
+    metadata: this.metadata,
+    ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
+    last4: this.last4,
+  };
 }
 
 function proto(json: (this: never) => unknown, label: string): object {
@@ -124,6 +155,8 @@ function withProto<T extends object>(prototype: object, data: T): T {
   return Object.freeze(Object.assign(Object.create(prototype) as T, data));
 }
 
+/** Tolerates a custom store that predates the field (`undefined`). */
+const frozenList = (list: readonly string[] | null | undefined): readonly string[] | null => (list ? Object.freeze([...list]) : null);
 const copyDate = (d: Date | null): Date | null => (d === null ? null : new Date(d.getTime()));
 const later = (a: Date | null, b: Date | null): Date | null => (a === null ? b : b === null || a >= b ? a : b);
 
@@ -131,7 +164,11 @@ const later = (a: Date | null, b: Date | null): Date | null => (a === null ? b :
  * Builds the administrator's view of a stored key. `pendingLastUse` (digest → epoch ms)
  * adds uses seen by this process but not yet written, so the record is never behind.
  */
-export function toKeyRecord(stored: StoredKey, pendingLastUse?: (digest: string) => number | undefined): KeyRecord {
+export function toKeyRecord(
+  stored: StoredKey,
+  environment: string,
+  pendingLastUse?: (digest: string) => number | undefined,
+): KeyRecord {
   const { identity } = stored;
   let lastUsedAt: Date | null = null;
   const secrets = stored.secrets.map((s: StoredSecret): SecretRecord => {
@@ -150,6 +187,9 @@ export function toKeyRecord(stored: StoredKey, pendingLastUse?: (digest: string)
     name: identity.name,
     scopes: Object.freeze([...identity.scopes]),
     rateLimit: identity.rateLimit === null ? null : Object.freeze({ limit: identity.rateLimit.limit, windowSeconds: identity.rateLimit.windowSeconds }),
+    environment,
+    metadata: freezeMetadata(identity.metadata),
+    ipAllowlist: frozenList(identity.ipAllowlist),
     createdAt: new Date(identity.createdAt.getTime()),
     lastUsedAt,
     expiresAt: copyDate(identity.expiresAt),
@@ -159,13 +199,16 @@ export function toKeyRecord(stored: StoredKey, pendingLastUse?: (digest: string)
 }
 
 /** Builds the frozen `VerifiedKey` a cache entry hands out to every request. */
-export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, last4: string): VerifiedKey {
+export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: string, last4: string): VerifiedKey {
   const { identity } = stored;
   return withProto<VerifiedKey>(VERIFIED_PROTO, {
     id: identity.id,
     name: identity.name,
     scopes: Object.freeze([...identity.scopes]),
     rateLimit: identity.rateLimit === null ? null : Object.freeze({ limit: identity.rateLimit.limit, windowSeconds: identity.rateLimit.windowSeconds }),
+    environment,
+    metadata: freezeMetadata(identity.metadata),
+    ipAllowlist: frozenList(identity.ipAllowlist),
     last4,
   });
 }

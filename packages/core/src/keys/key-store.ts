@@ -4,6 +4,7 @@
  * @module
  */
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
+import type { KeyMetadata } from './key-metadata.ts';
 
 /** One secret of an identity: what a key string verifies against. */
 export interface StoredSecret {
@@ -24,6 +25,16 @@ export interface StoredIdentity {
   name: string;
   scopes: string[];
   rateLimit: Pick<RateLimitPolicy, 'limit' | 'windowSeconds'> | null;
+  /**
+   * Prefix of the identity's keys (its environment); every secret, rotations included,
+   * has it. `null`: written before stores kept it (PostgreSQL schema < 5), which means the
+   * keyring's default prefix.
+   */
+  prefix: string | null;
+  /** Operator data returned on verification: a JSON object, `{}` when none (see `validateMetadata`). */
+  metadata: KeyMetadata;
+  /** Canonical CIDR blocks the key may be used from; `null` = any address. */
+  ipAllowlist: readonly string[] | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -73,6 +84,12 @@ export interface KeyStore {
   listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }>;
   /** Sets `revokedAt` and ends every secret at `at`. Resolves `false` when unknown. */
   revoke(id: string, at: Date): Promise<boolean>;
+  /**
+   * Replaces the given fields of identity `id` (revoked or not) and returns the key as it
+   * now is, or `undefined` when unknown. Optional for stores written before it existed:
+   * without it `Keyring.update` answers 503.
+   */
+  updateIdentity?(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
   touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
   close?(): Promise<void>;

@@ -18,7 +18,7 @@ import type { LastUsedWriter } from './last-used-writer.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
-export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'prefix' | 'rawDigest' | 'cache' | 'clock' | 'crypto'> {
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'cache' | 'clock' | 'crypto'> {
   readonly log: BestEffortLog;
   /** Receives every successful use; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
@@ -56,7 +56,7 @@ interface InvalidEntry {
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
-  const { store, prefix, rawDigest, clock, crypto, log, writer } = options;
+  const { store, environments, rawDigest, clock, crypto, log, writer } = options;
   const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
   const valid = max > 0 && ttlMs > 0 ? new LruCache<ValidEntry>(max) : undefined;
@@ -75,7 +75,9 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   }
 
   function verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey> {
-    const check = checkKey(text, prefix);
+    // The key's length names the one configured prefix it could have (key-environments.ts).
+    const prefix = environments.prefixOfKey(text);
+    const check = prefix === undefined ? KEY_MALFORMED : checkKey(text, prefix);
     if (check !== KEY_OK) {
       throw reject(check === KEY_MALFORMED ? 'malformed' : 'checksum', typeof text === 'string' ? safeLast4(text) : undefined, undefined, realm);
     }
@@ -103,10 +105,11 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     const last4 = text.slice(-4);
     const miss = invalidCache?.get(cacheKey, now);
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
-    return fromStore(bytes ?? fromByteString(cacheKey), cacheKey, now, last4, realm);
+    return fromStore(bytes ?? fromByteString(cacheKey), cacheKey, now, text, realm);
   }
 
-  async function fromStore(bytes: Uint8Array, cacheKey: string, now: number, last4: string, realm: string): Promise<VerifiedKey> {
+  async function fromStore(bytes: Uint8Array, cacheKey: string, now: number, text: string, realm: string): Promise<VerifiedKey> {
+    const last4 = text.slice(-4);
     const digest = toHex(bytes);
     const startEpoch = epoch;
     const found = await storeCall(log, 'findByDigest', () => store.findByDigest(digest));
@@ -123,7 +126,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: verdict.reason, identityId: identity.id }, now + negativeTtlMs);
       throw reject(verdict.reason, last4, identity.id, realm);
     }
-    const verified = toVerifiedKey(found, last4);
+    // The digest matched the whole text, prefix included: this is the key's environment.
+    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4);
     if (epoch === startEpoch) {
       valid?.set(cacheKey, { verified, digest, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
     }

@@ -9,7 +9,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { createRawDigest, type RawDigest } from './key-digest.ts';
-import { assertKeyPrefix } from './key-format.ts';
+import { resolveEnvironments, type KeyEnvironments } from './key-environments.ts';
 import type { KeyStore } from './key-store.ts';
 
 /** pino-compatible: `(fields, message)`. Only ever receives ids, reasons and last-4s. */
@@ -48,8 +48,13 @@ export interface KeyringCacheOptions {
 export interface KeyringOptions {
   /** Where identities and digests live: `createMemoryKeyStore()`, `@keyset/postgres`, … */
   store: KeyStore;
-  /** Key prefix, e.g. `acme_live` (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 32 characters). */
-  prefix: string;
+  /**
+   * Key prefix, e.g. `acme_live` (`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`, at most 32 characters);
+   * its keys' `environment` is the prefix itself. Or several environments, each with its
+   * prefix: `{ live: 'acme_live', test: 'acme_test' }` accepts keys of both, names each
+   * verified key's `environment`, and issues keys of the first unless `issue` says otherwise.
+   */
+  prefix: string | Readonly<Record<string, string>>;
   /** Server secret for HMAC-SHA256 digests (at least 16 bytes). Changing it invalidates every key. */
   pepper?: string | Uint8Array | undefined;
   /** Verification cache; `false` asks the store on every request. */
@@ -85,7 +90,9 @@ export interface KeyringOptions {
 /** `KeyringOptions` after validation and defaults. Internal: not exported from the package. */
 export interface ResolvedKeyringOptions {
   readonly store: KeyStore;
+  /** The default prefix (the first environment's). */
   readonly prefix: string;
+  readonly environments: KeyEnvironments;
   /** The digest function, bound to the pepper. */
   readonly rawDigest: RawDigest;
   /** Cache bounds; a zero size or TTL turns that cache off (all zero for `cache: false`). */
@@ -123,7 +130,7 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     crypto = defaultCrypto,
     logger,
   } = options;
-  assertKeyPrefix(prefix);
+  const environments = resolveEnvironments(prefix);
   for (const method of STORE_METHODS) {
     if (typeof store?.[method] !== 'function') throw new ConfigError(`store must implement KeyStore: ${method}() is missing`);
   }
@@ -140,5 +147,5 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
   }
   const lastUsedIntervalMs = lastUsed === false ? undefined : positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs');
 
-  return { store, prefix, rawDigest, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
+  return { store, prefix: environments.defaultPrefix, environments, rawDigest, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
 }

@@ -80,10 +80,11 @@ describe('issue and get', () => {
     const { key, record } = await keyring.issue({ name: 'billing', scopes: ['orders:read', 'orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 } });
     expect(key).toMatch(/^acme_test_[0-9A-Za-z]{38}$/);
     expect(record.id).toMatch(/^key_[0-9A-Za-z]{22}$/);
-    expect(record).toMatchObject({ name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 }, createdAt: new Date(T0), lastUsedAt: null, expiresAt: null, revokedAt: null });
+    expect(record).toMatchObject({ name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 }, environment: PREFIX, metadata: {}, ipAllowlist: null, createdAt: new Date(T0), lastUsedAt: null, expiresAt: null, revokedAt: null });
     expect(record.secrets).toEqual([expect.objectContaining({ last4: key.slice(-4), createdAt: new Date(T0), lastUsedAt: null, expiresAt: null })]);
     expect(JSON.parse(JSON.stringify(record))).toEqual({
       id: record.id, name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 },
+      environment: PREFIX, metadata: {}, ipAllowlist: null,
       createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null,
       secrets: [{ last4: key.slice(-4), createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null }],
     });
@@ -149,9 +150,10 @@ describe('verify', () => {
     const { keyring } = setup();
     const { key, record } = await keyring.issue({ name: 'svc', scopes: ['a'] });
     const verified = await keyring.verify(key);
-    expect(verified).toEqual({ id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, last4: key.slice(-4) });
+    const expected = { id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, environment: PREFIX, metadata: {}, ipAllowlist: null, last4: key.slice(-4) };
+    expect(verified).toEqual(expected);
     expect(Object.isFrozen(verified)).toBe(true);
-    expect(JSON.stringify(verified)).toBe(JSON.stringify({ id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, last4: key.slice(-4) }));
+    expect(JSON.stringify(verified)).toBe(JSON.stringify(expected));
     expect(inspect(verified)).toContain('VerifiedKey');
   });
 

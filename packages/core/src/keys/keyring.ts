@@ -14,7 +14,7 @@ import type { IssuedKey } from './issued-key.ts';
 import { createKeyAdmin, type KeyListResult } from './key-admin.ts';
 import { createKeyAuthenticator, type AuthenticateOptions, type AuthenticateRequest } from './key-authenticator.ts';
 import { createKeyChangeEmitter, type KeyChangeListener } from './key-change-emitter.ts';
-import type { IssueKeyInput, KeyListPlan, RotateKeyOptions } from './key-input.ts';
+import type { IssueKeyInput, KeyListPlan, RotateKeyOptions, UpdateKeyInput } from './key-input.ts';
 import type { KeyRecord, VerifiedKey } from './key-record.ts';
 import { createKeyVerifier } from './key-verifier.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
@@ -30,8 +30,12 @@ export type { KeyringCacheOptions, KeyringLogger, KeyringOptions } from './keyri
 
 /** The key manager. All methods reject with `KeysetError`s (`unavailable` when the store fails). */
 export interface Keyring {
-  /** The configured key prefix. */
+  /** The default key prefix: the one `issue` uses without an `environment`. */
   readonly prefix: string;
+  /** Every prefix whose keys verify here, default first. */
+  readonly prefixes: readonly string[];
+  /** Environment name → prefix (a single `prefix` option is `{ [prefix]: prefix }`). */
+  readonly environments: Readonly<Record<string, string>>;
   issue(input: IssueKeyInput): Promise<IssuedKey>;
   /** The record of identity `id`; `not_found` when unknown. */
   get(id: string): Promise<KeyRecord>;
@@ -44,6 +48,12 @@ export interface Keyring {
   rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
   /** Ends every secret of `id` now. `not_found` when unknown; revoking twice is fine. */
   revoke(id: string): Promise<void>;
+  /**
+   * Replaces the metadata and/or IP allowlist of `id` (revoked or not), evicts its cached
+   * results and tells the change listeners (a revocation bus carries it to every instance)
+   * before it resolves. `not_found` when unknown.
+   */
+  update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
   /** The identity `key` belongs to, or an `AuthenticationError` (`invalid_api_key`). */
   verify(key: string): Promise<VerifiedKey>;
   /** Query-string check, `Authorization` header, verification and scopes, in that order. */
@@ -68,7 +78,7 @@ export interface Keyring {
  */
 export function createKeyring(options: KeyringOptions): Keyring {
   const config = resolveKeyringOptions(options);
-  const { store, prefix, realm, lastUsedIntervalMs } = config;
+  const { store, prefix, environments, realm, lastUsedIntervalMs } = config;
   const log = bestEffortLog(config.logger);
   const writer =
     lastUsedIntervalMs === undefined
@@ -82,17 +92,20 @@ export function createKeyring(options: KeyringOptions): Keyring {
 
   const keyring: Keyring = {
     prefix,
+    prefixes: environments.prefixes,
+    environments: environments.byName,
     issue: admin.issue,
     get: admin.get,
     list: admin.list,
     rotate: admin.rotate,
     revoke: admin.revoke,
+    update: admin.update,
 
     async verify(key: string): Promise<VerifiedKey> {
       return verifier.verify(key, realm);
     },
 
-    authenticate: createKeyAuthenticator({ prefix, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify }),
+    authenticate: createKeyAuthenticator({ prefixes: environments.prefixes, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify }),
 
     invalidate(identityId: string): void {
       verifier.evict(identityId);

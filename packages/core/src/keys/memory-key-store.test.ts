@@ -6,7 +6,7 @@ import { createMemoryKeyStore } from './memory-key-store.ts';
 const t = (ms: number): Date => new Date(Date.UTC(2025, 0, 1) + ms);
 
 function identity(id: string, createdMs: number): StoredIdentity {
-  return { id, name: id, scopes: ['a'], rateLimit: null, createdAt: t(createdMs), expiresAt: null, revokedAt: null };
+  return { id, name: id, scopes: ['a'], rateLimit: null, prefix: 'acme_test', metadata: {}, ipAllowlist: null, createdAt: t(createdMs), expiresAt: null, revokedAt: null };
 }
 function secret(digest: string, createdMs = 0, expiresAt: Date | null = null): StoredSecret {
   return { digest, last4: digest.slice(-4), createdAt: t(createdMs), lastUsedAt: null, expiresAt };

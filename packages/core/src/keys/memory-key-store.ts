@@ -6,6 +6,7 @@
  * returned object.
  * @module
  */
+import { freezeMetadata } from './key-metadata.ts';
 import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
@@ -46,6 +47,10 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     name: i.name,
     scopes: [...i.scopes],
     rateLimit: i.rateLimit === null ? null : { limit: i.rateLimit.limit, windowSeconds: i.rateLimit.windowSeconds },
+    prefix: i.prefix ?? null,
+    // Frozen deep copies: sharing them is safe, and no caller can edit stored metadata.
+    metadata: freezeMetadata(i.metadata),
+    ipAllowlist: i.ipAllowlist ? Object.freeze([...i.ipAllowlist]) : null,
     createdAt: new Date(i.createdAt.getTime()),
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),
@@ -130,6 +135,14 @@ export function createMemoryKeyStore(): KeyStore {
       if (key.identity.revokedAt === null) key.identity.revokedAt = new Date(at.getTime());
       for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
       return true;
+    },
+
+    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined> {
+      const key = keys.get(id);
+      if (key === undefined) return undefined;
+      if (changes.metadata !== undefined) key.identity.metadata = freezeMetadata(changes.metadata);
+      if (changes.ipAllowlist !== undefined) key.identity.ipAllowlist = changes.ipAllowlist === null ? null : Object.freeze([...changes.ipAllowlist]);
+      return copyKey(key);
     },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {

@@ -86,20 +86,21 @@ function containsKey(text: string, prefix: string): boolean {
 /**
  * Looks for credentials in the query string of `url`: a parameter named like one
  * (`api_key`, `apikey`, `api-key`, `access_token`, any case) or a name or value that
- * holds a valid key of `prefix` (checksum included, so ordinary values never match).
- * Values are percent-decoded first, so encoding a key does not hide it.
+ * holds a valid key of one of `prefixes` (checksum included, so ordinary values never
+ * match). Values are percent-decoded first, so encoding a key does not hide it.
  */
-export function findQueryCredential(url: string, prefix: string): QueryCredential | undefined {
+export function findQueryCredential(url: string, prefixes: string | readonly string[]): QueryCredential | undefined {
   const query = rawQuery(url);
   if (query === '') return undefined;
+  const all = typeof prefixes === 'string' ? [prefixes] : prefixes;
   // Fast path for the common request: nothing encoded, no `prefix_`, and no parameter
   // named like a credential. Only the names are looked at (and lowercased), never the
   // values: a cursor is long and can hold no credential name that matters here.
-  if (query.indexOf('%') < 0 && query.indexOf(`${prefix}_`) < 0 && !hasCredentialName(query)) return undefined;
+  if (query.indexOf('%') < 0 && all.every((prefix) => query.indexOf(`${prefix}_`) < 0) && !hasCredentialName(query)) return undefined;
   for (const [name, value] of new URLSearchParams(query.replace(SEPARATORS, '&'))) {
     const credential = credentialName(name);
     if (credential !== undefined) return { kind: 'named', name: credential };
-    if (containsKey(value, prefix) || containsKey(name, prefix)) return { kind: 'key' };
+    if (all.some((prefix) => containsKey(value, prefix) || containsKey(name, prefix))) return { kind: 'key' };
   }
   return undefined;
 }

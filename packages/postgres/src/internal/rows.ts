@@ -7,7 +7,7 @@
  * JSON. Drivers that leave `json`/`float8` unparsed (strings) work too.
  * @module
  */
-import type { StoredIdentity, StoredSecret } from '@keyset/core';
+import type { KeyMetadata, StoredIdentity, StoredSecret } from '@keyset/core';
 
 /** SQL: a timestamptz column as epoch milliseconds. */
 export function epochMs(column: string): string {
@@ -40,7 +40,9 @@ function json(value: unknown): unknown {
 
 /** SQL: the identity columns of alias `i`, as read by `identityFrom`. */
 export function identityColumns(): string {
+  // metadata::text: some drivers parse `json` and some do not; text is read alike by all.
   return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds,
+    i.prefix, i.metadata::text AS metadata, to_json(i.ip_allowlist) AS ip_allowlist,
     ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
     ${epochMs('i.revoked_at')} AS revoked_at`;
 }
@@ -62,6 +64,13 @@ export function secretColumns(): string {
     ${epochMs('s.last_used_at')} AS secret_last_used_at, ${epochMs('s.expires_at')} AS secret_expires_at`;
 }
 
+/** The metadata column (text), parsed; a missing one (an old row read mid-upgrade) is `{}`. */
+function metadataFrom(value: unknown): KeyMetadata {
+  if (value === null || value === undefined) return {};
+  const parsed = json(value);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as KeyMetadata) : {};
+}
+
 export function identityFrom(row: Record<string, unknown>): StoredIdentity {
   const limit = row['rate_limit'];
   return {
@@ -72,6 +81,9 @@ export function identityFrom(row: Record<string, unknown>): StoredIdentity {
       limit === null || limit === undefined
         ? null
         : { limit: Number(limit), windowSeconds: Number(row['rate_window_seconds']) },
+    prefix: row['prefix'] === null || row['prefix'] === undefined ? null : String(row['prefix']),
+    metadata: metadataFrom(row['metadata']),
+    ipAllowlist: row['ip_allowlist'] === null || row['ip_allowlist'] === undefined ? null : (json(row['ip_allowlist']) as unknown[]).map(String),
     createdAt: requiredDate(row['created_at']),
     expiresAt: toDate(row['expires_at']),
     revokedAt: toDate(row['revoked_at']),

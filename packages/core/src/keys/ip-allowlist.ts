@@ -1,0 +1,60 @@
+/**
+ * A key's IP allowlist: the CIDR blocks its requests may come from. Checked as given to
+ * `issue`/`update` (400 `invalid_request` naming `ipAllowlist`), stored in canonical
+ * form, and matched per request against the client address (403 `ip_not_allowed`).
+ * @module
+ */
+import { KeysetError } from '../errors.ts';
+import { anyCidrContains, parseCidr, type Cidr } from '../net/cidr.ts';
+import { parseIp } from '../net/ip-address.ts';
+
+/** Blocks one key may list. */
+export const MAX_IP_ALLOWLIST = 100;
+
+function invalid(detail: string): KeysetError {
+  return new KeysetError('invalid_request', { detail, extensions: { field: 'ipAllowlist' } });
+}
+
+/**
+ * The canonical, de-duplicated blocks of `value`, or `null` (any address) for
+ * `null`/`undefined`. An empty list is refused: a key no address may use is a revoked key.
+ */
+export function validateIpAllowlist(value: unknown): readonly string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_IP_ALLOWLIST) {
+    throw invalid(`\`ipAllowlist\` must be null (any address) or an array of 1 to ${MAX_IP_ALLOWLIST} IPv4/IPv6 addresses or CIDR blocks, e.g. ["203.0.113.0/24", "2001:db8::/32"].`);
+  }
+  const out: string[] = [];
+  for (const item of value as unknown[]) {
+    const parsed = parseCidr(item);
+    if (!parsed.ok) throw invalid(`\`ipAllowlist\`: ${parsed.reason}.`);
+    if (!out.includes(parsed.cidr.text)) out.push(parsed.cidr.text);
+  }
+  return Object.freeze(out);
+}
+
+const compiled = new WeakMap<readonly string[], readonly Cidr[]>();
+
+function compile(list: readonly string[]): readonly Cidr[] {
+  let cidrs = compiled.get(list);
+  if (cidrs === undefined) {
+    // Stored lists are canonical; one a store hands back broken matches nothing.
+    cidrs = list.flatMap((text) => {
+      const parsed = parseCidr(text);
+      return parsed.ok ? [parsed.cidr] : [];
+    });
+    if (Object.isFrozen(list)) compiled.set(list, cidrs);
+  }
+  return cidrs;
+}
+
+/**
+ * Whether `address` (canonical client address, `undefined` when unknown) may use a key
+ * with allowlist `list`. No list: any address, known or not. A list and no known address:
+ * refused, since the check cannot be made.
+ */
+export function ipAllowed(list: readonly string[] | null, address: string | undefined): boolean {
+  if (list === null) return true;
+  const bytes = parseIp(address);
+  return bytes !== undefined && anyCidrContains(compile(list), bytes);
+}
