@@ -8,7 +8,13 @@ export function packageBuild(overrides: Options = {}): Options {
     dts: { compilerOptions: { ignoreDeprecations: '6.0', composite: false } },
     target: 'node20',
     platform: 'neutral',
+    // Maps ship, without the sources inlined: they point at the package's own `src/`,
+    // which ships too (tests excluded). Stack traces and debuggers reach the TypeScript
+    // at a third of the tarball size. Decision and figures: docs/packaging.md.
     sourcemap: true,
+    esbuildOptions(options) {
+      options.sourcesContent = false;
+    },
     clean: true,
     splitting: false,
     treeshake: true,

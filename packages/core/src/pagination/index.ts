@@ -1,6 +1,7 @@
 /** Public exports of the pagination area. Names are listed explicitly. */
 export { normalizeBaseUrl } from './base-url.ts';
 export { createCursorCodec } from './cursor-codec.ts';
+export { cursorSecrets } from './cursor-secrets.ts';
 export { cursorFingerprint } from './cursor-fingerprint.ts';
 export { keysetWhere } from './keyset-where.ts';
 export { createLimitPolicy } from './limit-policy.ts';
@@ -10,6 +11,7 @@ export { parsePageQuery } from './parse-page-query.ts';
 export { defineSortSpec } from './sort-spec.ts';
 
 export type { CursorCodec, CursorCodecOptions } from './cursor-codec.ts';
+export type { CursorSecretsOptions } from './cursor-secrets.ts';
 export type { CursorScope } from './cursor-fingerprint.ts';
 export type { KeysetQuery, KeysetWhereOptions, SqlDialect } from './keyset-where.ts';
 export type { LimitResolver } from './limit-policy.ts';

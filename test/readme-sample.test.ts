@@ -1,0 +1,83 @@
+/**
+ * The README's "Using it" file, run as a reader would run it (`npx tsx server.ts`, here
+ * `node --import tsx`): it serves, prints a key, the key reads a page of the rows, and the
+ * cursor leads to the next page. Without a cursor secret outside development it refuses
+ * to start with a message naming CURSOR_SECRET. (`test/docs-samples.test.ts` type-checks it.)
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dir = join(root, '.readme-sample');
+const file = join(dir, `server-${process.pid}.ts`);
+
+function usingIt(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Using it'));
+  const match = /```ts\n([\s\S]*?)```/.exec(section);
+  if (!match) throw new Error('README has no ts block under "Using it"');
+  return match[1]!;
+}
+
+interface Started {
+  out: string;
+  err: string;
+  code: number | null;
+  stop(): void;
+}
+
+/** Runs the sample until `until(stdout)` holds or it exits. */
+function run(env: Record<string, string>, until: (out: string) => boolean): Promise<Started> {
+  const { NODE_ENV: _n, CURSOR_SECRET: _c, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  return new Promise((resolve) => {
+    const done = (code: number | null): void => resolve({ out, err, code, stop: () => child.kill('SIGTERM') });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (until(out)) done(null);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+    child.once('exit', (code) => done(code));
+  });
+}
+
+describe('README "Using it"', () => {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, usingIt());
+  afterAll(() => rmSync(file, { force: true }));
+
+  it('serves, issues a key, and pages through the rows with it', async () => {
+    const server = await run({ PORT: '0', NODE_ENV: 'development' }, (out) => out.includes('curl '));
+    try {
+      expect(server.code, server.err).toBeNull();
+      const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(server.out)?.[1];
+      const key = /ApiKey (acme_live_[0-9A-Za-z]+)/.exec(server.out)?.[1];
+      expect(base).toBeDefined();
+      expect(key).toBeDefined();
+      const headers = { authorization: `ApiKey ${key}` };
+      const first = await fetch(`${base}/orders?limit=2`, { headers });
+      expect(first.status).toBe(200);
+      const page = (await first.json()) as { items: Array<{ id: number; createdAt: string }>; nextCursor: string };
+      // Newest first, the tie on createdAt broken by id descending.
+      expect(page.items.map((o) => o.id)).toEqual([250, 249]);
+      const second = (await (await fetch(`${base}/orders?limit=2&cursor=${page.nextCursor}`, { headers })).json()) as { items: Array<{ id: number }> };
+      expect(second.items.map((o) => o.id)).toEqual([248, 247]);
+      expect((await fetch(`${base}/orders`)).status).toBe(401);
+      expect((await fetch(`${base}/orders`, { method: 'POST', headers })).status).toBe(405);
+    } finally {
+      server.stop();
+    }
+  }, 60_000);
+
+  it('refuses to start without CURSOR_SECRET outside development, saying what to set', async () => {
+    const server = await run({ PORT: '0' }, () => false);
+    expect(server.code).not.toBe(0);
+    expect(server.err).toMatch(/ConfigError: CURSOR_SECRET is not set/);
+    expect(server.out).not.toContain('listening');
+  }, 60_000);
+});
