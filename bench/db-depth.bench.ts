@@ -1,7 +1,9 @@
 /**
  * Page fetch time by depth: OFFSET vs keyset (`keysetWhere`) over 1M orders, on
  * embedded PGlite and on PostgreSQL, plus the cost of `count(*)` for offset mode's
- * `total`. Writes bench/results/db-depth.json and docs/img/db-depth.svg.
+ * `total`. On PostgreSQL the same keyset page also goes through `@keyset/kysely`
+ * (query building + Kysely's driver included), to show the builder adds nothing
+ * measurable next to the query. Writes bench/results/db-depth.json and docs/img/db-depth.svg.
  *
  * Env: BENCH_ROWS (1_000_000), BENCH_REPEAT (5), TEST_DATABASE_URL (PostgreSQL;
  * skipped with a message when nothing answers).
@@ -11,6 +13,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { keysetWhere, type PagePlan, type SortSpec } from '@keyset/core';
+import { keysetPage } from '@keyset/kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { save } from './support.ts';
 
@@ -44,23 +48,33 @@ const SETUP = `
 // columns first, so ORDER BY created_at would sort by the text and never use the index.
 const COLUMNS = `id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text, customer, amount_cents, currency, status`;
 
-async function time(db: Db, text: string, params: unknown[] = []): Promise<number> {
+interface BenchDB {
+  orders: { id: string; created_at: string; customer: string; amount_cents: number; currency: string; status: string };
+}
+
+function time(db: Db, text: string, params: unknown[] = []): Promise<number> {
+  return timeCall(() => db.query(text, params));
+}
+
+async function timeCall(call: () => Promise<unknown>): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < REPEAT + 1; i++) {
     const t = performance.now();
-    await db.query(text, params);
+    await call();
     if (i > 0) samples.push(performance.now() - t); // first run warms the cache
   }
   samples.sort((a, b) => a - b);
   return samples[samples.length >> 1]!;
 }
 
-async function measure(name: string, db: Db): Promise<{ depth: number; offsetMs: number; keysetMs: number }[]> {
+type Row = { depth: number; offsetMs: number; keysetMs: number; kyselyMs?: number };
+
+async function measure(name: string, db: Db, kysely?: Kysely<BenchDB>): Promise<Row[]> {
   console.log(`${name}: seeding ${ROWS.toLocaleString('en-US')} orders…`);
   const t = performance.now();
   await db.exec(SETUP);
   console.log(`${name}: seeded in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  const out: { depth: number; offsetMs: number; keysetMs: number }[] = [];
+  const out: Row[] = [];
   for (const depth of DEPTHS) {
     const offsetMs = await time(db, `SELECT ${COLUMNS} FROM orders ORDER BY created_at DESC, id DESC LIMIT ${LIMIT + 1} OFFSET ${depth}`);
     let plan: PagePlan = { mode: 'cursor', limit: LIMIT, take: LIMIT + 1, after: null, fingerprint: '' };
@@ -71,13 +85,35 @@ async function measure(name: string, db: Db): Promise<{ depth: number; offsetMs:
     }
     const q = keysetWhere(plan, sort, 'postgres');
     const keysetMs = await time(db, `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit}`, q.params);
-    out.push({ depth, offsetMs, keysetMs });
-    console.log(`${name} depth ${String(depth).padStart(7)}: offset ${offsetMs.toFixed(2).padStart(8)} ms   keyset ${keysetMs.toFixed(2).padStart(6)} ms`);
+    const row: Row = { depth, offsetMs, keysetMs };
+    if (kysely !== undefined) {
+      // Built anew each time, as a request handler would: building and compiling count.
+      row.kyselyMs = await timeCall(() =>
+        keysetPage(
+          kysely
+            .selectFrom('orders')
+            .select([
+              'id',
+              sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('created_at_text'),
+              'customer',
+              'amount_cents',
+              'currency',
+              'status',
+            ]),
+          plan,
+          sort,
+          'postgres',
+        ).execute(),
+      );
+    }
+    out.push(row);
+    const viaKysely = row.kyselyMs === undefined ? '' : `   via Kysely ${row.kyselyMs.toFixed(2).padStart(6)} ms`;
+    console.log(`${name} depth ${String(depth).padStart(7)}: offset ${offsetMs.toFixed(2).padStart(8)} ms   keyset ${keysetMs.toFixed(2).padStart(6)} ms${viaKysely}`);
   }
   return out;
 }
 
-const results: Record<string, { depths: { depth: number; offsetMs: number; keysetMs: number }[]; countMs: number }> = {};
+const results: Record<string, { depths: Row[]; countMs: number }> = {};
 
 const lite = await PGlite.create();
 const liteDb: Db = { query: (t, p) => lite.query(t, p), exec: (t) => lite.exec(t), close: () => lite.close() };
@@ -93,7 +129,9 @@ try {
   await pool.query(`SET search_path TO ${schema}`);
   const pgDb: Db = { query: (t, p) => pool.query(t, p), exec: (t) => pool.query(t), close: async () => {} };
   try {
-    results.PostgreSQL = { depths: await measure('PostgreSQL', pgDb), countMs: await time(pgDb, 'SELECT count(*) FROM orders') };
+    // No destroy(): it would end the pool, which the finally below owns.
+    const kysely = new Kysely<BenchDB>({ dialect: new PostgresDialect({ pool }) });
+    results.PostgreSQL = { depths: await measure('PostgreSQL', pgDb, kysely), countMs: await time(pgDb, 'SELECT count(*) FROM orders') };
   } finally {
     await pool.query(`DROP SCHEMA ${schema} CASCADE`);
   }
@@ -115,8 +153,11 @@ function chart(data: typeof results): string {
   const series = Object.entries(data).flatMap(([engine, r]) => [
     { name: `${engine} OFFSET`, dash: '', points: r.depths.map((d) => [d.depth, d.offsetMs] as const) },
     { name: `${engine} keyset`, dash: '6 4', points: r.depths.map((d) => [d.depth, d.keysetMs] as const) },
+    ...(r.depths.every((d) => d.kyselyMs !== undefined)
+      ? [{ name: `${engine} keyset (Kysely)`, dash: '2 3', points: r.depths.map((d) => [d.depth, d.kyselyMs!] as const) }]
+      : []),
   ]);
-  const colors = ['#d62728', '#1f77b4', '#ff7f0e', '#2ca02c'];
+  const colors = ['#d62728', '#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b'];
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
   const yMin = Math.pow(10, Math.floor(Math.log10(Math.max(0.01, Math.min(...ys)))));
   const yMax = Math.pow(10, Math.ceil(Math.log10(Math.max(...ys))));
