@@ -53,16 +53,16 @@ function rawQuery(url: string): string {
  * as `credentialName` reads it: the name before `=`, without a bracket suffix, in any case.
  */
 function hasCredentialName(query: string): boolean {
+  // Segment ends found with indexOf (native, fast over a long cursor value), not per character.
+  let amp = query.indexOf('&');
+  let semi = query.indexOf(';');
   let start = 0;
   while (start <= query.length) {
-    let end = start;
-    let eq = -1;
-    for (; end < query.length; end++) {
-      const c = query.charCodeAt(end);
-      if (c === 38 /* & */ || c === 59 /* ; */) break;
-      if (c === 61 /* = */ && eq < 0) eq = end;
-    }
-    const nameEnd = eq < 0 ? end : eq;
+    if (amp >= 0 && amp < start) amp = query.indexOf('&', start);
+    if (semi >= 0 && semi < start) semi = query.indexOf(';', start);
+    const end = amp < 0 ? (semi < 0 ? query.length : semi) : semi < 0 || amp < semi ? amp : semi;
+    const eq = query.indexOf('=', start);
+    const nameEnd = eq < 0 || eq > end ? end : eq;
     const bracket = query.indexOf('[', start);
     const baseEnd = bracket > start && bracket < nameEnd ? bracket : nameEnd;
     const length = baseEnd - start;
