@@ -44,6 +44,8 @@ const ALL_STACKS = {
   express: 'express',
   'express-keyset': 'express',
   'express-peer': 'express',
+  fetch: 'fetch',
+  'fetch-keyset': 'fetch',
 } as const satisfies Record<string, string>;
 type Stack = keyof typeof ALL_STACKS;
 const bareOf = (stack: Stack): Stack => ALL_STACKS[stack];

@@ -12,7 +12,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export async function bundleServer(entry: string, outfile: string): Promise<string> {
   const alias: Record<string, string> = {};
-  for (const pkg of ['core', 'hono', 'express']) {
+  for (const pkg of ['core', 'hono', 'express', 'fetch']) {
     const dist = join(root, 'packages', pkg, 'dist', 'index.js');
     if (!existsSync(dist)) throw new Error(`${dist} is missing: run \`pnpm build\` first`);
     alias[`@keyset/${pkg}`] = dist;

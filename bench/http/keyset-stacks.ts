@@ -14,6 +14,7 @@ import {
   type PagePlan,
 } from '@keyset/core';
 import { apiKey as expressApiKey, paginate as expressPaginate, problemHandler as expressProblems, sendPage as expressSendPage } from '@keyset/express';
+import { apiKey as fetchApiKey, paginate as fetchPaginate, problemHandler as fetchProblems, sendPage as fetchSendPage } from '@keyset/fetch';
 import { apiKey as honoApiKey, paginate as honoPaginate, problemHandler as honoProblems, sendPage as honoSendPage } from '@keyset/hono';
 import express, { type Express } from 'express';
 import { Hono } from 'hono';
@@ -82,4 +83,19 @@ export async function keysetExpress(keyCount?: number): Promise<{ app: Express; 
   );
   app.use(expressProblems());
   return { app, keys };
+}
+
+/** The Fetch adapter: one `Request → Response` handler (served on Node by `@hono/node-server`'s listener). */
+export async function keysetFetch(keyCount?: number): Promise<{ handler: (request: Request) => Promise<Response>; keys: string[] }> {
+  const { keys, guard, paginator } = await keysetCore(keyCount);
+  const orders = fetchProblems(
+    fetchApiKey({ guard, scopes: ['orders:read'] }, async (request) => {
+      const page = await fetchPaginate(request, paginator, { filters });
+      return fetchSendPage(page, rows(page, statusOf(new URL(request.url).searchParams.get('status'))));
+    }),
+  );
+  return {
+    keys,
+    handler: (request) => (new URL(request.url).pathname === '/api/orders' ? orders(request) : Promise.resolve(new Response(null, { status: 404 }))),
+  };
 }

@@ -15,7 +15,7 @@ import { getRequestListener } from '@hono/node-server';
 import express from 'express';
 import { Hono } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './orders.ts';
-import { keysetExpress, keysetHono } from './keyset-stacks.ts';
+import { keysetExpress, keysetFetch, keysetHono } from './keyset-stacks.ts';
 import { expressPeer, honoPeer, peerKeys } from './peer-stacks.ts';
 
 type Listener = Parameters<typeof createServer>[1];
@@ -62,6 +62,21 @@ async function build(stack: string): Promise<{ listener: Listener; keys: string[
     case 'express-keyset': {
       const { app, keys } = await keysetExpress();
       return { keys, listener: app as unknown as Listener };
+    }
+    case 'fetch': {
+      // A bare Web-standard handler, served like the Fetch adapter's below.
+      const handler = (request: Request): Response => {
+        const url = new URL(request.url);
+        if (url.pathname !== '/api/orders') return new Response(null, { status: 404 });
+        return new Response(JSON.stringify(plainPage(url.searchParams.get('cursor'), statusOf(url.searchParams.get('status')))), {
+          headers: { 'content-type': 'application/json' },
+        });
+      };
+      return { keys: peerKeys(KEY_COUNT).keys, listener: getRequestListener(handler) as Listener };
+    }
+    case 'fetch-keyset': {
+      const { handler, keys } = await keysetFetch();
+      return { keys, listener: getRequestListener(handler) as Listener };
     }
     default:
       throw new Error(`unknown stack ${stack}`);
