@@ -15,16 +15,11 @@
  * the key. ioredis re-subscribes by itself after a reconnect.
  * @module
  */
-import { ConfigError } from '@keyset/core';
+import { ConfigError, createRevocationProtocol, isRevocationEvent } from '@keyset/core';
+import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
 import { withTimeout } from './internal/with-timeout.ts';
 
-/** A keyring change worth telling other instances about. */
-export interface RevocationEvent {
-  /** `updated`: metadata or IP allowlist changed (cached verified keys are stale). */
-  type: 'revoked' | 'rotated' | 'updated';
-  /** The identity id (never key text). */
-  id: string;
-}
+export type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
 
 /**
  * What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). A keyring
@@ -53,11 +48,6 @@ export interface RevocationSubscriber {
    */
   readonly status?: string;
   once?(event: 'ready' | 'end', listener: () => void): unknown;
-}
-
-/** Where the bus reports failed publishes. pino and `console` fit. */
-export interface RevocationBusLogger {
-  warn(details: Record<string, unknown>, message: string): void;
 }
 
 /** Options of `createRevocationBus`. */
@@ -110,9 +100,6 @@ export interface RevocationBus {
   close(): Promise<void>;
 }
 
-const TYPES: ReadonlySet<string> = new Set(['revoked', 'rotated', 'updated']);
-const MAX_ID_LENGTH = 256;
-
 const consoleLogger: RevocationBusLogger = {
   warn: (details, message) => console.warn(`[keyset] ${message}`, details),
 };
@@ -155,47 +142,20 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     throw new ConfigError('publisher and subscriber must be two connections: a subscribed connection cannot PUBLISH');
   }
 
-  const instanceId = crypto.randomUUID();
   let closed = false;
-  let sequence = 0;
-  /**
-   * Publishes still waiting for receipts, by event sequence number: `self` once our own
-   * subscriber has received the event, `acks` from other instances, `expected` = the
-   * PUBLISH reply (every receiving connection, ours included when it is subscribed).
-   */
-  const waiting = new Map<number, Pending>();
-
-  function settle(pending: Pending): void {
-    if (pending.expected !== undefined && pending.acks + (pending.self ? 1 : 0) >= pending.expected) pending.done();
-  }
+  // The acknowledgement protocol is core's (createRevocationProtocol); this bus only moves
+  // its messages over Redis pub/sub.
+  const protocol = createRevocationProtocol({
+    invalidate: (id) => keyring.invalidate(id),
+    sendAck: (ack) => withTimeout(publisher.publish(channel, ack), timeoutMs, 'Redis PUBLISH'),
+    ackTimeoutMs,
+    logger,
+  });
+  const { instanceId } = protocol;
 
   function onMessage(from: string, message: string): void {
     if (closed || from !== channel) return;
-    const parsed = parse(message);
-    if (parsed === undefined) return;
-    if ('ack' in parsed) {
-      if (parsed.to !== instanceId) return;
-      const pending = waiting.get(parsed.ack);
-      if (pending === undefined) return;
-      pending.acks++;
-      settle(pending);
-      return;
-    }
-    if (parsed.origin === instanceId) {
-      // Our own event came back: our subscriber is one of the receivers PUBLISH counted.
-      // (When it is not subscribed, e.g. reconnecting, PUBLISH counts only the others.)
-      const pending = parsed.seq === undefined ? undefined : waiting.get(parsed.seq);
-      if (pending !== undefined) {
-        pending.self = true;
-        settle(pending);
-      }
-      return;
-    }
-    keyring.invalidate(parsed.id);
-    if (parsed.seq !== undefined) {
-      const ack = JSON.stringify({ v: 1, ack: parsed.seq, to: parsed.origin, origin: instanceId });
-      withTimeout(publisher.publish(channel, ack), timeoutMs, 'Redis PUBLISH').catch(() => undefined);
-    }
+    protocol.receive(message);
   }
 
   subscriber.on('message', onMessage);
@@ -204,45 +164,13 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   ready.catch(() => undefined);
 
   async function publish(event: RevocationEvent): Promise<void> {
-    if (typeof event !== 'object' || event === null || !TYPES.has(event.type) || !validId(event.id)) {
-      throw new ConfigError('A revocation event is { type: "revoked" | "rotated" | "updated", id: string }');
-    }
+    if (!isRevocationEvent(event)) throw new ConfigError('A revocation event is { type: "revoked" | "rotated" | "updated", id: string }');
     if (closed) throw new Error('The revocation bus is closed');
-    const seq = ++sequence;
-    const message = JSON.stringify({ v: 1, origin: instanceId, type: event.type, id: event.id, seq });
-    let acknowledged!: () => void;
-    const allAcknowledged = new Promise<void>((resolve) => (acknowledged = resolve));
-    // Registered before the PUBLISH: an acknowledgement may arrive before its reply.
-    const pending: Pending = { acks: 0, self: false, expected: undefined, done: acknowledged };
-    waiting.set(seq, pending);
-    try {
+    // PUBLISH answers every receiving connection: ours (when subscribed) and one per other instance.
+    await protocol.publish(event, async (message) => {
       const received = await withTimeout(publisher.publish(channel, message), timeoutMs, 'Redis PUBLISH');
-      // Every receiving connection: our own subscriber (when subscribed) and one per other
-      // instance. Our subscriber counts as received once the event comes back to it, so a
-      // subscriber that is down (reconnecting) is never mistaken for ourselves.
-      pending.expected = typeof received === 'number' ? received : 0;
-      if (pending.acks + (pending.self ? 1 : 0) >= pending.expected || ackTimeoutMs === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ackTimeoutMs)));
-      const late = await Promise.race([allAcknowledged.then(() => false), timedOut]);
-      clearTimeout(timer);
-      if (late) {
-        const others = pending.self ? pending.expected - 1 : pending.expected;
-        logger.warn(
-          {
-            type: event.type,
-            id: event.id,
-            instances: others,
-            unacknowledged: others - pending.acks,
-            // Our own subscriber never saw the event: acknowledgements cannot reach us either.
-            ...(pending.self ? {} : { subscribed: false }),
-          },
-          'not every instance confirmed the eviction in time; those keep their cache entry until its TTL',
-        );
-      }
-    } finally {
-      waiting.delete(seq);
-    }
+      return typeof received === 'number' ? received : 0;
+    });
   }
 
   /**
@@ -290,34 +218,4 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       await withTimeout(subscriber.unsubscribe(channel), timeoutMs, 'Redis UNSUBSCRIBE').catch(() => undefined);
     },
   });
-}
-
-interface Pending {
-  acks: number;
-  self: boolean;
-  expected: number | undefined;
-  done: () => void;
-}
-
-type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }) | { ack: number; to: string; origin: string };
-
-/** The message if it is well formed, else `undefined`: junk on the channel is ignored. */
-function parse(message: string): BusMessage | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(message);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { v, origin, type, id, seq, ack, to } = value as Record<string, unknown>;
-  if (v !== 1 || typeof origin !== 'string') return undefined;
-  if (ack !== undefined) return Number.isSafeInteger(ack) && typeof to === 'string' ? { ack: ack as number, to, origin } : undefined;
-  if (typeof type !== 'string' || !TYPES.has(type) || !validId(id)) return undefined;
-  if (seq !== undefined && !Number.isSafeInteger(seq)) return undefined;
-  return { origin, type: type as RevocationEvent['type'], id, seq: seq as number | undefined };
-}
-
-function validId(id: unknown): id is string {
-  return typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_LENGTH;
 }

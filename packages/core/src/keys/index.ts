@@ -35,6 +35,8 @@ export type {
   KeyringOptions,
 } from './keyring.ts';
 export { createMemoryKeyStore } from './memory-key-store.ts';
+export { createRevocationProtocol, isRevocationEvent } from './revocation-protocol.ts';
+export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './revocation-protocol.ts';
 export { CREDENTIAL_QUERY_PARAMS, redactUrl } from './query-credentials.ts';
 export { redactKey } from './redact-key.ts';
 export { isValidScope, missingScopes } from './scopes.ts';

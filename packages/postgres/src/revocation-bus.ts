@@ -1,0 +1,197 @@
+/**
+ * Revocation bus on PostgreSQL `LISTEN/NOTIFY`, for deployments without Redis: keyring
+ * changes (`revoked`, `rotated`, `updated`) reach every instance, each evicts its cached
+ * results and acknowledges, and `revoke()` resolves once all did (or after `ackTimeoutMs`,
+ * with a warning). The acknowledgement protocol is core's `createRevocationProtocol`, the
+ * same the Redis bus speaks; this module only moves its messages through PostgreSQL.
+ *
+ * How the publisher knows how many instances to wait for: each bus's listening session
+ * sets `application_name` to `keyset-bus:<channel>`, and the NOTIFY statement counts those
+ * sessions in `pg_stat_activity` in the same round trip (ours included, as Redis's PUBLISH
+ * reply does). Delivery is at most once: an instance whose listening connection is down
+ * misses the event, and its cache TTL bounds how long it may still accept the key.
+ * @module
+ */
+import { ConfigError, createRevocationProtocol, isRevocationEvent } from '@keyset/core';
+import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
+import type { Queryable } from './queryable.ts';
+
+/** A notification as node-postgres hands it out. */
+export interface PostgresNotification {
+  channel: string;
+  payload?: string | undefined;
+}
+
+/**
+ * The dedicated listening connection: a node-postgres `Client` (not a `Pool`: LISTEN holds
+ * for the session). The bus runs `LISTEN` and its acknowledgements on it; it never ends it.
+ */
+export interface NotificationListener {
+  query(text: string, params?: unknown[]): Promise<unknown>;
+  on(event: 'notification', listener: (message: PostgresNotification) => void): unknown;
+  removeListener(event: 'notification', listener: (message: PostgresNotification) => void): unknown;
+}
+
+/** What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). */
+export interface PostgresRevocableKeyring {
+  onChange(listener: (event: RevocationEvent) => void | Promise<void>): () => void;
+  invalidate(identityId: string): void;
+}
+
+/** Options of `createPostgresRevocationBus`. */
+export interface PostgresRevocationBusOptions {
+  /** Sends the NOTIFY: a node-postgres `Pool` (or any `{ query(text, params) }`). */
+  client: Queryable;
+  /** A dedicated connection for `LISTEN` (`new pg.Client(…)`, connected). */
+  listener: NotificationListener;
+  keyring: PostgresRevocableKeyring;
+  /**
+   * Channel; every instance of one deployment uses the same. `^[a-z_][a-z0-9_]*$`, at most
+   * 40 characters (it is also part of the listening session's `application_name`).
+   * @default 'keyset_revocations'
+   */
+  channel?: string;
+  /**
+   * Publish every `keyring.onChange` event (so `revoke()` waits for the acknowledgements).
+   * @default true
+   */
+  publishOnChange?: boolean;
+  /**
+   * Longest wait for the NOTIFY statement.
+   * @default 1000
+   */
+  timeoutMs?: number;
+  /**
+   * Longest wait, after the NOTIFY, for every other instance to confirm its eviction.
+   * @default 250
+   */
+  ackTimeoutMs?: number;
+  /** @default console */
+  logger?: RevocationBusLogger;
+}
+
+/** A running bus. */
+export interface PostgresRevocationBus {
+  /** Resolves once the listening session runs `LISTEN`; rejects if that failed. */
+  readonly ready: Promise<void>;
+  readonly instanceId: string;
+  /** Publishes one event; resolves when every other instance acknowledged, or after `ackTimeoutMs`. */
+  publish(event: RevocationEvent): Promise<void>;
+  /** Stops listening (`UNLISTEN`, clears the session's `application_name`). Leaves both connections open. */
+  close(): Promise<void>;
+}
+
+const CHANNEL = /^[a-z_][a-z0-9_]{0,39}$/;
+
+const consoleLogger: RevocationBusLogger = {
+  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`${what} did not answer within ${ms} ms`), { name: 'TimeoutError' })), ms);
+  });
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Connects a keyring to the other instances through PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * const listener = new pg.Client({ connectionString: process.env.DATABASE_URL });
+ * await listener.connect();
+ * const bus = createPostgresRevocationBus({ client: pool, listener, keyring });
+ * await bus.ready;
+ * await keyring.revoke(id); // resolves once every other instance confirmed its eviction
+ * ```
+ */
+export function createPostgresRevocationBus(options: PostgresRevocationBusOptions): PostgresRevocationBus {
+  const {
+    client,
+    listener,
+    keyring,
+    channel = 'keyset_revocations',
+    publishOnChange = true,
+    timeoutMs = 1000,
+    ackTimeoutMs = 250,
+    logger = consoleLogger,
+  } = options;
+  if (typeof client?.query !== 'function') throw new ConfigError('createPostgresRevocationBus needs `client`: a node-postgres Pool');
+  if (typeof listener?.query !== 'function' || typeof listener.on !== 'function' || typeof listener.removeListener !== 'function') {
+    throw new ConfigError('createPostgresRevocationBus needs `listener`: a dedicated, connected node-postgres Client');
+  }
+  if ((listener as unknown) === client) throw new ConfigError('client and listener must differ: the listener holds its session for LISTEN');
+  if (typeof keyring?.onChange !== 'function' || typeof keyring.invalidate !== 'function') {
+    throw new ConfigError('createPostgresRevocationBus needs `keyring` with onChange(listener) and invalidate(id)');
+  }
+  if (typeof channel !== 'string' || !CHANNEL.test(channel)) throw new ConfigError(`channel must match ^[a-z_][a-z0-9_]{0,39}$, got ${JSON.stringify(channel)}`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
+
+  const applicationName = `keyset-bus:${channel}`;
+  // Counted in the NOTIFY's own statement: one round trip. Sessions of the same role are
+  // always visible in pg_stat_activity; see docs/deployment.md for other roles.
+  const notifySql = `SELECT pg_catalog.pg_notify($1, $2) AS sent,
+    (SELECT count(*)::int FROM pg_catalog.pg_stat_activity WHERE application_name = $3 AND datname = pg_catalog.current_database()) AS listeners`;
+  let closed = false;
+  const protocol = createRevocationProtocol({
+    invalidate: (id) => keyring.invalidate(id),
+    // On the listening connection: it is ours alone, so an acknowledgement never queues
+    // behind a busy pool.
+    sendAck: (ack) => withTimeout(listener.query('SELECT pg_catalog.pg_notify($1, $2)', [channel, ack]), timeoutMs, 'PostgreSQL NOTIFY'),
+    ackTimeoutMs,
+    logger,
+  });
+
+  function onNotification(message: PostgresNotification): void {
+    if (closed || message.channel !== channel || typeof message.payload !== 'string') return;
+    protocol.receive(message.payload);
+  }
+
+  listener.on('notification', onNotification);
+  const ready = (async () => {
+    await listener.query(`SELECT pg_catalog.set_config('application_name', $1, false)`, [applicationName]);
+    // The channel is validated above: safe as a quoted identifier.
+    await listener.query(`LISTEN "${channel}"`);
+  })();
+  ready.catch(() => undefined);
+
+  async function publish(event: RevocationEvent): Promise<void> {
+    if (!isRevocationEvent(event)) throw new ConfigError('A revocation event is { type: "revoked" | "rotated" | "updated", id: string }');
+    if (closed) throw new Error('The revocation bus is closed');
+    await protocol.publish(event, async (message) => {
+      const result = await withTimeout(client.query(notifySql, [channel, message, applicationName]), timeoutMs, 'PostgreSQL NOTIFY');
+      return Number(result.rows[0]?.listeners ?? 0);
+    });
+  }
+
+  const stopListening = publishOnChange
+    ? keyring.onChange((event) =>
+        publish(event).catch((error: unknown) => {
+          logger.warn(
+            { type: event.type, id: event.id, error: error instanceof Error ? error.message : String(error) },
+            'could not publish a keyring change; other instances keep their cache until its TTL',
+          );
+        }),
+      )
+    : (): void => undefined;
+
+  return Object.freeze({
+    ready,
+    instanceId: protocol.instanceId,
+    publish,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      stopListening();
+      listener.removeListener('notification', onNotification);
+      await withTimeout(
+        listener.query(`UNLISTEN "${channel}"`).then(() => listener.query(`SELECT pg_catalog.set_config('application_name', '', false)`)),
+        timeoutMs,
+        'PostgreSQL UNLISTEN',
+      ).catch(() => undefined);
+    },
+  });
+}
