@@ -27,6 +27,9 @@ export function requestPath(req: Request): string {
   return end === -1 ? target : target.slice(0, end);
 }
 
+/** The request's own absolute URL, built by `guardUrl` and taken over once by `publicUrl`. */
+const ownUrls = new WeakMap<Request, { app: unknown; target: string; url: URL }>();
+
 // RFC 9110 §7.2 Host: a reg-name, IPv4 or bracketed IPv6 literal, and an optional port.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
@@ -37,6 +40,13 @@ const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 export function publicUrl(req: Request, base: string | undefined): URL {
   const target = requestTarget(req);
   if (base !== undefined) return new URL(`${base}${target}`);
+  // apiKey() built it already for the guard: take it over instead of parsing it again
+  // (the same app, since a mounted sub-app may trust proxies differently, and target).
+  const seen = ownUrls.get(req);
+  if (seen !== undefined) {
+    ownUrls.delete(req);
+    if (seen.app === req.app && seen.target === target) return seen.url;
+  }
   const { protocol, host } = req;
   if ((protocol === 'http' || protocol === 'https') && host !== undefined && HOST.test(host)) {
     try {
@@ -54,7 +64,10 @@ export function publicUrl(req: Request, base: string | undefined): URL {
 /** The URL to show the guard (it only inspects the query string): never throws. */
 export function guardUrl(req: Request): string {
   try {
-    return publicUrl(req, undefined).href;
+    const url = publicUrl(req, undefined);
+    // Kept for paginate() later in the route, which would build the same URL.
+    ownUrls.set(req, { app: req.app, target: requestTarget(req), url });
+    return url.href;
   } catch {
     return `http://localhost${requestTarget(req)}`;
   }
