@@ -9,7 +9,7 @@ import type { AsyncFetchHandler } from './handler.ts';
 import { rememberHeaders, withHeaders } from './internal/request-state.ts';
 
 /** Options of `apiKey()`. */
-export interface ApiKeyOptions {
+export interface ApiKeyOptions<Rest extends unknown[] = []> {
   /** The guard from `createApiKeyGuard()`: create it once and share it between routes. */
   guard: ApiKeyGuard;
   /**
@@ -17,6 +17,17 @@ export interface ApiKeyOptions {
    * @default [] (any valid key)
    */
   scopes?: readonly string[];
+  /**
+   * The client's socket address, which a `Request` does not carry; keys with an IP
+   * allowlist need it (without it they are refused: 403 `ip_not_allowed`). Take it from the
+   * platform, never from a header: Bun `(request) => server.requestIP(request)?.address`,
+   * Deno `(request, info) => info.remoteAddr.hostname`, `@hono/node-server`
+   * `(request, env) => env.incoming.socket.remoteAddress`. `X-Forwarded-For` is read by the
+   * guard, and only under its `trustProxy` setting (Cloudflare Workers: trust
+   * `CF-Connecting-IP` by returning it here only if the Worker cannot be reached otherwise).
+   * @default unknown
+   */
+  clientAddress?: (request: Request, ...rest: Rest) => string | null | undefined;
 }
 
 /** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
@@ -42,16 +53,23 @@ export type ApiKeyHandler<Rest extends unknown[] = []> = (
  * );
  * ```
  */
-export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
-  const { guard, scopes = [] } = options;
+export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
+  const { guard, scopes = [], clientAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
     throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
   }
   if (typeof handler !== 'function') throw new ConfigError('apiKey(options, handler) needs the handler to protect');
+  if (clientAddress !== undefined && typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (request, ...platformArgs) => address');
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(request, ...rest) {
-    const { key, headers } = await guard.check({ authorization: request.headers.get('authorization'), url: request.url }, checkOptions);
+    const checked = {
+      authorization: request.headers.get('authorization'),
+      url: request.url,
+      remoteAddress: clientAddress?.(request, ...rest),
+      forwardedFor: request.headers.get('x-forwarded-for'),
+    };
+    const { key, headers } = await guard.check(checked, checkOptions);
     rememberHeaders(request, headers);
     return withHeaders(await handler(request, key, ...rest), headers);
   };

@@ -6,6 +6,8 @@ import { conformanceApp, PARSED_QUERY } from './testing/conformance-app.ts';
 
 const inMemory: AdapterUnderTest = {
   parsedQuery: PARSED_QUERY,
+  // A Request alone carries no client address.
+  peer: 'unknown',
   start: inProcess(async (fixture) => {
     const app = conformanceApp(fixture);
     return { request: (path, init) => app(new Request(new URL(path, 'http://localhost'), init)), close: async () => {} };
