@@ -18,6 +18,7 @@ export default defineConfig({
       { find: /^@keyset\/postgres$/, replacement: src('postgres') },
       { find: /^@keyset\/redis$/, replacement: src('redis') },
       { find: /^@keyset\/client$/, replacement: src('client') },
+      { find: /^@keyset\/openapi$/, replacement: src('openapi') },
       { find: /^@keyset\/kysely$/, replacement: src('kysely') },
       { find: /^@keyset\/drizzle$/, replacement: src('drizzle') },
       { find: /^@keyset\/conformance$/, replacement: src('conformance') },

@@ -7,6 +7,7 @@ import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@ke
 import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
+import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest } from './logger.ts';
@@ -73,6 +74,15 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
 
   server.get('/healthz', async (_req, res) => {
     res.json(await app.health());
+  });
+  server.get(DOCS_PATHS.document, (_req, res) => {
+    res.json(app.openapi);
+  });
+  server.get(DOCS_PATHS.page, (_req, res) => {
+    res.type('html').send(DOCS_HTML);
+  });
+  server.get(DOCS_PATHS.script, (_req, res) => {
+    res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(scalarBundle());
   });
 
   server.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (_req, res) => {

@@ -11,6 +11,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
+import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, type Logger } from './logger.ts';
@@ -60,6 +61,11 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   };
 
   hono.get('/healthz', async (c) => c.json(await app.health()));
+  hono.get(DOCS_PATHS.document, (c) => c.json(app.openapi));
+  hono.get(DOCS_PATHS.page, (c) => c.html(DOCS_HTML));
+  hono.get(DOCS_PATHS.script, (c) =>
+    c.body(new Uint8Array(scalarBundle()), 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }),
+  );
 
   hono.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (c) => {
     const { rows, total } = await app.orders.list(c.var.page);

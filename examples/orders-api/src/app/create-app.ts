@@ -7,6 +7,7 @@
 import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRecord, type Keyring } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
+import { ordersOpenApi } from './openapi.ts';
 import { createOrderHandlers, ORDER_SORT, type Order } from './orders.ts';
 import { createReportHandlers } from './reports.ts';
 
@@ -44,6 +45,8 @@ export function createApp(deps: AppDependencies) {
     orders: createOrderHandlers({ db }),
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers({ keyring }),
+    /** The OpenAPI 3.1 document served at `/openapi.json`. */
+    openapi: ordersOpenApi({ limits: PAGE_LIMITS }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
       try {

@@ -1,0 +1,200 @@
+/**
+ * The orders API's OpenAPI 3.1 description, served at `/openapi.json` and rendered at
+ * `/docs`. keyset's shared parts (security scheme, problems, page envelopes, parameters,
+ * RateLimit headers, error responses) come from `@keyset/openapi`; this file adds the
+ * routes and the example's own schemas.
+ * @module
+ */
+import {
+  apiKeySecurity,
+  errorResponses,
+  keysetComponents,
+  pageParameters,
+  pageResponses,
+  type JsonObject,
+} from '@keyset/openapi';
+import { SCOPES } from './keys-admin.ts';
+
+const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const json = (body: JsonObject): JsonObject => ({ 'application/json': { schema: body } });
+const TIMESTAMP: JsonObject = { type: 'string', format: 'date-time' };
+const NULLABLE_TIMESTAMP: JsonObject = { type: ['string', 'null'], format: 'date-time' };
+
+const SCHEMAS: Record<string, JsonObject> = {
+  Order: {
+    type: 'object',
+    required: ['id', 'createdAt', 'customer', 'amountCents', 'currency', 'status'],
+    properties: {
+      id: { type: 'integer' },
+      createdAt: { ...TIMESTAMP, description: 'UTC with microseconds, e.g. `2025-01-31T12:00:00.123456Z`.' },
+      customer: { type: 'string' },
+      amountCents: { type: 'integer', minimum: 0 },
+      currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+      status: { type: 'string', enum: ['paid', 'pending', 'refunded', 'cancelled'] },
+    },
+  },
+  DailyReport: {
+    type: 'object',
+    required: ['date', 'orderCount', 'currencies'],
+    properties: {
+      date: { type: 'string', format: 'date' },
+      orderCount: { type: 'integer', minimum: 0 },
+      currencies: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['currency', 'orderCount', 'paidCount', 'revenueCents', 'averageCents'],
+          properties: {
+            currency: { type: 'string' },
+            orderCount: { type: 'integer' },
+            paidCount: { type: 'integer' },
+            revenueCents: { type: 'integer' },
+            averageCents: { type: ['integer', 'null'] },
+          },
+        },
+      },
+    },
+  },
+  RateLimit: {
+    type: ['object', 'null'],
+    required: ['limit', 'windowSeconds'],
+    properties: { limit: { type: 'integer', minimum: 1 }, windowSeconds: { type: 'integer', minimum: 1 } },
+  },
+  KeyRecord: {
+    type: 'object',
+    description: 'A key\'s record: never the key, never a digest, only each secret\'s last 4 characters.',
+    required: ['id', 'name', 'scopes', 'rateLimit', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'secrets'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+      rateLimit: schema('RateLimit'),
+      createdAt: TIMESTAMP,
+      lastUsedAt: NULLABLE_TIMESTAMP,
+      expiresAt: NULLABLE_TIMESTAMP,
+      revokedAt: NULLABLE_TIMESTAMP,
+      secrets: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['last4', 'createdAt', 'lastUsedAt', 'expiresAt'],
+          properties: { last4: { type: 'string' }, createdAt: TIMESTAMP, lastUsedAt: NULLABLE_TIMESTAMP, expiresAt: NULLABLE_TIMESTAMP },
+        },
+      },
+    },
+  },
+  IssuedKey: {
+    description: 'The record and, this once, the key itself.',
+    allOf: [schema('KeyRecord'), { type: 'object', required: ['key'], properties: { key: { type: 'string' } } }],
+  },
+  IssueKey: {
+    type: 'object',
+    required: ['name', 'scopes'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', minLength: 1 },
+      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, minItems: 1 },
+      rateLimit: schema('RateLimit'),
+      expiresAt: NULLABLE_TIMESTAMP,
+    },
+  },
+  RotateKey: {
+    type: 'object',
+    required: ['overlapSeconds'],
+    additionalProperties: false,
+    properties: { overlapSeconds: { type: 'integer', minimum: 0, description: 'How long the old secret keeps working; 0 ends it now.' } },
+  },
+};
+
+const KEY_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const scoped = (scope: string, operation: JsonObject): JsonObject => ({
+  ...operation,
+  security: [...apiKeySecurity],
+  description: `${typeof operation.description === 'string' ? `${operation.description} ` : ''}Scope \`${scope}\`.`,
+});
+
+/**
+ * The OpenAPI document of the orders API (`servers` left out: it is served on whatever
+ * origin the client reached, and a relative document works there).
+ *
+ * @example
+ * ```ts
+ * const document = ordersOpenApi({ limits: { default: 20, max: 100 } });
+ * ```
+ */
+export function ordersOpenApi(options: { limits: { default: number; max: number } }): JsonObject {
+  const components = keysetComponents({ limits: options.limits, keyPrefix: 'ks_live' });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'orders API',
+      version: '0.1.0',
+      description: 'keyset\'s reference server: orders with cursor and offset pagination, a daily report, and API-key administration.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }],
+    paths: {
+      '/api/orders': {
+        get: scoped('orders:read', {
+          operationId: 'listOrders',
+          tags: ['orders'],
+          summary: 'List orders, newest first',
+          description: 'Sorted by `createdAt` then `id`, descending.',
+          parameters: pageParameters(),
+          responses: pageResponses(schema('Order')),
+        }),
+      },
+      '/api/reports/daily': {
+        get: scoped('reports:read', {
+          operationId: 'dailyReport',
+          tags: ['reports'],
+          summary: 'One UTC day\'s totals per currency',
+          parameters: [{ name: 'date', in: 'query', description: 'A calendar day, `YYYY-MM-DD`; default today (UTC).', schema: { type: 'string', format: 'date' } }],
+          responses: { '200': { description: 'The report.', content: json(schema('DailyReport')) }, ...errorResponses([400, 401, 403, 429, 503]) },
+        }),
+      },
+      '/api/keys': {
+        get: scoped('keys:admin', {
+          operationId: 'listKeys',
+          tags: ['keys'],
+          summary: 'List keys, newest first',
+          parameters: pageParameters(),
+          responses: pageResponses(schema('KeyRecord')),
+        }),
+        post: scoped('keys:admin', {
+          operationId: 'issueKey',
+          tags: ['keys'],
+          summary: 'Issue a key (shown once, in this response)',
+          requestBody: { required: true, content: json(schema('IssueKey')) },
+          responses: { '201': { description: 'Issued.', content: json(schema('IssuedKey')) }, ...errorResponses([400, 401, 403, 429, 503]) },
+        }),
+      },
+      '/api/keys/{id}': {
+        parameters: [KEY_ID],
+        get: scoped('keys:admin', {
+          operationId: 'getKey',
+          tags: ['keys'],
+          summary: 'One key\'s record',
+          responses: { '200': { description: 'The record.', content: json(schema('KeyRecord')) }, ...errorResponses([401, 403, 404, 429, 503]) },
+        }),
+        delete: scoped('keys:admin', {
+          operationId: 'revokeKey',
+          tags: ['keys'],
+          summary: 'Revoke every secret of a key now',
+          responses: { '204': { description: 'Revoked.' }, ...errorResponses([401, 403, 404, 429, 503]) },
+        }),
+      },
+      '/api/keys/{id}/rotate': {
+        parameters: [KEY_ID],
+        post: scoped('keys:admin', {
+          operationId: 'rotateKey',
+          tags: ['keys'],
+          summary: 'Issue a new secret; the old one works for the overlap',
+          requestBody: { required: true, content: json(schema('RotateKey')) },
+          responses: { '201': { description: 'Rotated.', content: json(schema('IssuedKey')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
+        }),
+      },
+    },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS } },
+  };
+}

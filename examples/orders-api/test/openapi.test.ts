@@ -1,0 +1,60 @@
+/**
+ * `/openapi.json` is a valid OpenAPI 3.1 document (checked by a real validator,
+ * @readme/openapi-parser) describing the routes the server really has, on both adapters;
+ * `/docs` serves the reference page and its script from this server.
+ */
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE } from '@keyset/core';
+import { call, startApi, type TestApi } from './helpers.ts';
+
+describe.each(['hono', 'express'] as const)('OpenAPI on %s', (adapter) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startApi({ adapter, seedOrders: 50 });
+  }, 60_000);
+  afterAll(() => t?.stop({ remove: true }));
+
+  it('serves a document the validator accepts', async () => {
+    const res = await call(t.api.url, '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const result = await validate(res.body);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(res.body.openapi).toBe('3.1.0');
+    // Every problem code the core knows, derived from its catalogue.
+    expect(res.body.components.schemas.Problem.properties.code.enum).toEqual([...Object.keys(ERROR_CATALOGUE), 'internal_error']);
+  });
+
+  it('describes only routes the server has, with the methods it allows', async () => {
+    const { body: document } = await call(t.api.url, '/openapi.json');
+    const admin = t.api.adminKey!;
+    const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((method) => method !== 'parameters')
+        .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000')] as const),
+    );
+    expect(operations.length).toBe(7);
+    for (const [method, path] of operations) {
+      const res = await call(t.api.url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
+      // A documented route exists: it may refuse the key's scope or the id, never the route itself.
+      expect(res.status, `${method} ${path}`).not.toBe(405);
+      if (res.status === 404) expect(res.body.detail, `${method} ${path}`).not.toBe('No resource matches this path.');
+    }
+  });
+
+  it('serves /docs and its script from this server', async () => {
+    const page = await call(t.api.url, '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).toContain('<script src="/docs/scalar.js"></script>');
+    expect(page.text).not.toMatch(/https?:\/\//);
+    const script = await fetch(`${t.api.url}/docs/scalar.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const text = await script.text();
+    expect(text.length).toBeGreaterThan(100_000);
+    expect(text).toContain('createApiReference');
+    expect(text).not.toContain('fonts.scalar.com');
+  });
+});

@@ -1,0 +1,72 @@
+import { ERROR_CATALOGUE } from '@keyset/core';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { describe, expect, it } from 'vitest';
+import { apiKeySecurity, errorResponses, keysetComponents, pageParameters, pageResponses, problemCodes, type JsonObject } from './index.ts';
+
+/** A document that uses every component, as a user's would after merging them in. */
+function documentWith(components: JsonObject): JsonObject {
+  const item = { type: 'object', properties: { id: { type: 'integer' } } };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'test', version: '1' },
+    security: [...apiKeySecurity],
+    paths: {
+      '/things': {
+        get: {
+          operationId: 'listThings',
+          parameters: pageParameters({ sort: true }),
+          responses: { ...pageResponses(item), ...errorResponses([404, 405]) },
+        },
+      },
+      '/public': { get: { operationId: 'listPublic', security: [], parameters: pageParameters({ modes: ['cursor'] }), responses: pageResponses(item, { modes: ['cursor'], authenticated: false }) } },
+    },
+    components,
+  };
+}
+
+async function expectValid(document: JsonObject): Promise<void> {
+  const result = await validate(structuredClone(document) as never);
+  expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+}
+
+describe('keysetComponents', () => {
+  it('is a valid OpenAPI 3.1 document once merged (checked by @readme/openapi-parser)', async () => {
+    await expectValid(documentWith(keysetComponents()));
+    await expectValid(documentWith(keysetComponents({ limits: { default: 10, max: 50 }, sortValues: ['-createdAt', 'createdAt'], keyPrefix: 'acme_live' })));
+  });
+
+  it('the validator refuses a broken document (the check above can fail)', async () => {
+    const broken = documentWith(keysetComponents());
+    (broken.components as JsonObject).parameters = {};
+    expect((await validate(structuredClone(broken) as never)).valid).toBe(false);
+  });
+
+  it('lists every problem code from core\'s catalogue, so a new code needs no edit here', () => {
+    const problem = ((keysetComponents().schemas as JsonObject).Problem as JsonObject).properties as JsonObject;
+    expect((problem.code as JsonObject).enum).toEqual([...Object.keys(ERROR_CATALOGUE), 'internal_error']);
+    expect(Object.values(problemCodes()).flat().sort()).toEqual(Object.keys(ERROR_CATALOGUE).sort());
+  });
+
+  it('has the 400, 401, 403, 429 and 503 responses, each narrowed to its codes, with their headers', () => {
+    const responses = keysetComponents().responses as Record<string, JsonObject>;
+    for (const name of ['BadRequest', 'Unauthorized', 'Forbidden', 'TooManyRequests', 'ServiceUnavailable']) expect(responses[name]).toBeDefined();
+    const tooMany = responses.TooManyRequests!;
+    expect(Object.keys(tooMany.headers as JsonObject).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    const narrowed = (((tooMany.content as JsonObject)['application/problem+json'] as JsonObject).schema as JsonObject).allOf as JsonObject[];
+    expect(((narrowed[1]!.properties as JsonObject).code as JsonObject).enum).toEqual(problemCodes()[429]);
+    expect(Object.keys(responses.Unauthorized!.headers as JsonObject)).toEqual(['WWW-Authenticate']);
+    expect(Object.keys(responses.MethodNotAllowed!.headers as JsonObject)).toEqual(['Allow']);
+  });
+
+  it('describes the parameters as the core parses them', () => {
+    const parameters = keysetComponents({ limits: { default: 10, max: 50 }, sortValues: ['-id'] }).parameters as Record<string, JsonObject>;
+    expect(parameters.limit!.schema).toEqual({ type: 'integer', minimum: 1, maximum: 50, default: 10 });
+    expect(parameters.offset!.schema).toEqual({ type: 'integer', minimum: 0 });
+    expect(parameters.sort!.schema).toEqual({ type: 'string', enum: ['-id'] });
+    expect(Object.keys(parameters)).toEqual(['limit', 'offset', 'cursor', 'sort']);
+  });
+
+  it('refuses an error status keyset does not define', () => {
+    expect(() => errorResponses([418])).toThrow(/418/);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The OpenAPI 3.1 components every keyset API shares: the `ApiKey` security scheme, the
+ * RFC 9457 problem schema whose `code` enum is core's `ERROR_CATALOGUE` (so a code added
+ * to core appears here with no edit), page envelopes, the pagination parameters, the
+ * RateLimit headers and the error responses by status. Plain JSON: merge it into your
+ * document's `components`.
+ * @module
+ */
+import { ERROR_CATALOGUE, type ErrorCode } from '@keyset/core';
+import type { JsonObject } from './json.ts';
+
+/** Options of `keysetComponents()`. */
+export interface KeysetComponentsOptions {
+  /**
+   * Page-size limits the API enforces, for the `limit` parameter's schema.
+   * @default { default: 20, max: 100 }
+   */
+  limits?: { default: number; max: number };
+  /**
+   * The accepted `sort` values, when the API lets clients choose a sort (e.g.
+   * `['-createdAt', 'createdAt']`). Without them `sort` is a plain string.
+   * @default none
+   */
+  sortValues?: readonly string[];
+  /**
+   * The key prefix, shown in the security scheme's description (`acme_live_…`).
+   * @default none
+   */
+  keyPrefix?: string;
+}
+
+/** Statuses a keyset error response can have, each with a component name. */
+export const ERROR_RESPONSES: Readonly<Record<number, string>> = Object.freeze({
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  429: 'TooManyRequests',
+  503: 'ServiceUnavailable',
+});
+
+const ref = (kind: string, name: string): JsonObject => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Every problem code core can answer with (plus the bare 500's `internal_error`), per status. */
+export function problemCodes(): Record<number, ErrorCode[]> {
+  const byStatus: Record<number, ErrorCode[]> = {};
+  for (const [code, { status }] of Object.entries(ERROR_CATALOGUE) as [ErrorCode, { status: number }][]) {
+    (byStatus[status] ??= []).push(code);
+  }
+  return byStatus;
+}
+
+function problemSchema(): JsonObject {
+  return {
+    type: 'object',
+    description: 'An RFC 9457 problem. `code` is stable and documented; `detail` is for humans and may change.',
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    properties: {
+      type: { type: 'string', format: 'uri-reference', examples: ['urn:keyset:problem:invalid_cursor'] },
+      title: { type: 'string' },
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      detail: { type: 'string' },
+      code: { type: 'string', enum: [...Object.keys(ERROR_CATALOGUE), 'internal_error'] },
+      instance: { type: 'string', description: 'The request path, never its query string.' },
+      field: { type: 'string', description: '`invalid_request`: the offending body field or parameter.' },
+      parameter: { type: 'string', description: '`invalid_limit`, `invalid_offset`: the parameter.' },
+      parameters: { type: 'array', items: { type: 'string' }, description: '`conflicting_pagination`: the parameters.' },
+      max_limit: { type: 'integer', description: '`limit_too_large`: the largest accepted `limit`.' },
+      missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
+      allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
+      retry_after: { type: 'integer', description: '`rate_limited`: seconds until a retry can succeed.' },
+    },
+    additionalProperties: true,
+  };
+}
+
+function errorResponse(status: number, codes: readonly ErrorCode[]): JsonObject {
+  const headers: Record<string, JsonObject> = {};
+  if (status === 401) headers['WWW-Authenticate'] = ref('headers', 'WWW-Authenticate');
+  if (status === 405) headers.Allow = ref('headers', 'Allow');
+  if (status === 429) {
+    headers['Retry-After'] = ref('headers', 'Retry-After');
+    headers.RateLimit = ref('headers', 'RateLimit');
+    headers['RateLimit-Policy'] = ref('headers', 'RateLimit-Policy');
+  }
+  if (status === 503) headers['Retry-After'] = ref('headers', 'Retry-After');
+  const titles = codes.map((code) => `\`${code}\` (${ERROR_CATALOGUE[code].title})`).join(', ');
+  return {
+    description: `Problem: ${titles}.`,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: {
+      'application/problem+json': {
+        schema: {
+          allOf: [ref('schemas', 'Problem'), { type: 'object', properties: { status: { const: status }, code: { enum: [...codes] } } }],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The components keyset defines, for a document's `components` (merge them with yours).
+ *
+ * @example
+ * ```ts
+ * const components = keysetComponents({ limits: { default: 20, max: 100 } });
+ * const document = { openapi: '3.1.0', info: { title: 'Orders', version: '1' }, paths: {}, components };
+ * ```
+ */
+export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObject {
+  const { limits = { default: 20, max: 100 }, sortValues, keyPrefix } = options;
+  const responses: Record<string, JsonObject> = {};
+  for (const [status, codes] of Object.entries(problemCodes())) {
+    const name = ERROR_RESPONSES[Number(status)];
+    if (name !== undefined) responses[name] = errorResponse(Number(status), codes);
+  }
+  return {
+    securitySchemes: {
+      ApiKey: {
+        type: 'http',
+        scheme: 'ApiKey',
+        description:
+          `\`Authorization: ApiKey <key>\`${keyPrefix === undefined ? '' : ` (keys look like \`${keyPrefix}_…\`)`}. ` +
+          'Never in the query string: a key there is refused with 400 `api_key_in_query`.',
+      },
+    },
+    schemas: {
+      Problem: problemSchema(),
+      CursorPage: {
+        type: 'object',
+        description: 'Cursor mode: pass `nextCursor` back as `cursor` (or follow `Link: rel="next"`) until it is null.',
+        required: ['items', 'nextCursor'],
+        properties: { items: { type: 'array' }, nextCursor: { type: ['string', 'null'] } },
+      },
+      OffsetPage: {
+        type: 'object',
+        description: 'Offset mode (`offset` given): one page and the total number of items.',
+        required: ['items', 'total'],
+        properties: { items: { type: 'array' }, total: { type: 'integer', minimum: 0 } },
+      },
+    },
+    parameters: {
+      limit: {
+        name: 'limit',
+        in: 'query',
+        description: `Page size, 1 to ${limits.max}; \`${limits.max + 1}\` or more is 400 \`limit_too_large\`. Digits only.`,
+        schema: { type: 'integer', minimum: 1, maximum: limits.max, default: limits.default },
+      },
+      offset: {
+        name: 'offset',
+        in: 'query',
+        description: 'Offset mode: items to skip. The response has `total`. Not with `cursor` (400 `conflicting_pagination`).',
+        schema: { type: 'integer', minimum: 0 },
+      },
+      cursor: {
+        name: 'cursor',
+        in: 'query',
+        description: 'Cursor mode: the previous page\'s `nextCursor`, opaque and signed. Edited or foreign: 400 `invalid_cursor`.',
+        schema: { type: 'string', maxLength: 2048 },
+      },
+      sort: {
+        name: 'sort',
+        in: 'query',
+        description: 'Sort order, when the endpoint offers a choice; a cursor is bound to the sort it was issued for.',
+        schema: sortValues === undefined ? { type: 'string' } : { type: 'string', enum: [...sortValues] },
+      },
+    },
+    headers: {
+      RateLimit: {
+        description: 'Remaining quota of the key (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=99;t=1`.',
+        schema: { type: 'string' },
+      },
+      'RateLimit-Policy': {
+        description: 'The key\'s rate-limit policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";q=100;w=60`.',
+        schema: { type: 'string' },
+      },
+      'Retry-After': { description: 'Seconds to wait before retrying (RFC 9110 §10.2.3).', schema: { type: 'integer', minimum: 0 } },
+      Link: { description: 'RFC 8288 links to other pages: `<absolute-url>; rel="next"`.', schema: { type: 'string' } },
+      'WWW-Authenticate': { description: 'The scheme to use: `ApiKey realm="…"`.', schema: { type: 'string' } },
+      Allow: { description: 'The methods this path supports (RFC 9110 §10.2.1).', schema: { type: 'string' } },
+    },
+    responses,
+  };
+}
