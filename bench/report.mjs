@@ -42,7 +42,7 @@ const sections = {
     const r = load('inprocess');
     if (!r) return undefined;
     const stacks = table(
-      ['stack', 'µs/request', 'µs over bare Hono (median of rounds)', 'interquartile'],
+      ['stack', 'CPU µs/request', 'CPU µs over bare Hono (median of rounds)', 'interquartile'],
       r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile']]),
     );
     const micro = table(['operation', 'µs/op (median of rounds)', 'interquartile'], r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile]));
