@@ -9,7 +9,7 @@
 import { ConfigError, evaluateGcra, prepareGcra } from '@keyset/core';
 import type { GcraParameters, RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
 import { GCRA_SCRIPT } from './internal/gcra-script.ts';
-import { sha1Hex, withTimeout } from './internal/with-timeout.ts';
+import { createSilenceWatch, sha1Hex } from './internal/with-timeout.ts';
 
 /**
  * What the store needs from a Redis client: `EVALSHA` and `EVAL`. An ioredis `Redis` or
@@ -31,9 +31,12 @@ export interface RedisRateLimitStoreOptions {
    */
   prefix?: string;
   /**
-   * Longest wait for Redis per decision. Past it the decision rejects, and the limiter's
-   * `onStoreError` decides. The script may still run in Redis afterwards.
-   * @default 50
+   * How long Redis may stay silent while a decision waits. The clock restarts whenever
+   * Redis answers any decision of this store, so a loaded Redis whose replies keep coming
+   * (only later than usual) never times out; a stopped or unreachable one does, and the
+   * limiter's `onStoreError` decides. A decision gives up after 5 × `timeoutMs` in all.
+   * The script may still run in Redis after a timeout.
+   * @default 500
    */
   timeoutMs?: number;
 }
@@ -61,7 +64,7 @@ export interface RedisRateLimitStore extends RateLimitStore {
  * ```
  */
 export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): RedisRateLimitStore {
-  const { redis, prefix = 'keyset:rl:', timeoutMs = 50 } = options;
+  const { redis, prefix = 'keyset:rl:', timeoutMs = 500 } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisRateLimitStore needs `redis`: an ioredis client (evalsha and eval)');
   }
@@ -72,6 +75,7 @@ export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): 
     throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
   }
   let sha: string | undefined;
+  const watch = createSilenceWatch(timeoutMs, 'Redis rate-limit store');
   const shaReady = sha1Hex(GCRA_SCRIPT).then((value) => (sha = value));
 
   const keyOf = (key: string, policyName = 'default'): string => `${prefix}{${key}}:${policyName}`;
@@ -97,7 +101,7 @@ export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): 
     const keys = parameters.map((p) => keyOf(identity, p.name));
     const args: (string | number)[] = [cost];
     for (const p of parameters) args.push(p.emissionMicros, p.burstMicros);
-    const reply = await withTimeout(run(keys, args), timeoutMs, 'Redis rate-limit store');
+    const reply = await watch.wait(run(keys, args));
     return decisionsFrom(reply, parameters, cost);
   }
 

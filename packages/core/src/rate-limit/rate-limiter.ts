@@ -7,6 +7,7 @@
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
+import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
@@ -31,14 +32,18 @@ export interface RateLimiterOptions {
   defaultPolicy: RateLimitPolicy;
   /**
    * While the store fails: `'open'` admits every request (and logs), `'closed'` refuses
-   * with 503 `unavailable`, `'local'` decides with an in-process memory store (each
-   * instance then enforces the full limit on its own).
+   * with 503 `unavailable`, `'local'` decides with an in-process memory store that lives
+   * as long as the limiter and also counts what the store admitted through this instance,
+   * so an outage never hands out a fresh burst (each instance then enforces the limit on
+   * its own).
    * @default 'local'
    */
   onStoreError?: StoreErrorMode;
   /**
-   * Longest wait for an asynchronous store answer before it counts as failed.
-   * Synchronous stores (the memory store) are never timed.
+   * How long an asynchronous store may stay **silent** before a waiting decision counts
+   * as failed: the clock restarts whenever the store answers any decision, so a loaded
+   * store whose answers keep coming never times out (a decision still gives up after
+   * 5 × `timeoutMs` in all). Synchronous stores (the memory store) are never timed.
    * @default 1000
    */
   timeoutMs?: number;
@@ -108,7 +113,13 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   let down = false;
   let retryAt = 0;
   let probing = false;
-  let local: MemoryRateLimitStore | undefined;
+  // When the store last answered (performance.now()): a failure older than a success is
+  // not an outage, the store is answering.
+  let lastSuccessAt = Number.NEGATIVE_INFINITY;
+  // One fallback store for the limiter's lifetime, never a fresh one per outage: a fresh
+  // store would hand every key a new burst at each timeout (issue 9, item 3).
+  const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
+  const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
   const reported = new WeakSet<object>();
 
   function resolvePolicy(key: string, candidate: RateLimitPolicy | undefined | null): RateLimitPolicy {
@@ -122,28 +133,29 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     return policy;
   }
 
-  async function fromStore(key: string, p: RateLimitPolicy): Promise<RateLimitDecision> {
-    const answer = store.decide([{ key, policy: p }], 1);
-    const decisions = Array.isArray(answer) ? answer : await withTimeout(answer, timeoutMs);
-    const decision = decisions[0];
-    if (decision === undefined) throw new Error('rate-limit store returned no decision');
-    return decision;
-  }
-
   async function decide(key: string, p: RateLimitPolicy): Promise<RateLimitDecision> {
     if (down && (probing || clock() < retryAt)) return fallback(key, p);
     const probe = down;
     if (probe) probing = true;
+    const askedAt = performance.now();
     try {
-      const decision = await fromStore(key, p);
+      const answer = store.decide([{ key, policy: p }], 1);
+      if (Array.isArray(answer)) return first(answer);
+      const decision = first(await watch.wait(answer));
+      lastSuccessAt = performance.now();
+      // Keep the fallback's count of this instance's admissions, so that it starts where
+      // this instance stands, not with a full burst, if the store fails later.
+      if (local !== undefined && decision.allowed) local.decide([{ key, policy: p }], 1);
       if (down) {
         down = false;
-        local = undefined;
         logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
       }
       return decision;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
+      // Another decision was answered after this one was sent: the store is up (one slow or
+      // failed reply is not an outage). Only this request uses the fallback.
+      if (lastSuccessAt > askedAt) return fallback(key, p, error);
       if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
       down = true;
       retryAt = clock() + retryIntervalMs;
@@ -154,8 +166,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   }
 
   function fallback(key: string, p: RateLimitPolicy, cause?: unknown): RateLimitDecision {
-    if (onStoreError === 'local') {
-      local ??= createMemoryRateLimitStore({ clock });
+    if (local !== undefined) {
       return { ...(local.decide([{ key, policy: p }], 1)[0] as RateLimitDecision), degraded: 'local' };
     }
     if (onStoreError === 'open') {
@@ -189,21 +200,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   });
 }
 
-/** Rejects after `ms`; a late rejection of `promise` is swallowed, never unhandled. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rate-limit store did not answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+function first(decisions: readonly RateLimitDecision[]): RateLimitDecision {
+  const decision = decisions[0];
+  if (decision === undefined) throw new Error('rate-limit store returned no decision');
+  return decision;
 }
 
 function describe(error: unknown): string {
