@@ -33,7 +33,8 @@ export interface ConformanceFixture {
   /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
   readonly downGuard: ApiKeyGuard;
   /**
-   * Key strings: `reader` holds `items:read`; `writer` only `items:write`; `limited` allows
+   * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
+   * per hour); `limited` allows
    * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
    * only from 203.0.113.0/24 (never the test's own address).
    */
@@ -110,7 +111,8 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
   const guard = createApiKeyGuard({ keyring, limiter, realm: REALM });
   const reader = (await keyring.issue({ name: 'reader', scopes: ['items:read'] })).key;
-  const writer = (await keyring.issue({ name: 'writer', scopes: ['items:write'] })).key;
+  // writer's own limit refills one request per 3.6 s, so the suite can see a 403 being counted.
+  const writer = (await keyring.issue({ name: 'writer', scopes: ['items:write'], rateLimit: { limit: 1000, windowSeconds: 3600 } })).key;
   const limited = (await keyring.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
   const loopback = (await keyring.issue({ name: 'loopback', scopes: ['items:read'], ipAllowlist: ['127.0.0.0/8', '::1'] })).key;
   const elsewhere = (await keyring.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;

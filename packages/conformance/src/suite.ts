@@ -239,6 +239,17 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(body.missing_scopes).toEqual(['items:read']);
       });
 
+      it('counts a 403 insufficient_scope against the rate limit and sends the RateLimit headers with it', async () => {
+        const remaining = async (): Promise<number> => {
+          const res = await get('/items', auth(fixture.keys.writer));
+          expect(res.status).toBe(403);
+          expect(res.headers.get('ratelimit-policy')).toMatch(/q=\d+/);
+          return Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
+        };
+        const first = await remaining();
+        expect(await remaining()).toBe(first - 1);
+      });
+
       it('answers over the per-key limit with 429 rate_limited, Retry-After and RateLimit headers', async () => {
         const limited = auth(fixture.keys.limited);
         for (let i = 0; i < 2; i += 1) {

@@ -122,6 +122,22 @@ describe('createApiKeyGuard: DESIGN §5 rows', () => {
     expect([p.status, p.body.code, p.body.missing_scopes]).toEqual([403, 'insufficient_scope', ['reports:read']]);
   });
 
+  it('403 insufficient_scope is counted against the rate limit and carries the RateLimit headers', async () => {
+    const { guard, reader } = await setup(); // reader: 2 per 60 s
+    const authorization = `ApiKey ${reader.key}`;
+    const first = await problemOf(guard.check({ authorization, url: URL_ }, { scopes: ['reports:read'] }));
+    expect([first.status, first.body.code, first.body.missing_scopes]).toEqual([403, 'insufficient_scope', ['reports:read']]);
+    expect(first.headers).toMatchObject({ 'ratelimit-policy': '"default";q=2;w=60', ratelimit: '"default";r=1;t=30' });
+    const second = await problemOf(guard.check({ authorization, url: URL_ }, { scopes: ['keys:admin'] }));
+    expect([second.status, second.headers.ratelimit]).toEqual([403, '"default";r=0;t=60']);
+    // Probing scopes spent the budget: the next request is refused for its rate, whatever it asks.
+    const probe = await problemOf(guard.check({ authorization, url: URL_ }, { scopes: ['reports:read'] }));
+    expect([probe.status, probe.body.code, probe.headers['retry-after']]).toEqual([429, 'rate_limited', '30']);
+    expect(probe.body.missing_scopes).toBeUndefined(); // an exhausted key learns nothing about scopes
+    const allowed = await problemOf(guard.check({ authorization, url: URL_ }, { scopes: ['orders:read'] }));
+    expect([allowed.status, allowed.body.code]).toEqual([429, 'rate_limited']);
+  });
+
   it('400 api_key_in_query, checked first: even with a valid header, by name or by value', async () => {
     const { guard, reader, lookups } = await setup();
     const authorization = `ApiKey ${reader.key}`;

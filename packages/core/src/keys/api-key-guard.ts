@@ -1,13 +1,17 @@
 /**
  * The one call adapters make per protected request (docs/architecture.md, "The guard
  * adapters call"): key in query (400) → `Authorization: ApiKey` (401 missing) → syntax
- * and checksum (401, no store access) → cache → store (401; store down → 503) → scopes
- * (403) → rate limit (429 / 503). Adapters map a thrown `KeysetError` with `toProblem`.
+ * and checksum (401, no store access) → cache → store (401; store down → 503) → rate
+ * limit (429 / 503) → scopes (403). Every authenticated request is counted, a request
+ * refused for its scopes too, so scopes cannot be probed for free; its 403 carries the
+ * RateLimit headers like any other authenticated response. Adapters map a thrown
+ * `KeysetError` with `toProblem`.
  * @module
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
 import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimiter } from '../rate-limit/types.ts';
+import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { AuthenticateRequest, Keyring } from './keyring.ts';
 
@@ -80,8 +84,20 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
       const { scopes } = checkOptions;
       const authOptions = realm === undefined ? { ...(scopes && { scopes }) } : { realm, ...(scopes && { scopes }) };
       const clientAddress = resolveClientAddress(request);
-      const key = await keyring.authenticate({ authorization: request.authorization, url: request.url, clientAddress }, authOptions);
-      if (limiter === undefined) return { key, headers: {}, clientAddress };
+      const authRequest = { authorization: request.authorization, url: request.url, clientAddress };
+      if (limiter === undefined) return { key: await keyring.authenticate(authRequest, authOptions), headers: {}, clientAddress };
+      let key: VerifiedKey;
+      try {
+        key = await keyring.authenticate(authRequest, authOptions);
+      } catch (error) {
+        const caller = refusedCaller(error);
+        if (caller === undefined) throw error;
+        // A valid key refused for its scopes still spends a request (a 429 wins once the
+        // budget is gone), and the 403 says how much budget is left.
+        const { headers } = await limiter.check(caller.id, caller.rateLimit ?? undefined);
+        const refusal = error as KeysetError;
+        throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...refusal.headers, ...headers } });
+      }
       // The limit belongs to the identity: both secrets of a rotation share one quota.
       const { headers } = await limiter.check(key.id, key.rateLimit ?? undefined);
       return { key, headers: { ...headers }, clientAddress };

@@ -9,6 +9,7 @@ import { AuthenticationError, KeysetError } from '../errors.ts';
 import { readApiKeyHeader } from './authorization-header.ts';
 import { ipAllowed } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
+import { withRefusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
 import { findQueryCredential } from './query-credentials.ts';
@@ -91,10 +92,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
       if (missing.length > 0) {
         if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
-        throw new KeysetError('insufficient_scope', {
-          detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
-          extensions: { missing_scopes: missing },
-        });
+        throw withRefusedCaller(
+          new KeysetError('insufficient_scope', {
+            detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
+            extensions: { missing_scopes: missing },
+          }),
+          key,
+        );
       }
     }
     return key;
