@@ -77,11 +77,11 @@ async function measure(name: string, db: Db, kysely?: Kysely<BenchDB>): Promise<
   const out: Row[] = [];
   for (const depth of DEPTHS) {
     const offsetMs = await time(db, `SELECT ${COLUMNS} FROM orders ORDER BY created_at DESC, id DESC LIMIT ${LIMIT + 1} OFFSET ${depth}`);
-    let plan: PagePlan = { mode: 'cursor', limit: LIMIT, take: LIMIT + 1, after: null, fingerprint: '' };
+    let plan: PagePlan = { mode: 'cursor', limit: LIMIT, take: LIMIT + 1, direction: 'forward', after: null, sort, fingerprint: '' };
     if (depth > 0) {
       const { rows } = await db.query(`SELECT ${COLUMNS} FROM orders ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${depth - 1}`);
       const last = rows[0]!;
-      plan = { ...plan, after: [String(last.created_at_text), String(last.id)] };
+      plan = { mode: 'cursor', limit: LIMIT, take: LIMIT + 1, direction: 'forward', after: [String(last.created_at_text), String(last.id)], sort, fingerprint: '' };
     }
     const q = keysetWhere(plan, sort, 'postgres');
     const keysetMs = await time(db, `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit}`, q.params);

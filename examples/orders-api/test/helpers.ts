@@ -85,8 +85,17 @@ export async function call(base: string, path: string, options: CallOptions = {}
 
 /** The `rel="next"` target of a Link header, or null. */
 export function nextLink(headers: Headers): string | null {
+  return linkTo(headers, 'next');
+}
+
+/** The target of the link with relation `rel` (`next`, `prev`, `first`), or null. */
+export function linkTo(headers: Headers, rel: string): string | null {
   const link = headers.get('link');
   if (link === null) return null;
-  const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
-  return match ? match[1]! : null;
+  for (const part of link.split(', ')) {
+    const match = /^<([^>]+)>; rel="([a-z]+)"$/.exec(part);
+    if (match === null) throw new Error(`malformed Link header ${link}`);
+    if (match[2] === rel) return match[1]!;
+  }
+  return null;
 }

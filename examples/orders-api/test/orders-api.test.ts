@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDataDir, DataDirLockedError } from '../src/data-dir.ts';
 import type { Order } from '../src/app/orders.ts';
 import { runCli } from '../src/cli.ts';
-import { call, nextLink, startApi, type TestApi } from './helpers.ts';
+import { call, linkTo, nextLink, startApi, type TestApi } from './helpers.ts';
 
 const SEED = 2000;
 const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -159,8 +159,40 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(byOffset).toEqual(walk);
       const last = await call(base, `/api/orders?limit=100&offset=${SEED}`, { key: reader });
       expect(last.body).toEqual({ items: [], total: SEED });
-      expect(last.headers.get('link')).toBeNull();
+      expect(linkTo(last.headers, 'next')).toBeNull();
+      expect(new URL(linkTo(last.headers, 'prev')!).searchParams.get('offset')).toBe(String(SEED - 100));
+      expect(new URL(linkTo(last.headers, 'first')!).searchParams.get('offset')).toBe('0');
     });
+
+    it('walks back from the last page by rel="prev" over the same pages, and @keyset/client walks backward', async () => {
+      // Forward in pages of 90 (the last one short), then back by following rel="prev" alone.
+      const forward: { url: string; ids: number[] }[] = [];
+      let url: string | null = `${base}/api/orders?limit=90`;
+      let res = await call(base, url, { key: reader });
+      for (;;) {
+        expect(res.status, res.text).toBe(200);
+        forward.push({ url: url!, ids: res.body.items.map((o: OrderItem) => o.id) });
+        url = linkTo(res.headers, 'next');
+        if (url === null) break;
+        res = await call(base, url, { key: reader });
+      }
+      expect(forward.flatMap((p) => p.ids)).toEqual(walk.map((o) => o.id));
+      const back: number[][] = [];
+      let prev = linkTo(res.headers, 'prev');
+      while (prev !== null) {
+        expect(new URL(prev).searchParams.get('cursor')).toBe(res.body.prevCursor);
+        res = await call(base, prev, { key: reader });
+        expect(res.status, res.text).toBe(200);
+        back.push(res.body.items.map((o: OrderItem) => o.id));
+        prev = linkTo(res.headers, 'prev');
+      }
+      expect(back).toEqual(forward.slice(0, -1).reverse().map((p) => p.ids));
+      expect(res.body.prevCursor).toBeNull();
+      // The client, from the last page: every order once, oldest first.
+      const viaClient: number[] = [];
+      for await (const order of paginate<OrderItem>(forward.at(-1)!.url, { apiKey: reader, direction: 'backward' })) viaClient.push(order.id);
+      expect(viaClient).toEqual(walk.map((o) => o.id).reverse());
+    }, 30_000);
 
     it('defaults to 20 items and refuses bad pagination parameters', async () => {
       const first = await call(base, '/api/orders', { key: reader });

@@ -28,21 +28,26 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 }
 
-/** A cursor-mode server over `rows`; the cursor is the index of the next row (not signed: this is the client's test). */
+/**
+ * A cursor-mode server over `rows` (not signed: this is the client's test). A forward
+ * cursor is the index of the page's first row; a backward one, `b<i>`, the rows before index i.
+ */
 function cursorServer(rows: number[], { link }: { link: boolean }): Handler {
   return (url, _req, res) => {
     const limit = Number(url.searchParams.get('limit') ?? '3');
-    const start = Number(url.searchParams.get('cursor') ?? '0');
+    const cursor = url.searchParams.get('cursor') ?? '0';
+    const start = cursor.startsWith('b') ? Math.max(0, Number(cursor.slice(1)) - limit) : Number(cursor);
     const items = rows.slice(start, start + limit).map((id) => ({ id }));
-    const more = start + limit < rows.length;
-    const nextCursor = more ? String(start + limit) : null;
-    const headers: Record<string, string> = {};
-    if (link && nextCursor !== null) {
-      const next = new URL(url);
-      next.searchParams.set('cursor', nextCursor);
-      headers.link = `<${next.href}>; rel="next"`;
+    const nextCursor = start + limit < rows.length ? String(start + limit) : null;
+    const prevCursor = start > 0 ? `b${start}` : null;
+    const links: string[] = [];
+    for (const [rel, value] of [['next', nextCursor], ['prev', prevCursor]] as const) {
+      if (!link || value === null) continue;
+      const target = new URL(url);
+      target.searchParams.set('cursor', value);
+      links.push(`<${target.href}>; rel="${rel}"`);
     }
-    json(res, 200, { items, nextCursor }, headers);
+    json(res, 200, { items, nextCursor, prevCursor }, links.length === 0 ? {} : { link: links.join(', ') });
   };
 }
 
@@ -52,6 +57,12 @@ function offsetServer(rows: number[]): Handler {
     const offset = Number(url.searchParams.get('offset') ?? '0');
     json(res, 200, { items: rows.slice(offset, offset + limit).map((id) => ({ id })), total: rows.length });
   };
+}
+
+async function fromAsync<T>(source: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of source) out.push(x);
+  return out;
 }
 
 async function collect(url: string, options = {}): Promise<number[]> {
@@ -93,6 +104,39 @@ describe('paginate', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('walks backward from any page: pages in reverse, items in reverse order from paginate()', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.nat(), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.constantFrom('cursor', 'link', 'offset'),
+        fc.nat(),
+        async (rows, limit, mode, k) => {
+          handler = mode === 'offset' ? offsetServer(rows) : cursorServer(rows, { link: mode === 'link' });
+          const start = (k % Math.ceil(rows.length / limit)) * limit;
+          const from = `${base}/x?limit=${limit}&${mode === 'offset' ? 'offset' : 'cursor'}=${start}`;
+          const seen: number[][] = [];
+          for await (const page of pages<{ id: number }>(from, { direction: 'backward' })) seen.push(page.items.map((i) => i.id));
+          const expected: number[][] = [];
+          for (let s = start; s >= 0; s -= limit) expected.push(rows.slice(s, s + limit));
+          expect(seen).toEqual(expected);
+          expect(await collect(from, { direction: 'backward' })).toEqual(rows.slice(0, start + limit).reverse());
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a page reports both neighbours, from the Link header or the body', async () => {
+    handler = cursorServer([1, 2, 3, 4, 5], { link: true });
+    const [page] = await fromAsync(pages(`${base}/x?limit=2&cursor=2`, { maxPages: 1 }));
+    expect(page).toMatchObject({ next: `${base}/x?limit=2&cursor=4`, prev: `${base}/x?limit=2&cursor=b2` });
+    handler = offsetServer([1, 2, 3, 4, 5]);
+    const [first] = await fromAsync(pages(`${base}/x?limit=2&offset=0`, { maxPages: 1 }));
+    expect(first).toMatchObject({ next: `${base}/x?limit=2&offset=2`, prev: null });
+    await expect(fromAsync(pages(`${base}/x`, { direction: 'sideways' as 'forward' }))).rejects.toThrow(TypeError);
   });
 
   it('throws on a cursor cycle instead of looping forever', async () => {

@@ -1,6 +1,7 @@
 /**
- * Walks a paginated collection: cursor mode (`nextCursor`), offset mode (`total`) or
- * any API that sends an RFC 8288 `Link: <…>; rel="next"` header.
+ * Walks a paginated collection, forward or backward: cursor mode (`nextCursor`,
+ * `prevCursor`), offset mode (`total`) or any API that sends RFC 8288
+ * `Link: <…>; rel="next"` (and `rel="prev"`) headers.
  * @module
  */
 import { PaginationCycleError, PaginationFormatError, PaginationHttpError } from './errors.ts';
@@ -8,6 +9,14 @@ import { findLink } from './link-header.ts';
 
 /** Options of {@link paginate} and {@link pages}. */
 export interface PaginateOptions {
+  /**
+   * `'backward'` starts at the given URL (typically a page reached earlier, or a URL with
+   * a `prevCursor`) and follows `rel="prev"` / `prevCursor` / the previous offset down to
+   * the first page. `pages()` still yields each page's items in the server's order;
+   * `paginate()` yields items in reverse, so the stream runs backward too.
+   * @default 'forward'
+   */
+  direction?: 'forward' | 'backward';
   /** Sent as `Authorization: ApiKey <apiKey>`. Never put it in the URL. */
   apiKey?: string | undefined;
   /** Extra request headers. */
@@ -43,6 +52,8 @@ export interface Page<T> {
   url: string;
   /** The next page's URL, or `null` on the last page. */
   next: string | null;
+  /** The previous page's URL, or `null` on the first page (or when the server offers none). */
+  prev: string | null;
   /** `total` in offset mode, when the server sent it. */
   total: number | undefined;
 }
@@ -58,12 +69,17 @@ export interface Page<T> {
  * ```
  */
 export async function* paginate<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<T, void, undefined> {
-  for await (const page of pages<T>(url, options)) yield* page.items;
+  const backward = options.direction === 'backward';
+  for await (const page of pages<T>(url, options)) {
+    if (!backward) yield* page.items;
+    else for (let i = page.items.length - 1; i >= 0; i--) yield page.items[i] as T;
+  }
 }
 
 /**
  * Iterates over the pages of a collection. Follows the `Link` rel="next" header when
- * present, else `nextCursor`, else `offset`/`total`. Throws {@link PaginationCycleError}
+ * present, else `nextCursor`, else `offset`/`total` (backward: rel="prev", else
+ * `prevCursor`, else the previous offset). Throws {@link PaginationCycleError}
  * when the server leads back to a page already read, and {@link PaginationFormatError}
  * when it points to another origin (the key is never sent there).
  *
@@ -75,7 +91,8 @@ export async function* paginate<T = unknown>(url: string | URL, options: Paginat
  * ```
  */
 export async function* pages<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
-  const { maxPages = Infinity, signal } = options;
+  const { maxPages = Infinity, signal, direction = 'forward' } = options;
+  if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
   const seen = new Set<string>();
   let next: string | null = new URL(url).href;
   // The key (and any caller headers) go only to the origin the caller chose: a next link
@@ -90,16 +107,23 @@ export async function* pages<T = unknown>(url: string | URL, options: PaginateOp
     seen.add(next);
     signal?.throwIfAborted();
     const { body, link } = await fetchPage(next, options);
-    const page: Page<T> = { items: body.items as T[], url: next, next: nextUrl(next, body, link), total: body.total };
+    const page: Page<T> = {
+      items: body.items as T[],
+      url: next,
+      next: nextUrl(next, body, link),
+      prev: prevUrl(next, body, link),
+      total: body.total,
+    };
     count++;
     yield page;
-    next = page.next;
+    next = direction === 'forward' ? page.next : page.prev;
   }
 }
 
 interface Envelope {
   items: unknown[];
   nextCursor?: unknown;
+  prevCursor?: unknown;
   total: number | undefined;
 }
 
@@ -122,7 +146,7 @@ async function fetchPage(url: string, options: PaginateOptions): Promise<{ body:
     const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (!body || !Array.isArray(body.items)) throw new PaginationFormatError(url, 'response has no `items` array');
     const total = typeof body.total === 'number' ? body.total : undefined;
-    return { body: { items: body.items, nextCursor: body.nextCursor, total }, link: response.headers.get('link') };
+    return { body: { items: body.items, nextCursor: body.nextCursor, prevCursor: body.prevCursor, total }, link: response.headers.get('link') };
   }
 }
 
@@ -140,6 +164,26 @@ function nextUrl(current: string, body: Envelope, link: string | null): string |
     const offset = Number(u.searchParams.get('offset') ?? '0') + body.items.length;
     if (offset >= body.total) return null;
     u.searchParams.set('offset', String(offset));
+    return u.href;
+  }
+  return null;
+}
+
+function prevUrl(current: string, body: Envelope, link: string | null): string | null {
+  const fromLink = findLink(link, 'prev', current);
+  if (fromLink !== undefined) return fromLink;
+  if (typeof body.prevCursor === 'string' && body.prevCursor !== '') {
+    const u = new URL(current);
+    u.searchParams.delete('offset');
+    u.searchParams.set('cursor', body.prevCursor);
+    return u.href;
+  }
+  if (body.total !== undefined) {
+    const u = new URL(current);
+    const offset = Number(u.searchParams.get('offset') ?? '0');
+    const size = Number(u.searchParams.get('limit') ?? body.items.length);
+    if (!(offset > 0) || !(size > 0)) return null;
+    u.searchParams.set('offset', String(Math.max(0, offset - size)));
     return u.href;
   }
   return null;

@@ -140,7 +140,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     downGuard,
     keys: { reader, writer, limited, loopback, elsewhere },
     foreignKey,
-    list: (plan, query) => paginateArray(select(query), plan, sort),
+    list: (plan, query) => paginateArray(select(query), plan, plan.sort),
     filters: (query) => {
       const status = query.get('status');
       return status === null ? {} : { status };

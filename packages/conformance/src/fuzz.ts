@@ -117,7 +117,7 @@ export async function checkResponse(request: FuzzRequest, res: Response): Promis
     if (!/^application\/json(;|$)/.test(type)) fail(`200 with content-type '${type}'`);
     JSON.parse(text);
     const link = res.headers.get('link');
-    if (link !== null && !/^<https?:\/\/[^>]+>; rel="next"$/.test(link)) fail(`bad Link header ${link}`);
+    if (link !== null && !link.split(', ').every((part) => /^<https?:\/\/[^>]+>; rel="(next|prev|first)"$/.test(part))) fail(`bad Link header ${link}`);
   } else {
     fail('unexpected status');
   }
@@ -130,6 +130,9 @@ export async function harvestCursors(send: SendRequest, fixture: ConformanceWorl
     const res = await send(`/items?${query}`, { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
     const { nextCursor } = (await res.json()) as { nextCursor: string };
     cursors.push(nextCursor);
+    // The second page's prevCursor: a backward cursor.
+    const second = await send(`/items?${query}&cursor=${nextCursor}`, { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
+    cursors.push(((await second.json()) as { prevCursor: string }).prevCursor);
   }
   return cursors;
 }

@@ -39,6 +39,18 @@ export async function expectProblem(res: Response, status: number, code: string)
   return body;
 }
 
+/** The targets of a `Link` header by relation type; fails on anything but `<url>; rel="…"` parts. */
+export function linkTargets(header: string | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of header === null ? [] : header.split(', ')) {
+    const m = /^<(https?:\/\/[^>]+)>; rel="(next|prev|first)"$/.exec(part);
+    expect(m, `Link part ${part}`).not.toBeNull();
+    expect(out[m![2]!], `rel="${m![2]}" twice`).toBeUndefined();
+    out[m![2]!] = m![1]!;
+  }
+  return out;
+}
+
 const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
 
 /** Registers the suite under `describe(name)`. */
@@ -69,9 +81,11 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         const res = await get('/items?status=open&limit=3', reader);
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-        const body = (await res.json()) as { items: Item[]; nextCursor: string | null };
+        const body = (await res.json()) as { items: Item[]; nextCursor: string | null; prevCursor: string | null };
         expect(body.items.map((item) => item.id)).toEqual(expected('open').slice(0, 3));
         expect(body.nextCursor).toEqual(expect.any(String));
+        // The first page: nothing before it, so no prevCursor and no rel="prev"/"first".
+        expect(body.prevCursor).toBeNull();
         const link = res.headers.get('link') ?? '';
         expect(link).toMatch(/^<https?:\/\/[^>]+\/items\?[^>]*>; rel="next"$/);
         const next = new URL(/^<([^>]+)>/.exec(link)?.[1] ?? '');
@@ -87,7 +101,7 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(body.items).toHaveLength(LIMITS.default);
       });
 
-      it('walks every row exactly once by nextCursor, ending with nextCursor null and no Link', async () => {
+      it('walks every row exactly once by nextCursor, ending with nextCursor null and no rel="next"', async () => {
         const seen: number[] = [];
         let cursor: string | null = null;
         let pages = 0;
@@ -103,7 +117,44 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         } while (cursor !== null && pages < 100);
         expect(seen).toEqual(expected());
         expect(pages).toBe(Math.ceil(fixture.items.length / 7));
-        expect(last.headers.get('link')).toBeNull();
+        expect(Object.keys(linkTargets(last.headers.get('link')))).toEqual(['prev', 'first']);
+      });
+
+      it('walks back from the last page by prevCursor and rel="prev": the same pages reversed, ending with prevCursor null', async () => {
+        type Body = { items: Item[]; nextCursor: string | null; prevCursor: string | null };
+        const forward: number[][] = [];
+        let res = await get('/items?status=paid&limit=3', reader);
+        let body = (await res.json()) as Body;
+        forward.push(body.items.map((item) => item.id));
+        while (body.nextCursor !== null && forward.length < 100) {
+          res = await get(linkTargets(res.headers.get('link')).next!, reader);
+          body = (await res.json()) as Body;
+          forward.push(body.items.map((item) => item.id));
+        }
+        expect(forward.flat()).toEqual(expected('paid'));
+        // Back by following rel="prev" alone; it always carries the body's prevCursor.
+        const back: number[][] = [];
+        let links = linkTargets(res.headers.get('link'));
+        while (links.prev !== undefined && back.length < 100) {
+          expect(new URL(links.prev).searchParams.get('cursor')).toBe(body.prevCursor);
+          // rel="first" keeps the filter and the page size, without a cursor.
+          const first = new URL(links.first!);
+          expect([...first.searchParams]).toEqual([
+            ['status', 'paid'],
+            ['limit', '3'],
+          ]);
+          res = await get(links.prev, reader);
+          expect(res.status).toBe(200);
+          body = (await res.json()) as Body;
+          back.push(body.items.map((item) => item.id));
+          links = linkTargets(res.headers.get('link'));
+        }
+        expect(back).toEqual(forward.slice(0, -1).reverse());
+        expect(body.prevCursor).toBeNull();
+        expect(Object.keys(links)).toEqual(['next']);
+        // And forward again from the start of the walk back.
+        const again = (await (await get(links.next!, reader)).json()) as Body;
+        expect(again.items.map((item) => item.id)).toEqual(forward[1]);
       });
 
       it('walks a filtered collection by following Link headers alone', async () => {
@@ -114,7 +165,7 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
           const res = await get(url, reader);
           expect(res.status).toBe(200);
           seen.push(...((await res.json()) as { items: Item[] }).items.map((item) => item.id));
-          url = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+          url = linkTargets(res.headers.get('link')).next ?? null;
           pages += 1;
         }
         expect(seen).toEqual(expected('paid'));
@@ -129,9 +180,14 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
           const body = (await res.json()) as { items: Item[]; total: number };
           expect(body.total).toBe(fixture.items.length);
           seen.push(...body.items.map((item) => item.id));
-          const link = res.headers.get('link');
-          if (offset + 10 < fixture.items.length) expect(link).toContain(`offset=${offset + 10}`);
-          else expect(link).toBeNull();
+          const links = linkTargets(res.headers.get('link'));
+          if (offset + 10 < fixture.items.length) expect(new URL(links.next!).searchParams.get('offset')).toBe(String(offset + 10));
+          else expect(links.next).toBeUndefined();
+          if (offset === 0) expect(links.prev ?? links.first).toBeUndefined();
+          else {
+            expect(new URL(links.prev!).searchParams.get('offset')).toBe(String(offset - 10));
+            expect(new URL(links.first!).searchParams.get('offset')).toBe('0');
+          }
         }
         expect(seen).toEqual(expected());
       });

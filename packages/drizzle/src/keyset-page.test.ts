@@ -28,7 +28,10 @@ const liteOrders = lite.sqliteTable('orders', {
 });
 
 const T = '2024-05-01 10:00:00.123456+00';
-const cursor = (after: readonly (string | number | null)[] | null): PagePlan => ({ mode: 'cursor', limit: 20, take: 21, after, fingerprint: 'fp' });
+// A hand-built plan without `sort`: keysetWhere then trusts the spec it is given (a
+// paginator's plan carries its sort, and a different spec is refused).
+const cursor = (after: readonly (string | number | null)[] | null): PagePlan =>
+  ({ mode: 'cursor', limit: 20, take: 21, direction: 'forward', after, fingerprint: 'fp' }) as Omit<PagePlan & { mode: 'cursor' }, 'sort'> as PagePlan;
 const mixed = defineSortSpec([
   { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
   { key: 'id', dir: 'asc', type: 'bigint', unique: true },
@@ -70,7 +73,7 @@ describe('keysetPage (Drizzle)', () => {
 
   it('first page and offset mode: no condition (undefined, which and() drops), the offset', () => {
     expect(keysetPage(liteOrders, cursor(null), mixed)).toMatchObject({ where: undefined, limit: 21, offset: 0 });
-    const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, fingerprint: 'fp' };
+    const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
     expect(keysetPage(liteOrders, offset, mixed)).toMatchObject({ where: undefined, limit: 11, offset: 30 });
   });
 

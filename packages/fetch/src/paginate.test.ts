@@ -46,12 +46,15 @@ describe('paginate() and sendPage()', () => {
   });
 
   it("keeps the caller's extra headers, but Link and content-type are the page's", async () => {
-    const res = await get(route(), '/items?offset=45&limit=10');
+    // The only page of the 16 paid items: neither next nor prev, so no Link of its own.
+    const res = await get(route(), '/items?status=paid&offset=0&limit=20');
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toBe('application/json');
-    expect(res.headers.get('link')).toBe('ignored'); // the last page has no Link of its own
-    const middle = await get(route(), '/items?offset=0&limit=10');
-    expect(middle.headers.get('link')).toContain('offset=10');
+    expect(res.headers.get('link')).toBe('ignored');
+    const middle = await get(route(), '/items?offset=10&limit=10');
+    expect(middle.headers.get('link')).toContain('offset=20');
+    expect(middle.headers.get('link')).toContain('rel="prev"');
+    expect(middle.headers.get('link')).not.toContain('ignored');
   });
 
   it('refuses a plan that paginate() did not return, and a bad configuration', async () => {

@@ -25,7 +25,9 @@ const mixed = defineSortSpec([
   { key: 'id', dir: 'asc', type: 'bigint', unique: true },
 ]);
 // Three quarters down the newest-first walk of 20k rows (three per timestamp).
-const deep = (after: string[]): PagePlan => ({ mode: 'cursor', limit: 20, take: 21, after, fingerprint: 'fp' });
+// Hand-built (no `sort`): keysetWhere trusts the spec each EXPLAIN passes.
+const deep = (after: string[]): PagePlan =>
+  ({ mode: 'cursor', limit: 20, take: 21, direction: 'forward', after, fingerprint: 'fp' }) as Omit<PagePlan & { mode: 'cursor' }, 'sort'> as PagePlan;
 
 const pgUrl = await postgresUrl();
 const myUrl = await mysqlUrl();

@@ -31,13 +31,10 @@ const pgDb = new Kysely<DB>({ dialect: compileOnly('postgres') });
 const myDb = new Kysely<DB>({ dialect: compileOnly('mysql') });
 
 const T = '2024-05-01 10:00:00.123456+00';
-const cursor = (after: PagePlan extends infer P ? (P extends { after: infer A } ? A : never) : never, limit = 20): PagePlan => ({
-  mode: 'cursor',
-  limit,
-  take: limit + 1,
-  after,
-  fingerprint: 'fp',
-});
+// A hand-built plan without `sort`: keysetWhere then trusts the spec it is given (a
+// paginator's plan carries its sort, and a different spec is refused).
+const cursor = (after: PagePlan extends infer P ? (P extends { after: infer A } ? A : never) : never, limit = 20): PagePlan =>
+  ({ mode: 'cursor', limit, take: limit + 1, direction: 'forward', after, fingerprint: 'fp' }) as Omit<PagePlan & { mode: 'cursor' }, 'sort'> as PagePlan;
 const mixed = defineSortSpec([
   { key: 'createdAt', column: 'o.created_at', dir: 'desc', type: 'timestamp' },
   { key: 'id', column: 'o.id', dir: 'asc', type: 'bigint', unique: true },
@@ -65,7 +62,7 @@ describe('keysetPage', () => {
     expect(keysetPage(pgDb.selectFrom('orders as o').select('o.id'), cursor(null), mixed, 'postgres').compile().sql).toBe(
       'select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1',
     );
-    const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, fingerprint: 'fp' };
+    const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
     const { sql, parameters } = keysetPage(pgDb.selectFrom('orders as o').select('o.id'), offset, mixed, 'postgres').compile();
     expect(sql).toBe('select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1 offset $2');
     expect(parameters).toEqual([11, 30]);

@@ -413,6 +413,19 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         expect(keys.map((k) => k.identity.id)).toEqual(expected.slice(7, 12).map((i) => i.id));
       });
 
+      it('lists backward (oldest first, newer than `after`) for pages reached through a prevCursor', async () => {
+        const expected = await seed();
+        const pivot = expected[12] as StoredIdentity;
+        const { keys } = await store.listIdentities({ take: 5, after: { createdAt: pivot.createdAt, id: pivot.id }, direction: 'backward' });
+        expect(keys.map((k) => k.identity.id)).toEqual(expected.slice(7, 12).reverse().map((i) => i.id));
+        // Without `after`: from the end, i.e. the oldest identities first.
+        const { keys: oldest } = await store.listIdentities({ take: 3, direction: 'backward' });
+        expect(oldest.map((k) => k.identity.id)).toEqual(expected.slice(-3).reverse().map((i) => i.id));
+        const { keys: counted, total } = await store.listIdentities({ take: 2, direction: 'backward', withTotal: true });
+        expect(counted.map((k) => k.identity.id)).toEqual(expected.slice(-2).reverse().map((i) => i.id));
+        expect(total).toBe(23);
+      });
+
       it('pages by offset with the total', async () => {
         const expected = await seed();
         const seen: string[] = [];

@@ -170,7 +170,10 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     },
 
     async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
-      const { take, offset, after, withTotal = false } = query;
+      const { take, offset, after, direction = 'forward', withTotal = false } = query;
+      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
+      // Backward (a page reached through a prevCursor): the same index read the other way.
+      const [cmp, order] = direction === 'forward' ? ['<', 'DESC'] : ['>', 'ASC'];
       checkCount('take', take);
       checkCount('offset', offset);
       const params: unknown[] = [];
@@ -179,10 +182,10 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const where =
         after === undefined
           ? ''
-          : `WHERE (i.created_at, i.id) < (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
+          : `WHERE (i.created_at, i.id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
       const page = `
         SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i ${where}
-        ORDER BY i.created_at DESC, i.id DESC
+        ORDER BY i.created_at ${order}, i.id ${order}
         LIMIT ${param(take)}::int8${offset === undefined ? '' : ` OFFSET ${param(offset)}::int8`}`;
       if (!withTotal) {
         const rows = await runQuery(client, page, params);
@@ -194,7 +197,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         client,
         `WITH page AS (${page})
          SELECT page.*, total.n AS total FROM (SELECT count(*) AS n FROM ${t.identities}) total LEFT JOIN page ON true
-         ORDER BY page.created_at DESC, page.id DESC`,
+         ORDER BY page.created_at ${order}, page.id ${order}`,
         params,
       );
       return {

@@ -50,7 +50,7 @@ export function createOrderHandlers(deps: { db: SqlClient }) {
   return Object.freeze({
     /** Up to `plan.take` orders for the plan, plus `total` in offset mode. */
     async list(plan: PagePlan): Promise<{ rows: Order[]; total?: number }> {
-      const q = keysetWhere(plan, ORDER_SORT, 'postgres');
+      const q = keysetWhere(plan, plan.sort, 'postgres');
       const sql = `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`;
       const [page, count] = await Promise.all([
         db.query<OrderRow>(sql, q.params as unknown[]),

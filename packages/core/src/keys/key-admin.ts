@@ -33,8 +33,9 @@ import { rotationEnds } from './rotation-ends.ts';
 /** One page of `Keyring.list`. */
 export interface KeyListResult {
   /**
-   * Up to `plan.take` records, newest first: one more than `limit` when there is a next
-   * page, exactly what `Paginator.page()` expects (it trims and builds the cursor).
+   * Up to `plan.take` records, newest first (oldest first for a backward plan): one more
+   * than `limit` when there is more in that direction, exactly what `Paginator.page()`
+   * expects (it trims, restores newest-first order and builds the cursors).
    */
   records: KeyRecord[];
   /** Whether there are records after the first `limit`. */

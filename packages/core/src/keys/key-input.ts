@@ -66,6 +66,12 @@ export interface KeyListPlan {
   limit: number;
   take?: number;
   after?: unknown;
+  /**
+   * Cursor mode: `'backward'` for a page reached through a `prevCursor` (the records then
+   * come oldest first, as `Paginator.page` expects them).
+   * @default 'forward'
+   */
+  direction?: 'forward' | 'backward';
   offset?: number;
 }
 
@@ -173,8 +179,11 @@ export function toListQuery(plan: KeyListPlan): { query: ListIdentitiesQuery; li
     return { query: { take, offset, withTotal: true }, limit };
   }
   if (mode !== 'cursor') throw invalid('mode', "`mode` must be 'cursor' or 'offset'.");
-  if (plan.after === null || plan.after === undefined) return { query: { take }, limit };
+  const { direction = 'forward' } = plan;
+  if (direction !== 'forward' && direction !== 'backward') throw invalid('direction', "`direction` must be 'forward' or 'backward'.");
+  const way = direction === 'backward' ? { direction } : {};
+  if (plan.after === null || plan.after === undefined) return { query: { take, ...way }, limit };
   const after = position(plan.after);
   if (after === undefined) throw new KeysetError('invalid_cursor', { detail: 'The cursor does not point into the key list.' });
-  return { query: { take, after }, limit };
+  return { query: { take, after, ...way }, limit };
 }

@@ -52,8 +52,15 @@ export interface ListIdentitiesQuery {
   take: number;
   /** Offset mode: rows to skip. */
   offset?: number;
-  /** Cursor mode: the last identity of the previous page. */
+  /** Cursor mode: the identity to list strictly after, in `direction`'s order. */
   after?: { createdAt: Date; id: string };
+  /**
+   * Cursor mode: `'forward'` lists newest first (identities older than `after`);
+   * `'backward'` lists oldest first (identities newer than `after`, or the oldest ones
+   * without it), for a page reached through a `prevCursor`.
+   * @default 'forward'
+   */
+  direction?: 'forward' | 'backward';
   /** Whether to count all identities (offset mode's `total`). */
   withTotal?: boolean;
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { AuthenticationError, ConfigError, KeysetError } from '../errors.ts';
 import { createPaginator } from '../pagination/paginator.ts';
+import type { CursorPage } from '../pagination/types.ts';
 import { digestKey } from './key-digest.ts';
 import { keyListSort } from './key-list-sort.ts';
 import type { KeyRecord } from './key-record.ts';
@@ -491,6 +492,28 @@ describe('list', () => {
     // createdAt DESC, id DESC
     const sorted = [...ids].sort((a, b) => Math.floor(byTime(b) / 4) - Math.floor(byTime(a) / 4) || (a < b ? 1 : -1));
     expect(seen).toEqual(sorted);
+  });
+
+  it('walks back through prevCursor over the same pages, reversed', async () => {
+    const { keyring, clock } = setup();
+    for (let i = 0; i < 13; i++) {
+      if (i % 3 === 0) clock.advance(1_000);
+      await keyring.issue({ name: `k${i}`, scopes: [] });
+    }
+    const paginator = createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, cursor: { secrets: ['x'.repeat(32)] } });
+    const fetchPage = async (cursor: string | null) => {
+      const query = new URLSearchParams(cursor === null ? { limit: '4' } : { limit: '4', cursor });
+      const plan = await paginator.plan(query);
+      const { body } = await paginator.page(plan, (await keyring.list(plan)).records, { url: `https://x.test/api/keys?${query}` });
+      return body as CursorPage<KeyRecord>;
+    };
+    const forward = [await fetchPage(null)];
+    while (forward.at(-1)!.nextCursor !== null) forward.push(await fetchPage(forward.at(-1)!.nextCursor));
+    expect(forward.map((p) => p.items.length)).toEqual([4, 4, 4, 1]);
+    const back: CursorPage<KeyRecord>[] = [];
+    for (let cursor = forward.at(-1)!.prevCursor; cursor !== null; cursor = back.at(-1)!.prevCursor) back.push(await fetchPage(cursor));
+    const ids = (p: CursorPage<KeyRecord>) => p.items.map((r) => r.id);
+    expect(back.map(ids)).toEqual(forward.slice(0, -1).reverse().map(ids));
   });
 
   it('offset mode returns the total; hasMore reflects the extra row', async () => {

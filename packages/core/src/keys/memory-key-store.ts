@@ -116,13 +116,15 @@ export function createMemoryKeyStore(): KeyStore {
 
     async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
       const all = [...keys.values()].sort((a, b) => newestFirst(a.identity, b.identity));
-      let rows = all;
-      const { after } = query;
+      const { after, direction = 'forward' } = query;
+      let rows = direction === 'backward' ? [...all].reverse() : all;
       if (after !== undefined) {
         const t = after.createdAt.getTime();
-        rows = rows.filter(
-          ({ identity: i }) => i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id),
-        );
+        const older = ({ identity: i }: { identity: StoredIdentity }): boolean =>
+          i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id);
+        const newer = ({ identity: i }: { identity: StoredIdentity }): boolean =>
+          i.createdAt.getTime() > t || (i.createdAt.getTime() === t && i.id > after.id);
+        rows = rows.filter(direction === 'backward' ? newer : older);
       }
       if (query.offset !== undefined) rows = rows.slice(query.offset);
       const page = rows.slice(0, Math.max(0, query.take)).map(copyKey);

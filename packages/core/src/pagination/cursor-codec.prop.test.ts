@@ -63,13 +63,14 @@ async function expectInvalidCursor(promise: Promise<unknown>): Promise<void> {
 }
 
 describe('cursor codec properties', () => {
-  it('decode(encode(x)) = x', async () => {
+  it('decode(encode(x)) = x, direction included', async () => {
+    const direction = fc.constantFrom('forward' as const, 'backward' as const);
     await fc.assert(
-      fc.asyncProperty(specAndPosition, fc.dictionary(fc.string(), fc.jsonValue()), async ({ sort, position }, filters) => {
+      fc.asyncProperty(specAndPosition, fc.dictionary(fc.string(), fc.jsonValue()), direction, async ({ sort, position }, filters, dir) => {
         const fp = await cursorFingerprint({ endpoint: 'GET /things', sort, filters });
-        const decoded = await codec.decode(await codec.encode(position, fp, sort), fp, sort);
+        const decoded = await codec.decode(await codec.encode(position, fp, sort, dir), fp, sort);
         // -0 travels as 0 (JSON); the two compare equal everywhere.
-        expect(decoded).toEqual(position.map((v) => (Object.is(v, -0) ? 0 : v)));
+        expect(decoded).toEqual({ direction: dir, position: position.map((v) => (Object.is(v, -0) ? 0 : v)) });
       }),
       { numRuns: 300 },
     );

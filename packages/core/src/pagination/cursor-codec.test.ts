@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { webCrypto } from '../crypto/crypto.web.ts';
+import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
 import { createCursorCodec } from './cursor-codec.ts';
@@ -16,6 +17,13 @@ const sort = defineSortSpec([
 ]);
 const position: CursorPosition = ['2024-05-01 10:00:00.123456+00', null, '9007199254740993'];
 const fp = await cursorFingerprint({ endpoint: 'GET /api/orders', sort, filters: { status: 'paid' } });
+const forward = { direction: 'forward', position };
+
+/** The tag of a version 1 cursor, computed independently of the codec. */
+function v1Tag(payload: string): Uint8Array {
+  const mac = nodeCrypto.hmacSha256(new TextEncoder().encode(OLD), `keyset-cursor\u00001\u0000${fp}\u0000${payload}`) as Uint8Array;
+  return mac.subarray(0, 16);
+}
 
 async function refused(promise: Promise<unknown>): Promise<KeysetError> {
   const err = await promise.then(
@@ -32,14 +40,59 @@ describe('createCursorCodec', () => {
     const codec = createCursorCodec({ secrets: [OLD] });
     const text = await codec.encode(position, fp, sort);
     expect(text).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(await codec.decode(text, fp, sort)).toEqual(position);
+    expect(await codec.decode(text, fp, sort)).toEqual(forward);
   });
 
   it('is a versioned JSON payload with a 16-byte tag', async () => {
     const codec = createCursorCodec({ secrets: [OLD], clock: () => 1_714_557_600_000 });
     const bytes = decodeBase64url(await codec.encode(position, fp, sort))!;
-    expect(bytes[0]).toBe(1);
-    expect(JSON.parse(utf8Decode(bytes.subarray(1, bytes.length - 16))!)).toEqual({ p: position, t: 1_714_557_600 });
+    expect(bytes[0]).toBe(2);
+    expect(JSON.parse(utf8Decode(bytes.subarray(1, bytes.length - 16))!)).toEqual({ d: 'f', p: position, t: 1_714_557_600 });
+  });
+
+  it('carries the direction, and null positions for the start and the end', async () => {
+    const codec = createCursorCodec({ secrets: [OLD] });
+    const back = await codec.encode(position, fp, sort, 'backward');
+    expect(await codec.decode(back, fp, sort)).toEqual({ direction: 'backward', position });
+    expect(await codec.decode(await codec.encode(null, fp, sort), fp, sort)).toEqual({ direction: 'forward', position: null });
+    expect(await codec.decode(await codec.encode(null, fp, sort, 'backward'), fp, sort)).toEqual({ direction: 'backward', position: null });
+    // The direction is signed: turning a backward cursor into a forward one breaks the tag.
+    const bytes = decodeBase64url(back)!;
+    const body = utf8Decode(bytes.subarray(1, bytes.length - 16))!;
+    const turned = utf8Encode(body.replace('"d":"b"', '"d":"f"'));
+    const edited = new Uint8Array(1 + turned.length + 16);
+    edited[0] = 2;
+    edited.set(turned, 1);
+    edited.set(bytes.subarray(bytes.length - 16), 1 + turned.length);
+    await refused(codec.decode(encodeBase64url(edited), fp, sort));
+    await expect(codec.encode(position, fp, sort, 'sideways' as 'forward')).rejects.toThrow(TypeError);
+  });
+
+  it('still decodes version 1 cursors (forward only), issued before backward pages', async () => {
+    // A version 1 cursor as the previous release wrote it, signed by hand.
+    const payload = JSON.stringify({ p: position, t: 1_714_557_600 });
+    const mac = v1Tag(payload);
+    const body = utf8Encode(payload);
+    const v1 = new Uint8Array(1 + body.length + 16);
+    v1[0] = 1;
+    v1.set(body, 1);
+    v1.set(mac, 1 + body.length);
+    const codec = createCursorCodec({ secrets: [OLD] });
+    expect(await codec.decode(encodeBase64url(v1), fp, sort)).toEqual(forward);
+    // The same bytes under version 2 are not a valid cursor (the tag covers the version).
+    v1[0] = 2;
+    await refused(codec.decode(encodeBase64url(v1), fp, sort));
+    // Version 1 never had null positions or a direction member.
+    for (const bad of [{ p: null, t: 1 }, { d: 'b', p: position, t: 1 }]) {
+      const text = JSON.stringify(bad);
+      const tag = v1Tag(text);
+      const b = utf8Encode(text);
+      const cursor = new Uint8Array(1 + b.length + 16);
+      cursor[0] = 1;
+      cursor.set(b, 1);
+      cursor.set(tag, 1 + b.length);
+      await refused(codec.decode(encodeBase64url(cursor), fp, sort));
+    }
   });
 
   it('refuses a cursor for other filters, another endpoint or another sort spec', async () => {
@@ -68,9 +121,9 @@ describe('createCursorCodec', () => {
     const during = createCursorCodec({ secrets: [NEW, OLD] });
     const after = createCursorCodec({ secrets: [NEW] });
     const oldCursor = await before.encode(position, fp, sort);
-    expect(await during.decode(oldCursor, fp, sort)).toEqual(position);
+    expect(await during.decode(oldCursor, fp, sort)).toEqual(forward);
     const newCursor = await during.encode(position, fp, sort);
-    expect(await after.decode(newCursor, fp, sort)).toEqual(position);
+    expect(await after.decode(newCursor, fp, sort)).toEqual(forward);
     await refused(after.decode(oldCursor, fp, sort));
     await refused(before.decode(newCursor, fp, sort));
   });
@@ -80,12 +133,12 @@ describe('createCursorCodec', () => {
     const codec = createCursorCodec({ secrets: [OLD], ttlSeconds: 60, clock: () => now });
     const text = await codec.encode(position, fp, sort);
     now += 60_000;
-    expect(await codec.decode(text, fp, sort)).toEqual(position);
+    expect(await codec.decode(text, fp, sort)).toEqual(forward);
     now += 1_000;
     const err = await refused(codec.decode(text, fp, sort));
     expect(err.detail).toMatch(/expired/);
     // Without a TTL the same cursor never expires.
-    expect(await createCursorCodec({ secrets: [OLD], clock: () => now + 1e12 }).decode(text, fp, sort)).toEqual(position);
+    expect(await createCursorCodec({ secrets: [OLD], clock: () => now + 1e12 }).decode(text, fp, sort)).toEqual(forward);
   });
 
   it('works with the Web Crypto provider too, and both providers agree', async () => {
@@ -93,7 +146,7 @@ describe('createCursorCodec', () => {
     const node = createCursorCodec({ secrets: [OLD], clock: () => 0 });
     const text = await web.encode(position, fp, sort);
     expect(text).toBe(await node.encode(position, fp, sort));
-    expect(await web.decode(text, fp, sort)).toEqual(position);
+    expect(await web.decode(text, fp, sort)).toEqual(forward);
   });
 
   it('re-validates value types against the sort spec even under a valid signature', async () => {
@@ -165,7 +218,7 @@ describe('createCursorCodec', () => {
     const codec = createCursorCodec({ secrets: [bytes] });
     const text = await codec.encode(position, fp, sort);
     bytes.fill(8);
-    expect(await codec.decode(text, fp, sort)).toEqual(position);
+    expect(await codec.decode(text, fp, sort)).toEqual(forward);
   });
 });
 
@@ -203,6 +256,6 @@ describe('codec.encode with a position that does not fit the sort spec', () => {
 
   it('encodes the JSDoc example as written', async () => {
     const text = await codec.encode(['2024-05-01 10:00:00.123456+00', 42], fp, intSort);
-    expect(await codec.decode(text, fp, intSort)).toEqual(['2024-05-01 10:00:00.123456+00', 42]);
+    expect(await codec.decode(text, fp, intSort)).toEqual({ direction: 'forward', position: ['2024-05-01 10:00:00.123456+00', 42] });
   });
 });

@@ -1,13 +1,17 @@
 /**
  * Signed, versioned, opaque cursors (DESIGN §2).
  *
- * Wire format: base64url, no padding, of `0x01 ‖ payload ‖ tag`, where
- * - `0x01` is the format version;
- * - `payload` is UTF-8 JSON `{"p":[...sort values],"t":issuedAtSeconds}`, values typed
- *   per the sort spec (bigint/decimal/timestamp as text, so nothing is rounded);
+ * Wire format: base64url, no padding, of `0x02 ‖ payload ‖ tag`, where
+ * - `0x02` is the format version;
+ * - `payload` is UTF-8 JSON `{"d":"f"|"b","p":[...sort values]|null,"t":issuedAtSeconds}`:
+ *   the direction (forward = after the position, backward = before it), the position,
+ *   values typed per the sort spec (bigint/decimal/timestamp as text, so nothing is
+ *   rounded), or `null` for "from the start" (forward) / "from the end" (backward);
  * - `tag` is HMAC-SHA256 truncated to its first 16 bytes (128 bits, well above the
  *   64-bit floor of RFC 2104 §5 and NIST SP 800-107) over the version, the scope
  *   fingerprint and the payload.
+ * Version 1 cursors (`0x01`, payload `{"p":[...],"t":…}`, always forward) issued by
+ * earlier releases still decode, so a deploy does not break the walks in flight.
  * The tag is checked (constant time, against every configured secret) before the JSON
  * is parsed; then every value is re-checked against the sort spec. Every failure is the
  * same `invalid_cursor` 400, so a bad cursor never becomes a 500 or a silent first page.
@@ -20,9 +24,11 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
-import type { CursorPosition, SortKey, SortSpec } from './types.ts';
+import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
 
-const VERSION = 1;
+const VERSION = 2;
+/** Forward-only cursors of releases before backward pages; still accepted. */
+const VERSION_1 = 1;
 const TAG_BYTES = 16;
 const MIN_SECRET_BYTES = 32;
 
@@ -56,12 +62,22 @@ export interface CursorCodecOptions {
   clock?: Clock;
 }
 
+/** What a verified cursor says: where, and which way. */
+export interface DecodedCursor {
+  readonly direction: CursorDirection;
+  /** `null`: from the start (forward) or from the end (backward). */
+  readonly position: CursorPosition | null;
+}
+
 /** Encodes and verifies cursors. */
 export interface CursorCodec {
-  /** Signs `position` (cursor-form values, one per sort key) for the query `fingerprint`. */
-  encode(position: CursorPosition, fingerprint: string, sort: SortSpec): Promise<string>;
+  /**
+   * Signs `position` (cursor-form values, one per sort key; `null` for the start or the
+   * end) and `direction` for the query `fingerprint`.
+   */
+  encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction?: CursorDirection): Promise<string>;
   /** Verifies and decodes; throws `KeysetError('invalid_cursor')` for anything else. */
-  decode(text: string, fingerprint: string, sort: SortSpec): Promise<CursorPosition>;
+  decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor>;
 }
 
 const encoder = new TextEncoder();
@@ -77,10 +93,13 @@ function secretBytes(secret: string | Uint8Array, index: number): Uint8Array {
   return bytes;
 }
 
-function macInput(fingerprint: string, payload: string): string {
+function macInput(version: number, fingerprint: string, payload: string): string {
   // NUL cannot occur in a base64url fingerprint, and JSON.stringify escapes it in the payload.
-  return `keyset-cursor\u0000${VERSION}\u0000${fingerprint}\u0000${payload}`;
+  return `keyset-cursor\u0000${version}\u0000${fingerprint}\u0000${payload}`;
 }
+
+const FORWARD: DecodedCursor = Object.freeze({ direction: 'forward', position: null });
+const BACKWARD: DecodedCursor = Object.freeze({ direction: 'backward', position: null });
 
 class Rejected extends Error {}
 
@@ -97,7 +116,7 @@ class Rejected extends Error {}
  * const codec = createCursorCodec({ secrets: [process.env.CURSOR_SECRET!], ttlSeconds: 3600 });
  * // One cursor-form value per sort key: timestamp text, then an int as a number.
  * const text = await codec.encode(['2024-05-01 10:00:00.123456+00', 42], fingerprint, sort);
- * const position = await codec.decode(text, fingerprint, sort); // ['2024-05-01 10:00:00.123456+00', 42]
+ * const { direction, position } = await codec.decode(text, fingerprint, sort); // 'forward', ['2024-05-01 10:00:00.123456+00', 42]
  * ```
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
@@ -114,23 +133,24 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
 
   // Synchronous providers (node:crypto) answer at once: awaiting only real promises
   // saves a microtask per HMAC on the request path.
-  function tag(key: Uint8Array, fingerprint: string, payload: string): Uint8Array | Promise<Uint8Array> {
-    const mac = crypto.hmacSha256(key, macInput(fingerprint, payload));
+  function tag(key: Uint8Array, version: number, fingerprint: string, payload: string): Uint8Array | Promise<Uint8Array> {
+    const mac = crypto.hmacSha256(key, macInput(version, fingerprint, payload));
     return mac instanceof Uint8Array ? mac.subarray(0, TAG_BYTES) : mac.then((m) => m.subarray(0, TAG_BYTES));
   }
 
-  async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<CursorPosition> {
+  async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
     if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
     const bytes = base64.decode(text);
     if (bytes === undefined) throw new Rejected('base64url');
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
-    if (bytes[0] !== VERSION) throw new Rejected('version');
+    const version = bytes[0] as number;
+    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
     const payload = utf8Decode(bytes.subarray(1, bytes.length - TAG_BYTES));
     if (payload === undefined) throw new Rejected('utf-8');
     const given = bytes.subarray(bytes.length - TAG_BYTES);
     let valid = false;
     for (const key of keys) {
-      const expected = tag(key, fingerprint, payload);
+      const expected = tag(key, version, fingerprint, payload);
       if (crypto.timingSafeEqual(expected instanceof Uint8Array ? expected : await expected, given)) {
         valid = true;
         break;
@@ -140,24 +160,39 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     // Signed by us, yet still checked: the sort spec's types may have changed under an old secret.
     const parsed: unknown = JSON.parse(payload);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Rejected('shape');
-    const { p, t } = parsed as { p?: unknown; t?: unknown };
-    if (Object.keys(parsed).length !== 2 || !Array.isArray(p) || !Number.isSafeInteger(t) || (t as number) < 0) throw new Rejected('shape');
-    if (p.length !== sort.length) throw new Rejected('arity');
-    for (let i = 0; i < p.length; i++) if (!isSortValue(sort[i] as SortKey, p[i])) throw new Rejected(`type of ${sort[i]?.key}`);
+    const { d, p, t } = parsed as { d?: unknown; p?: unknown; t?: unknown };
+    const members = Object.keys(parsed).length;
+    if (!Number.isSafeInteger(t) || (t as number) < 0) throw new Rejected('shape');
+    let direction: CursorDirection = 'forward';
+    if (version === VERSION_1) {
+      if (members !== 2 || !Array.isArray(p)) throw new Rejected('shape');
+    } else {
+      if (members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) throw new Rejected('shape');
+      if (d === 'b') direction = 'backward';
+    }
+    const values = p as unknown[] | null;
+    if (values !== null) {
+      if (values.length !== sort.length) throw new Rejected('arity');
+      for (let i = 0; i < values.length; i++) if (!isSortValue(sort[i] as SortKey, values[i])) throw new Rejected(`type of ${sort[i]?.key}`);
+    }
     if (ttlSeconds !== undefined && clock() / 1000 - (t as number) > ttlSeconds) throw new Rejected('expired');
-    return Object.freeze(p as CursorPosition);
+    if (values === null) return direction === 'forward' ? FORWARD : BACKWARD;
+    return Object.freeze({ direction, position: Object.freeze(values as CursorPosition) });
   }
 
   return Object.freeze({
-    async encode(position: CursorPosition, fingerprint: string, sort: SortSpec): Promise<string> {
-      const mismatch = positionMismatch(sort, position);
-      if (mismatch !== undefined) throw new TypeError(mismatch);
-      const payload = JSON.stringify({ p: position, t: Math.floor(clock() / 1000) });
+    async encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
+      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
+      if (position !== null) {
+        const mismatch = positionMismatch(sort, position);
+        if (mismatch !== undefined) throw new TypeError(mismatch);
+      }
+      const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
       const body = utf8Encode(payload);
       const bytes = new Uint8Array(1 + body.length + TAG_BYTES);
       bytes[0] = VERSION;
       bytes.set(body, 1);
-      const signature = tag(signer, fingerprint, payload);
+      const signature = tag(signer, VERSION, fingerprint, payload);
       bytes.set(signature instanceof Uint8Array ? signature : await signature, 1 + body.length);
       const text = base64.encode(bytes);
       if (text.length > maxLength) {
@@ -165,7 +200,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
       }
       return text;
     },
-    async decode(text: string, fingerprint: string, sort: SortSpec): Promise<CursorPosition> {
+    async decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
       try {
         return await verify(text, fingerprint, sort);
       } catch (cause) {

@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { createPaginator } from './paginator.ts';
 import type { PagePlan, SortKey, SortSpec } from './types.ts';
+import { checkBackwardStatic, checkBothWaysConcurrent } from './backward-walks.test-support.ts';
 import { datasetArbitrary, newItem, referenceCompare, sortArbitrary, TIMESTAMPS, walkCursor, walkOffset, type Item } from './walk.test-support.ts';
 
 /** One table `items` (columns as in `ITEMS_DDL`) in one database, through one builder. */
@@ -79,7 +80,7 @@ export function timestampText(text: string, style: 'mysql' | 'iso'): string {
 /** Static dataset: cursor walk = reference order = offset walk. */
 export async function staticWalk(source: WalkSource, numRuns: number): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(datasetArbitrary(40), sortArbitrary(), fc.integer({ min: 1, max: 10 }), async (rows, sort, limit) => {
+    fc.asyncProperty(datasetArbitrary(40), sortArbitrary(), fc.integer({ min: 1, max: 10 }), fc.nat(), async (rows, sort, limit, k) => {
       await reset(source, rows);
       const paginator = paginatorFor(sort);
       const expected = [...rows].sort(referenceCompare(sort)).map((r) => r.id);
@@ -87,12 +88,13 @@ export async function staticWalk(source: WalkSource, numRuns: number): Promise<v
       expect(byCursor.map((r) => r.id)).toEqual(expected);
       const byOffset = await walkOffset(paginator, async (plan) => ({ rows: await source.fetch(plan, paginator.sort), total: await source.count() }), limit);
       expect(byOffset.map((r) => r.id)).toEqual(expected);
+      await checkBackwardStatic(paginator, (plan) => source.fetch(plan, plan.sort), limit, k);
     }),
     { numRuns },
   );
 }
 
-/** Inserts and deletes between pages: rows present throughout appear once, in order. */
+/** Inserts and deletes between pages, forward then back: rows present throughout appear once, in order. */
 export async function concurrentWalk(source: WalkSource, numRuns: number): Promise<void> {
   await fc.assert(
     fc.asyncProperty(datasetArbitrary(40), sortArbitrary(), fc.integer({ min: 1, max: 6 }), fc.infiniteStream(fc.nat()), async (initial, sort, limit, randomness) => {
@@ -102,27 +104,28 @@ export async function concurrentWalk(source: WalkSource, numRuns: number): Promi
       const pick = (k: number): number => (random.next().value as number) % k;
       const byId = new Map(initial.map((r) => [r.id, r]));
       const live = initial.map((r) => r.id);
-      const deleted = new Set<string>();
       let inserted = 0;
-      const seen = await walkCursor(paginator, (plan) => source.fetch(plan, paginator.sort), limit, async () => {
-        for (let n = pick(3); n > 0 && live.length > 0; n--) {
-          const [gone] = live.splice(pick(live.length), 1);
-          deleted.add(gone!);
-          await source.remove(gone!);
-        }
-        const fresh = Array.from({ length: pick(3) }, () => newItem(inserted++, pick));
-        if (fresh.length > 0) await source.insert(fresh, 1);
-        for (const r of fresh) {
-          byId.set(r.id, r);
-          live.push(r.id);
-        }
+      await checkBothWaysConcurrent(paginator, sort, limit, {
+        fetch: (plan) => source.fetch(plan, plan.sort),
+        ids: async () => [...live],
+        // Order by the generated values: the database's spelling of them does not matter.
+        original: (row) => byId.get(row.id)!,
+        mutate: async () => {
+          const gone: string[] = [];
+          for (let n = pick(3); n > 0 && live.length > 0; n--) {
+            const [id] = live.splice(pick(live.length), 1);
+            gone.push(id!);
+            await source.remove(id!);
+          }
+          const fresh = Array.from({ length: pick(3) }, () => newItem(inserted++, pick));
+          if (fresh.length > 0) await source.insert(fresh, 1);
+          for (const r of fresh) {
+            byId.set(r.id, r);
+            live.push(r.id);
+          }
+          return gone;
+        },
       });
-      const ids = seen.map((r) => r.id);
-      expect(new Set(ids).size).toBe(ids.length);
-      for (const row of initial) if (!deleted.has(row.id)) expect(ids).toContain(row.id);
-      // Order by the generated values: the database's spelling of them does not matter.
-      const compare = referenceCompare(sort);
-      for (let i = 1; i < ids.length; i++) expect(compare(byId.get(ids[i - 1]!)!, byId.get(ids[i]!)!)).toBeLessThan(0);
     }),
     { numRuns },
   );

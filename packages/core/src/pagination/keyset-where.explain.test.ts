@@ -27,7 +27,7 @@ function nodes(node: PlanNode): PlanNode[] {
 }
 
 async function explain(sort: SortSpec, after: readonly (string | number)[]): Promise<PlanNode[]> {
-  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, after, fingerprint: 'fp' };
+  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, direction: 'forward', after, sort, fingerprint: 'fp' };
   const k = keysetWhere(plan, sort, 'postgres');
   const { rows } = await db.query(
     `EXPLAIN (FORMAT JSON) SELECT id, created_at FROM orders WHERE ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit}`,
@@ -94,7 +94,7 @@ describe.skipIf(url === undefined)('keysetWhere on PostgreSQL: EXPLAIN', () => {
       { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
       { key: 'id', dir: 'asc', type: 'bigint', unique: true },
     ]);
-    const k = keysetWhere({ mode: 'cursor', limit: 2, take: 3, after: middle, fingerprint: 'fp' }, sort, 'postgres');
+    const k = keysetWhere({ mode: 'cursor', limit: 2, take: 3, direction: 'forward', after: middle, sort, fingerprint: 'fp' }, sort, 'postgres');
     const { rows } = await db.query(
       `SELECT id::text AS id, created_at::text AS created_at FROM orders WHERE ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit}`,
       k.params,

@@ -24,7 +24,7 @@ interface TableNode {
 
 /** Every `table` node of MariaDB's or MySQL's EXPLAIN FORMAT=JSON, and the whole text. */
 async function explain(sort: SortSpec, after: readonly (string | number)[]): Promise<{ tables: TableNode[]; text: string }> {
-  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, after, fingerprint: 'fp' };
+  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, direction: 'forward', after, sort, fingerprint: 'fp' };
   const k = keysetWhere(plan, sort, 'mysql');
   const [rows] = await db.query(`EXPLAIN FORMAT=JSON SELECT id, created_at FROM orders WHERE ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit}`, k.params);
   const text = Object.values((rows as Record<string, string>[])[0]!)[0]!;
@@ -94,7 +94,7 @@ describe.skipIf(url === undefined)("keysetWhere(…, 'mysql') on MySQL/MariaDB: 
       { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
       { key: 'id', dir: 'desc', type: 'bigint', unique: true },
     ]);
-    const k = keysetWhere({ mode: 'cursor', limit: 2, take: 3, after: deep, fingerprint: 'fp' }, sort, 'mysql');
+    const k = keysetWhere({ mode: 'cursor', limit: 2, take: 3, direction: 'forward', after: deep, sort, fingerprint: 'fp' }, sort, 'mysql');
     const [rows] = await db.query(`SELECT id, created_at FROM orders WHERE ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit}`, k.params);
     const [expected] = await db.query(
       `SELECT id, created_at FROM orders WHERE created_at < ? OR (created_at = ? AND id < ?) ORDER BY created_at DESC, id DESC LIMIT 3`,

@@ -16,6 +16,6 @@ afterAll(async () => {
 });
 
 describe('keysetWhere on PGlite', () => {
-  it('cursor walk yields every row once in sort order; offset walk agrees', () => staticWalkProperty(db, 40), 60_000);
-  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalkProperty(db, 40), 60_000);
+  it('cursor walk yields every row once in sort order; offset walk agrees; walking back revisits the pages in reverse', () => staticWalkProperty(db, 40), 60_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalkProperty(db, 40), 60_000);
 });

@@ -20,11 +20,15 @@
  * so comparisons stay exact and sargable: integers and decimals as DECIMAL (a string
  * compared with a number column would be compared as a double, losing digits past 2^53),
  * timestamps as UTC `DATETIME(6)` literals.
+ *
+ * A backward page (`plan.direction === 'backward'`) is the same query over the reversed
+ * spec: comparisons and ORDER BY flip, PostgreSQL scans the same index backwards, and
+ * `Paginator.page` flips the fetched rows back into sort order.
  * @module
  */
 import { toMysqlDatetime } from '../internal/mysql-datetime.ts';
 import { isSortValue } from '../internal/sort-values.ts';
-import { assertSortSpec } from './sort-spec.ts';
+import { fetchSort, planSortSpec } from './sort-spec.ts';
 import type { PagePlan, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
 
 /** SQL dialects `keysetWhere` writes. */
@@ -79,12 +83,14 @@ function nullsOf(key: SortKey): 'first' | 'last' | undefined {
 }
 
 /**
- * Builds the fragments of the page `plan` describes. Throws `ConfigError` for a bad sort
- * spec and `TypeError` when `plan.after` does not fit it.
+ * Builds the fragments of the page `plan` describes, in fetch order (reversed for a
+ * backward page: pass the rows to `Paginator.page` as they come). `sort` is `plan.sort`.
+ * Throws `ConfigError` for a bad sort spec and `TypeError` when `plan.after` does not fit
+ * it or `sort` is not the plan's sort.
  *
  * @example
  * ```ts
- * const k = keysetWhere(plan, orders.sort, 'postgres', { paramOffset: 1 });
+ * const k = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: 1 });
  * const { rows } = await pool.query(
  *   `SELECT id::text AS id, created_at::text AS "createdAt" FROM orders o
  *     WHERE o.status = $1 AND ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit} OFFSET ${k.offset}`,
@@ -93,7 +99,7 @@ function nullsOf(key: SortKey): 'first' | 'last' | undefined {
  * ```
  */
 export function keysetWhere(plan: PagePlan, sort: SortSpec, dialect: SqlDialect, options: KeysetWhereOptions = {}): KeysetQuery {
-  const spec = assertSortSpec(sort);
+  const spec = fetchSort(plan, planSortSpec(plan, sort));
   const { paramOffset = 0 } = options;
   if (dialect !== 'postgres' && dialect !== 'sqlite' && dialect !== 'mysql') throw new TypeError(`unknown SQL dialect ${String(dialect)}`);
   if (!Number.isSafeInteger(paramOffset) || paramOffset < 0) throw new TypeError('paramOffset must be a non-negative integer');

@@ -5,7 +5,7 @@
  * @module
  */
 import { compareKey, toComparable, toSortValue, type Comparable } from '../internal/sort-values.ts';
-import { assertSortSpec } from './sort-spec.ts';
+import { fetchSort, planSortSpec } from './sort-spec.ts';
 import type { PagePlan, SortSpec } from './types.ts';
 
 function compareTuples(sort: SortSpec, a: readonly Comparable[], b: readonly Comparable[]): number {
@@ -18,17 +18,19 @@ function compareTuples(sort: SortSpec, a: readonly Comparable[], b: readonly Com
 
 /**
  * Pages an array: `rows` holds up to `plan.take` rows after the cursor (or from the
- * offset), `total` is the array's length. The input is not modified.
+ * offset) in fetch order (reversed for a backward page, as a SQL source returns them:
+ * pass them to `Paginator.page` as they are); `total` is the array's length. `sort` is
+ * `plan.sort`. The input is not modified.
  *
  * @example
  * ```ts
  * const plan = await paginator.plan(url.searchParams);
- * const { rows, total } = paginateArray(allOrders, plan, paginator.sort);
+ * const { rows, total } = paginateArray(allOrders, plan, plan.sort);
  * const { body, headers } = await paginator.page(plan, rows, { url, total });
  * ```
  */
 export function paginateArray<Row>(rows: readonly Row[], plan: PagePlan, sort: SortSpec): { rows: Row[]; total: number } {
-  const spec = assertSortSpec(sort);
+  const spec = fetchSort(plan, planSortSpec(plan, sort));
   const decorated = rows.map((row) => ({
     row,
     tuple: spec.map((k) => toComparable(k.type, toSortValue(k, (row as Record<string, unknown>)[k.key]))),

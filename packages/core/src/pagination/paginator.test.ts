@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { paginateArray } from './paginate-array.ts';
-import { createPaginator, type PaginatorOptions } from './paginator.ts';
+import { createPaginator, type Paginator, type PaginatorOptions } from './paginator.ts';
 import type { CursorPage, OffsetPage, SortKey } from './types.ts';
+import { createCursorCodec } from './cursor-codec.ts';
+import { cursorFingerprint } from './cursor-fingerprint.ts';
 
 interface Order {
   id: bigint;
@@ -24,6 +26,21 @@ const orders: Order[] = Array.from({ length: 7 }, (_, i) => ({
   status: 'paid',
 }));
 const URL_ = 'https://api.example.com/api/orders?status=paid&limit=3&tag=a&tag=b';
+
+/** A "from the start" cursor, as a client would get it from rel="first". */
+async function startCursor(p: Paginator<Order>): Promise<string> {
+  const fp = await cursorFingerprint({ endpoint: base.endpoint, sort: p.sort, filters: { status: 'paid' } });
+  return createCursorCodec({ secrets: [SECRET] }).encode(null, fp, p.sort);
+}
+
+function linksOf(header: string | undefined): Record<string, URL> {
+  const out: Record<string, URL> = {};
+  for (const part of header === undefined ? [] : header.split(', ')) {
+    const m = /^<([^>]+)>; rel="(\w+)"$/.exec(part)!;
+    out[m[2]!] = new URL(m[1]!);
+  }
+  return out;
+}
 
 async function rejection(p: Promise<unknown>): Promise<KeysetError> {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -48,6 +65,8 @@ describe('createPaginator', () => {
     const page = body as CursorPage<Order>;
     expect(page.items.map((o) => o.id - 2n ** 60n)).toEqual([5n, 4n, 3n]);
     expect(page.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(page.prevCursor).toBeNull();
+    expect(headers.link).toMatch(/^<[^>]+>; rel="next"$/);
     const next = new URL(/^<(.+)>; rel="next"$/.exec(headers.link!)![1]!);
     expect(next.origin + next.pathname).toBe('https://api.example.com/api/orders');
     expect([...next.searchParams]).toEqual([
@@ -61,10 +80,10 @@ describe('createPaginator', () => {
     const plan2 = await paginator.plan(next.searchParams, { filters: { status: 'paid' } });
     const second = await paginator.page(plan2, paginateArray(orders, plan2, paginator.sort).rows, { url: next });
     expect((second.body as CursorPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
-    const plan3 = await paginator.plan(new URL(/^<(.+)>/.exec(second.headers.link!)![1]!).searchParams, { filters: { status: 'paid' } });
+    const plan3 = await paginator.plan(linksOf(second.headers.link).next!.searchParams, { filters: { status: 'paid' } });
     const last = await paginator.page(plan3, paginateArray(orders, plan3, paginator.sort).rows, { url: next });
-    expect(last.body).toEqual({ items: [orders[6]], nextCursor: null });
-    expect(last.headers).toEqual({});
+    expect(last.body).toEqual({ items: [orders[6]], nextCursor: null, prevCursor: expect.any(String) });
+    expect(Object.keys(linksOf(last.headers.link))).toEqual(['prev', 'first']);
   });
 
   it('a full page with no extra row is the last page (nextCursor null, never "")', async () => {
@@ -92,10 +111,95 @@ describe('createPaginator', () => {
     const { body, headers } = await paginator.page(plan, rows, { url: 'https://x.test/o?offset=3&limit=3&q=1', total });
     expect((body as OffsetPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
     expect((body as OffsetPage<Order>).total).toBe(7);
-    expect(headers.link).toBe('<https://x.test/o?offset=6&limit=3&q=1>; rel="next"');
+    expect(headers.link).toBe(
+      '<https://x.test/o?offset=6&limit=3&q=1>; rel="next", <https://x.test/o?offset=0&limit=3&q=1>; rel="prev", <https://x.test/o?offset=0&limit=3&q=1>; rel="first"',
+    );
     const lastPlan = await paginator.plan(new URLSearchParams('offset=6&limit=3'));
     const end = await paginator.page(lastPlan, orders.slice(6), { url: 'https://x.test/o', total: 7 });
-    expect(end.headers.link).toBeUndefined();
+    expect(end.headers.link).toBe('<https://x.test/o?offset=3>; rel="prev", <https://x.test/o?offset=0>; rel="first"');
+    // The first page links to neither prev nor first; prev never goes below 0.
+    const firstPlan = await paginator.plan(new URLSearchParams('offset=0&limit=3'));
+    expect((await paginator.page(firstPlan, orders.slice(0, 3), { url: 'https://x.test/o?offset=0', total: 7 })).headers.link).toBe(
+      '<https://x.test/o?offset=3>; rel="next"',
+    );
+    const nearPlan = await paginator.plan(new URLSearchParams('offset=1&limit=3'));
+    expect(linksOf((await paginator.page(nearPlan, orders.slice(1, 4), { url: 'https://x.test/o?offset=1', total: 7 })).headers.link).prev!.href).toBe(
+      'https://x.test/o?offset=0',
+    );
+  });
+
+  describe('backward pages', () => {
+    const filters = { status: 'paid' };
+    const ids = (page: CursorPage<Order>): bigint[] => page.items.map((o) => o.id - 2n ** 60n);
+    async function follow(p: typeof paginator, url: URL, rows: readonly Order[] = orders) {
+      const plan = await p.plan(url.searchParams, { filters });
+      const { body, headers } = await p.page(plan, paginateArray(rows, plan, plan.sort).rows, { url });
+      return { plan, page: body as CursorPage<Order>, links: linksOf(headers.link) };
+    }
+
+    it('prevCursor returns the rows just before the page, in sort order; the first page has none', async () => {
+      const first = await follow(paginator, new URL(URL_));
+      const second = await follow(paginator, first.links.next!);
+      expect(ids(second.page)).toEqual([2n, 1n, 0n]);
+      expect(second.page.prevCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(second.links.prev!.searchParams.get('cursor')).toBe(second.page.prevCursor);
+      // rel="first" is the request without a cursor (cursor is the default mode), other parameters kept.
+      expect(second.links.first!.href).toBe(URL_);
+      const back = await follow(paginator, second.links.prev!);
+      expect(back.plan).toMatchObject({ mode: 'cursor', direction: 'backward' });
+      expect(back.page.items).toEqual(first.page.items);
+      // Walked back to the start: no prevCursor, no prev/first links; next leads forward again.
+      expect(back.page.prevCursor).toBeNull();
+      expect(Object.keys(back.links)).toEqual(['next']);
+      expect(ids((await follow(paginator, back.links.next!)).page)).toEqual([2n, 1n, 0n]);
+    });
+
+    it('a backward page that is not the first keeps a prevCursor (the extra row decides)', async () => {
+      const two = new URL(URL_);
+      two.searchParams.set('limit', '2');
+      const p1 = await follow(paginator, two);
+      const p2 = await follow(paginator, p1.links.next!);
+      const p3 = await follow(paginator, p2.links.next!);
+      const back2 = await follow(paginator, p3.links.prev!);
+      expect(back2.page.items).toEqual(p2.page.items);
+      expect(back2.page.prevCursor).not.toBeNull();
+      expect((await follow(paginator, back2.links.prev!)).page.items).toEqual(p1.page.items);
+    });
+
+    it('an empty page (its rows deleted meanwhile) points back to the nearest edge', async () => {
+      const first = await follow(paginator, new URL(URL_));
+      // Everything after the first page is deleted: the next page is empty...
+      const kept = orders.filter((o) => first.page.items.includes(o));
+      const empty = await follow(paginator, first.links.next!, kept);
+      expect(empty.page).toEqual({ items: [], nextCursor: null, prevCursor: expect.any(String) });
+      // ...and its prevCursor leads to the last page of what is left (the end of the collection).
+      const last = await follow(paginator, empty.links.prev!, kept);
+      expect(last.plan).toMatchObject({ direction: 'backward', after: null });
+      expect(last.page.items).toEqual(first.page.items);
+      expect(last.page.nextCursor).toBeNull();
+      // Walking back into deleted rows: the empty page's nextCursor leads to the first page.
+      const second = await follow(paginator, first.links.next!);
+      const before = orders.filter((o) => !first.page.items.includes(o));
+      const emptyBack = await follow(paginator, second.links.prev!, before);
+      expect(emptyBack.page).toEqual({ items: [], nextCursor: expect.any(String), prevCursor: null });
+      const restart = await follow(paginator, emptyBack.links.next!, before);
+      expect(restart.plan).toMatchObject({ direction: 'forward', after: null });
+      expect(restart.page.prevCursor).toBeNull();
+      expect(ids(restart.page)).toEqual([2n, 1n, 0n]);
+    });
+
+    it('rel="first" carries a start cursor when a cursor-less request would be offset mode', async () => {
+      const offsetFirst = createPaginator<Order>({ ...base, defaultMode: 'offset' });
+      const start = new URL(URL_);
+      start.searchParams.set('cursor', await startCursor(offsetFirst));
+      const first = await follow(offsetFirst, start);
+      expect(first.page.prevCursor).toBeNull();
+      const second = await follow(offsetFirst, first.links.next!);
+      expect(second.links.first!.searchParams.get('cursor')).toMatch(/^[A-Za-z0-9_-]+$/);
+      const restart = await follow(offsetFirst, second.links.first!);
+      expect(restart.plan).toMatchObject({ mode: 'cursor', direction: 'forward', after: null });
+      expect(restart.page.items).toEqual(first.page.items);
+    });
   });
 
   it('offset mode without a total uses the extra row and reports total: null', async () => {
@@ -180,7 +284,7 @@ describe('Link header', () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit, maxLength: 30 }), async (query) => {
         const url = `https://api.example.com/api/orders?${query}&offset=3`;
-        const plan = { mode: 'offset', limit: 2, take: 3, offset: 3, fingerprint: '' } as const;
+        const plan = { mode: 'offset', limit: 2, take: 3, offset: 3, sort: paginator.sort, fingerprint: '' } as const;
         const { headers } = await paginator.page(plan, orders.slice(0, 3), { url });
         const expected = new URL(url);
         expected.searchParams.delete('cursor');
@@ -195,7 +299,7 @@ describe('Link header', () => {
 
   it('is always absolute: a relative request URL is a server bug (TypeError), not a relative Link', async () => {
     const paginator = createPaginator<Order>(base);
-    const plan = { mode: 'offset', limit: 2, take: 3, offset: 0, fingerprint: '' } as const;
+    const plan = { mode: 'offset', limit: 2, take: 3, offset: 0, sort: paginator.sort, fingerprint: '' } as const;
     for (const url of ['/api/orders?limit=2', 'api/orders', '//api.example.com/api/orders?x=1']) {
       await expect(paginator.page(plan, orders.slice(0, 3), { url })).rejects.toThrow(TypeError);
     }

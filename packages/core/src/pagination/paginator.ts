@@ -7,12 +7,14 @@ import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
-import { createCursorCodec } from './cursor-codec.ts';
+import { createCursorCodec, type DecodedCursor } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes } from './parse-page-query.ts';
+import { pageItems } from './page-items.ts';
+import { pageLinks, type PageLinkTarget } from './page-links.ts';
 import { defineSortSpec } from './sort-spec.ts';
-import type { CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
+import type { CursorDirection, CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
 import { ConfigError } from '../errors.ts';
 
 /** Options of {@link createPaginator}. */
@@ -64,7 +66,11 @@ export interface PageOptions {
   total?: number;
 }
 
-/** A page ready to send: body and headers (`link` only when there is a next page). */
+/**
+ * A page ready to send: body and headers. `link` (RFC 8288) holds `rel="next"` when there
+ * is a next page, and `rel="prev"` plus `rel="first"` when there is a previous one; it is
+ * absent when there is neither.
+ */
 export interface PageResult<Row> {
   body: CursorPage<Row> | OffsetPage<Row>;
   headers: Record<string, string>;
@@ -76,64 +82,11 @@ export interface Paginator<Row> {
   readonly limits: LimitPolicy;
   /** Parses and validates the query; throws `KeysetError` (400) for bad input. */
   plan(query: URLSearchParams, options?: PlanOptions): Promise<PagePlan>;
-  /** `rows`: up to `plan.take` rows in sort order, as fetched for `plan`. */
+  /**
+   * `rows`: up to `plan.take` rows in fetch order, as fetched for `plan` (reversed sort for a
+   * backward page, as `keysetWhere` and `paginateArray` return them).
+   */
   page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
-}
-
-// Characters that may stand in a URI as they are (RFC 3986 unreserved, reserved, '%').
-const URI_SAFE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
-// An absolute URL with an authority (`scheme://host…`); anything else takes the `URL`
-// path, which throws a TypeError for a relative URL instead of emitting a relative Link.
-const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/;
-
-function paramName(raw: string): string {
-  if (!raw.includes('%') && !raw.includes('+')) return raw;
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    return raw;
-  }
-}
-
-/**
- * The RFC 8288 `Link` to the next page: the request URL with only the position moved.
- * Other parameters (limit, filters) stay byte for byte as the client sent them. A plain
- * string edit, because re-serialising through `URL` costs more than the rest of the
- * page; URLs with characters that need escaping take the `URL` path instead.
- */
-function nextLink(url: string | URL, name: 'cursor' | 'offset', value: string): string {
-  const text = typeof url === 'string' ? url : url.href;
-  if (!URI_SAFE.test(text) || !ABSOLUTE.test(text)) {
-    const next = new URL(text);
-    next.searchParams.delete(name === 'cursor' ? 'offset' : 'cursor');
-    next.searchParams.set(name, value);
-    next.hash = '';
-    return `<${next.href}>; rel="next"`;
-  }
-  const hash = text.indexOf('#');
-  const withoutHash = hash < 0 ? text : text.slice(0, hash);
-  const q = withoutHash.indexOf('?');
-  const other = name === 'cursor' ? 'offset' : 'cursor';
-  // Cursor values are base64url and offsets digits: both safe in a query as they are.
-  const position = `${name}=${value}`;
-  const kept: string[] = [];
-  let placed = false;
-  if (q >= 0) {
-    for (const part of withoutHash.slice(q + 1).split('&')) {
-      if (part === '') continue;
-      const eq = part.indexOf('=');
-      const key = paramName(eq < 0 ? part : part.slice(0, eq));
-      if (key === other) continue;
-      if (key !== name) kept.push(part);
-      else if (!placed) {
-        // Where the old position stood, like URLSearchParams#set.
-        kept.push(position);
-        placed = true;
-      }
-    }
-  }
-  if (!placed) kept.push(position);
-  return `<${q < 0 ? withoutHash : withoutHash.slice(0, q)}?${kept.join('&')}>; rel="next"`;
 }
 
 /**
@@ -165,6 +118,16 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
   const fingerprints = createFingerprintCache(crypto, scopePrefix(endpoint, sort));
 
+  const startCursor = (fingerprint: string): Promise<string> => codec.encode(null, fingerprint, sort, 'forward');
+
+  /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
+  function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): Promise<string> {
+    if (row === undefined) return codec.encode(null, plan.fingerprint, sort, direction);
+    const values = row as Record<string, unknown>;
+    const position: CursorPosition = sort.map((k) => toSortValue(k, values[k.key]));
+    return codec.encode(position, plan.fingerprint, sort, direction);
+  }
+
   return Object.freeze({
     sort,
     limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
@@ -175,31 +138,61 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       const memo = fingerprints.get(planOptions.filters);
       const fingerprint = typeof memo === 'string' ? memo : await memo;
       if (parsed.mode === 'offset') {
-        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, fingerprint });
+        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort, fingerprint });
       }
-      const after = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, sort);
-      return Object.freeze({ mode: 'cursor', limit, take: limit + 1, after, fingerprint });
+      const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, sort);
+      return Object.freeze({
+        mode: 'cursor',
+        limit,
+        take: limit + 1,
+        direction: cursor === null ? 'forward' : cursor.direction,
+        after: cursor === null ? null : cursor.position,
+        sort,
+        fingerprint,
+      });
     },
 
     async page(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): Promise<PageResult<Row>> {
       const { url, total } = pageOptions;
-      // Has-more comes only from the extra row: a short page is not proof of the end.
-      const hasMore = rows.length > plan.limit;
-      const items = rows.slice(0, plan.limit);
+      const { items, hasMore } = pageItems(plan, rows);
       const headers: Record<string, string> = {};
+      const links: PageLinkTarget[] = [];
       if (plan.mode === 'offset') {
         const hasNext = total === undefined ? hasMore : plan.offset + plan.limit < total;
-        if (hasNext) headers.link = nextLink(url, 'offset', String(plan.offset + plan.limit));
+        if (hasNext) links.push({ rel: 'next', name: 'offset', value: String(plan.offset + plan.limit) });
+        if (plan.offset > 0) {
+          links.push({ rel: 'prev', name: 'offset', value: String(Math.max(0, plan.offset - plan.limit)) });
+          links.push({ rel: 'first', name: 'offset', value: '0' });
+        }
+        const link = pageLinks(url, links);
+        if (link !== undefined) headers.link = link;
         return { body: { items, total: total ?? null }, headers };
       }
+      // In the walk's own direction the extra row decides. In the other direction, a page
+      // reached from a position always has the rows it came from beyond it: the cursor
+      // back is their way (an empty page, whose rows were deleted meanwhile, points to the
+      // edge it is nearest to: the last page, or the first).
       let nextCursor: string | null = null;
-      if (hasMore) {
-        const last = items[items.length - 1] as Record<string, unknown>;
-        const position: CursorPosition = sort.map((k) => toSortValue(k, last[k.key]));
-        nextCursor = await codec.encode(position, plan.fingerprint, sort);
-        headers.link = nextLink(url, 'cursor', nextCursor);
+      let prevCursor: string | null = null;
+      const first = items[0];
+      const last = items[items.length - 1];
+      if (plan.direction === 'forward') {
+        if (hasMore) nextCursor = await cursorAt(last, plan, 'forward');
+        if (plan.after !== null) prevCursor = await cursorAt(first, plan, 'backward');
+      } else {
+        if (hasMore) prevCursor = await cursorAt(first, plan, 'backward');
+        if (plan.after !== null) nextCursor = await cursorAt(last, plan, 'forward');
       }
-      return { body: { items, nextCursor }, headers };
+      if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
+      if (prevCursor !== null) {
+        links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
+        // The first page is the URL without a cursor, unless that means offset mode here.
+        const start = modeOptions.defaultMode === 'cursor' ? null : await startCursor(plan.fingerprint);
+        links.push({ rel: 'first', name: 'cursor', value: start });
+      }
+      const link = pageLinks(url, links);
+      if (link !== undefined) headers.link = link;
+      return { body: { items, nextCursor, prevCursor }, headers };
     },
   });
 }

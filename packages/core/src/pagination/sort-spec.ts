@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import type { SortKey, SortSpec, SortValueType } from './types.ts';
+import type { PagePlan, SortKey, SortSpec, SortValueType } from './types.ts';
 
 const TYPES: ReadonlySet<SortValueType> = new Set(['string', 'int', 'bigint', 'decimal', 'number', 'timestamp', 'boolean']);
 const COLUMN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -78,4 +78,75 @@ export function defineSortSpec(keys: readonly SortKey[]): SortSpec {
 /** `sort` itself when already validated, else its validated copy (ConfigError when bad). */
 export function assertSortSpec(sort: SortSpec): SortSpec {
   return validated.has(sort) ? sort : defineSortSpec(sort);
+}
+
+const reversed = new WeakMap<SortSpec, SortSpec>();
+
+/**
+ * The walk in the other direction: every key's direction and null placement flipped
+ * (`created_at DESC, id DESC` → `created_at ASC, id ASC`; nulls first → nulls last).
+ * Validated and frozen; the same object for the same spec, and reversing it twice gives
+ * the original back.
+ *
+ * @example
+ * ```ts
+ * const back = reverseSortSpec(defineSortSpec([{ key: 'id', dir: 'desc', type: 'bigint', unique: true }]));
+ * // → [{ key: 'id', column: 'id', dir: 'asc', type: 'bigint', nullable: false, unique: true }]
+ * ```
+ */
+export function reverseSortSpec(sort: SortSpec): SortSpec {
+  const spec = assertSortSpec(sort);
+  const hit = reversed.get(spec);
+  if (hit !== undefined) return hit;
+  const back = defineSortSpec(
+    spec.map((k) => ({
+      ...k,
+      dir: k.dir === 'asc' ? ('desc' as const) : ('asc' as const),
+      nullable: k.nullable ? { nulls: k.nullable.nulls === 'first' ? ('last' as const) : ('first' as const) } : false,
+    })),
+  );
+  reversed.set(spec, back);
+  reversed.set(back, spec);
+  return back;
+}
+
+/**
+ * The order a source fetches `plan`'s rows in: `sort` for offset and forward cursor pages,
+ * `reverseSortSpec(sort)` for backward ones (see `PagePlan`).
+ *
+ * @example
+ * ```ts
+ * const order = fetchSort(plan, plan.sort); // sort your rows by this, take plan.take after plan.after
+ * ```
+ */
+export function fetchSort(plan: PagePlan, sort: SortSpec): SortSpec {
+  return plan.mode === 'cursor' && plan.direction === 'backward' ? reverseSortSpec(sort) : assertSortSpec(sort);
+}
+
+function sameKey(a: SortKey, b: SortKey): boolean {
+  const nullsA = a.nullable ? a.nullable.nulls : false;
+  const nullsB = b.nullable ? b.nullable.nulls : false;
+  return (
+    a.key === b.key &&
+    (a.column ?? a.key) === (b.column ?? b.key) &&
+    a.dir === b.dir &&
+    a.type === b.type &&
+    nullsA === nullsB &&
+    (a.unique === true) === (b.unique === true)
+  );
+}
+
+/**
+ * `sort`, validated, after checking that it is the sort `plan` was made for: a source
+ * handed the endpoint's default sort for a page the client sorted otherwise would return
+ * rows in the wrong order under a valid cursor. Throws `TypeError` (a server bug).
+ */
+export function planSortSpec(plan: PagePlan, sort: SortSpec): SortSpec {
+  const spec = assertSortSpec(sort);
+  const own = (plan as { sort?: SortSpec }).sort;
+  if (own === undefined || own === spec || own === sort) return spec;
+  if (own.length !== spec.length || own.some((k, i) => !sameKey(k, spec[i] as SortKey))) {
+    throw new TypeError('the sort passed does not match plan.sort (the page may be client-sorted): pass plan.sort');
+  }
+  return spec;
 }

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { keysetWhere } from './keyset-where.ts';
 import { createPaginator } from './paginator.ts';
-import type { PagePlan, SortKey, SortSpec } from './types.ts';
+import type { PagePlan, SortKey } from './types.ts';
+import { checkBackwardStatic, checkBothWaysConcurrent } from './backward-walks.test-support.ts';
 import {
   countItems,
   datasetArbitrary,
@@ -27,8 +28,8 @@ const SECRET = 'a-sql-walk-test-secret-of-at-least-32-bytes';
 const paginatorFor = (sort: SortKey[]) =>
   createPaginator<Item>({ endpoint: 'GET /items', sort, limits: { max: 10 }, cursor: { secrets: [SECRET] } });
 
-async function fetchPage(db: SqlClient, plan: PagePlan, sort: SortSpec): Promise<Item[]> {
-  const k = keysetWhere(plan, sort, 'postgres', { paramOffset: 1 });
+async function fetchPage(db: SqlClient, plan: PagePlan): Promise<Item[]> {
+  const k = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: 1 });
   const { rows } = await db.query(selectItems(k), [1, ...k.params]);
   return rows as Item[];
 }
@@ -36,24 +37,25 @@ async function fetchPage(db: SqlClient, plan: PagePlan, sort: SortSpec): Promise
 /** Static dataset: cursor walk = reference order = offset walk. */
 export async function staticWalkProperty(db: SqlClient, numRuns: number): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(datasetArbitrary(60), sortArbitrary(), fc.integer({ min: 1, max: 10 }), async (rows, sort, limit) => {
+    fc.asyncProperty(datasetArbitrary(60), sortArbitrary(), fc.integer({ min: 1, max: 10 }), fc.nat(), async (rows, sort, limit, k) => {
       await resetItems(db, rows);
       const paginator = paginatorFor(sort);
       const expected = [...rows].sort(referenceCompare(sort)).map((r) => r.id);
-      const byCursor = await walkCursor(paginator, (plan) => fetchPage(db, plan, paginator.sort), limit);
+      const byCursor = await walkCursor(paginator, (plan) => fetchPage(db, plan), limit);
       expect(byCursor.map((r) => r.id)).toEqual(expected);
       const byOffset = await walkOffset(
         paginator,
-        async (plan) => ({ rows: await fetchPage(db, plan, paginator.sort), total: await countItems(db) }),
+        async (plan) => ({ rows: await fetchPage(db, plan), total: await countItems(db) }),
         limit,
       );
       expect(byOffset.map((r) => r.id)).toEqual(expected);
+      await checkBackwardStatic(paginator, (plan) => fetchPage(db, plan), limit, k);
     }),
     { numRuns },
   );
 }
 
-/** Inserts and deletes between pages: rows present throughout appear once, in order. */
+/** Inserts and deletes between pages, forward then back: rows present throughout appear once, in order. */
 export async function concurrentWalkProperty(db: SqlClient, numRuns: number): Promise<void> {
   await fc.assert(
     fc.asyncProperty(
@@ -67,28 +69,23 @@ export async function concurrentWalkProperty(db: SqlClient, numRuns: number): Pr
         const random = randomness[Symbol.iterator]();
         const pick = (k: number): number => (random.next().value as number) % k;
         const live = initial.map((r) => r.id);
-        const deleted = new Set<string>();
         let inserted = 0;
-        const seen = await walkCursor(
-          paginator,
-          (plan) => fetchPage(db, plan, paginator.sort),
-          limit,
-          async () => {
+        await checkBothWaysConcurrent(paginator, sort, limit, {
+          fetch: (plan) => fetchPage(db, plan),
+          ids: async () => [...live],
+          mutate: async () => {
+            const gone: string[] = [];
             for (let n = pick(3); n > 0 && live.length > 0; n--) {
-              const [gone] = live.splice(pick(live.length), 1);
-              deleted.add(gone!);
-              await db.query('DELETE FROM items WHERE id = $1::bigint', [gone]);
+              const [id] = live.splice(pick(live.length), 1);
+              gone.push(id!);
+              await db.query('DELETE FROM items WHERE id = $1::bigint', [id]);
             }
             const fresh = Array.from({ length: pick(3) }, () => newItem(inserted++, pick));
             await insertItems(db, fresh);
             live.push(...fresh.map((r) => r.id));
+            return gone;
           },
-        );
-        const ids = seen.map((r) => r.id);
-        expect(new Set(ids).size).toBe(ids.length);
-        for (const row of initial) if (!deleted.has(row.id)) expect(ids).toContain(row.id);
-        const compare = referenceCompare(sort);
-        for (let i = 1; i < seen.length; i++) expect(compare(seen[i - 1]!, seen[i]!)).toBeLessThan(0);
+        });
       },
     ),
     { numRuns },

@@ -66,14 +66,40 @@ export interface LimitPolicy {
 /** Pagination mode of one request. */
 export type PaginationMode = 'cursor' | 'offset';
 
-/** What to fetch: `take` (= `limit + 1`) rows after `after`, or from `offset`. */
+/**
+ * Which way a cursor page walks from its position: `'forward'` reads the rows after it
+ * in the sort order (`nextCursor`), `'backward'` the rows before it (`prevCursor`).
+ */
+export type CursorDirection = 'forward' | 'backward';
+
+/**
+ * What to fetch: `take` (= `limit + 1`) rows, in **fetch order**, after `after` (cursor
+ * mode) or from `offset` (offset mode).
+ *
+ * A backward cursor page is a forward page over the reversed sort: reverse every key's
+ * direction and null placement (`reverseSortSpec`, or `fetchSort(plan, sort)`, which picks
+ * the right one), fetch the `take` rows strictly after `after` in that order, and hand
+ * them to `Paginator.page` as fetched: the page drops the extra row and flips the rest
+ * back into sort order (`pageItems`). `keysetWhere` and `paginateArray` do all this.
+ *
+ * Sources use `plan.sort`, the order this page is in: the endpoint's default, or the one
+ * the client chose with `?sort=`.
+ */
 export type PagePlan =
   | {
       readonly mode: 'cursor';
       readonly limit: number;
       readonly take: number;
-      /** `null` on the first page. */
+      /** `'backward'` for a page reached through a `prevCursor`. */
+      readonly direction: CursorDirection;
+      /**
+       * The position to fetch strictly after, in fetch order: the last row of the previous
+       * page (forward) or the first row of the next page (backward). `null`: from the start
+       * (forward: the first page) or from the end (backward: the last page).
+       */
       readonly after: CursorPosition | null;
+      /** The page's sort (validated, frozen). */
+      readonly sort: SortSpec;
       readonly fingerprint: string;
     }
   | {
@@ -81,13 +107,20 @@ export type PagePlan =
       readonly limit: number;
       readonly take: number;
       readonly offset: number;
+      /** The page's sort (validated, frozen). */
+      readonly sort: SortSpec;
       readonly fingerprint: string;
     };
 
-/** Cursor-mode body. `nextCursor` is `null` on the last page, never `""`. */
+/**
+ * Cursor-mode body. `nextCursor` is `null` on the last page and `prevCursor` on the first
+ * (a page reached without a cursor, or by walking back to the start); never `""`.
+ * `items` are in the sort order in both directions.
+ */
 export interface CursorPage<Row> {
   items: Row[];
   nextCursor: string | null;
+  prevCursor: string | null;
 }
 
 /** Offset-mode body. `total` is `null` when the source did not count. */

@@ -133,34 +133,122 @@ export function referenceCompare(sort: readonly SortKey[]): (a: Item, b: Item) =
 
 export const URL_BASE = 'https://api.example.com/items?tenant=1';
 
+/** The targets of a `Link` header by relation type (the paginator writes one rel per link). */
+export function parseLinks(header: string | undefined): Partial<Record<'next' | 'prev' | 'first', URL>> {
+  const out: Partial<Record<'next' | 'prev' | 'first', URL>> = {};
+  if (header === undefined) return out;
+  for (const part of header.split(', ')) {
+    const m = /^<([^>]+)>; rel="(next|prev|first)"$/.exec(part);
+    if (m === null) throw new Error(`bad Link header part ${part}`);
+    const rel = m[2] as 'next' | 'prev' | 'first';
+    if (out[rel] !== undefined) throw new Error(`rel="${rel}" twice in ${header}`);
+    out[rel] = new URL(m[1]!);
+  }
+  return out;
+}
+
+/** One page as a client saw it. */
+export interface WalkedPage {
+  items: Item[];
+  nextCursor: string | null;
+  prevCursor: string | null;
+}
+
 /**
- * Walks a collection in cursor mode like a client: follows `nextCursor` (and checks the
- * `Link` header carries the same cursor) until it is `null`. `between` runs after each page.
+ * Checks what a client relies on in a cursor page's `Link` header: `next` carries
+ * `nextCursor`, `prev` carries `prevCursor`, `first` comes with `prev` and has no cursor,
+ * and every link keeps the other parameters.
  */
+function checkCursorLinks(page: CursorPage<Item>, link: string | undefined): void {
+  const links = parseLinks(link);
+  const cursorOf = (u: URL | undefined): string | null | undefined => (u === undefined ? undefined : u.searchParams.get('cursor'));
+  if ((cursorOf(links.next) ?? null) !== page.nextCursor) throw new Error(`rel="next" does not carry nextCursor: ${link}`);
+  if ((cursorOf(links.prev) ?? null) !== page.prevCursor) throw new Error(`rel="prev" does not carry prevCursor: ${link}`);
+  if ((links.first !== undefined) !== (page.prevCursor !== null)) throw new Error(`rel="first" must come with rel="prev": ${link}`);
+  if (links.first !== undefined && links.first.searchParams.has('cursor')) throw new Error(`rel="first" has a cursor: ${link}`);
+  for (const u of Object.values(links)) if (u.searchParams.get('tenant') !== '1') throw new Error(`Link lost a parameter: ${link}`);
+}
+
+async function fetchCursorPage(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<Item[]>,
+  limit: number,
+  cursor: string | null,
+): Promise<WalkedPage> {
+  const url = new URL(URL_BASE);
+  url.searchParams.set('limit', String(limit));
+  if (cursor !== null) url.searchParams.set('cursor', cursor);
+  const plan = await paginator.plan(url.searchParams, { filters: { tenant: 1 } });
+  const { body, headers } = await paginator.page(plan, await fetch(plan), { url });
+  const page = body as CursorPage<Item>;
+  checkCursorLinks(page, headers.link);
+  return { items: page.items, nextCursor: page.nextCursor, prevCursor: page.prevCursor };
+}
+
+/**
+ * Walks a collection forward in cursor mode like a client: follows `nextCursor` (checking
+ * the `Link` header agrees) until it is `null`. `between` runs after each page.
+ */
+export async function walkCursorPages(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<Item[]>,
+  limit: number,
+  between: () => Promise<void> | void = () => {},
+): Promise<WalkedPage[]> {
+  const pages: WalkedPage[] = [];
+  let cursor: string | null = null;
+  for (let n = 0; n < 10_000; n++) {
+    const page = await fetchCursorPage(paginator, fetch, limit, cursor);
+    if (n === 0 && page.prevCursor !== null) throw new Error('prevCursor on the first page');
+    pages.push(page);
+    if (page.nextCursor === null) return pages;
+    cursor = page.nextCursor;
+    await between();
+  }
+  throw new Error('walk did not end');
+}
+
+/** {@link walkCursorPages}, flattened to the rows seen. */
 export async function walkCursor(
   paginator: Paginator<Item>,
   fetch: (plan: PagePlan) => Promise<Item[]>,
   limit: number,
   between: () => Promise<void> | void = () => {},
 ): Promise<Item[]> {
-  const seen: Item[] = [];
-  const url = new URL(URL_BASE);
-  url.searchParams.set('limit', String(limit));
-  for (let pages = 0; pages < 10_000; pages++) {
-    const plan = await paginator.plan(url.searchParams, { filters: { tenant: 1 } });
-    const { body, headers } = await paginator.page(plan, await fetch(plan), { url });
-    const page = body as CursorPage<Item>;
-    seen.push(...page.items);
-    if (page.nextCursor === null) {
-      if (headers.link !== undefined) throw new Error('Link header on the last page');
-      return seen;
-    }
-    const next = new URL(/^<([^>]+)>; rel="next"$/.exec(headers.link ?? '')?.[1] ?? 'x:missing-link');
-    if (next.searchParams.get('cursor') !== page.nextCursor || next.searchParams.get('tenant') !== '1') throw new Error(`bad Link header ${headers.link}`);
-    url.searchParams.set('cursor', page.nextCursor);
+  return (await walkCursorPages(paginator, fetch, limit, between)).flatMap((p) => p.items);
+}
+
+/**
+ * Walks back from `from` following `prevCursor` until it is `null`; resolves the pages
+ * visited, nearest first (`from` itself not included). `between` runs after each page.
+ */
+export async function walkBack(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<Item[]>,
+  limit: number,
+  from: WalkedPage,
+  between: () => Promise<void> | void = () => {},
+): Promise<WalkedPage[]> {
+  const pages: WalkedPage[] = [];
+  let cursor = from.prevCursor;
+  for (let n = 0; n < 10_000; n++) {
+    if (cursor === null) return pages;
     await between();
+    const page = await fetchCursorPage(paginator, fetch, limit, cursor);
+    pages.push(page);
+    cursor = page.prevCursor;
   }
   throw new Error('walk did not end');
+}
+
+/** Follows `cursor` once: the page it leads to. */
+export function followCursor(
+  paginator: Paginator<Item>,
+  fetch: (plan: PagePlan) => Promise<Item[]>,
+  limit: number,
+  cursor: string,
+): Promise<WalkedPage> {
+  return fetchCursorPage(paginator, fetch, limit, cursor);
 }
 
 /** Walks in offset mode following the `Link` header; `total` is the row count when given. */
@@ -178,8 +266,13 @@ export async function walkOffset(
     const { rows, total } = await fetch(plan);
     const { body, headers } = await paginator.page(plan, rows, total === undefined ? { url } : { url, total });
     seen.push(...(body as OffsetPage<Item>).items);
-    if (headers.link === undefined) return seen;
-    url = new URL(/^<([^>]+)>; rel="next"$/.exec(headers.link)?.[1] ?? 'x:missing-link');
+    const links = parseLinks(headers.link);
+    const offset = Number(url.searchParams.get('offset'));
+    if ((links.prev === undefined) !== (offset === 0) || (links.first === undefined) !== (offset === 0)) throw new Error(`bad prev/first: ${headers.link}`);
+    if (links.prev !== undefined && links.prev.searchParams.get('offset') !== String(Math.max(0, offset - limit))) throw new Error(`bad prev: ${headers.link}`);
+    if (links.first !== undefined && links.first.searchParams.get('offset') !== '0') throw new Error(`bad first: ${headers.link}`);
+    if (links.next === undefined) return seen;
+    url = links.next;
   }
   throw new Error('walk did not end');
 }

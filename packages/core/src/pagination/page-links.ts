@@ -1,0 +1,99 @@
+/**
+ * RFC 8288 `Link` headers of a page: the request URL with only the position moved, so
+ * every other parameter (limit, filters, sort) stays byte for byte as the client sent it.
+ * @module
+ */
+
+/** Relation types a page links to (RFC 8288 §2.1.1; IANA link relations registry). */
+export type PageRel = 'next' | 'prev' | 'first';
+
+/** One link: `value` `null` drops the position parameter (the endpoint's default start). */
+export interface PageLinkTarget {
+  readonly rel: PageRel;
+  readonly name: 'cursor' | 'offset';
+  readonly value: string | null;
+}
+
+// Characters that may stand in a URI as they are (RFC 3986 unreserved, reserved, '%').
+const URI_SAFE = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+// An absolute URL with an authority (`scheme://host…`); anything else takes the `URL`
+// path, which throws a TypeError for a relative URL instead of emitting a relative Link.
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/;
+
+function paramName(raw: string): string {
+  if (!raw.includes('%') && !raw.includes('+')) return raw;
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+function viaUrl(text: string, target: PageLinkTarget): string {
+  const next = new URL(text);
+  next.searchParams.delete(target.name === 'cursor' ? 'offset' : 'cursor');
+  if (target.value === null) next.searchParams.delete(target.name);
+  else next.searchParams.set(target.name, target.value);
+  next.hash = '';
+  return next.href;
+}
+
+/**
+ * The `Link` header value for `targets` (in order), from the absolute request `url`, or
+ * `undefined` when there are none. The other mode's parameter (`offset` for a cursor
+ * link, `cursor` for an offset link) is dropped. A plain string edit, because
+ * re-serialising through `URL` costs more than the rest of the page; URLs with
+ * characters that need escaping take the `URL` path instead. Throws `TypeError` for a
+ * relative URL.
+ *
+ * @example
+ * ```ts
+ * pageLinks('https://api.example.com/orders?limit=2&cursor=abc', [
+ *   { rel: 'next', name: 'cursor', value: 'def' },
+ *   { rel: 'first', name: 'cursor', value: null },
+ * ]);
+ * // → '<https://api.example.com/orders?limit=2&cursor=def>; rel="next", <https://api.example.com/orders?limit=2>; rel="first"'
+ * ```
+ */
+export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[]): string | undefined {
+  if (targets.length === 0) return undefined;
+  const text = typeof url === 'string' ? url : url.href;
+  if (!URI_SAFE.test(text) || !ABSOLUTE.test(text)) {
+    return targets.map((t) => `<${viaUrl(text, t)}>; rel="${t.rel}"`).join(', ');
+  }
+  const hash = text.indexOf('#');
+  const withoutHash = hash < 0 ? text : text.slice(0, hash);
+  const q = withoutHash.indexOf('?');
+  const path = q < 0 ? withoutHash : withoutHash.slice(0, q);
+  // The query split once: [raw part, decoded name].
+  const parts: [string, string][] = [];
+  if (q >= 0) {
+    for (const part of withoutHash.slice(q + 1).split('&')) {
+      if (part === '') continue;
+      const eq = part.indexOf('=');
+      parts.push([part, paramName(eq < 0 ? part : part.slice(0, eq))]);
+    }
+  }
+  let header = '';
+  for (const target of targets) {
+    const { name, value } = target;
+    const other = name === 'cursor' ? 'offset' : 'cursor';
+    // Cursor values are base64url and offsets digits: both safe in a query as they are.
+    const position = value === null ? null : `${name}=${value}`;
+    const kept: string[] = [];
+    let placed = position === null;
+    for (const [part, key] of parts) {
+      if (key === other) continue;
+      if (key !== name) kept.push(part);
+      else if (!placed) {
+        // Where the old position stood, like URLSearchParams#set.
+        kept.push(position as string);
+        placed = true;
+      }
+    }
+    if (!placed) kept.push(position as string);
+    if (header !== '') header += ', ';
+    header += `<${kept.length === 0 ? path : `${path}?${kept.join('&')}`}>; rel="${target.rel}"`;
+  }
+  return header;
+}
