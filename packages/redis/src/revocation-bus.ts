@@ -34,14 +34,19 @@ export interface RevocableKeyring {
 /** The publishing connection: any ioredis client. */
 export interface RevocationPublisher {
   publish(channel: string, message: string): Promise<unknown>;
+  /** Sharded PUBLISH (Redis 7), used with `sharded: true`. ioredis `Cluster` has it. */
+  spublish?(channel: string, message: string): Promise<unknown>;
 }
 
 /** A connection dedicated to subscribing (ioredis: `redis.duplicate()`); the bus never closes it. */
 export interface RevocationSubscriber {
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  off(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
+  off(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
+  /** Sharded SUBSCRIBE (Redis 7), used with `sharded: true`. */
+  ssubscribe?(channel: string): Promise<unknown>;
+  sunsubscribe?(channel: string): Promise<unknown>;
   /**
    * Connection state (ioredis: `'wait'`, `'connecting'`, `'ready'`, … `'end'`). With `once`,
    * lets the bus wait for a connection that is not ready yet instead of failing its SUBSCRIBE.
@@ -67,6 +72,13 @@ export interface RevocationBusOptions {
    * @default true
    */
   publishOnChange?: boolean;
+  /**
+   * Redis Cluster: use sharded pub/sub (`SSUBSCRIBE`/`SPUBLISH`, Redis 7), which stays inside
+   * the shard that owns the channel's slot instead of broadcasting to every node. Create
+   * both connections as ioredis `Cluster`s with `shardedSubscribers: true`.
+   * @default false
+   */
+  sharded?: boolean;
   /**
    * Longest wait for a PUBLISH.
    * @default 1000
@@ -125,6 +137,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     timeoutMs = 1000,
     ackTimeoutMs = 250,
     logger = consoleLogger,
+    sharded = false,
   } = options;
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
@@ -138,6 +151,14 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     throw new ConfigError('createRevocationBus needs `keyring` with onChange(listener) and invalidate(id)');
   }
   if (typeof channel !== 'string' || channel === '') throw new ConfigError('channel must be a non-empty string');
+  if (sharded && (typeof publisher.spublish !== 'function' || typeof subscriber.ssubscribe !== 'function' || typeof subscriber.sunsubscribe !== 'function')) {
+    throw new ConfigError('sharded: true needs spublish/ssubscribe/sunsubscribe: ioredis Cluster connections (shardedSubscribers: true) on Redis 7');
+  }
+  // One transport, plain or sharded; the protocol above it is the same.
+  const send = (message: string): Promise<unknown> => (sharded ? publisher.spublish!(channel, message) : publisher.publish(channel, message));
+  const listen = (): Promise<unknown> => (sharded ? subscriber.ssubscribe!(channel) : subscriber.subscribe(channel));
+  const messageEvent = sharded ? 'smessage' : 'message';
+  const what = sharded ? 'Redis SPUBLISH' : 'Redis PUBLISH';
   if (publisher === (subscriber as unknown)) {
     throw new ConfigError('publisher and subscriber must be two connections: a subscribed connection cannot PUBLISH');
   }
@@ -147,7 +168,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
   // its messages over Redis pub/sub.
   const protocol = createRevocationProtocol({
     invalidate: (id) => keyring.invalidate(id),
-    sendAck: (ack) => withTimeout(publisher.publish(channel, ack), timeoutMs, 'Redis PUBLISH'),
+    sendAck: (ack) => withTimeout(send(ack), timeoutMs, what),
     ackTimeoutMs,
     logger,
   });
@@ -158,7 +179,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     protocol.receive(message);
   }
 
-  subscriber.on('message', onMessage);
+  subscriber.on(messageEvent, onMessage);
   const ready = subscribe();
   // Nobody has to await `ready`; an unobserved failure must not crash the process.
   ready.catch(() => undefined);
@@ -168,7 +189,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     if (closed) throw new Error('The revocation bus is closed');
     // PUBLISH answers every receiving connection: ours (when subscribed) and one per other instance.
     await protocol.publish(event, async (message) => {
-      const received = await withTimeout(publisher.publish(channel, message), timeoutMs, 'Redis PUBLISH');
+      const received = await withTimeout(send(message), timeoutMs, what);
       return typeof received === 'number' ? received : 0;
     });
   }
@@ -181,7 +202,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
    */
   async function subscribe(): Promise<void> {
     try {
-      await subscriber.subscribe(channel);
+      await listen();
       return;
     } catch (error) {
       const { status } = subscriber;
@@ -192,7 +213,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       subscriber.once?.('ready', resolve);
       subscriber.once?.('end', () => reject(new Error('The revocation bus subscriber connection ended before it was ready')));
     });
-    if (!closed) await subscriber.subscribe(channel);
+    if (!closed) await listen();
   }
 
   const stopListening = publishOnChange
@@ -214,8 +235,9 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       if (closed) return;
       closed = true;
       stopListening();
-      subscriber.off('message', onMessage);
-      await withTimeout(subscriber.unsubscribe(channel), timeoutMs, 'Redis UNSUBSCRIBE').catch(() => undefined);
+      subscriber.off(messageEvent, onMessage);
+      const stop = sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
+      await withTimeout(stop, timeoutMs, 'Redis UNSUBSCRIBE').catch(() => undefined);
     },
   });
 }
