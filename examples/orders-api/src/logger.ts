@@ -2,10 +2,12 @@
  * Structured JSON logs (pino). Credentials never reach a line: request URLs go through
  * core `redactUrl` (credential query parameters and anything shaped like a key become
  * `…abcd`), only a key's id and last 4 characters are logged, and pino's `redact`
- * censors `authorization` and `cookie` headers should anything log a raw request.
+ * censors `authorization` and `cookie` headers should anything log a raw request. Last,
+ * every serialised line goes through core `redactText`, so key-shaped text in any field
+ * (an error message, a header, a URL built elsewhere) never reaches the output.
  * @module
  */
-import { isKeysetError, redactUrl, AuthenticationError } from '@keyset/core';
+import { isKeysetError, redactText, redactUrl, AuthenticationError } from '@keyset/core';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
 
@@ -28,6 +30,9 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       ],
       censor: '[REDACTED]',
     },
+    // The net under everything above: JSON never escapes letters, digits or `_`, so a key
+    // anywhere in the line is still key-shaped here.
+    hooks: { streamWrite: redactText },
   };
   return destination ? pino(options, destination) : pino(options);
 }

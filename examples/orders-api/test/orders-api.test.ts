@@ -487,4 +487,27 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
     expect(all).not.toContain('secret-cookie');
     expect(all.toLowerCase()).not.toContain('apikey ks_');
   });
+
+  it('never echoes a key in a log line or a problem body, whatever stands around it (issue 9, items 1 and 2)', async () => {
+    const victim = (await issue({ name: 'victim', scopes: ['orders:read'] })).key;
+    const from = t.logs.length;
+    const replies = [
+      await call(base, `/api/orders?q=${victim}x`, { key: reader }), // 400 api_key_in_query
+      await call(base, `/api/orders?x${victim}=1`, { key: reader }),
+      await call(base, `/api/orders/${victim}x`, { key: reader }), // 404
+      await call(base, `/api/orders/z${victim}`, { key: reader }),
+      await call(base, `/api/orders/${encodeURIComponent(victim).replace(/[A-Z]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}`, { key: reader }),
+      await call(base, `/api/keys/${victim}`), // 401, no credentials
+      await call(base, `/api/keys/${victim}x`, { key: admin }), // 404
+      await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: 'n', scopes: [victim] } }),
+      await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: 'n', scopes: [`${victim}x`] } }),
+      await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: 'n', scopes: ['orders:read'], [victim]: 1 } }),
+      await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: victim, scopes: ['orders:read'], expiresAt: victim } }),
+      await call(base, `/api/reports/daily?date=${victim}`, { key: reader }),
+    ];
+    expect(replies.map((r) => r.status).every((status) => status >= 400 && status < 500)).toBe(true);
+    const secret = victim.slice(victim.lastIndexOf('_') + 1);
+    const output = [...replies.map((r) => r.text), ...t.logs.slice(from)].join('\n');
+    for (let i = 0; i + 8 <= secret.length; i++) expect(output).not.toContain(secret.slice(i, i + 8));
+  });
 });

@@ -1,9 +1,11 @@
 /**
  * keyset's one error module. Every failure a client can cause is a `KeysetError`
  * with a stable `code`; `toProblem()` turns it into an RFC 9457 problem.
- * Messages never contain key text: callers pass keys through `redactKey()` first.
+ * Messages never contain key text: callers pass keys through `redactKey()` first, and
+ * `toProblem()` redacts every member it sends anyway (members often hold client input).
  * @module
  */
+import { redactEncodedText, redactText } from './keys/redact-text.ts';
 
 /** Stable problem codes, each documented in docs/errors.md. Never renamed once published. */
 export type ErrorCode =
@@ -219,7 +221,10 @@ export interface ToProblemOptions {
    * @default 'urn:keyset:problem:'
    */
   typeBase?: string;
-  /** RFC 9457 `instance`: usually the request path. Never include the query string (it may hold credentials). */
+  /**
+   * RFC 9457 `instance`: usually the request path. Never include the query string (it
+   * may hold credentials); key-shaped text in the path is redacted (`…abcd`).
+   */
   instance?: string;
 }
 
@@ -229,6 +234,8 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /**
  * Maps any thrown value to a problem response. Keyset errors keep their status, code and
  * extensions; anything else is a server bug and becomes a bare 500 that reveals nothing.
+ * Every member built from client input (`instance`, `detail`, `field`, any extension
+ * string, at any depth) has key-shaped text redacted here, so no adapter can echo a key.
  *
  * @example
  * ```ts
@@ -246,18 +253,30 @@ export function toProblem(error: unknown, options: ToProblemOptions = {}): Probl
       detail: 'The server failed to handle this request.',
       code: 'internal_error',
     };
-    if (instance !== undefined) body.instance = instance;
+    if (instance !== undefined) body.instance = redactEncodedText(instance);
     return { status: 500, headers, body };
   }
   Object.assign(headers, error.headers);
   const body: ProblemDetails = {
-    ...error.extensions,
+    ...(redactMembers(error.extensions, 0) as Record<string, unknown>),
     type: `${typeBase}${error.code}`,
     title: TITLES[error.code],
     status: error.status,
-    detail: error.detail,
+    detail: redactText(error.detail),
     code: error.code,
   };
-  if (instance !== undefined) body.instance = instance;
+  if (instance !== undefined) body.instance = redactEncodedText(instance);
   return { status: error.status, headers, body };
+}
+
+/** Extension members with key-shaped text redacted in every string, names included. */
+function redactMembers(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (typeof value !== 'object' || value === null || depth > 8) return value;
+  if (Array.isArray(value)) return value.map((item) => redactMembers(item, depth + 1));
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value; // a Date, a URL: left as they serialise
+  const out: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) out[redactText(name)] = redactMembers(member, depth + 1);
+  return out;
 }

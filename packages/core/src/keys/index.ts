@@ -39,4 +39,5 @@ export { createRevocationProtocol, isRevocationEvent } from './revocation-protoc
 export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './revocation-protocol.ts';
 export { CREDENTIAL_QUERY_PARAMS, redactUrl } from './query-credentials.ts';
 export { redactKey } from './redact-key.ts';
+export { redactText } from './redact-text.ts';
 export { isValidScope, missingScopes } from './scopes.ts';

@@ -6,6 +6,7 @@
  */
 import { KEY_CHECKSUM_LENGTH, KEY_OK, KEY_RANDOM_LENGTH, checkKey } from './key-format.ts';
 import { redactKey } from './redact-key.ts';
+import { redactEncodedText } from './redact-text.ts';
 
 /**
  * Query parameter names that carry credentials (compared case-insensitively). `key` is
@@ -34,8 +35,6 @@ function credentialName(name: string): string | undefined {
 const SEPARATORS = /[&;]/g;
 
 const BODY = KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH;
-/** Anything shaped like a key of any prefix; the boundaries keep it from matching inside longer tokens. */
-const KEY_SHAPE = new RegExp(`(?<![0-9A-Za-z_])[a-z][a-z0-9]*(?:_[a-z0-9]+)*_[0-9A-Za-z]{${BODY}}(?![0-9A-Za-z])`, 'g');
 
 /** What `findQueryCredential` found: a credential-named parameter, or a valid key anywhere. */
 export type QueryCredential = { kind: 'named'; name: string } | { kind: 'key' };
@@ -125,10 +124,6 @@ function redactForUrl(text: string): string {
   return `…${encodeURIComponent(redacted.replace(LONE_SURROGATE, '\uFFFD'))}`;
 }
 
-function redactShapes(text: string): string {
-  return text.replace(KEY_SHAPE, (match) => redactKey(match));
-}
-
 /**
  * `url` with credentials replaced by their redacted form (`…abcd`), for loggers: the
  * values of credential-named query parameters, and anything shaped like a key
@@ -147,7 +142,7 @@ export function redactUrl(url: string | URL): string {
   const end = hashAt < 0 ? text.length : hashAt;
   const path = q < 0 ? text.slice(0, end) : text.slice(0, q);
   const fragment = hashAt < 0 ? '' : text.slice(hashAt);
-  let out = redactShapes(path);
+  let out = path.split('/').map(redactEncodedText).join('/');
   if (q >= 0) {
     // Split on `&` and `;` alike (see SEPARATORS), keeping each separator as it was.
     const pairs = text.slice(q + 1, end).split(/([&;])/).map((pair, index) => {
@@ -158,16 +153,9 @@ export function redactUrl(url: string | URL): string {
       if (credentialName(name) !== undefined) {
         return eq < 0 ? pair : `${rawName}=${redactForUrl(safeDecode(pair.slice(eq + 1)))}`;
       }
-      const decodedName = name;
-      const decodedValue = eq < 0 ? '' : safeDecode(pair.slice(eq + 1));
-      const cleanName = redactShapes(decodedName);
-      const cleanValue = redactShapes(decodedValue);
-      if (cleanName === decodedName && cleanValue === decodedValue) return pair;
-      const nameOut = cleanName === decodedName ? rawName : cleanName;
-      const valueOut = cleanValue === decodedValue ? pair.slice(eq + 1) : cleanValue;
-      return eq < 0 ? nameOut : `${nameOut}=${valueOut}`;
+      return eq < 0 ? redactEncodedText(pair) : `${redactEncodedText(rawName)}=${redactEncodedText(pair.slice(eq + 1))}`;
     });
     out += `?${pairs.join('')}`;
   }
-  return out + redactShapes(fragment);
+  return out + redactEncodedText(fragment);
 }
