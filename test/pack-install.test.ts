@@ -124,5 +124,15 @@ console.log(verified.key.name, body.items.length, typeof body.nextCursor);`;
       output = `${(error as { stdout?: string }).stdout ?? ''}${(error as { stderr?: string }).stderr ?? ''}` || String(error);
     }
     expect(output).toBe('');
-  }, 120_000);
+    // The same check refuses a sample that misuses the installed types (declaration files
+    // were checked above; skipping them here halves the time).
+    writeFileSync(join(app, 'sample.mts'), `${SAMPLE}\nexport const wrong: number = ERROR_CATALOGUE.rate_limited.title;\n`);
+    let refused = '';
+    try {
+      run('node', [tsc, '-p', 'tsconfig.json', '--skipLibCheck'], app);
+    } catch (error) {
+      refused = (error as { stdout?: string }).stdout ?? '';
+    }
+    expect(refused).toMatch(/sample\.mts.*error TS2322/);
+  }, 300_000);
 });
