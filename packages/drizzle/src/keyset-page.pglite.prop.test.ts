@@ -18,5 +18,5 @@ afterAll(async () => {
 });
 
 describe('Drizzle keysetPage on PGlite', () => {
-  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(drizzleSource(drizzle(client), 'postgres'), 20), 120_000);
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle(client), 'postgres'), 20), 120_000);
 });

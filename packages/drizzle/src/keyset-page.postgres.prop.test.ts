@@ -28,6 +28,6 @@ afterAll(async () => {
 });
 
 describe.skipIf(url === undefined)('Drizzle keysetPage on PostgreSQL (node-postgres)', () => {
-  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
-  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
 });

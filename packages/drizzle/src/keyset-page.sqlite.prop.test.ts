@@ -18,6 +18,6 @@ afterAll(() => {
 });
 
 describe('Drizzle keysetPage on SQLite (better-sqlite3)', () => {
-  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 30), 120_000);
-  it('with inserts and deletes between pages, rows present throughout appear exactly once', () => concurrentWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 20), 120_000);
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 30), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleSource(drizzle({ client: sqlite }), 'sqlite'), 20), 120_000);
 });

@@ -69,8 +69,9 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
  * The clauses of the page `plan` describes, for a query over `table` (a pg-core,
  * mysql-core or sqlite-core table, or an `alias()` of one; it picks the SQL dialect):
  * the rows strictly after the cursor in `sort` order, `plan.take` of them (one more than
- * the page, for has-more), from `plan.offset` in offset mode. Pass the fetched rows to
- * `Paginator.page`.
+ * the page, for has-more), from `plan.offset` in offset mode. `sort` is `plan.sort`. A
+ * backward page (`prevCursor`) comes back in fetch order: pass the rows to
+ * `Paginator.page` as they are, it restores sort order.
  *
  * Sort columns are SQL names as the query sees them: `created_at`, or `o.created_at`
  * when the query joins or aliases. Throws `ConfigError` for a bad spec or a column the
@@ -78,7 +79,7 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
  *
  * @example
  * ```ts
- * const page = keysetPage(orders, plan, paginator.sort);
+ * const page = keysetPage(orders, plan, plan.sort);
  * const rows = await db.select().from(orders)
  *   .where(and(eq(orders.status, 'paid'), page.where))
  *   .orderBy(...page.orderBy).limit(page.limit).offset(page.offset);

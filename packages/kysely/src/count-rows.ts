@@ -13,7 +13,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
  * @example
  * ```ts
  * const filtered = db.selectFrom('orders').selectAll().where('status', '=', status);
- * const [rows, total] = await Promise.all([keysetPage(filtered, plan, orders.sort, 'postgres').execute(), countRows(db, filtered)]);
+ * const [rows, total] = await Promise.all([keysetPage(filtered, plan, plan.sort, 'postgres').execute(), countRows(db, filtered)]);
  * const { body, headers } = await orders.page(plan, rows, { url, total });
  * ```
  */

@@ -22,5 +22,5 @@ afterAll(async () => {
 });
 
 describe('keysetPage on PGlite', () => {
-  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
+  it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
 });

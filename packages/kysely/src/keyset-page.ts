@@ -45,8 +45,10 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
 /**
  * Restricts `query` to the page `plan` describes: the rows strictly after the cursor
  * (cursor mode), in `sort` order, `plan.take` of them (one more than the page, for
- * has-more), from `plan.offset` in offset mode. Pass the fetched rows to
- * `Paginator.page`. `dialect` is the database Kysely talks to: `'postgres'` (pg, PGlite),
+ * has-more), from `plan.offset` in offset mode. `sort` is `plan.sort` (the page's own
+ * sort, which a client may have chosen), or a literal spec equal to it for the
+ * compile-time column check. A backward page (`prevCursor`) comes back in fetch order:
+ * pass the rows to `Paginator.page` as they are, it restores sort order. `dialect` is the database Kysely talks to: `'postgres'` (pg, PGlite),
  * `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering and limits to this function.
  *
  * Column names in `sort` are SQL references as the query sees them (`'created_at'`,
@@ -60,7 +62,7 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
  * const rows = await keysetPage(
  *   db.selectFrom('orders as o').select(['o.id', 'o.created_at as createdAt']).where('o.status', '=', status),
  *   plan,
- *   orders.sort,
+ *   plan.sort,
  *   'postgres',
  * ).execute();
  * const { body, headers } = await orders.page(plan, rows, { url });

@@ -23,8 +23,12 @@ interface TableNode {
 }
 
 /** Every `table` node of MariaDB's or MySQL's EXPLAIN FORMAT=JSON, and the whole text. */
-async function explain(sort: SortSpec, after: readonly (string | number)[]): Promise<{ tables: TableNode[]; text: string }> {
-  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, direction: 'forward', after, sort, fingerprint: 'fp' };
+async function explain(
+  sort: SortSpec,
+  after: readonly (string | number)[],
+  direction: 'forward' | 'backward' = 'forward',
+): Promise<{ tables: TableNode[]; text: string }> {
+  const plan: PagePlan = { mode: 'cursor', limit: 20, take: 21, direction, after, sort, fingerprint: 'fp' };
   const k = keysetWhere(plan, sort, 'mysql');
   const [rows] = await db.query(`EXPLAIN FORMAT=JSON SELECT id, created_at FROM orders WHERE ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit}`, k.params);
   const text = Object.values((rows as Record<string, string>[])[0]!)[0]!;
@@ -86,6 +90,17 @@ describe.skipIf(url === undefined)("keysetWhere(…, 'mysql') on MySQL/MariaDB: 
     const { tables, text } = await explain(sort, deep);
     expect(tables[0]!.access_type, text).toBe('range');
     expect(tables[0]!.key, text).toBe('orders_newest_id_asc');
+    expect(text).not.toMatch(/filesort/);
+  });
+
+  it('a backward page (prevCursor) is a range scan of the same index read the other way, no filesort', async () => {
+    const sort = defineSortSpec([
+      { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+      { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+    ]);
+    const { tables, text } = await explain(sort, deep, 'backward');
+    expect(tables[0]!.access_type, text).toBe('range');
+    expect(tables[0]!.key, text).toBe('orders_newest');
     expect(text).not.toMatch(/filesort/);
   });
 
