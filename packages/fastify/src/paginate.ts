@@ -1,0 +1,94 @@
+/**
+ * `paginate()` plans the page from the raw query string (`request.raw.url`, never
+ * Fastify's parsed `request.query`); `reply.sendPage()` / `sendPage()` sends it with its
+ * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
+ * @module
+ */
+import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import type { PagePlan, Paginator } from '@keyset/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { publicUrl } from './internal/request-url.ts';
+
+/** Options of `paginate()`. */
+export interface PaginateOptions {
+  /**
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor so a cursor
+   * cannot be replayed against another filter. Read them from `query`, the raw query
+   * string: `request.query` is Fastify's parse, which turns repeated parameters into arrays.
+   * @default no filters
+   */
+  filters?: (request: FastifyRequest, query: URLSearchParams) => Record<string, unknown>;
+  /**
+   * Public base URL for `Link` headers, e.g. `'https://api.example.com'`; the request's
+   * path and query are appended. Without it the URL comes from `request.protocol` and
+   * `request.host`, which trust `X-Forwarded-*` only under Fastify's `trustProxy`.
+   * @default the request's own URL
+   */
+  baseUrl?: string | URL;
+}
+
+/** Options of `sendPage()`. */
+export interface SendPageOptions {
+  /** Total row count, for offset mode's `total`. */
+  total?: number;
+}
+
+/** A Fastify hook (`preHandler`, or `onRequest`) that plans the page. */
+export type PaginateHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+interface PageState {
+  readonly paginator: Paginator<never>;
+  readonly plan: PagePlan;
+  readonly url: string;
+}
+
+const states = new WeakMap<FastifyRequest, PageState>();
+
+/**
+ * A hook that plans this request's page and stores the plan as `request.page`.
+ * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
+ *
+ * @example
+ * ```ts
+ * app.get('/orders', { preHandler: paginate(orders) }, async (request, reply) => {
+ *   const { rows, total } = paginateArray(allOrders, request.page, orders.sort);
+ *   return reply.sendPage(rows, { total });
+ * });
+ * ```
+ */
+export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): PaginateHook {
+  const { filters, baseUrl } = options;
+  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
+    throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+  }
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
+  const base = normalizeBaseUrl(baseUrl);
+  return async function paginate(request) {
+    const url = publicUrl(request, base);
+    const query = url.searchParams;
+    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(request, query) });
+    states.set(request, { paginator: paginator as Paginator<never>, plan, url: url.href });
+    request.page = plan;
+  };
+}
+
+/**
+ * Sends `rows` (fetched with `request.page`) as the page envelope, with a `Link` header
+ * when there is a next page. `reply.sendPage(rows, options)` is the same call.
+ *
+ * @example
+ * ```ts
+ * return sendPage(reply, rows, { total });
+ * ```
+ */
+export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], options: SendPageOptions = {}): Promise<FastifyReply> {
+  const state = states.get(reply.request);
+  if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
+  const { total } = options;
+  const { body, headers } = await state.paginator.page(
+    state.plan,
+    rows as readonly never[],
+    total === undefined ? { url: state.url } : { url: state.url, total },
+  );
+  return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
