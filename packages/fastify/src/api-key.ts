@@ -43,7 +43,16 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
   }
   const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
   return async function apiKey(request, reply) {
-    const { key, headers } = await guard.check({ authorization: request.headers.authorization, url: guardUrl(request) }, checkOptions);
+    // The socket's peer and the raw header; the guard's `trustProxy` decides what to
+    // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:
+    // one policy, in core, for every adapter.
+    const guardRequest = {
+      authorization: request.headers.authorization,
+      url: guardUrl(request),
+      remoteAddress: request.raw.socket?.remoteAddress,
+      forwardedFor: request.headers['x-forwarded-for'],
+    };
+    const { key, headers } = await guard.check(guardRequest, checkOptions);
     request.apiKey = key;
     reply.headers(headers);
   };

@@ -1,5 +1,5 @@
 import { ConfigError } from '@keyset/core';
-import type { VerifiedKey } from '@keyset/core';
+import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
@@ -68,10 +68,34 @@ describe('apiKey()', () => {
     await expectProblem(res, 500, 'internal_error');
   });
 
+  it("passes the raw Authorization, the URL, the platform's socket peer and X-Forwarded-For to the guard", async () => {
+    const calls: unknown[] = [];
+    const guard: ApiKeyGuard = {
+      check: async (request) => {
+        calls.push(request);
+        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, environment: 'e', metadata: {}, ipAllowlist: null, last4: 'abcd' };
+        return { key, headers: {}, clientAddress: undefined };
+      },
+    };
+    interface Server {
+      requestIP(request: Request): { address: string } | null;
+    }
+    const server: Server = { requestIP: () => ({ address: '192.0.2.1' }) };
+    const withPeer = apiKey({ guard, clientAddress: (request, s: Server) => s.requestIP(request)?.address }, (_request: Request, _key: VerifiedKey, _server: Server) => new Response('ok'));
+    await withPeer(new Request('http://h/x?y=1', { headers: { authorization: 'ApiKey  abc', 'x-forwarded-for': '198.51.100.7' } }), server);
+    // Without clientAddress the peer is unknown, not made up.
+    await apiKey({ guard }, () => new Response('ok'))(new Request('http://h/x'));
+    expect(calls).toEqual([
+      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7' },
+      { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null },
+    ]);
+  });
+
   it('refuses a bad configuration when the route is built', () => {
     const ok = (): Response => new Response();
     expect(() => apiKey({} as never, ok)).toThrow(ConfigError);
     expect(() => apiKey({ guard: fixture.guard, scopes: ['orders read'] }, ok)).toThrow(/scope tokens/);
     expect(() => apiKey({ guard: fixture.guard }, undefined as never)).toThrow(/handler/);
+    expect(() => apiKey({ guard: fixture.guard, clientAddress: '127.0.0.1' as never }, ok)).toThrow(/clientAddress/);
   });
 });

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { describeAdapterConformance, describeAdapterFuzz, inProcess, overHttp } from '@keyset/conformance';
@@ -6,7 +7,6 @@ import { conformanceApp, PARSED_QUERY } from './testing/conformance-app.ts';
 
 const inMemory: AdapterUnderTest = {
   parsedQuery: PARSED_QUERY,
-  // A Request alone carries no client address.
   peer: 'unknown',
   start: inProcess(async (fixture) => {
     const app = conformanceApp(fixture);
@@ -17,7 +17,8 @@ const inMemory: AdapterUnderTest = {
 const onNode: AdapterUnderTest = {
   parsedQuery: PARSED_QUERY,
   start: inProcess(async (fixture) => {
-    const app = conformanceApp(fixture);
+    // @hono/node-server passes `{ incoming }` after the request: the socket peer is there.
+    const app = conformanceApp(fixture, (_request, platform) => (platform as { incoming: IncomingMessage }).incoming.socket.remoteAddress);
     const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {
       const server = serve({ fetch: app, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
         resolve({ server, origin: `http://127.0.0.1:${info.port}` }),

@@ -14,8 +14,8 @@ for (const name of ['bun', 'deno', 'workerd'] as const) {
     describe.skip(`fetch on ${name}`, () => it(`needs ${name} (see the warning above)`, () => {}));
     continue;
   }
-  // These servers pass the app no client address (see apiKey's clientAddress option).
-  const adapter = { parsedQuery: PARSED_QUERY, peer: 'unknown' as const, start: () => startUnder(name, binary) };
+  // A local workerd has no way to tell a worker the socket peer.
+  const adapter = { parsedQuery: PARSED_QUERY, peer: name === 'workerd' ? ('unknown' as const) : ('loopback' as const), start: () => startUnder(name, binary) };
   describeAdapterConformance(`fetch (${servers[name]})`, adapter);
   describeAdapterFuzz(`fetch (${servers[name]})`, adapter);
 }

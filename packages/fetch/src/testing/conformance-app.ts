@@ -11,26 +11,27 @@ import type { FetchHandler } from '../index.ts';
 /** What `GET /query` answers: the raw query's pairs, as `URLSearchParams` keeps them. */
 export const PARSED_QUERY: string[][] = [['limit', '2'], ['a[b]', 'c'], ['x', '1'], ['x', '2']];
 
-/** Builds the conformance app over `fixture`. */
-export function conformanceApp(fixture: ConformanceFixture): (request: Request, ...platform: unknown[]) => Promise<Response> {
+/** How the runtime's socket peer is read from the request and what the platform passes after it. */
+export type ClientAddress = (request: Request, platform: unknown) => string | null | undefined;
+
+/**
+ * Builds the conformance app over `fixture`; `clientAddress` reads the socket peer from
+ * the platform's argument (none: keys with an IP allowlist are refused).
+ */
+export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress): (request: Request, platform?: unknown) => Promise<Response> {
   const { guard, paginator } = fixture;
-  // The socket address when served by @hono/node-server (its second argument); other
-  // runtimes' servers here pass none, and their suites expect an unknown peer.
-  const clientAddress = (_request: Request, ...platform: unknown[]): string | undefined => {
-    const address = (platform[0] as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming?.socket?.remoteAddress;
-    return typeof address === 'string' ? address : undefined;
-  };
-  const list: FetchHandler<unknown[]> = async (request) => {
+  const peer = clientAddress === undefined ? {} : { clientAddress };
+  const list: FetchHandler<[unknown]> = async (request) => {
     const page = await paginate(request, paginator, { filters: (query) => fixture.filters(query) });
     const { rows, total } = fixture.list(page, new URL(request.url).searchParams);
     return sendPage(page, rows, { total });
   };
-  const routes: Record<string, Record<string, FetchHandler<unknown[]>>> = {
-    '/items': { GET: apiKey({ guard, scopes: ['items:read'], clientAddress }, list) },
+  const routes: Record<string, Record<string, FetchHandler<[unknown]>>> = {
+    '/items': { GET: apiKey({ guard, scopes: ['items:read'], ...peer }, list) },
     '/public/items': { GET: list },
-    '/whoami': { GET: apiKey({ guard, clientAddress }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
-    '/down': { GET: apiKey({ guard: fixture.downGuard, clientAddress }, () => new Response('unreachable')) },
-    '/echo': { POST: apiKey({ guard, clientAddress }, async (request) => Response.json({ received: (await request.json()) as unknown })) },
+    '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
+    '/echo': { POST: apiKey({ guard, ...peer }, async (request) => Response.json({ received: (await request.json()) as unknown })) },
     '/query': {
       GET: async (request) => {
         await paginate(request, paginator);
@@ -45,10 +46,10 @@ export function conformanceApp(fixture: ConformanceFixture): (request: Request, 
   };
   const methodsAt = (pathname: string): string[] => Object.keys(routes[pathname] ?? {});
   const notFound = notFoundHandler({ allowedMethods: methodsAt });
-  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, async (request: Request, ...platform: unknown[]) => {
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, async (request: Request, platform?: unknown) => {
     const at = routes[new URL(request.url).pathname] ?? {};
     // A GET route answers HEAD too (RFC 9110 §9.3.2); the runtime drops the body.
     const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
-    return route === undefined ? notFound(request) : route(request, ...platform);
+    return route === undefined ? notFound(request) : route(request, platform);
   });
 }

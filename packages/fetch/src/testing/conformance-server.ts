@@ -8,14 +8,18 @@
 import { createConformanceFixture, WORLD_PATH, worldResponse } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
 import { conformanceApp } from './conformance-app.ts';
+import type { ClientAddress } from './conformance-app.ts';
 
-/** A `fetch` handler serving the conformance app over a lazily built fixture. */
-export function conformanceServer(): (request: Request) => Promise<Response> {
-  let ready: Promise<{ fixture: ConformanceFixture; app: (request: Request) => Promise<Response> }> | undefined;
-  return async function conformanceServer(request) {
-    ready ??= createConformanceFixture().then((fixture) => ({ fixture, app: conformanceApp(fixture) }));
+/**
+ * A `fetch` handler serving the conformance app over a lazily built fixture;
+ * `clientAddress` reads the socket peer from what the runtime passes after the request.
+ */
+export function conformanceServer(clientAddress?: ClientAddress): (request: Request, platform?: unknown) => Promise<Response> {
+  let ready: Promise<{ fixture: ConformanceFixture; app: (request: Request, platform?: unknown) => Promise<Response> }> | undefined;
+  return async function conformanceServer(request, platform) {
+    ready ??= createConformanceFixture().then((fixture) => ({ fixture, app: conformanceApp(fixture, clientAddress) }));
     const { fixture, app } = await ready;
     if (new URL(request.url).pathname === WORLD_PATH) return worldResponse(fixture);
-    return app(request);
+    return app(request, platform);
   };
 }

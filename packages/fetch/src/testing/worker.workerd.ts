@@ -5,4 +5,6 @@
  */
 import { conformanceServer } from './conformance-server.ts';
 
+// workerd tells a worker nothing about the socket peer (Cloudflare's edge sets
+// `cf-connecting-ip`, a local workerd does not): keys with an IP allowlist are refused.
 export default { fetch: conformanceServer() };
