@@ -8,7 +8,7 @@
  * Needs built packages (`npx -y pnpm@10.34.9 build`, which .ci/run does first).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +28,7 @@ if (unbuilt.length > 0) {
 }
 
 /** Peers a user installs beside the adapters, linked from the workspace's node_modules. */
-const PEERS = ['hono', 'express', 'ioredis', 'kysely', 'drizzle-orm', '@types/express', '@types/node'];
+const PEERS = ['hono', 'express', 'fastify', 'ioredis', 'kysely', 'drizzle-orm', '@types/express', '@types/node'];
 
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -37,6 +37,8 @@ const SAMPLE = `import { createKeyring, createMemoryKeyStore, createPaginator, c
 import { paginate as walk } from '@keyset/client';
 import { apiKey as honoApiKey, notFoundHandler } from '@keyset/hono';
 import { apiKey as expressApiKey } from '@keyset/express';
+import { keyset as fastifyPlugin } from '@keyset/fastify';
+import { apiKey as fetchApiKey } from '@keyset/fetch';
 import { keysetComponents } from '@keyset/openapi';
 import { createPostgresKeyStore } from '@keyset/postgres';
 
@@ -48,7 +50,7 @@ const paginator = createPaginator<{ id: number }>({
 });
 const status: number = ERROR_CATALOGUE.rate_limited.status;
 const record: KeyRecord | undefined = undefined;
-export const used = [keyring, paginator, status, record, walk, honoApiKey, notFoundHandler, expressApiKey, keysetComponents, createPostgresKeyStore];
+export const used = [keyring, paginator, status, record, walk, honoApiKey, notFoundHandler, expressApiKey, fastifyPlugin, fetchApiKey, keysetComponents, createPostgresKeyStore];
 `;
 
 describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project outside the workspace', () => {
@@ -60,6 +62,13 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
     const tarballs = join(tmp, 'tarballs');
     mkdirSync(tarballs);
     for (const { dir } of published) run('npx', ['-y', 'pnpm@10.34.9', 'pack', '--pack-destination', tarballs], join(root, 'packages', dir));
+    // Third-party runtime dependencies (fastify-plugin): packed from the workspace's copy, so
+    // the offline install needs no registry.
+    for (const { dir, manifest } of published) {
+      for (const dep of Object.keys((manifest as { dependencies?: Record<string, string> }).dependencies ?? {})) {
+        if (!dep.startsWith('@keyset/')) run('npm', ['pack', '--pack-destination', tarballs, realpathSync(join(root, 'packages', dir, 'node_modules', dep))], tmp);
+      }
+    }
     app = join(tmp, 'app');
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true, type: 'module' }));
