@@ -463,6 +463,20 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
     expect(res.body).toMatchObject({ code: 'method_not_allowed', allowed_methods: allow.split(', ') });
   });
 
+  it('authenticates before it reads a body, on every route that takes one (issue 9, item 9)', async () => {
+    const bad = { body: '{"name":', headers: { 'content-type': 'application/json' } };
+    for (const path of ['/api/keys', '/api/keys/key_00000000000000000000000000/rotate']) {
+      const anonymous = await call(base, path, { method: 'POST', ...bad });
+      expect([anonymous.status, anonymous.body.code], path).toEqual([401, 'missing_api_key']);
+      const wrongKey = await call(base, path, { method: 'POST', key: 'nope', ...bad });
+      expect([wrongKey.status, wrongKey.body.code], path).toEqual([401, 'invalid_api_key']);
+      const noScope = await call(base, path, { method: 'POST', key: reader, ...bad });
+      expect([noScope.status, noScope.body.code], path).toEqual([403, 'insufficient_scope']);
+    }
+    const admitted = await call(base, '/api/keys', { method: 'POST', key: admin, ...bad });
+    expect([admitted.status, admitted.body.code]).toEqual([400, 'invalid_request']);
+  });
+
   it('answers unknown paths with a 404 problem', async () => {
     const res = await call(base, '/api/nope', { key: reader });
     expect(res.status).toBe(404);
