@@ -14,7 +14,7 @@ function get(base: string, path: string, headers: Record<string, string>): Promi
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, link: res.headers.link }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, link: Array.isArray(res.headers.link) ? res.headers.link.join(', ') : res.headers.link }));
     });
     req.on('error', reject);
     req.end();
