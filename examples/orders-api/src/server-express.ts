@@ -101,6 +101,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   server.post('/api/keys/:id/rotate', admin, body, async (req, res) =>
     reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req))),
   );
+  server.patch('/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req))));
   server.delete('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
 
   server.use(notFoundHandler());

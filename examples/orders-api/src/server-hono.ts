@@ -81,6 +81,7 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   });
   hono.get('/api/keys/:id', admin, async (c) => reply(c, await app.keys.get(c.req.param('id'))));
   hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c))));
+  hono.patch('/api/keys/:id', admin, limitBody, async (c) => reply(c, await app.keys.update(c.req.param('id'), await jsonBody(c))));
   hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
 
   hono.notFound(notFoundHandler({ app: hono }));

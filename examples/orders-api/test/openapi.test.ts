@@ -34,7 +34,7 @@ describe.each(['hono', 'express'] as const)('OpenAPI on %s', (adapter) => {
         .filter((method) => method !== 'parameters')
         .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000')] as const),
     );
-    expect(operations.length).toBe(7);
+    expect(operations.length).toBe(8);
     for (const [method, path] of operations) {
       const res = await call(t.api.url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
       // A documented route exists: it may refuse the key's scope or the id, never the route itself.

@@ -396,6 +396,36 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(res.body).toMatchObject({ code: 'invalid_request', field });
     });
 
+    it('issues a key with metadata and an IP allowlist, returns them, and PATCH replaces them', async () => {
+      const res = await call(base, '/api/keys', {
+        key: admin,
+        method: 'POST',
+        body: JSON.stringify({ name: 'tenant', scopes: ['orders:read'], metadata: { tenant: 't_42', plan: { tier: 'pro' } }, ipAllowlist: ['127.0.0.0/8', '::1'] }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, res.text).toBe(201);
+      issued.push(res.body.key);
+      expect(res.body).toMatchObject({ metadata: { tenant: 't_42', plan: { tier: 'pro' } }, ipAllowlist: ['127.0.0.0/8', '::1/128'], environment: expect.any(String) });
+      // The test talks over loopback: the allowlist lets it in.
+      expect((await call(base, '/api/orders?limit=1', { key: res.body.key })).status).toBe(200);
+      const patched = await call(base, `/api/keys/${res.body.id}`, {
+        key: admin,
+        method: 'PATCH',
+        body: JSON.stringify({ ipAllowlist: ['203.0.113.0/24'] }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(patched.status, patched.text).toBe(200);
+      expect(patched.body).toMatchObject({ metadata: { tenant: 't_42' }, ipAllowlist: ['203.0.113.0/24'] });
+      const refused = await call(base, '/api/orders?limit=1', { key: res.body.key });
+      expect([refused.status, refused.body.code]).toEqual([403, 'ip_not_allowed']);
+      for (const [body, field] of [['{}', 'body'], ['{"ipAllowlist":["10.0.0.1/8"]}', 'ipAllowlist'], ['{"metadata":[1]}', 'metadata'], ['{"name":"x"}', 'name']] as const) {
+        const bad = await call(base, `/api/keys/${res.body.id}`, { key: admin, method: 'PATCH', body, headers: { 'content-type': 'application/json' } });
+        expect([bad.status, bad.body.field], body).toEqual([400, field]);
+      }
+      const unknownEnv = await call(base, '/api/keys', { key: admin, method: 'POST', body: '{"name":"x","scopes":["orders:read"],"environment":"nope"}', headers: { 'content-type': 'application/json' } });
+      expect([unknownEnv.status, unknownEnv.body.field]).toEqual([400, 'environment']);
+    });
+
     it('refuses a bad rotate body and an oversized body without a 500', async () => {
       const { id } = await issue({ name: 'rotate-bodies', scopes: ['orders:read'] });
       for (const body of ['{}', '{"overlapSeconds":-1}', '{"overlapSeconds":1.5}', '{"overlapSeconds":"60"}', '{"overlapSeconds":99999999}']) {
@@ -453,7 +483,7 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
     ['POST', '/api/orders', 'GET, HEAD'],
     ['DELETE', '/api/orders', 'GET, HEAD'],
     ['PUT', '/api/keys', 'GET, HEAD, POST'],
-    ['PATCH', '/api/keys/key_doesnotexist000000000', 'GET, HEAD, DELETE'],
+    ['PUT', '/api/keys/key_doesnotexist000000000', 'GET, HEAD, PATCH, DELETE'],
     ['GET', '/api/keys/key_x/rotate', 'POST'],
   ] as const)('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
     const res = await call(base, path, { key: reader, method });

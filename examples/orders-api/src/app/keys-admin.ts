@@ -4,7 +4,7 @@
  * and the key string itself is in the response to issue and rotate only.
  * @module
  */
-import type { Keyring, KeyRecord, PagePlan } from '@keyset/core';
+import type { KeyMetadata, Keyring, KeyRecord, PagePlan } from '@keyset/core';
 import type { AppResponse } from './app-types.ts';
 import { invalid, isIntegerIn, parseInstant, rejectUnknownFields } from './validation.ts';
 
@@ -25,14 +25,19 @@ export interface IssueInput {
   scopes: Scope[];
   rateLimit?: { limit: number; windowSeconds: number };
   expiresAt?: Date;
+  /** Checked by the keyring (400 naming the field): a configured environment, a JSON object, CIDR blocks. */
+  environment?: string | null;
+  metadata?: KeyMetadata | null;
+  ipAllowlist?: string[] | null;
 }
 
 /**
  * Validates the body of `POST /api/keys`:
- * `{ name, scopes, rateLimit?: { limit, windowSeconds } | null, expiresAt?: string | null }`.
+ * `{ name, scopes, rateLimit?: { limit, windowSeconds } | null, expiresAt?: string | null,
+ * environment?, metadata?, ipAllowlist? }`.
  */
 export function parseIssueBody(body: Record<string, unknown>, now: Date = new Date()): IssueInput {
-  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'expiresAt']);
+  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'expiresAt', 'environment', 'metadata', 'ipAllowlist']);
   const { name, scopes, rateLimit, expiresAt } = body;
   if (typeof name !== 'string' || name.trim() === '') throw invalid('name', '`name` is required: a non-empty string');
   if (name.length > MAX_NAME_LENGTH) throw invalid('name', `\`name\` is longer than ${MAX_NAME_LENGTH} characters`);
@@ -46,7 +51,21 @@ export function parseIssueBody(body: Record<string, unknown>, now: Date = new Da
     if (date.getTime() <= now.getTime()) throw invalid('expiresAt', '`expiresAt` must be in the future');
     input.expiresAt = date;
   }
+  // The keyring validates these three and names the field on a 400.
+  if (body.environment !== undefined) input.environment = body.environment as string | null;
+  if (body.metadata !== undefined) input.metadata = body.metadata as KeyMetadata | null;
+  if (body.ipAllowlist !== undefined) input.ipAllowlist = body.ipAllowlist as string[] | null;
   return input;
+}
+
+/** Validates the body of `PATCH /api/keys/{id}`: `{ metadata?, ipAllowlist? }`, at least one. */
+export function parseUpdateBody(body: Record<string, unknown>): { metadata?: KeyMetadata | null; ipAllowlist?: string[] | null } {
+  rejectUnknownFields(body, ['metadata', 'ipAllowlist']);
+  const out: { metadata?: KeyMetadata | null; ipAllowlist?: string[] | null } = {};
+  if (body.metadata !== undefined) out.metadata = body.metadata as KeyMetadata | null;
+  if (body.ipAllowlist !== undefined) out.ipAllowlist = body.ipAllowlist as string[] | null;
+  if (Object.keys(out).length === 0) throw invalid('body', 'Send `metadata` and/or `ipAllowlist` to change');
+  return out;
 }
 
 /** Validates `scopes`: a non-empty array of known scopes, duplicates dropped. */
@@ -110,6 +129,9 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; now?: () => Dat
       const { overlapSeconds } = parseRotateBody(body);
       const { key, record } = await keyring.rotate(id, { overlapSeconds });
       return { status: 201, body: { key, ...record } };
+    },
+    async update(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+      return { status: 200, body: await keyring.update(id, parseUpdateBody(body)) };
     },
     async revoke(id: string): Promise<AppResponse> {
       await keyring.revoke(id);
