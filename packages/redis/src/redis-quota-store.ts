@@ -9,7 +9,7 @@
 import { ConfigError, checkQuotaSpend } from '@keyset/core';
 import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '@keyset/core';
 import { QUOTA_SCRIPT } from './internal/quota-script.ts';
-import { sha1Hex, withTimeout } from './internal/with-timeout.ts';
+import { createSilenceWatch, sha1Hex } from './internal/with-timeout.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';
 
 /** Options of `createRedisQuotaStore`. */
@@ -22,9 +22,11 @@ export interface RedisQuotaStoreOptions {
    */
   prefix?: string;
   /**
-   * Longest wait for Redis per spend; past it the spend rejects and the limiter answers
-   * 503 `unavailable` (or admits, with `onStoreError: 'open'`). The script may still run.
-   * @default 50
+   * How long Redis may stay silent while a spend waits (the clock restarts whenever Redis
+   * answers any spend of this store; 5 × `timeoutMs` in all at most); past it the spend
+   * rejects and the limiter answers 503 `unavailable` (or admits, with
+   * `onStoreError: 'open'`). The script may still run.
+   * @default 500
    */
   timeoutMs?: number;
 }
@@ -51,7 +53,7 @@ export interface RedisQuotaStore extends QuotaStore {
  * ```
  */
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
-  const { redis, prefix = 'keyset:quota:', timeoutMs = 50 } = options;
+  const { redis, prefix = 'keyset:quota:', timeoutMs = 500 } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisQuotaStore needs `redis`: an ioredis client (evalsha and eval)');
   }
@@ -61,6 +63,8 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
   }
+  // Silence, not latency: a loaded Redis whose replies keep coming never times out (see the rate-limit store).
+  const watch = createSilenceWatch(timeoutMs, 'Redis quota store');
   let sha: string | undefined;
   const shaReady = sha1Hex(QUOTA_SCRIPT).then((value) => (sha = value));
   const keyOf = (key: string): string => `${prefix}{${key}}`;
@@ -79,7 +83,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   async function spend(request: QuotaSpend): Promise<QuotaStoreResult> {
     checkQuotaSpend(request);
     const { key, generation, initial, period, refillAmount, cost } = request;
-    const reply = await withTimeout(run(keyOf(key), [generation, initial, period, refillAmount ?? -1, cost]), timeoutMs, 'Redis quota store');
+    const reply = await watch.wait(run(keyOf(key), [generation, initial, period, refillAmount ?? -1, cost]));
     if (!Array.isArray(reply) || reply.length !== 2 || !reply.every((n) => Number.isSafeInteger(n)) || (reply[1] as number) < 0) {
       throw new Error('Unexpected reply from the Redis quota script');
     }

@@ -77,7 +77,9 @@ describe.skipIf(url === undefined)('createRedisRateLimitStore (real Redis)', () 
     const t0 = performance.now();
     for (let i = 0; i < 10; i++) expect((await store.decide([{ key, policy }]))[0]!.allowed).toBe(true);
     const t1 = performance.now();
-    expect((await store.decide([{ key, policy }]))[0]!.allowed).toBe(false);
+    const eleventh = (await store.decide([{ key, policy }]))[0]!.allowed;
+    // Refused, unless this (busy) machine took a whole emission interval over the burst.
+    if (performance.now() - t0 < 100) expect(eleventh).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 250));
     const t2 = performance.now();
     let admitted = 0;
