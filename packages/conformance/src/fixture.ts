@@ -104,6 +104,11 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const paginator = createPaginator<Item>({
     endpoint: 'GET /items',
     sort,
+    // Clients may order by score or id (`?sort=id`, `?sort=-score`).
+    sortable: [
+      { name: 'score', type: 'int' },
+      { name: 'id', type: 'int', unique: true },
+    ],
     limits: LIMITS,
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });

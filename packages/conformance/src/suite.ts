@@ -231,6 +231,36 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         await expectProblem(replay, 400, 'invalid_cursor');
       });
 
+      it('orders by ?sort= (walking both ways), keeps sort in every Link, and binds it into the cursor', async () => {
+        type Body = { items: Item[]; nextCursor: string | null; prevCursor: string | null };
+        const byId = [...fixture.items].sort((a, b) => b.id - a.id).map((item) => item.id);
+        const seen: number[] = [];
+        let res = await get('/items?sort=-id&limit=20', reader);
+        let pages = 0;
+        for (;;) {
+          expect(res.status).toBe(200);
+          const body = (await res.json()) as Body;
+          seen.push(...body.items.map((item) => item.id));
+          const links = linkTargets(res.headers.get('link'));
+          for (const target of Object.values(links)) expect(new URL(target).searchParams.get('sort')).toBe('-id');
+          if (links.next === undefined || ++pages > 10) break;
+          res = await get(links.next, reader);
+        }
+        expect(seen).toEqual(byId);
+        // A cursor issued under ?sort=-id is refused under the default order and another sort.
+        const first = (await (await get('/items?sort=-id&limit=3', reader)).json()) as Body;
+        await expectProblem(await get(`/items?limit=3&cursor=${first.nextCursor}`, reader), 400, 'invalid_cursor');
+        await expectProblem(await get(`/items?sort=id&limit=3&cursor=${first.nextCursor}`, reader), 400, 'invalid_cursor');
+        const second = (await (await get(`/items?sort=-id&limit=3&cursor=${first.nextCursor}`, reader)).json()) as Body;
+        const back = (await (await get(`/items?sort=-id&limit=3&cursor=${second.prevCursor}`, reader)).json()) as Body;
+        expect(back.items).toEqual(first.items);
+      });
+
+      it.each([['sort=price'], ['sort=id,id'], ['sort='], ['sort=-'], ['sort=id&sort=score']])('rejects %s with 400 invalid_sort naming the fields', async (query) => {
+        const body = await expectProblem(await get(`/items?${query}`, reader), 400, 'invalid_sort');
+        expect(body.sortable).toEqual(['score', 'id']);
+      });
+
       it('rejects cursor and offset together with 400 conflicting_pagination', async () => {
         const { nextCursor } = (await (await get('/items?limit=2', reader)).json()) as { nextCursor: string };
         await expectProblem(await get(`/items?offset=0&cursor=${encodeURIComponent(nextCursor)}`, reader), 400, 'conflicting_pagination');

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'invalid_offset'
   | 'invalid_cursor'
   | 'conflicting_pagination'
+  | 'invalid_sort'
   | 'api_key_in_query'
   | 'invalid_request'
   | 'missing_api_key'
@@ -32,6 +33,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   invalid_offset: 400,
   invalid_cursor: 400,
   conflicting_pagination: 400,
+  invalid_sort: 400,
   api_key_in_query: 400,
   invalid_request: 400,
   missing_api_key: 401,
@@ -51,6 +53,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   invalid_offset: 'Invalid offset',
   invalid_cursor: 'Invalid cursor',
   conflicting_pagination: 'Conflicting pagination parameters',
+  invalid_sort: 'Invalid sort',
   api_key_in_query: 'API key in query string',
   invalid_request: 'Invalid request',
   missing_api_key: 'Missing API key',

@@ -10,6 +10,7 @@ export { pageLinks } from './page-links.ts';
 export { paginateArray } from './paginate-array.ts';
 export { createPaginator } from './paginator.ts';
 export { parsePageQuery } from './parse-page-query.ts';
+export { createSortParam } from './sort-param.ts';
 export { defineSortSpec, fetchSort, reverseSortSpec } from './sort-spec.ts';
 
 export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './cursor-codec.ts';
@@ -20,6 +21,7 @@ export type { LimitResolver } from './limit-policy.ts';
 export type { PageLinkTarget, PageRel } from './page-links.ts';
 export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions } from './paginator.ts';
 export type { PageQuery, ParsePageQueryOptions } from './parse-page-query.ts';
+export type { SortableField, SortParam } from './sort-param.ts';
 export type {
   CursorDirection,
   CursorPage,

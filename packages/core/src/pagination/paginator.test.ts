@@ -277,6 +277,69 @@ describe('fingerprint memoisation', () => {
   });
 });
 
+describe('client-chosen sort', () => {
+  interface Sale {
+    id: number;
+    createdAt: string;
+    amountCents: number;
+  }
+  const sales: Sale[] = Array.from({ length: 9 }, (_, i) => ({ id: i + 1, createdAt: `2024-05-01 10:00:0${i % 3}+00`, amountCents: (i * 7) % 4 }));
+  const sortable = createPaginator<Sale>({
+    endpoint: 'GET /api/sales',
+    sort: [
+      { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
+      { key: 'id', dir: 'desc', type: 'int', unique: true },
+    ],
+    sortable: [
+      { name: 'createdAt', column: 'created_at', type: 'timestamp' },
+      { name: 'amountCents', column: 'amount_cents', type: 'int' },
+      { name: 'id', type: 'int', unique: true },
+    ],
+    cursor: { secrets: [SECRET] },
+  });
+  const page = async (query: string) => {
+    const url = new URL(`https://x.test/api/sales?${query}`);
+    const plan = await sortable.plan(url.searchParams);
+    const { body, headers } = await sortable.page(plan, paginateArray(sales, plan, plan.sort).rows, { url });
+    return { plan, body: body as CursorPage<Sale>, links: linksOf(headers.link) };
+  };
+
+  it('orders by ?sort=, tie-breaker appended in the last direction, and the plan carries the order', async () => {
+    const { plan, body } = await page('sort=amountCents&limit=9');
+    expect(plan.sort.map((k) => `${k.dir} ${k.column}`)).toEqual(['asc amount_cents', 'asc id']);
+    expect(body.items.map((s) => [s.amountCents, s.id])).toEqual(
+      [...sales].sort((a, b) => a.amountCents - b.amountCents || a.id - b.id).map((s) => [s.amountCents, s.id]),
+    );
+    expect((await page('sort=-amountCents,-createdAt')).plan.sort.map((k) => `${k.dir} ${k.key}`)).toEqual(['desc amountCents', 'desc createdAt', 'desc id']);
+    // No ?sort=: the default order, the same object as paginator.sort.
+    expect((await page('limit=2')).plan.sort).toBe(sortable.sort);
+  });
+
+  it('binds the order into the cursor: used under another sort it is 400 invalid_cursor; Links keep sort', async () => {
+    const first = await page('sort=-amountCents&limit=2');
+    expect(first.links.next!.searchParams.get('sort')).toBe('-amountCents');
+    const cursor = first.body.nextCursor!;
+    const second = await page(`sort=-amountCents&limit=2&cursor=${cursor}`);
+    expect(second.links.prev!.searchParams.get('sort')).toBe('-amountCents');
+    expect(second.links.first!.href).toBe('https://x.test/api/sales?sort=-amountCents&limit=2');
+    for (const other of ['sort=amountCents&', 'sort=-createdAt&', '']) {
+      expect((await rejection(page(`${other}limit=2&cursor=${cursor}`))).code).toBe('invalid_cursor');
+    }
+    // The same order spelt out in full is the same order.
+    expect((await page(`sort=-amountCents,-id&limit=2&cursor=${cursor}`)).body.items).toEqual(second.body.items);
+  });
+
+  it('refuses unknown, repeated or malformed fields with 400 invalid_sort naming the allowed ones', async () => {
+    for (const query of ['sort=price', 'sort=id,id', 'sort=-', 'sort=', 'sort=id&sort=id']) {
+      const err = await rejection(page(query));
+      expect(err).toMatchObject({ status: 400, code: 'invalid_sort', extensions: { parameter: 'sort', sortable: ['createdAt', 'amountCents', 'id'] } });
+    }
+    // An endpoint without `sortable` has a fixed order and ignores ?sort=.
+    const fixed = createPaginator<Order>(base);
+    expect((await fixed.plan(new URLSearchParams('sort=price'))).sort).toBe(fixed.sort);
+  });
+});
+
 describe('Link header', () => {
   it('moves only the position and keeps every other parameter, like URLSearchParams#set', async () => {
     const paginator = createPaginator<Order>({ ...base, modes: ['offset', 'cursor'] });

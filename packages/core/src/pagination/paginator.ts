@@ -13,6 +13,7 @@ import { createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
 import { pageLinks, type PageLinkTarget } from './page-links.ts';
+import { createSortParam, type SortableField } from './sort-param.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import type { CursorDirection, CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
 import { ConfigError } from '../errors.ts';
@@ -21,8 +22,20 @@ import { ConfigError } from '../errors.ts';
 export interface PaginatorOptions {
   /** Names the collection in cursor fingerprints, e.g. `'GET /api/orders'`. */
   endpoint: string;
-  /** Total order of the collection; validated as by `defineSortSpec`. */
+  /**
+   * Total order of the collection (the default one when `sortable` is set); validated as
+   * by `defineSortSpec`. Its last key is the unique tie-breaker.
+   */
   sort: readonly SortKey[];
+  /**
+   * Fields a client may order by with `?sort=` (`sort=-createdAt`, `sort=amountCents,-id`):
+   * the tie-breaker (the last key of `sort`) is appended when the client names no unique
+   * field, in the direction of the last field given. Unknown, repeated or malformed fields
+   * are a 400 `invalid_sort` naming the allowed fields. The chosen order is bound into the
+   * cursor: a cursor used under another order is `invalid_cursor`.
+   * @default undefined (the order is fixed and `?sort=` is ignored)
+   */
+  sortable?: readonly SortableField[];
   /**
    * Page sizes.
    * @default { default: 20, max: 100, overMax: 'reject' }
@@ -109,23 +122,34 @@ export interface Paginator<Row> {
  * ```
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
-  const { endpoint, sort: keys, limits: limitOptions = {}, cursor, crypto = defaultCrypto, clock } = options;
+  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, cursor, crypto = defaultCrypto, clock } = options;
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');
   const sort = defineSortSpec(keys);
   const limits = createLimitPolicy(limitOptions);
   const modeOptions = resolveModes(options);
   if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
   const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
-  const fingerprints = createFingerprintCache(crypto, scopePrefix(endpoint, sort));
+  const sortParam = sortable === undefined ? undefined : createSortParam(sortable, sort);
+  // One fingerprint cache per order: the fingerprint covers the sort, so a cursor issued
+  // under one order is refused under another.
+  const fingerprintCaches = new WeakMap<SortSpec, ReturnType<typeof createFingerprintCache>>();
+  const fingerprintsFor = (spec: SortSpec): ReturnType<typeof createFingerprintCache> => {
+    let cache = fingerprintCaches.get(spec);
+    if (cache === undefined) {
+      cache = createFingerprintCache(crypto, scopePrefix(endpoint, spec));
+      fingerprintCaches.set(spec, cache);
+    }
+    return cache;
+  };
 
-  const startCursor = (fingerprint: string): Promise<string> => codec.encode(null, fingerprint, sort, 'forward');
+  const startCursor = (plan: PagePlan): Promise<string> => codec.encode(null, plan.fingerprint, plan.sort, 'forward');
 
   /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
   function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): Promise<string> {
-    if (row === undefined) return codec.encode(null, plan.fingerprint, sort, direction);
+    if (row === undefined) return codec.encode(null, plan.fingerprint, plan.sort, direction);
     const values = row as Record<string, unknown>;
-    const position: CursorPosition = sort.map((k) => toSortValue(k, values[k.key]));
-    return codec.encode(position, plan.fingerprint, sort, direction);
+    const position: CursorPosition = plan.sort.map((k) => toSortValue(k, values[k.key]));
+    return codec.encode(position, plan.fingerprint, plan.sort, direction);
   }
 
   return Object.freeze({
@@ -135,19 +159,20 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
       const parsed = parseWithModes(query, modeOptions);
       const limit = limits.resolve(parsed.limit);
-      const memo = fingerprints.get(planOptions.filters);
+      const spec = sortParam === undefined ? sort : sortParam.resolve(query);
+      const memo = fingerprintsFor(spec).get(planOptions.filters);
       const fingerprint = typeof memo === 'string' ? memo : await memo;
       if (parsed.mode === 'offset') {
-        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort, fingerprint });
+        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint });
       }
-      const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, sort);
+      const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, spec);
       return Object.freeze({
         mode: 'cursor',
         limit,
         take: limit + 1,
         direction: cursor === null ? 'forward' : cursor.direction,
         after: cursor === null ? null : cursor.position,
-        sort,
+        sort: spec,
         fingerprint,
       });
     },
@@ -187,7 +212,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       if (prevCursor !== null) {
         links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
         // The first page is the URL without a cursor, unless that means offset mode here.
-        const start = modeOptions.defaultMode === 'cursor' ? null : await startCursor(plan.fingerprint);
+        const start = modeOptions.defaultMode === 'cursor' ? null : await startCursor(plan);
         links.push({ rel: 'first', name: 'cursor', value: start });
       }
       const link = pageLinks(url, links);

@@ -159,7 +159,7 @@ export interface WalkedPage {
  * `nextCursor`, `prev` carries `prevCursor`, `first` comes with `prev` and has no cursor,
  * and every link keeps the other parameters.
  */
-function checkCursorLinks(page: CursorPage<Item>, link: string | undefined): void {
+function checkCursorLinks(page: CursorPage<Item>, link: string | undefined, sort: string | undefined): void {
   const links = parseLinks(link);
   const cursorOf = (u: URL | undefined): string | null | undefined => (u === undefined ? undefined : u.searchParams.get('cursor'));
   if ((cursorOf(links.next) ?? null) !== page.nextCursor) throw new Error(`rel="next" does not carry nextCursor: ${link}`);
@@ -167,6 +167,7 @@ function checkCursorLinks(page: CursorPage<Item>, link: string | undefined): voi
   if ((links.first !== undefined) !== (page.prevCursor !== null)) throw new Error(`rel="first" must come with rel="prev": ${link}`);
   if (links.first !== undefined && links.first.searchParams.has('cursor')) throw new Error(`rel="first" has a cursor: ${link}`);
   for (const u of Object.values(links)) if (u.searchParams.get('tenant') !== '1') throw new Error(`Link lost a parameter: ${link}`);
+  if (sort !== undefined) for (const u of Object.values(links)) if (u.searchParams.get('sort') !== sort) throw new Error(`Link lost sort: ${link}`);
 }
 
 async function fetchCursorPage(
@@ -174,14 +175,16 @@ async function fetchCursorPage(
   fetch: (plan: PagePlan) => Promise<Item[]>,
   limit: number,
   cursor: string | null,
+  sort?: string,
 ): Promise<WalkedPage> {
   const url = new URL(URL_BASE);
+  if (sort !== undefined) url.searchParams.set('sort', sort);
   url.searchParams.set('limit', String(limit));
   if (cursor !== null) url.searchParams.set('cursor', cursor);
   const plan = await paginator.plan(url.searchParams, { filters: { tenant: 1 } });
   const { body, headers } = await paginator.page(plan, await fetch(plan), { url });
   const page = body as CursorPage<Item>;
-  checkCursorLinks(page, headers.link);
+  checkCursorLinks(page, headers.link, sort);
   return { items: page.items, nextCursor: page.nextCursor, prevCursor: page.prevCursor };
 }
 
@@ -194,11 +197,12 @@ export async function walkCursorPages(
   fetch: (plan: PagePlan) => Promise<Item[]>,
   limit: number,
   between: () => Promise<void> | void = () => {},
+  sort?: string,
 ): Promise<WalkedPage[]> {
   const pages: WalkedPage[] = [];
   let cursor: string | null = null;
   for (let n = 0; n < 10_000; n++) {
-    const page = await fetchCursorPage(paginator, fetch, limit, cursor);
+    const page = await fetchCursorPage(paginator, fetch, limit, cursor, sort);
     if (n === 0 && page.prevCursor !== null) throw new Error('prevCursor on the first page');
     pages.push(page);
     if (page.nextCursor === null) return pages;
@@ -228,13 +232,14 @@ export async function walkBack(
   limit: number,
   from: WalkedPage,
   between: () => Promise<void> | void = () => {},
+  sort?: string,
 ): Promise<WalkedPage[]> {
   const pages: WalkedPage[] = [];
   let cursor = from.prevCursor;
   for (let n = 0; n < 10_000; n++) {
     if (cursor === null) return pages;
     await between();
-    const page = await fetchCursorPage(paginator, fetch, limit, cursor);
+    const page = await fetchCursorPage(paginator, fetch, limit, cursor, sort);
     pages.push(page);
     cursor = page.prevCursor;
   }
