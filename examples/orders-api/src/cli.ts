@@ -29,9 +29,12 @@ PGlite database in DATA_DIR; stop the server first when it uses PGlite).
 
 Commands:
   create --name <name> --scopes <scope,...> [--rate <n>/<window>] [--expires <time>]
+         [--metadata <json object>] [--ip-allowlist <cidr,...>]
         Issue a key. Scopes: ${SCOPES.join(', ')}.
         --rate 10/1s, 600/1m, 10000/1h (default: the server's RATE_LIMIT).
         --expires 2030-01-31T00:00:00Z (default: never).
+        --metadata '{"tenant":"t_42"}' (returned on every verification; at most 4 KiB).
+        --ip-allowlist 203.0.113.0/24,2001:db8::/32 (default: any address).
         The key is printed once; it is not stored and cannot be shown again.
   list                     List every key, newest first (never a secret).
   show <id>                One key's record.
@@ -89,6 +92,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         scopes: { type: 'string' },
         rate: { type: 'string' },
         expires: { type: 'string' },
+        metadata: { type: 'string' },
+        'ip-allowlist': { type: 'string' },
         overlap: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -131,6 +136,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           body.rateLimit = rate;
         }
         if (values.expires !== undefined) body.expiresAt = values.expires;
+        if (values.metadata !== undefined) {
+          try {
+            body.metadata = JSON.parse(values.metadata) as unknown;
+          } catch {
+            throw new UsageError(`--metadata must be a JSON object, e.g. '{"tenant":"t_42"}'`);
+          }
+        }
+        const allowlist = values['ip-allowlist'];
+        if (allowlist !== undefined) body.ipAllowlist = allowlist.split(',').map((s) => s.trim()).filter(Boolean);
         const input = parseIssueBody(body);
         action = async (keyring) => {
           const { key, record } = await keyring.issue(input);

@@ -55,6 +55,22 @@ describe('key CLI', () => {
     expect(err).toContain('KEY_PREFIX');
   });
 
+  it('creates a key with metadata and an IP allowlist, and refuses bad ones with the field named', async () => {
+    // Its own data directory: the walk below lists every key of the shared one.
+    const ownDir = tempDir('orders-cli-meta-');
+    const env = { DATA_DIR: ownDir, LOG_LEVEL: 'silent' };
+    const args = ['create', '--name', 'tenant', '--scopes', 'orders:read', '--json'];
+    const created = await cli([...args, '--metadata', '{"tenant":"t_42"}', '--ip-allowlist', '203.0.113.0/24, ::1'], env);
+    expect(created.code, created.err).toBe(0);
+    expect(JSON.parse(created.out)).toMatchObject({ metadata: { tenant: 't_42' }, ipAllowlist: ['203.0.113.0/24', '::1/128'] });
+    const badJson = await cli([...args, '--metadata', '{tenant'], env);
+    expect([badJson.code, badJson.err]).toEqual([2, expect.stringMatching(/--metadata must be a JSON object/)]);
+    const badCidr = await cli([...args, '--ip-allowlist', '10.0.0.1/8'], env);
+    expect(badCidr.code).not.toBe(0);
+    expect(badCidr.err).toMatch(/host bits/);
+    rmSync(ownDir, { recursive: true, force: true });
+  });
+
   it('creates, lists, shows, rotates and revokes keys on the PGlite data directory', async () => {
     const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
     const created = await cli(['create', '--name', 'ci', '--scopes', 'orders:read,reports:read', '--rate', '10/1s', '--json'], env);
