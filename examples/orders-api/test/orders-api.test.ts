@@ -164,6 +164,23 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(new URL(linkTo(last.headers, 'first')!).searchParams.get('offset')).toBe('0');
     });
 
+    it('orders by ?sort=amountCents (id breaking ties), keeps sort in Links, refuses unknown fields', async () => {
+      const expected = [...walk].sort((a, b) => b.amountCents - a.amountCents || b.id - a.id).map((o) => o.id);
+      const seen: number[] = [];
+      let url: string | null = `${base}/api/orders?sort=-amountCents&limit=100`;
+      while (url !== null) {
+        const res = await call(base, url, { key: reader });
+        expect(res.status, res.text).toBe(200);
+        seen.push(...res.body.items.map((o: OrderItem) => o.id));
+        url = linkTo(res.headers, 'next');
+        if (url !== null) expect(new URL(url).searchParams.get('sort')).toBe('-amountCents');
+      }
+      expect(seen).toEqual(expected);
+      const bad = await call(base, '/api/orders?sort=price', { key: reader });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ code: 'invalid_sort', sortable: ['createdAt', 'amountCents', 'id'] });
+    }, 30_000);
+
     it('walks back from the last page by rel="prev" over the same pages, and @keyset/client walks backward', async () => {
       // Forward in pages of 90 (the last one short), then back by following rel="prev" alone.
       const forward: { url: string; ids: number[] }[] = [];

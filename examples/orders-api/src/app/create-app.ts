@@ -8,7 +8,7 @@ import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRe
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
-import { createOrderHandlers, ORDER_SORT, type Order } from './orders.ts';
+import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
 import { createReportHandlers } from './reports.ts';
 
 /** The scope each route requires (least privilege: one scope per concern). */
@@ -35,7 +35,7 @@ export function createApp(deps: AppDependencies) {
   const { db, keyring, guard, cursorSecrets } = deps;
   const cursor = { secrets: cursorSecrets };
   const paginators = Object.freeze({
-    orders: createPaginator<Order>({ endpoint: 'GET /api/orders', sort: ORDER_SORT, limits: PAGE_LIMITS, cursor }),
+    orders: createPaginator<Order>({ endpoint: 'GET /api/orders', sort: ORDER_SORT, sortable: ORDER_SORTABLE, limits: PAGE_LIMITS, cursor }),
     keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
   });
   return Object.freeze({

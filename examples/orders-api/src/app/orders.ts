@@ -4,7 +4,7 @@
  * scan whatever its depth.
  * @module
  */
-import { keysetWhere, type PagePlan, type SortSpec } from '@keyset/core';
+import { keysetWhere, type PagePlan, type SortableField, type SortSpec } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 
 /** One order as the API returns it. */
@@ -24,6 +24,13 @@ export interface Order {
 export const ORDER_SORT: SortSpec = Object.freeze([
   Object.freeze({ key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' }),
   Object.freeze({ key: 'id', column: 'id', dir: 'desc', type: 'bigint', unique: true }),
+] as const);
+
+/** Fields a client may order by: `?sort=-createdAt`, `?sort=amountCents,-id` (default `-createdAt,-id`). */
+export const ORDER_SORTABLE: readonly SortableField[] = Object.freeze([
+  Object.freeze({ name: 'createdAt', column: 'created_at', type: 'timestamp' }),
+  Object.freeze({ name: 'amountCents', column: 'amount_cents', type: 'bigint' }),
+  Object.freeze({ name: 'id', column: 'id', type: 'bigint', unique: true }),
 ] as const);
 
 // createdAt is rendered by PostgreSQL, never through a JS Date (milliseconds only),

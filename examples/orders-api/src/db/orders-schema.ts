@@ -17,6 +17,8 @@ const MIGRATION: readonly string[] = [
   )`,
   // The pagination sort (created_at DESC, id DESC) and the daily report's range scan.
   'CREATE INDEX IF NOT EXISTS orders_created_at_id_idx ON orders (created_at DESC, id DESC)',
+  // ?sort=amountCents / -amountCents (the id tie-breaker follows its direction: one index, read either way).
+  'CREATE INDEX IF NOT EXISTS orders_amount_cents_id_idx ON orders (amount_cents, id)',
   'CREATE TABLE IF NOT EXISTS orders_api_meta (name text PRIMARY KEY, value text NOT NULL)',
 ];
 
