@@ -7,4 +7,13 @@ export { headerFormats, rateLimitHeaders } from './rate-limit-headers.ts';
 export type { HeaderFormats, RateLimitHeaderFormat, RateLimitHeaderOptions } from './rate-limit-headers.ts';
 export { createRateLimiter } from './rate-limiter.ts';
 export type { RateLimitLogger, RateLimiterOptions, RateLimiterWithState, StoreErrorMode } from './rate-limiter.ts';
-export type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';
+export type {
+  RateLimitCheckOptions,
+  RateLimitCheckResult,
+  RateLimitDecision,
+  RateLimitPolicy,
+  RateLimitRequest,
+  RateLimitStore,
+  RateLimiter,
+} from './types.ts';
+export type { DecisionEvent, DecisionHook, DecisionOutcome } from './decision-event.ts';

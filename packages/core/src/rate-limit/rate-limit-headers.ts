@@ -129,10 +129,10 @@ export function rateLimitHeaders(
 }
 
 /**
- * The one policy single-policy formats report: on a refusal the one with the longest
+ * Internal (not exported from the package). The one policy single-policy formats report: on a refusal the one with the longest
  * wait, else the one with the fewest requests left (ties: the later reset).
  */
-function closestToExhaustion(decisions: readonly RateLimitDecision[]): RateLimitDecision {
+export function closestToExhaustion(decisions: readonly RateLimitDecision[]): RateLimitDecision {
   let best = decisions[0] as RateLimitDecision;
   for (const d of decisions) {
     if (d.retryAfterSeconds !== best.retryAfterSeconds) {

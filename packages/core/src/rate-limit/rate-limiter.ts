@@ -6,12 +6,17 @@
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
-import { ConfigError, KeysetError } from '../errors.ts';
+import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
+import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
+import { MAX_QUOTA_COST, quotaProblem } from '../quota/quota-period.ts';
+import { createQuotaSpender } from '../quota/quota-spender.ts';
+import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
+import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
-import { rateLimitHeaders } from './rate-limit-headers.ts';
-import type { RateLimitDecision, RateLimitPolicy, RateLimitStore, RateLimiter } from './types.ts';
+import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
+import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';
 
 /** What the limiter does while its store fails or times out. */
 export type StoreErrorMode = 'open' | 'closed' | 'local';
@@ -28,8 +33,28 @@ export interface RateLimiterOptions {
    * @default createMemoryRateLimitStore({ clock })
    */
   store?: RateLimitStore;
-  /** Policy for keys without their own (`check(key)` with no policy). */
-  defaultPolicy: RateLimitPolicy;
+  /**
+   * Policy, or several named policies decided together (e.g. `10/s` and `10,000/day`),
+   * for keys without their own.
+   */
+  defaultPolicy: RateLimitPolicy | readonly RateLimitPolicy[];
+  /**
+   * Where usage-quota counts live (only keys with a `quota` use it).
+   * @default createMemoryQuotaStore()
+   */
+  quotaStore?: QuotaStore;
+  /**
+   * Header format(s) to send: `'draft-11'`, `'draft-7'`, `'legacy'` (`X-RateLimit-*`), or a
+   * list such as `['draft-7', 'legacy']` (see `rateLimitHeaders`).
+   * @default 'draft-11'
+   */
+  headers?: RateLimitHeaderFormat | readonly RateLimitHeaderFormat[];
+  /**
+   * Called once per decision (allowed or refused) with who, where, what and how much, for
+   * usage counting and analytics. Never awaited; a throwing, rejecting or never-settling
+   * hook cannot affect the request. See `DecisionEvent`.
+   */
+  onDecision?: DecisionHook;
   /**
    * While the store fails: `'open'` admits every request (and logs), `'closed'` refuses
    * with 503 `unavailable`, `'local'` decides with an in-process memory store that lives
@@ -70,6 +95,13 @@ export interface RateLimiterOptions {
 export interface RateLimiterWithState extends RateLimiter {
   /** `'up'` while the store answers, else the failure mode in effect. */
   readonly storeState: 'up' | StoreErrorMode;
+  /** The default policies, in order (`defaultPolicy` is the first). */
+  readonly defaultPolicies: readonly RateLimitPolicy[];
+  /**
+   * Reads a key's quota (spends nothing, refills if due): credits left and next refill.
+   * Rejects with `unavailable` when the quota store fails.
+   */
+  readQuota(key: string, quota: Quota): Promise<QuotaDecision>;
 }
 
 const consoleLogger: RateLimitLogger = {
@@ -98,7 +130,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     logger = consoleLogger,
   } = options;
   if (defaultPolicy === undefined) throw new ConfigError('createRateLimiter needs a defaultPolicy { limit, windowSeconds }');
-  const problem = rateLimitPolicyProblem(defaultPolicy);
+  const problem = policiesProblem(defaultPolicy);
   if (problem !== undefined) throw new ConfigError(`defaultPolicy is invalid: ${problem}`);
   if (onStoreError !== 'open' && onStoreError !== 'closed' && onStoreError !== 'local') {
     throw new ConfigError(`onStoreError must be 'open', 'closed' or 'local', got ${JSON.stringify(onStoreError)}`);
@@ -106,9 +138,25 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   for (const [name, value] of [['timeoutMs', timeoutMs], ['retryIntervalMs', retryIntervalMs]] as const) {
     if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
   }
-  const policy = Object.freeze({ ...defaultPolicy });
+  const defaults: readonly RateLimitPolicy[] = Object.freeze(
+    (Array.isArray(defaultPolicy) ? defaultPolicy : [defaultPolicy]).map((p: RateLimitPolicy) => Object.freeze({ ...p })),
+  );
+  const policy = defaults[0] as RateLimitPolicy;
   const store = options.store ?? createMemoryRateLimitStore({ clock });
   if (typeof store?.decide !== 'function') throw new ConfigError('store must implement decide(requests, cost)');
+  const formats = headerFormats(options.headers);
+  const headerOptions = formats.draft11 && !formats.legacy ? undefined : { headers: formats };
+  const { onDecision } = options;
+  if (onDecision !== undefined && typeof onDecision !== 'function') throw new ConfigError('onDecision must be a function');
+  const emit = onDecision === undefined ? undefined : containedHook(onDecision, logger, clock);
+  const quotas = createQuotaSpender({
+    store: options.quotaStore ?? createMemoryQuotaStore(),
+    clock,
+    timeoutMs,
+    failOpen: onStoreError === 'open',
+    retryAfterSeconds: Math.max(1, Math.ceil(retryIntervalMs / 1000)),
+    warn: (details, message) => logger.warn(details, message),
+  });
 
   let down = false;
   let retryAt = 0;
@@ -122,56 +170,70 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
   const reported = new WeakSet<object>();
 
-  function resolvePolicy(key: string, candidate: RateLimitPolicy | undefined | null): RateLimitPolicy {
-    if (candidate === undefined || candidate === null) return policy;
-    const why = rateLimitPolicyProblem(candidate);
-    if (why === undefined) return candidate;
+  function resolvePolicies(
+    key: string,
+    candidate: RateLimitPolicy | readonly RateLimitPolicy[] | undefined | null,
+  ): RateLimitPolicy | readonly RateLimitPolicy[] {
+    if (candidate === undefined || candidate === null) return defaults.length === 1 ? policy : defaults;
+    const why = Array.isArray(candidate) ? (candidate.length === 0 ? 'no policy' : policiesProblem(candidate)) : rateLimitPolicyProblem(candidate);
+    if (why === undefined) return candidate as RateLimitPolicy | readonly RateLimitPolicy[];
     if (typeof candidate === 'object' && !reported.has(candidate)) {
       reported.add(candidate);
       logger.warn({ key, problem: why }, 'ignoring an invalid per-key rate-limit policy; using the default policy');
     }
-    return policy;
+    return defaults.length === 1 ? policy : defaults;
   }
 
-  async function decide(key: string, p: RateLimitPolicy): Promise<RateLimitDecision> {
-    if (down && (probing || clock() < retryAt)) return fallback(key, p);
+  function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
+    return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
+  }
+
+  async function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
+    const requests = requestsOf(key, p);
+    if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
     if (probe) probing = true;
     const askedAt = performance.now();
     try {
-      const answer = store.decide([{ key, policy: p }], 1);
-      if (Array.isArray(answer)) return first(answer);
-      const decision = first(await watch.wait(answer));
+      const answer = store.decide(requests, 1);
+      if (Array.isArray(answer)) return checked(answer, requests.length);
+      const decisions = checked(await watch.wait(answer), requests.length);
       lastSuccessAt = performance.now();
       // Keep the fallback's count of this instance's admissions, so that it starts where
       // this instance stands, not with a full burst, if the store fails later.
-      if (local !== undefined && decision.allowed) local.decide([{ key, policy: p }], 1);
+      if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
       if (down) {
         down = false;
         logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
       }
-      return decision;
+      return decisions;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       // Another decision was answered after this one was sent: the store is up (one slow or
       // failed reply is not an outage). Only this request uses the fallback.
-      if (lastSuccessAt > askedAt) return fallback(key, p, error);
+      if (lastSuccessAt > askedAt) return fallback(requests, error);
       if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
       down = true;
       retryAt = clock() + retryIntervalMs;
-      return fallback(key, p, error);
+      return fallback(requests, error);
     } finally {
       if (probe) probing = false;
     }
   }
 
-  function fallback(key: string, p: RateLimitPolicy, cause?: unknown): RateLimitDecision {
+  function fallback(requests: readonly RateLimitRequest[], cause?: unknown): RateLimitDecision[] {
     if (local !== undefined) {
-      return { ...(local.decide([{ key, policy: p }], 1)[0] as RateLimitDecision), degraded: 'local' };
+      return local.decide(requests, 1).map((d) => ({ ...d, degraded: 'local' as const }));
     }
     if (onStoreError === 'open') {
-      const { burst } = gcraParameters(p);
-      return { allowed: true, policy: p, remaining: burst, resetSeconds: 0, retryAfterSeconds: 0, degraded: 'open' };
+      return requests.map(({ policy: p }) => ({
+        allowed: true,
+        policy: p,
+        remaining: gcraParameters(p).burst,
+        resetSeconds: 0,
+        retryAfterSeconds: 0,
+        degraded: 'open' as const,
+      }));
     }
     throw new KeysetError('unavailable', {
       detail: 'Rate limiting is temporarily unavailable; retry shortly.',
@@ -180,30 +242,140 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     });
   }
 
-  return Object.freeze({
-    defaultPolicy: policy,
-    get storeState(): 'up' | StoreErrorMode {
-      return down ? onStoreError : 'up';
-    },
-    async check(key: string, keyPolicy?: RateLimitPolicy): Promise<{ decision: RateLimitDecision; headers: Record<string, string> }> {
-      if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
-      const decision = await decide(key, resolvePolicy(key, keyPolicy));
-      // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
-      const headers = decision.degraded === 'open' ? {} : rateLimitHeaders(decision);
-      if (decision.allowed) return { decision, headers };
+  function usableQuota(key: string, quota: Quota): Quota {
+    const why = quotaProblem(quota) ?? (quota.setAt instanceof Date && Number.isFinite(quota.setAt.getTime()) ? undefined : 'setAt must be a valid Date');
+    if (why === undefined) return quota;
+    // Credits are a budget: an unreadable quota neither waves the key through nor spends
+    // from someone else's count. 503, logged once per quota object.
+    if (!reported.has(quota)) {
+      reported.add(quota);
+      logger.warn({ key, problem: why }, 'refusing a request whose key has an invalid quota');
+    }
+    throw new KeysetError('unavailable', { detail: 'Usage quotas are temporarily unavailable; retry shortly.' });
+  }
+
+  function event(
+    key: string,
+    outcome: DecisionOutcome,
+    decision: RateLimitDecision | undefined,
+    cost: number,
+    checkOptions: RateLimitCheckOptions | undefined,
+    quota?: QuotaDecision & { degraded?: 'open' },
+  ): DecisionEvent {
+    const out: DecisionEvent = {
+      keyId: key,
+      outcome,
+      policy: outcome === 'quota_exhausted' ? 'quota' : (decision?.policy.name ?? (decision === undefined ? '' : 'default')),
+      cost,
+      remaining: decision?.remaining ?? 0,
+    };
+    if (checkOptions?.environment !== undefined) out.environment = checkOptions.environment;
+    if (checkOptions?.route !== undefined) out.route = checkOptions.route;
+    if (quota !== undefined && quota.degraded === undefined) out.quotaRemaining = quota.remaining;
+    const degraded = decision?.degraded ?? quota?.degraded;
+    if (degraded !== undefined) out.degraded = degraded;
+    return out;
+  }
+
+  async function check(
+    key: string,
+    keyPolicy?: RateLimitPolicy | readonly RateLimitPolicy[] | null,
+    checkOptions?: RateLimitCheckOptions,
+  ): Promise<RateLimitCheckResult> {
+    if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
+    const quota = checkOptions?.quota ?? null;
+    const cost = checkOptions?.cost ?? 1;
+    if (!Number.isSafeInteger(cost) || cost < 0 || cost > MAX_QUOTA_COST) {
+      throw new ConfigError(`cost must be an integer from 0 to ${MAX_QUOTA_COST}, got ${String(cost)}`);
+    }
+    let decisions: RateLimitDecision[];
+    try {
+      decisions = await decide(key, resolvePolicies(key, keyPolicy));
+    } catch (error) {
+      emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
+      throw error;
+    }
+    const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
+    // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
+    const headers =
+      decision.degraded === 'open'
+        ? {}
+        : rateLimitHeaders(decisions.length === 1 ? decision : decisions, headerOptions === undefined ? undefined : { ...headerOptions, now: clock() });
+    if (!decision.allowed) {
+      emit?.(event(key, 'rate_limited', decision, 0, checkOptions));
       throw new KeysetError('rate_limited', {
         detail: `Rate limit exceeded; retry in ${headers['retry-after'] ?? '1'} s.`,
         headers,
         extensions: { retry_after: Number(headers['retry-after'] ?? '1') },
       });
+    }
+    // The quota is spent only once the rate limits admitted the request (a request they
+    // refuse spends no credit), and not for a request refused for its scopes.
+    const refused = checkOptions?.refusal;
+    if (quota === null || refused !== undefined) {
+      emit?.(event(key, refused ?? 'allowed', decision, 0, checkOptions));
+      return { decision, decisions, headers };
+    }
+    let spent: QuotaDecision & { degraded?: 'open' };
+    try {
+      spent = await quotas.spend(key, usableQuota(key, quota), cost);
+    } catch (error) {
+      emit?.(event(key, 'unavailable', decision, 0, checkOptions));
+      throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
+    }
+    if (!spent.allowed) {
+      emit?.(event(key, 'quota_exhausted', decision, 0, checkOptions, spent));
+      const quotaHeaders: Record<string, string> = { ...headers };
+      const extensions: Record<string, unknown> = { quota_remaining: spent.remaining, cost };
+      if (spent.retryAfterSeconds > 0) {
+        quotaHeaders['retry-after'] = String(spent.retryAfterSeconds);
+        extensions.retry_after = spent.retryAfterSeconds;
+      }
+      throw new KeysetError('quota_exhausted', {
+        detail:
+          spent.retryAfterSeconds > 0
+            ? `Usage quota exhausted: ${spent.remaining} credits left, this request costs ${cost}; it refills in ${spent.retryAfterSeconds} s.`
+            : `Usage quota exhausted: ${spent.remaining} credits left, this request costs ${cost}.`,
+        headers: quotaHeaders,
+        extensions,
+      });
+    }
+    emit?.(event(key, 'allowed', decision, spent.cost, checkOptions, spent));
+    return { decision, decisions, headers, quota: spent };
+  }
+
+  return Object.freeze({
+    defaultPolicy: policy,
+    defaultPolicies: defaults,
+    get storeState(): 'up' | StoreErrorMode {
+      return down ? onStoreError : 'up';
+    },
+    check,
+    async readQuota(key: string, quota: Quota): Promise<QuotaDecision> {
+      if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
+      return quotas.spend(key, usableQuota(key, quota), 0);
     },
   });
 }
 
-function first(decisions: readonly RateLimitDecision[]): RateLimitDecision {
-  const decision = decisions[0];
-  if (decision === undefined) throw new Error('rate-limit store returned no decision');
-  return decision;
+function checked(decisions: readonly RateLimitDecision[], expected: number): RateLimitDecision[] {
+  if (decisions.length !== expected || decisions[0] === undefined) throw new Error('rate-limit store returned a wrong number of decisions');
+  return decisions as RateLimitDecision[];
+}
+
+/** Why `policies` (one, or a list with distinct names) cannot be decided together, or `undefined`. */
+function policiesProblem(policies: RateLimitPolicy | readonly RateLimitPolicy[]): string | undefined {
+  if (!Array.isArray(policies)) return rateLimitPolicyProblem(policies);
+  if (policies.length === 0) return 'give at least one policy';
+  const names = new Set<string>();
+  for (const [i, p] of policies.entries()) {
+    const why = rateLimitPolicyProblem(p);
+    if (why !== undefined) return `policy ${i}: ${why}`;
+    const name = (p as RateLimitPolicy).name ?? 'default';
+    if (names.has(name)) return `two policies are named "${name}"; give each its own name`;
+    names.add(name);
+  }
+  return undefined;
 }
 
 function describe(error: unknown): string {

@@ -3,6 +3,7 @@
  * `@keyset/redis` and the API-key guard.
  * @module
  */
+import type { Quota, QuotaDecision } from '../quota/types.ts';
 
 /** A GCRA policy: `limit` requests per `windowSeconds`, with up to `burst` at once. */
 export interface RateLimitPolicy {
@@ -54,13 +55,47 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
+/** Per-request options of `RateLimiter.check`. */
+export interface RateLimitCheckOptions {
+  /** The key's usage quota; `null`/absent = no quota. */
+  quota?: Quota | null;
+  /**
+   * Credits this request spends from `quota` (the route's cost). Rate limits count
+   * requests, whatever their cost.
+   * @default 1
+   */
+  cost?: number;
+  /** For `onDecision`: the route as the adapter names it. */
+  route?: string;
+  /** For `onDecision`: the key's environment. */
+  environment?: string;
+  /**
+   * The request is refused anyway (a 403 for its scopes): count it against the rate
+   * limits, spend no credit, and report this outcome to `onDecision`.
+   */
+  refusal?: 'insufficient_scope';
+}
+
+/** What `RateLimiter.check` resolves with for an admitted request. */
+export interface RateLimitCheckResult {
+  /** The decision closest to exhaustion (the only one with a single policy). */
+  decision: RateLimitDecision;
+  /** One decision per policy, in the policies' order. */
+  decisions?: readonly RateLimitDecision[];
+  /** The quota spend, when the key has a quota. */
+  quota?: QuotaDecision;
+  /** Response headers to send (`RateLimit-Policy`, `RateLimit`, … per the `headers` option). */
+  headers: Record<string, string>;
+}
+
 /** What the API-key guard needs from a limiter. */
 export interface RateLimiter {
   /**
-   * Decides one request for `key` under `policy` (the limiter's default when omitted).
-   * Resolves with the response headers to send; rejects with a `KeysetError`
-   * `rate_limited` (429, `Retry-After`) or `unavailable` (503).
+   * Decides one request for `key` under `policy` — one policy or several named ones decided
+   * all-or-nothing (the limiter's default when omitted) — then spends `options.cost` from
+   * `options.quota`. Resolves with the response headers to send; rejects with a
+   * `KeysetError` `rate_limited` (429), `quota_exhausted` (429) or `unavailable` (503).
    */
-  check(key: string, policy?: RateLimitPolicy): Promise<{ decision: RateLimitDecision; headers: Record<string, string> }>;
+  check(key: string, policy?: RateLimitPolicy | readonly RateLimitPolicy[] | null, options?: RateLimitCheckOptions): Promise<RateLimitCheckResult>;
   readonly defaultPolicy: RateLimitPolicy;
 }

@@ -1,0 +1,96 @@
+/**
+ * The limiter's quota step: spend a request's `cost` from its key's quota in the quota
+ * store, with a timeout, and turn the answer into a `QuotaDecision`. A failing store is
+ * never replaced by a local count (it would start from the full credits and hand them out
+ * a second time): with `onStoreError: 'open'` the request is admitted uncounted, otherwise
+ * it is refused with 503 `unavailable`.
+ * @module
+ */
+import type { Clock } from '../clock.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
+import { quotaPeriodStart, quotaSpend } from './quota-period.ts';
+import type { Quota, QuotaDecision, QuotaStore } from './types.ts';
+
+/** Internal: what `createRateLimiter` passes. */
+export interface QuotaSpenderOptions {
+  store: QuotaStore;
+  clock: Clock;
+  timeoutMs: number;
+  failOpen: boolean;
+  retryAfterSeconds: number;
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+/** Internal: spends or reads a quota. */
+export interface QuotaSpender {
+  spend(key: string, quota: Quota, cost: number): Promise<QuotaDecision & { degraded?: 'open' }>;
+}
+
+/** Creates the quota step of a limiter. */
+export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
+  const { store, clock, timeoutMs, failOpen, retryAfterSeconds, warn } = options;
+  if (typeof store?.spend !== 'function') throw new ConfigError('quotaStore must implement spend(request)');
+  let failing = false;
+
+  return Object.freeze({
+    async spend(key: string, quota: Quota, cost: number): Promise<QuotaDecision & { degraded?: 'open' }> {
+      const now = clock();
+      const request = quotaSpend(key, quota, cost, now);
+      const refill = quota.refill;
+      const nextRefillAt = refill === null ? null : quotaPeriodStart(refill.interval, request.period + 1, quota.setAt.getTime());
+      let answer;
+      try {
+        const pending = store.spend(request);
+        answer = isPromise(pending) ? await withTimeout(pending, timeoutMs) : pending;
+        if (failing) {
+          failing = false;
+          warn({}, 'quota store answers again');
+        }
+      } catch (error) {
+        if (error instanceof ConfigError) throw error;
+        if (!failing) warn({ error: describe(error), mode: failOpen ? 'open' : 'closed' }, 'quota store failed');
+        failing = true;
+        if (failOpen) return { allowed: true, cost: 0, remaining: 0, nextRefillAt: nextRefillAt === null ? null : new Date(nextRefillAt), retryAfterSeconds: 0, degraded: 'open' };
+        throw new KeysetError('unavailable', {
+          detail: 'Usage quotas are temporarily unavailable; retry shortly.',
+          cause: error,
+          headers: { 'retry-after': String(retryAfterSeconds) },
+        });
+      }
+      // A refused cost that even a refill could not cover gets no Retry-After: waiting will not help.
+      const waitable = !answer.allowed && refill !== null && nextRefillAt !== null && refill.amount >= cost;
+      return {
+        allowed: answer.allowed,
+        cost: answer.allowed ? cost : 0,
+        remaining: answer.remaining,
+        nextRefillAt: nextRefillAt === null ? null : new Date(nextRefillAt),
+        retryAfterSeconds: waitable ? Math.max(1, Math.ceil(((nextRefillAt as number) - now) / 1000)) : 0,
+      };
+    },
+  });
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** Rejects after `ms`; a late settlement of `promise` is swallowed, never unhandled. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`quota store did not answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

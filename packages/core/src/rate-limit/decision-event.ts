@@ -1,0 +1,68 @@
+/**
+ * The `onDecision` hook: one event per limiter decision, for usage counting and analytics.
+ * The hook runs after the decision and can never change it: a hook that throws, rejects
+ * or never settles is contained (its promise is not awaited; failures are logged at most
+ * once a minute). It runs synchronously on the request's path, so a hook that has real
+ * work to do should hand it off (buffer, queue, metrics counter) and return.
+ * @module
+ */
+import type { Clock } from '../clock.ts';
+import type { RateLimitLogger } from './rate-limiter.ts';
+
+/** What happened to the request. */
+export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'unavailable';
+
+/** One decision, as `onDecision` receives it. Holds no key text: `keyId` is the identity id. */
+export interface DecisionEvent {
+  /** Identity id (the same for every secret of a key). */
+  keyId: string;
+  /** The key's environment (e.g. `live`, `test`) when the keyring knows one. */
+  environment?: string;
+  /** The route as the adapter names it (e.g. `GET /api/orders`), when known. */
+  route?: string;
+  outcome: DecisionOutcome;
+  /**
+   * The policy that decided: the refusing one with the longest wait for `rate_limited`,
+   * `'quota'` for `quota_exhausted`, else the one closest to exhaustion.
+   */
+  policy: string;
+  /** Credits this request spent from the key's quota (0 when refused or without a quota). */
+  cost: number;
+  /** Requests left under `policy` right now. */
+  remaining: number;
+  /** Credits left in the key's quota, when it has one and the quota store answered. */
+  quotaRemaining?: number;
+  /** Set when a store failed and the `onStoreError` fallback decided. */
+  degraded?: 'local' | 'open';
+}
+
+/** The hook. A returned promise is not awaited. */
+export type DecisionHook = (event: DecisionEvent) => void | Promise<void>;
+
+const REPORT_EVERY_MS = 60_000;
+
+/** Internal: calls `hook` and contains whatever it does. */
+export function containedHook(hook: DecisionHook, logger: RateLimitLogger, clock: Clock): (event: DecisionEvent) => void {
+  let reportedAt = Number.NEGATIVE_INFINITY;
+  let failures = 0;
+  const report = (error: unknown): void => {
+    failures++;
+    const now = clock();
+    if (now - reportedAt < REPORT_EVERY_MS) return;
+    reportedAt = now;
+    try {
+      logger.warn({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), failures }, 'onDecision hook failed; the request was not affected');
+    } catch {
+      // A logger that throws must not fail the request either.
+    }
+    failures = 0;
+  };
+  return (event) => {
+    try {
+      const result = hook(event);
+      if (typeof (result as { then?: unknown } | undefined)?.then === 'function') (result as Promise<void>).then(undefined, report);
+    } catch (error) {
+      report(error);
+    }
+  };
+}
