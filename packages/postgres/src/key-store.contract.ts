@@ -40,6 +40,9 @@ export function makeIdentity(overrides: Partial<StoredIdentity> = {}): StoredIde
     expiresAt: null,
     revokedAt: null,
     ...overrides,
+    // Stores answer in canonical form: the single limit is also the one-element list.
+    rateLimits: overrides.rateLimits ?? (overrides.rateLimit ? [{ ...overrides.rateLimit }] : null),
+    quota: overrides.quota ?? null,
   };
 }
 
@@ -105,6 +108,31 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
       await store.insertIdentity(i, s);
       return { identity: i, secret: s };
     }
+
+    describe('rate limits and quota', () => {
+      it('stores several named limits and a quota, and updateLimits replaces either one, keeping the other', async () => {
+        const rateLimits = [
+          { name: 'second', limit: 10, windowSeconds: 1, burst: 20 },
+          { name: 'day', limit: 10_000, windowSeconds: 86_400 },
+        ];
+        const quota = { remaining: 1_000_000_000_000, refill: { amount: 5000, interval: 'monthly' as const }, setAt: at(7) };
+        const { identity, secret } = await issue({ rateLimit: { limit: 10, windowSeconds: 1 }, rateLimits, quota });
+        expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
+        expect(store.updateLimits).toBeTypeOf('function');
+        const quota2 = { remaining: 3, refill: { amount: 9, interval: 3600 }, setAt: at(9) };
+        expect(await store.updateLimits!(identity.id, { quota: quota2 })).toBe(true);
+        expect((await store.getIdentity(identity.id))?.identity).toMatchObject({ rateLimits, quota: quota2 });
+        expect(await store.updateLimits!(identity.id, { rateLimits: [{ limit: 5, windowSeconds: 60 }] })).toBe(true);
+        expect((await store.getIdentity(identity.id))?.identity).toMatchObject({
+          rateLimit: { limit: 5, windowSeconds: 60 },
+          rateLimits: [{ limit: 5, windowSeconds: 60 }],
+          quota: quota2,
+        });
+        expect(await store.updateLimits!(identity.id, { rateLimits: null, quota: null })).toBe(true);
+        expect((await store.getIdentity(identity.id))?.identity).toMatchObject({ rateLimit: null, rateLimits: null, quota: null });
+        expect(await store.updateLimits!('key_unknown', { quota: null })).toBe(false);
+      });
+    });
 
     describe('insertIdentity / findByDigest', () => {
       it('stores an identity with its first secret, every field intact', async () => {

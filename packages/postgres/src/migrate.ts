@@ -193,6 +193,20 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS metadata json NOT NULL DEFAULT '{}';
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS ip_allowlist text[];`,
   },
+  // Several named rate limits and a usage quota per identity (docs/rate-limits.md).
+  // `rate_limits` is the full list ([{ limit, windowSeconds, name?, burst? }]); the
+  // single-limit columns of version 1 keep its first entry, so older readers still see a
+  // limit. `quota` is what an administrator set: { remaining, refill, setAt (epoch ms) };
+  // the count itself lives in `quotas` (version 4).
+  {
+    version: 6,
+    sql: (t) => `
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS rate_limits jsonb CHECK (jsonb_typeof(rate_limits) = 'array');
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS quota jsonb CHECK (jsonb_typeof(quota) = 'object');
+    UPDATE ${t.identities}
+      SET rate_limits = jsonb_build_array(jsonb_build_object('limit', rate_limit, 'windowSeconds', rate_window_seconds))
+      WHERE rate_limit IS NOT NULL AND rate_limits IS NULL;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

@@ -182,6 +182,23 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         expect((await store.updateIdentity?.('key_old', { metadata: { tier: 'gold' } }))?.identity.metadata).toEqual({ tier: 'gold' });
       });
 
+      it('migration 6 upgrades a version-5 database: a single-limit key reads as a one-element rateLimits list, no quota', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(5, { schema, tablePrefix }));
+        const t = `"${schema}"."${tablePrefix}`;
+        await client.query(`INSERT INTO ${t}identities" (id, name, scopes, rate_limit, rate_window_seconds) VALUES ('key_lim', 'old', '{a}', 7, 60)`);
+        await client.query(`INSERT INTO ${t}secrets" (digest, identity_id, last4) VALUES ('${'cd'.repeat(32)}', 'key_lim', 'abcd')`);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        expect((await store.findByDigest('cd'.repeat(32)))?.identity).toMatchObject({
+          rateLimit: { limit: 7, windowSeconds: 60 },
+          rateLimits: [{ limit: 7, windowSeconds: 60 }],
+          quota: null,
+        });
+      });
+
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {
         const { client, schema } = backend();
         const tablePrefix = freshPrefix();

@@ -5,11 +5,12 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
+import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
 import { tableNames } from './internal/identifiers.ts';
 import {
   identityColumns,
   identityFrom,
+  limitsParams,
   secretColumns,
   secretFromColumns,
   secretsColumn,
@@ -61,8 +62,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const insertIdentitySql = `
     WITH identity AS (
-      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist)
-      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[])
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota)
+      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb)
       RETURNING id
     )
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
@@ -135,6 +136,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         identity.prefix,
         JSON.stringify(identity.metadata ?? {}),
         identity.ipAllowlist === null || identity.ipAllowlist === undefined ? null : [...identity.ipAllowlist],
+        ...limitsParams(identity),
       ]);
     },
 
@@ -148,6 +150,31 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         ipAllowlist === undefined || ipAllowlist === null ? null : [...ipAllowlist],
       ]);
       return row === undefined ? undefined : keyFrom(row);
+    },
+
+    async updateLimits(id: string, patch: IdentityLimitsPatch): Promise<boolean> {
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      if (patch.rateLimits !== undefined) {
+        const first = patch.rateLimits?.[0];
+        const [list] = limitsParams({ rateLimit: null, rateLimits: patch.rateLimits, quota: null });
+        sets.push(
+          `rate_limits = ${param(list)}::jsonb`,
+          `rate_limit = ${param(first?.limit ?? null)}::integer`,
+          `rate_window_seconds = ${param(first?.windowSeconds ?? null)}::float8`,
+        );
+      }
+      if (patch.quota !== undefined) {
+        const [, quota] = limitsParams({ rateLimit: null, rateLimits: null, quota: patch.quota });
+        sets.push(`quota = ${param(quota)}::jsonb`);
+      }
+      if (sets.length === 0) {
+        const rows = await runQuery(client, `SELECT 1 FROM ${t.identities} WHERE id = $1`, params);
+        return rows.length > 0;
+      }
+      const rows = await runQuery(client, `UPDATE ${t.identities} SET ${sets.join(', ')} WHERE id = $1 RETURNING id`, params);
+      return rows.length > 0;
     },
 
     async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {

@@ -10,7 +10,7 @@
  */
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
-import type { RateLimiter } from '../rate-limit/types.ts';
+import type { RateLimitCheckOptions, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
 import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { AuthenticateRequest, Keyring } from './keyring.ts';
@@ -42,10 +42,18 @@ export interface ApiKeyGuardOptions {
  */
 export interface ApiKeyGuardRequest extends Omit<AuthenticateRequest, 'clientAddress'>, ClientAddressInput {}
 
-/** What an endpoint requires. */
+/** What an endpoint requires and costs. Build it once per route: it is passed as is on every request. */
 export interface ApiKeyGuardCheckOptions {
   /** Scopes the endpoint requires; all must be granted. */
   scopes?: readonly string[];
+  /**
+   * Credits a request to this endpoint spends from the key's quota (keys without a quota
+   * spend nothing). An integer from 0 (free) to 1,000,000.
+   * @default 1
+   */
+  cost?: number;
+  /** The route's name for the limiter's `onDecision` events, e.g. `GET /api/orders`. */
+  route?: string;
 }
 
 /** A request that passed: the caller and the headers to add to the response (`RateLimit…`). */
@@ -93,14 +101,30 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
         const caller = refusedCaller(error);
         if (caller === undefined) throw error;
         // A valid key refused for its scopes still spends a request (a 429 wins once the
-        // budget is gone), and the 403 says how much budget is left.
-        const { headers } = await limiter.check(caller.id, caller.rateLimit ?? undefined);
+        // budget is gone) but no quota credit, and the 403 says how much budget is left.
+        const { headers } = await limiter.check(caller.id, policiesOf(caller), { ...limiterOptions(caller, checkOptions), refusal: 'insufficient_scope' });
         const refusal = error as KeysetError;
         throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...refusal.headers, ...headers } });
       }
-      // The limit belongs to the identity: both secrets of a rotation share one quota.
-      const { headers } = await limiter.check(key.id, key.rateLimit ?? undefined);
+      // The limits belong to the identity: both secrets of a rotation share one budget.
+      const { headers } = await limiter.check(key.id, policiesOf(key), limiterOptions(key, checkOptions));
       return { key, headers: { ...headers }, clientAddress };
     },
   });
+}
+
+/** The key's policies as the limiter takes them: one policy alone (the cheap path), a list, or the default. */
+function policiesOf(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolicy[] | undefined {
+  const list = key.rateLimits;
+  if (list === null || list === undefined) return key.rateLimit ?? undefined;
+  return list.length === 1 ? list[0] : list;
+}
+
+/** Per-request limiter options: the key's quota and environment, the route's cost and name. */
+function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOptions): RateLimitCheckOptions {
+  const out: RateLimitCheckOptions = { quota: key.quota ?? null, environment: key.environment };
+  const { cost, route } = options;
+  if (cost !== undefined) out.cost = cost;
+  if (route !== undefined) out.route = route;
+  return out;
 }

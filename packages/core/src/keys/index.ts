@@ -8,11 +8,12 @@ export { digestKey } from './key-digest.ts';
 export type { DigestKeyOptions } from './key-digest.ts';
 export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, generateKey, isValidKeyPrefix, keyPattern, parseKey } from './key-format.ts';
 export type { ParseKeyResult, ParsedKey } from './key-format.ts';
-export type { IssueKeyInput, KeyListPlan, RotateKeyOptions, UpdateKeyInput } from './key-input.ts';
+export type { IssueKeyInput, KeyListPlan, QuotaInput, RotateKeyOptions, UpdateKeyInput, UpdateLimitsInput } from './key-input.ts';
 export { keyListSort } from './key-list-sort.ts';
 export type { KeyListSort } from './key-list-sort.ts';
 export type {
   KeyRateLimit,
+  QuotaJson,
   KeyRecord,
   KeyRecordJson,
   SecretRecord,
@@ -20,7 +21,7 @@ export type {
   VerifiedKey,
   VerifiedKeyJson,
 } from './key-record.ts';
-export type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+export type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 export { createKeyring } from './keyring.ts';
 export type {
   AuthenticateOptions,

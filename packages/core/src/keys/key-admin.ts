@@ -4,7 +4,7 @@
  * identity's cached results here and tells the change listeners before it resolves.
  * @module
  */
-import { KeysetError } from '../errors.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { toHex } from '../internal/hex.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
@@ -16,12 +16,14 @@ import { generateKey } from './key-format.ts';
 import {
   toListQuery,
   validateIssueInput,
+  validateLimitsPatch,
   validateOverlap,
   validateUpdateInput,
   type IssueKeyInput,
   type KeyListPlan,
   type RotateKeyOptions,
   type UpdateKeyInput,
+  type UpdateLimitsInput,
 } from './key-input.ts';
 import { toKeyRecord, type KeyRecord } from './key-record.ts';
 import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
@@ -61,6 +63,7 @@ export interface KeyAdmin {
   rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
   revoke(id: string): Promise<void>;
   update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
+  updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
 }
 
 const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
@@ -179,6 +182,24 @@ export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
       if (!revoked) throw notFound();
       verifier.evict(id);
       await changes.emit({ type: 'revoked', id });
+    },
+
+    async updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord> {
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      const update = store.updateLimits?.bind(store);
+      if (update === undefined) throw new ConfigError('This key store cannot update limits (KeyStore.updateLimits is missing)');
+      const now = clock();
+      const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (current === undefined) throw notFound();
+      const patch = validateLimitsPatch(input, current.identity.quota ?? null, now);
+      const updated = await storeCall(log, 'updateLimits', () => update(id, patch));
+      if (!updated) throw notFound();
+      // Cached verified keys carry the old limits: drop them here, and on other instances.
+      verifier.evict(id);
+      await changes.emit({ type: 'updated', id });
+      const after = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (after === undefined) throw notFound();
+      return toKeyRecord(after, pendingUse);
     },
   });
 }

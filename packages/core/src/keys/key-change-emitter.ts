@@ -7,7 +7,7 @@ import type { BestEffortLog } from './internal/best-effort-log.ts';
 
 /** Emitted after a change that other instances' caches must hear about. */
 export interface KeyChangeEvent {
-  /** `updated`: metadata or IP allowlist changed, so cached verified keys are stale. */
+  /** `updated`: metadata, IP allowlist, rate limits or quota changed, so cached verified keys are stale. */
   type: 'revoked' | 'rotated' | 'updated';
   /** Identity id. */
   id: string;

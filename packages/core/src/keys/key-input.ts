@@ -6,8 +6,10 @@
  */
 import { KeysetError } from '../errors.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
+import { quotaProblem } from '../quota/quota-period.ts';
+import type { Quota, QuotaRefill } from '../quota/types.ts';
 import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
-import type { ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
+import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity } from './key-store.ts';
 import { validateIpAllowlist } from './ip-allowlist.ts';
 import { validateMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { KeyRateLimit } from './key-record.ts';
@@ -19,8 +21,16 @@ export interface IssueKeyInput {
   name: string;
   /** Granted scopes (RFC 6749 scope tokens, at most 100). Duplicates are dropped. */
   scopes: readonly string[];
-  /** Per-identity rate limit; `null`/absent = the limiter's default. */
+  /** Per-identity rate limit; `null`/absent = the limiter's default. Same as `rateLimits: [rateLimit]`. */
   rateLimit?: KeyRateLimit | null;
+  /**
+   * Several named rate limits decided together (e.g. `{ name: 'second', limit: 10,
+   * windowSeconds: 1 }` and `{ name: 'day', limit: 10000, windowSeconds: 86400 }`), at most
+   * 10 with distinct names. Not together with `rateLimit`.
+   */
+  rateLimits?: readonly KeyRateLimit[] | null;
+  /** A usage quota: `remaining` credits, optionally refilled. `null`/absent = none. */
+  quota?: QuotaInput | null;
   /** When the identity stops verifying: a `Date` or an ISO 8601 string, in the future. */
   expiresAt?: Date | string | null;
   /**
@@ -47,6 +57,25 @@ export interface UpdateKeyInput {
   metadata?: KeyMetadata | null;
   /** Replaces the allowlist (`null` = any address). */
   ipAllowlist?: readonly string[] | null;
+}
+
+/** A quota as administrators set it. */
+export interface QuotaInput {
+  /** Credits from now on: an integer from 0 to 10^15. */
+  remaining: number;
+  /** `{ amount, interval: 'daily' | 'monthly' | seconds }`, or `null` for a one-off budget. */
+  refill?: QuotaRefill | null;
+}
+
+/** What `Keyring.updateLimits` takes; a field left out is kept, `null` removes it. */
+export interface UpdateLimitsInput {
+  rateLimit?: KeyRateLimit | null;
+  rateLimits?: readonly KeyRateLimit[] | null;
+  /**
+   * The new quota. `refill` left out keeps the current refill. Setting it (even to the
+   * same numbers) restarts the count at `remaining` from now.
+   */
+  quota?: QuotaInput | null;
 }
 
 /** Options of `Keyring.rotate`. */
@@ -89,26 +118,17 @@ function invalid(field: string, detail: string): KeysetError {
 export function validateIssueInput(
   input: IssueKeyInput,
   now: number,
-): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null } {
+): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'rateLimits' | 'quota' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `name` and `scopes`.');
-  const { name, scopes, rateLimit = null, expiresAt = null, environment = null } = input;
+  const { name, scopes, expiresAt = null, environment = null } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name)) {
     throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters without control characters.`);
   }
   if (!Array.isArray(scopes) || scopes.length > MAX_SCOPES || !scopes.every(isValidScope)) {
     throw invalid('scopes', `\`scopes\` must be an array of at most ${MAX_SCOPES} scope tokens (printable ASCII without spaces, quotes or backslashes).`);
   }
-  let limit: KeyRateLimit | null = null;
-  if (rateLimit !== null) {
-    const { limit: l, windowSeconds: w } = (typeof rateLimit === 'object' ? rateLimit : {}) as Partial<KeyRateLimit>;
-    // One rule for key limits and limiter policies: a limit the limiter would refuse
-    // must be refused here, not silently replaced by the default policy later.
-    const problem = rateLimitPolicyProblem({ limit: l, windowSeconds: w });
-    if (problem !== undefined) {
-      throw invalid('rateLimit', `\`rateLimit\` must be \`{ limit, windowSeconds }\` with a positive integer limit and a whole number of seconds: ${problem}.`);
-    }
-    limit = { limit: l as number, windowSeconds: w as number };
-  }
+  const limits = validateRateLimits(input);
+  const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
   let expires: Date | null = null;
   if (expiresAt !== null) {
     const ms = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? Date.parse(expiresAt) : NaN;
@@ -119,7 +139,7 @@ export function validateIssueInput(
   if (environment !== null && typeof environment !== 'string') throw invalid('environment', '`environment` must be the name of a configured environment.');
   const metadata = validateMetadata(input.metadata);
   const ipAllowlist = validateIpAllowlist(input.ipAllowlist);
-  return { name, scopes: [...new Set(scopes)], rateLimit: limit, expiresAt: expires, environment, metadata, ipAllowlist };
+  return { name, scopes: [...new Set(scopes)], ...limits, quota, expiresAt: expires, environment, metadata, ipAllowlist };
 }
 
 /** The fields `update` changes, validated; absent ones are absent. Throws `invalid_request`. */
@@ -130,6 +150,75 @@ export function validateUpdateInput(input: UpdateKeyInput): Partial<Pick<StoredI
   if (input.ipAllowlist !== undefined) out.ipAllowlist = validateIpAllowlist(input.ipAllowlist);
   if (Object.keys(out).length === 0) throw invalid('body', 'Send `metadata` and/or `ipAllowlist` to change.');
   return out;
+}
+
+const MAX_RATE_LIMITS = 10;
+
+function validateRateLimit(value: unknown, field: string): KeyRateLimit {
+  const { limit, windowSeconds, name, burst } = (typeof value === 'object' && value !== null ? value : {}) as Partial<KeyRateLimit>;
+  // One rule for key limits and limiter policies: a limit the limiter would refuse
+  // must be refused here, not silently replaced by the default policy later.
+  const problem = rateLimitPolicyProblem({ limit, windowSeconds, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) });
+  if (problem !== undefined) {
+    throw invalid(field, `\`${field}\` must be \`{ limit, windowSeconds, name?, burst? }\` with a positive integer limit and a whole number of seconds: ${problem}.`);
+  }
+  return { limit: limit as number, windowSeconds: windowSeconds as number, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) };
+}
+
+/**
+ * `rateLimit` or `rateLimits` from an input, validated; both absent → `null` for both.
+ * Throws `invalid_request` naming the field.
+ */
+export function validateRateLimits(input: { rateLimit?: unknown; rateLimits?: unknown }): Pick<StoredIdentity, 'rateLimit' | 'rateLimits'> {
+  const { rateLimit = null, rateLimits = null } = input;
+  if (rateLimit !== null && rateLimits !== null) throw invalid('rateLimits', 'Send `rateLimit` or `rateLimits`, not both.');
+  if (rateLimits === null) {
+    if (rateLimit === null) return { rateLimit: null, rateLimits: null };
+    const one = validateRateLimit(rateLimit, 'rateLimit');
+    return { rateLimit: { limit: one.limit, windowSeconds: one.windowSeconds }, rateLimits: [one] };
+  }
+  if (!Array.isArray(rateLimits) || rateLimits.length === 0 || rateLimits.length > MAX_RATE_LIMITS) {
+    throw invalid('rateLimits', `\`rateLimits\` must be an array of 1 to ${MAX_RATE_LIMITS} limits (or null for the default).`);
+  }
+  const names = new Set<string>();
+  const list = rateLimits.map((value: unknown, i: number) => {
+    const one = validateRateLimit(value, `rateLimits[${i}]`);
+    const name = one.name ?? 'default';
+    if (names.has(name)) throw invalid(`rateLimits[${i}].name`, `Two rate limits are named "${name}"; give each its own \`name\`.`);
+    names.add(name);
+    return one;
+  });
+  const first = list[0] as KeyRateLimit;
+  return { rateLimit: { limit: first.limit, windowSeconds: first.windowSeconds }, rateLimits: list };
+}
+
+/**
+ * A quota from an input, validated, set at `now` (epoch ms). `refill` left out keeps
+ * `current`'s refill. Throws `invalid_request` naming the field.
+ */
+export function validateQuota(value: QuotaInput, current: Quota | null, now: number): Quota {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('quota', '`quota` must be `{ remaining, refill? }` or null.');
+  }
+  const refill = value.refill === undefined ? (current?.refill ?? null) : value.refill;
+  const problem = quotaProblem({ remaining: value.remaining, refill });
+  if (problem !== undefined) {
+    const field = problem.startsWith('refill') ? `quota.${problem.split(' ')[0] as string}` : 'quota.remaining';
+    throw invalid(field, `\`quota\` must be \`{ remaining, refill?: { amount, interval: 'daily' | 'monthly' | seconds } | null }\`: ${problem}.`);
+  }
+  // The quota store restarts its count for a LATER setAt only: a second update within the
+  // same millisecond must still be later than the first.
+  const setAt = current === null ? now : Math.max(now, current.setAt.getTime() + 1);
+  return { remaining: value.remaining, refill: refill === null ? null : { amount: refill.amount, interval: refill.interval }, setAt: new Date(setAt) };
+}
+
+/** The store patch for `Keyring.updateLimits`. Throws `invalid_request`. */
+export function validateLimitsPatch(input: UpdateLimitsInput, current: Quota | null, now: number): IdentityLimitsPatch {
+  if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `rateLimits` and/or `quota`.');
+  const patch: IdentityLimitsPatch = {};
+  if (input.rateLimit !== undefined || input.rateLimits !== undefined) patch.rateLimits = validateRateLimits(input).rateLimits ?? null;
+  if (input.quota !== undefined) patch.quota = input.quota === null ? null : validateQuota(input.quota, current, now);
+  return patch;
 }
 
 /** The overlap in milliseconds. Throws `invalid_request`. */

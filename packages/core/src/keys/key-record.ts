@@ -6,14 +6,22 @@
  * (`{ key, ...record }`) copies data properties only.
  * @module
  */
+import type { Quota, QuotaRefill } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import { freezeMetadata, type KeyMetadata } from './key-metadata.ts';
-import type { StoredKey, StoredSecret } from './key-store.ts';
+import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
-/** A rate limit as stored on an identity. */
-export type KeyRateLimit = Pick<RateLimitPolicy, 'limit' | 'windowSeconds'>;
+/** A rate limit as stored on an identity: `limit` per `windowSeconds`, optionally named and with a burst. */
+export type KeyRateLimit = Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>;
+
+/** `JSON.stringify` form of a `Quota`: `remaining` is the count as set at `setAt`. */
+export interface QuotaJson {
+  remaining: number;
+  refill: QuotaRefill | null;
+  setAt: string;
+}
 
 /** One secret of a key, as administrators see it. Dates are `Date`; JSON has ISO strings. */
 export interface SecretRecord {
@@ -29,6 +37,7 @@ export interface KeyRecord {
   readonly id: string;
   readonly name: string;
   readonly scopes: readonly string[];
+  /** The first of `rateLimits` (deprecated: read `rateLimits`). */
   readonly rateLimit: KeyRateLimit | null;
   /** The environment its keys belong to (see `KeyringOptions.prefix`). */
   readonly environment: string;
@@ -36,6 +45,13 @@ export interface KeyRecord {
   readonly metadata: KeyMetadata;
   /** CIDR blocks (canonical) the key may be used from; `null` = any address. */
   readonly ipAllowlist: readonly string[] | null;
+  /** Every rate limit of the key, decided together; `null` = the limiter's default. */
+  readonly rateLimits: readonly KeyRateLimit[] | null;
+  /**
+   * The usage quota as last set (`remaining` at `setAt`); the live count is in the quota
+   * store (`limiter.readQuota(id, quota)`). `null` = no quota.
+   */
+  readonly quota: Quota | null;
   readonly createdAt: Date;
   /** Latest use over all secrets. */
   readonly lastUsedAt: Date | null;
@@ -61,6 +77,8 @@ export interface KeyRecordJson {
   environment: string;
   metadata: KeyMetadata;
   ipAllowlist: string[] | null;
+  rateLimits: KeyRateLimit[] | null;
+  quota: QuotaJson | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -74,6 +92,7 @@ export interface VerifiedKey {
   readonly id: string;
   readonly name: string;
   readonly scopes: readonly string[];
+  /** The first of `rateLimits` (deprecated: read `rateLimits`). */
   readonly rateLimit: KeyRateLimit | null;
   /** The environment of the presented key, named by its prefix (see `KeyringOptions.prefix`). */
   readonly environment: string;
@@ -81,6 +100,10 @@ export interface VerifiedKey {
   readonly metadata: KeyMetadata;
   /** CIDR blocks (canonical) the key may be used from; `null` = any address. */
   readonly ipAllowlist: readonly string[] | null;
+  /** Every rate limit of the key, decided together; `null` = the limiter's default. */
+  readonly rateLimits: readonly KeyRateLimit[] | null;
+  /** The usage quota as last set, or `null`. */
+  readonly quota: Quota | null;
   /** Last 4 characters of the key that was presented. */
   readonly last4: string;
 }
@@ -94,10 +117,45 @@ export interface VerifiedKeyJson {
   environment: string;
   metadata: KeyMetadata;
   ipAllowlist: string[] | null;
+  rateLimits: KeyRateLimit[] | null;
+  quota: QuotaJson | null;
   last4: string;
 }
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+function quotaJson(quota: Quota | null): QuotaJson | null {
+  if (quota === null) return null;
+  return { remaining: quota.remaining, refill: quota.refill === null ? null : { ...quota.refill }, setAt: quota.setAt.toISOString() };
+}
+
+/** Frozen copies of an identity's limits: its list, else its single legacy limit, else `null`. */
+function limitsOf(identity: StoredIdentity): { rateLimit: KeyRateLimit | null; rateLimits: readonly KeyRateLimit[] | null; quota: Quota | null } {
+  const list: readonly KeyRateLimit[] | null = identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]);
+  const rateLimits =
+    list === null || list.length === 0
+      ? null
+      : Object.freeze(
+          list.map((l) =>
+            Object.freeze({
+              limit: l.limit,
+              windowSeconds: l.windowSeconds,
+              ...(l.name === undefined ? {} : { name: l.name }),
+              ...(l.burst === undefined ? {} : { burst: l.burst }),
+            }),
+          ),
+        );
+  const q = identity.quota ?? null;
+  const quota =
+    q === null
+      ? null
+      : Object.freeze({
+          remaining: q.remaining,
+          refill: q.refill === null ? null : Object.freeze({ amount: q.refill.amount, interval: q.refill.interval }),
+          setAt: new Date(q.setAt.getTime()),
+        });
+  return { rateLimit: rateLimits?.[0] ?? null, rateLimits, quota };
+}
 
 function secretJson(this: SecretRecord): SecretRecordJson {
   return { last4: this.last4, createdAt: this.createdAt.toISOString(), lastUsedAt: iso(this.lastUsedAt), expiresAt: iso(this.expiresAt) };
@@ -112,6 +170,8 @@ function recordJson(this: KeyRecord): KeyRecordJson {
     environment: this.environment,
     metadata: this.metadata,
     ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
+    rateLimits: this.rateLimits === null ? null : this.rateLimits.map((l) => ({ ...l })),
+    quota: quotaJson(this.quota),
     createdAt: this.createdAt.toISOString(),
     lastUsedAt: iso(this.lastUsedAt),
     expiresAt: iso(this.expiresAt),
@@ -129,6 +189,8 @@ function verifiedJson(this: VerifiedKey): VerifiedKeyJson {
     environment: this.environment,
     metadata: this.metadata,
     ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
+    rateLimits: this.rateLimits === null ? null : this.rateLimits.map((l) => ({ ...l })),
+    quota: quotaJson(this.quota),
     last4: this.last4,
   };
 }
@@ -186,7 +248,7 @@ export function toKeyRecord(
     id: identity.id,
     name: identity.name,
     scopes: Object.freeze([...identity.scopes]),
-    rateLimit: identity.rateLimit === null ? null : Object.freeze({ limit: identity.rateLimit.limit, windowSeconds: identity.rateLimit.windowSeconds }),
+    ...limitsOf(identity),
     environment,
     metadata: freezeMetadata(identity.metadata),
     ipAllowlist: frozenList(identity.ipAllowlist),
@@ -205,7 +267,7 @@ export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: 
     id: identity.id,
     name: identity.name,
     scopes: Object.freeze([...identity.scopes]),
-    rateLimit: identity.rateLimit === null ? null : Object.freeze({ limit: identity.rateLimit.limit, windowSeconds: identity.rateLimit.windowSeconds }),
+    ...limitsOf(identity),
     environment,
     metadata: freezeMetadata(identity.metadata),
     ipAllowlist: frozenList(identity.ipAllowlist),

@@ -3,6 +3,7 @@
  * (`@keyset/postgres`). Stores hold digests, never key text.
  * @module
  */
+import type { Quota } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import type { KeyMetadata } from './key-metadata.ts';
 
@@ -24,6 +25,7 @@ export interface StoredIdentity {
   id: string;
   name: string;
   scopes: string[];
+  /** The first of `rateLimits` (kept for stores and readers from before several limits). */
   rateLimit: Pick<RateLimitPolicy, 'limit' | 'windowSeconds'> | null;
   /**
    * Prefix of the identity's keys (its environment); every secret, rotations included,
@@ -35,6 +37,12 @@ export interface StoredIdentity {
   metadata: KeyMetadata;
   /** Canonical CIDR blocks the key may be used from; `null` = any address. */
   ipAllowlist: readonly string[] | null;
+   * Every rate limit of the identity, decided together; `null`/absent = the limiter's default.
+   * When absent, `rateLimit` alone applies.
+   */
+  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  /** Usage quota as an administrator set it; `null`/absent = none. */
+  quota?: Quota | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -97,7 +105,18 @@ export interface KeyStore {
    * without it `Keyring.update` answers 503.
    */
   updateIdentity?(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined>;
+   * Replaces the identity's rate limits and/or quota (a field left out is kept). Resolves
+   * `false` when the identity does not exist. Optional for stores written before 0.2;
+   * `Keyring.updateLimits` needs it.
+   */
+  updateLimits?(id: string, patch: IdentityLimitsPatch): Promise<boolean>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
   touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
   close?(): Promise<void>;
+}
+
+/** What `KeyStore.updateLimits` changes; a field left out is kept. */
+export interface IdentityLimitsPatch {
+  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  quota?: Quota | null;
 }

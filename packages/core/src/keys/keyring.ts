@@ -14,7 +14,7 @@ import type { IssuedKey } from './issued-key.ts';
 import { createKeyAdmin, type KeyListResult } from './key-admin.ts';
 import { createKeyAuthenticator, type AuthenticateOptions, type AuthenticateRequest } from './key-authenticator.ts';
 import { createKeyChangeEmitter, type KeyChangeListener } from './key-change-emitter.ts';
-import type { IssueKeyInput, KeyListPlan, RotateKeyOptions, UpdateKeyInput } from './key-input.ts';
+import type { IssueKeyInput, KeyListPlan, RotateKeyOptions, UpdateKeyInput, UpdateLimitsInput } from './key-input.ts';
 import type { KeyRecord, VerifiedKey } from './key-record.ts';
 import { createKeyVerifier } from './key-verifier.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
@@ -54,6 +54,13 @@ export interface Keyring {
    * before it resolves. `not_found` when unknown.
    */
   update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
+  /**
+   * Replaces the rate limits and/or the quota of `id` (a field left out is kept, `null`
+   * removes it) and evicts its cached results here and, through `onChange`, on other
+   * instances. Setting `quota` restarts its count at `quota.remaining`. `not_found` when
+   * unknown; `invalid_request` for bad input.
+   */
+  updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
   /** The identity `key` belongs to, or an `AuthenticationError` (`invalid_api_key`). */
   verify(key: string): Promise<VerifiedKey>;
   /** Query-string check, `Authorization` header, verification and scopes, in that order. */
@@ -100,6 +107,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
     rotate: admin.rotate,
     revoke: admin.revoke,
     update: admin.update,
+    updateLimits: admin.updateLimits,
 
     async verify(key: string): Promise<VerifiedKey> {
       return verifier.verify(key, realm);

@@ -7,7 +7,8 @@
  * @module
  */
 import { freezeMetadata } from './key-metadata.ts';
-import type { KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+import type { Quota } from '../quota/types.ts';
+import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -51,10 +52,17 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     // Frozen deep copies: sharing them is safe, and no caller can edit stored metadata.
     metadata: freezeMetadata(i.metadata),
     ipAllowlist: i.ipAllowlist ? Object.freeze([...i.ipAllowlist]) : null,
+    // Canonical like the PostgreSQL store: the list, else the single legacy limit as a list.
+    rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
+    quota: copyQuota(i.quota ?? null),
     createdAt: new Date(i.createdAt.getTime()),
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),
   };
+}
+
+function copyQuota(q: Quota | null): Quota | null {
+  return q === null ? null : { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
 }
 
 function copyKey(k: StoredKey): StoredKey {
@@ -145,6 +153,19 @@ export function createMemoryKeyStore(): KeyStore {
       if (changes.metadata !== undefined) key.identity.metadata = freezeMetadata(changes.metadata);
       if (changes.ipAllowlist !== undefined) key.identity.ipAllowlist = changes.ipAllowlist === null ? null : Object.freeze([...changes.ipAllowlist]);
       return copyKey(key);
+    },
+
+    async updateLimits(id: string, patch: IdentityLimitsPatch): Promise<boolean> {
+      const key = keys.get(id);
+      if (key === undefined) return false;
+      if (patch.rateLimits !== undefined) {
+        const list = patch.rateLimits === null ? null : patch.rateLimits.map((l) => ({ ...l }));
+        key.identity.rateLimits = list;
+        const first = list?.[0];
+        key.identity.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
+      }
+      if (patch.quota !== undefined) key.identity.quota = copyQuota(patch.quota);
+      return true;
     },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {

@@ -169,14 +169,20 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
   const reported = new WeakSet<object>();
+  const validLists = new WeakSet<object>();
 
   function resolvePolicies(
     key: string,
     candidate: RateLimitPolicy | readonly RateLimitPolicy[] | undefined | null,
   ): RateLimitPolicy | readonly RateLimitPolicy[] {
     if (candidate === undefined || candidate === null) return defaults.length === 1 ? policy : defaults;
+    // A frozen list (a cached VerifiedKey's) is checked once, not on every request.
+    if (validLists.has(candidate)) return candidate as readonly RateLimitPolicy[];
     const why = Array.isArray(candidate) ? (candidate.length === 0 ? 'no policy' : policiesProblem(candidate)) : rateLimitPolicyProblem(candidate);
-    if (why === undefined) return candidate as RateLimitPolicy | readonly RateLimitPolicy[];
+    if (why === undefined) {
+      if (Array.isArray(candidate) && Object.isFrozen(candidate) && candidate.every((p: RateLimitPolicy) => Object.isFrozen(p))) validLists.add(candidate);
+      return candidate as RateLimitPolicy | readonly RateLimitPolicy[];
+    }
     if (typeof candidate === 'object' && !reported.has(candidate)) {
       reported.add(candidate);
       logger.warn({ key, problem: why }, 'ignoring an invalid per-key rate-limit policy; using the default policy');

@@ -7,7 +7,7 @@
  * JSON. Drivers that leave `json`/`float8` unparsed (strings) work too.
  * @module
  */
-import type { KeyMetadata, StoredIdentity, StoredSecret } from '@keyset/core';
+import type { KeyMetadata, KeyRateLimit, Quota, StoredIdentity, StoredSecret } from '@keyset/core';
 
 /** SQL: a timestamptz column as epoch milliseconds. */
 export function epochMs(column: string): string {
@@ -41,7 +41,7 @@ function json(value: unknown): unknown {
 /** SQL: the identity columns of alias `i`, as read by `identityFrom`. */
 export function identityColumns(): string {
   // metadata::text: some drivers parse `json` and some do not; text is read alike by all.
-  return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds,
+  return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds, i.rate_limits, i.quota,
     i.prefix, i.metadata::text AS metadata, to_json(i.ip_allowlist) AS ip_allowlist,
     ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
     ${epochMs('i.revoked_at')} AS revoked_at`;
@@ -84,10 +84,43 @@ export function identityFrom(row: Record<string, unknown>): StoredIdentity {
     prefix: row['prefix'] === null || row['prefix'] === undefined ? null : String(row['prefix']),
     metadata: metadataFrom(row['metadata']),
     ipAllowlist: row['ip_allowlist'] === null || row['ip_allowlist'] === undefined ? null : (json(row['ip_allowlist']) as unknown[]).map(String),
+    rateLimits: rateLimitsFrom(row['rate_limits']),
+    quota: quotaFrom(row['quota']),
     createdAt: requiredDate(row['created_at']),
     expiresAt: toDate(row['expires_at']),
     revokedAt: toDate(row['revoked_at']),
   };
+}
+
+function rateLimitsFrom(value: unknown): KeyRateLimit[] | null {
+  if (value === null || value === undefined) return null;
+  return (json(value) as Record<string, unknown>[]).map((l) => ({
+    limit: Number(l['limit']),
+    windowSeconds: Number(l['windowSeconds']),
+    ...(typeof l['name'] === 'string' ? { name: l['name'] } : {}),
+    ...(l['burst'] === undefined || l['burst'] === null ? {} : { burst: Number(l['burst']) }),
+  }));
+}
+
+function quotaFrom(value: unknown): Quota | null {
+  if (value === null || value === undefined) return null;
+  const q = json(value) as { remaining: unknown; refill: { amount: unknown; interval: unknown } | null; setAt: unknown };
+  const refill = q.refill ?? null;
+  return {
+    remaining: Number(q.remaining),
+    refill: refill === null ? null : { amount: Number(refill.amount), interval: typeof refill.interval === 'string' ? (refill.interval as 'daily' | 'monthly') : Number(refill.interval) },
+    setAt: requiredDate(q.setAt),
+  };
+}
+
+/** JSON parameters of the `rate_limits` and `quota` columns. */
+export function limitsParams(identity: Pick<StoredIdentity, 'rateLimit' | 'rateLimits' | 'quota'>): [string | null, string | null] {
+  const list = identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]);
+  const quota = identity.quota ?? null;
+  return [
+    list === null ? null : JSON.stringify(list),
+    quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime() }),
+  ];
 }
 
 export function secretFromColumns(row: Record<string, unknown>): StoredSecret {
