@@ -36,7 +36,8 @@ export interface ConformanceFixture {
    * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
    * per hour); `limited` allows
    * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
-   * only from 203.0.113.0/24 (never the test's own address).
+   * only from 203.0.113.0/24 (never the test's own address); `metered` has a quota of 5
+   * credits, never refilled.
    */
   readonly keys: {
     readonly reader: string;
@@ -44,6 +45,7 @@ export interface ConformanceFixture {
     readonly limited: string;
     readonly loopback: string;
     readonly elsewhere: string;
+    readonly metered: string;
   };
   /** A well-formed key (valid checksum) that this keyring never issued. */
   readonly foreignKey: string;
@@ -121,6 +123,8 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const limited = (await keyring.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
   const loopback = (await keyring.issue({ name: 'loopback', scopes: ['items:read'], ipAllowlist: ['127.0.0.0/8', '::1'] })).key;
   const elsewhere = (await keyring.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;
+  // 5 credits, never refilled: `GET /expensive` (cost 2) answers twice, then 429 quota_exhausted.
+  const metered = (await keyring.issue({ name: 'metered', scopes: ['items:read'], quota: { remaining: 5 } })).key;
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const foreignKey = (await otherKeyring.issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
@@ -143,7 +147,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
-    keys: { reader, writer, limited, loopback, elsewhere },
+    keys: { reader, writer, limited, loopback, elsewhere, metered },
     foreignKey,
     list: (plan, query) => paginateArray(select(query), plan, plan.sort),
     filters: (query) => {

@@ -349,6 +349,18 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(res.headers.get('ratelimit-policy')).toMatch(/q=2/);
         await expectProblem(res, 429, 'rate_limited');
       });
+
+      it("spends the route's cost from the key's quota, then answers 429 quota_exhausted without Retry-After (no refill)", async () => {
+        const metered = auth(fixture.keys.metered);
+        for (let i = 0; i < 2; i += 1) expect((await get('/expensive', metered)).status).toBe(200);
+        const res = await get('/expensive', metered);
+        expect(res.headers.get('retry-after')).toBeNull();
+        expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+        const body = await expectProblem(res, 429, 'quota_exhausted');
+        expect(body).toMatchObject({ quota_remaining: 1, cost: 2 });
+        // A cost-1 route still fits in the last credit.
+        expect((await get('/whoami', metered)).status).toBe(200);
+      });
     });
 
     describe('IP allowlists', () => {

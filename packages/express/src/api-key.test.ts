@@ -48,15 +48,15 @@ describe('apiKey() for Express', () => {
     };
     const scopes = ['a:read'];
     const app = express();
-    app.get('/x', apiKey({ guard, scopes }), (_req, res) => res.end());
+    app.get('/x', apiKey({ guard, scopes, cost: 3, route: 'GET /x' }), (_req, res) => res.end());
     scopes.push('mutated:after-creation');
     const origin = await serve(app);
     await fetch(`${origin}/x?y=1`, { headers: { authorization: 'ApiKey  abc', 'x-forwarded-for': '198.51.100.7, 10.0.0.1' } });
     await fetch(`${origin}/x`);
     const loopback = expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: `${origin}/x?y=1`, remoteAddress: loopback, forwardedFor: '198.51.100.7, 10.0.0.1' }, { scopes: ['a:read'] }],
-      [{ authorization: undefined, url: `${origin}/x`, remoteAddress: loopback, forwardedFor: undefined }, { scopes: ['a:read'] }],
+      [{ authorization: 'ApiKey  abc', url: `${origin}/x?y=1`, remoteAddress: loopback, forwardedFor: '198.51.100.7, 10.0.0.1' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: undefined, url: `${origin}/x`, remoteAddress: loopback, forwardedFor: undefined }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
     ]);
   });
 
@@ -103,5 +103,7 @@ describe('apiKey() for Express', () => {
     expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);
     expect(() => apiKey({ guard: fixture.guard, scopes: ['has space'] })).toThrow(ConfigError);
     expect(() => apiKey({ guard: fixture.guard, scopes: 'orders:read' as never })).toThrow(ConfigError);
+    for (const cost of [-1, 0.5, 1_000_001, '2' as never]) expect(() => apiKey({ guard: fixture.guard, cost })).toThrow(/cost/);
+    expect(() => apiKey({ guard: fixture.guard, route: '' })).toThrow(/route/);
   });
 });

@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
  * @module
  */
-import { ConfigError, isValidScope } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { RequestHandler } from 'express';
 import { guardUrl } from './internal/request-url.ts';
@@ -27,6 +27,15 @@ export interface ApiKeyOptions {
    * @default [] (any valid key)
    */
   scopes?: readonly string[];
+  /**
+   * Credits a request to this route spends from the key's usage quota (keys without a
+   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
+   * requests, whatever their cost.
+   * @default 1
+   */
+  cost?: number;
+  /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
+  route?: string;
 }
 
 /**
@@ -43,12 +52,13 @@ export interface ApiKeyOptions {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): RequestHandler {
-  const { guard, scopes = [] } = options;
+  const { guard, scopes, cost, route } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
-    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
-  }
-  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  const checkOptions = apiKeyCheckOptions({
+    ...(scopes === undefined ? {} : { scopes }),
+    ...(cost === undefined ? {} : { cost }),
+    ...(route === undefined ? {} : { route }),
+  });
   return async function apiKey(req, res, next) {
     // The socket's peer and the raw header; the guard's `trustProxy` decides what to
     // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:

@@ -36,14 +36,14 @@ describe('apiKey() for Hono', () => {
     };
     const scopes = ['a:read'];
     const app = new Hono();
-    app.get('/x', apiKey({ guard, scopes }), (c) => c.text('ok'));
+    app.get('/x', apiKey({ guard, scopes, cost: 3, route: 'GET /x' }), (c) => c.text('ok'));
     scopes.push('mutated:after-creation');
     await app.request('http://h/x?y=1', { headers: { authorization: 'ApiKey  abc', 'x-forwarded-for': '198.51.100.7' } });
     await app.request('http://h/x');
     // app.request has no socket: the address is unknown, not made up.
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'] }],
-      [{ authorization: undefined, url: 'http://h/x', remoteAddress: undefined, forwardedFor: undefined }, { scopes: ['a:read'] }],
+      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: undefined, url: 'http://h/x', remoteAddress: undefined, forwardedFor: undefined }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
     ]);
   });
 
@@ -100,5 +100,7 @@ describe('apiKey() for Hono', () => {
     expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);
     expect(() => apiKey({ guard: fixture.guard, scopes: ['has space'] })).toThrow(ConfigError);
     expect(() => apiKey({ guard: fixture.guard, scopes: 'orders:read' as never })).toThrow(ConfigError);
+    for (const cost of [-1, 0.5, 1_000_001, '2' as never]) expect(() => apiKey({ guard: fixture.guard, cost })).toThrow(/cost/);
+    expect(() => apiKey({ guard: fixture.guard, route: '' })).toThrow(/route/);
   });
 });

@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError, isValidScope } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { nodeSocketAddress } from './internal/socket-address.ts';
@@ -33,6 +33,15 @@ export interface ApiKeyOptions {
    * @default the Node socket's `remoteAddress`, else unknown
    */
   clientAddress?: (c: Context) => string | null | undefined;
+  /**
+   * Credits a request to this route spends from the key's usage quota (keys without a
+   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
+   * requests, whatever their cost.
+   * @default 1
+   */
+  cost?: number;
+  /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
+  route?: string;
 }
 
 /**
@@ -47,13 +56,14 @@ export interface ApiKeyOptions {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
-  const { guard, scopes = [], clientAddress = nodeSocketAddress } = options;
+  const { guard, scopes, cost, route, clientAddress = nodeSocketAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
-    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
-  }
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');
-  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  const checkOptions = apiKeyCheckOptions({
+    ...(scopes === undefined ? {} : { scopes }),
+    ...(cost === undefined ? {} : { cost }),
+    ...(route === undefined ? {} : { route }),
+  });
   return async function apiKey(c, next) {
     const request = {
       authorization: c.req.header('authorization'),

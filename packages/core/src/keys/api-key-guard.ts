@@ -9,10 +9,12 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
+import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
 import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimitCheckOptions, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
 import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
+import { isValidScope } from './scopes.ts';
 import type { AuthenticateRequest, Keyring } from './keyring.ts';
 
 /** Options of `createApiKeyGuard`. */
@@ -127,4 +129,31 @@ function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOptions): Rat
   if (cost !== undefined) out.cost = cost;
   if (route !== undefined) out.route = route;
   return out;
+}
+
+/**
+ * Validates what an adapter's `apiKey({ scopes, cost, route })` was given and returns the
+ * frozen per-route options to pass to `guard.check` on every request (built once, so the
+ * request path allocates nothing for them). Throws `ConfigError` saying what to change.
+ *
+ * @example
+ * ```ts
+ * const checkOptions = apiKeyCheckOptions({ scopes: ['reports:read'], cost: 10, route: 'GET /api/reports' });
+ * ```
+ */
+export function apiKeyCheckOptions(options: ApiKeyGuardCheckOptions): ApiKeyGuardCheckOptions {
+  const { scopes = [], cost, route } = options;
+  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
+    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
+  }
+  if (cost !== undefined && (!Number.isSafeInteger(cost) || cost < 0 || cost > MAX_QUOTA_COST)) {
+    throw new ConfigError(`apiKey() cost must be an integer from 0 to ${MAX_QUOTA_COST} (credits a request spends from the key's quota), got ${String(cost)}`);
+  }
+  if (route !== undefined && (typeof route !== 'string' || route.length === 0 || route.length > 200)) {
+    throw new ConfigError(`apiKey() route must be a name of 1-200 characters such as 'GET /api/orders', got ${JSON.stringify(route)}`);
+  }
+  const out: ApiKeyGuardCheckOptions = { scopes: Object.freeze([...scopes]) };
+  if (cost !== undefined) out.cost = cost;
+  if (route !== undefined) out.route = route;
+  return Object.freeze(out);
 }

@@ -29,6 +29,9 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
     const { id, name, last4 } = res.locals.apiKey;
     res.json({ id, name, last4 });
   });
+  app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (_req, res) => {
+    res.json({ ok: true });
+  });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
     res.send('unreachable');
   });

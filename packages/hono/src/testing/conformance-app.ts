@@ -27,6 +27,7 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
     return c.json({ id, name, last4 });
   });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
+  app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
   app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
   app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
   app.get('/throws', () => {
