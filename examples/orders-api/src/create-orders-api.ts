@@ -99,7 +99,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     cleanups.push(() => keys.close());
     await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, logger });
 
-    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, cursorSecrets });
+    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets });
     const serverOptions = { logger, publicUrl: config.publicUrl };
     const server = config.adapter === 'express' ? createExpressServer(app, serverOptions) : createHonoServer(app, serverOptions);
     const port = await listen(server, config.port, config.host);

@@ -50,9 +50,9 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     next();
   });
 
-  const { guard, scopes } = app;
-  const orders = apiKey({ guard, scopes: scopes.orders });
-  const reports = apiKey({ guard, scopes: scopes.reports });
+  const { guard, scopes, costs } = app;
+  const orders = apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' });
+  const reports = apiKey({ guard, scopes: scopes.reports, cost: costs.reports, route: 'GET /api/reports/daily' });
   const admin = apiKey({ guard, scopes: scopes.keys });
   // Raw bytes whatever the Content-Type, decoded as UTF-8 like Hono's `text()`: the app
   // layer checks the headers first (so body-parser never inflates or decodes a charset)
@@ -102,6 +102,9 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req))),
   );
   server.patch('/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req))));
+  server.patch('/api/keys/:id/limits', admin, body, async (req, res) =>
+    reply(res, await app.keys.updateLimits(req.params.id as string, jsonBody(req))),
+  );
   server.delete('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
 
   server.use(notFoundHandler());

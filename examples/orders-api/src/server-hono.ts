@@ -44,9 +44,9 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     });
   });
 
-  const { guard, scopes } = app;
-  const orders = apiKey({ guard, scopes: scopes.orders });
-  const reports = apiKey({ guard, scopes: scopes.reports });
+  const { guard, scopes, costs } = app;
+  const orders = apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' });
+  const reports = apiKey({ guard, scopes: scopes.reports, cost: costs.reports, route: 'GET /api/reports/daily' });
   const admin = apiKey({ guard, scopes: scopes.keys });
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -82,6 +82,7 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   hono.get('/api/keys/:id', admin, async (c) => reply(c, await app.keys.get(c.req.param('id'))));
   hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c))));
   hono.patch('/api/keys/:id', admin, limitBody, async (c) => reply(c, await app.keys.update(c.req.param('id'), await jsonBody(c))));
+  hono.patch('/api/keys/:id/limits', admin, limitBody, async (c) => reply(c, await app.keys.updateLimits(c.req.param('id'), await jsonBody(c))));
   hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
 
   hono.notFound(notFoundHandler({ app: hono }));

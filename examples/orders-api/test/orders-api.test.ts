@@ -489,6 +489,53 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
       expect(limited.headers.get('ratelimit-policy')).toContain('q=2');
     });
 
+    it('several named limits and a quota: concurrent requests spend at most the credits, exactly; PATCH sets remaining and the refill', async () => {
+      const { key, id, body } = await issue({
+        name: 'metered',
+        scopes: ['orders:read', 'reports:read'],
+        rateLimits: [
+          { name: 'second', limit: 1000, windowSeconds: 1 },
+          { name: 'day', limit: 100_000, windowSeconds: 86_400 },
+        ],
+        quota: { remaining: 23 },
+      });
+      expect(body.quota).toMatchObject({ remaining: 23, refill: null, nextRefillAt: null });
+      // Orders cost 1, a daily report 5 (ROUTE_COSTS): 30 concurrent requests want 70 credits.
+      const paths = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? '/api/reports/daily' : '/api/orders?limit=1'));
+      const replies = await Promise.all(paths.map((path) => call(base, path, { key })));
+      const cost = (path: string): number => (path.startsWith('/api/reports') ? 5 : 1);
+      const spent = replies.reduce((sum, r, i) => sum + (r.status === 200 ? cost(paths[i]!) : 0), 0);
+      expect(replies.every((r) => r.status === 200 || (r.status === 429 && r.body.code === 'quota_exhausted'))).toBe(true);
+      expect(spent).toBeLessThanOrEqual(23);
+      const live = (await call(base, `/api/keys/${id}`, { key: admin })).body.quota.remaining;
+      expect(live).toBe(23 - spent);
+      replies.forEach((r, i) => {
+        if (r.status === 429) {
+          expect(cost(paths[i]!)).toBeGreaterThan(live);
+          expect(r.headers.get('retry-after')).toBeNull(); // no refill: waiting does not help
+        }
+      });
+      expect(replies[1]!.headers.get('ratelimit-policy')).toBe('"second";q=1000;w=1, "day";q=100000;w=86400');
+
+      const set = await call(base, `/api/keys/${id}/limits`, { key: admin, method: 'PATCH', body: { quota: { remaining: 10, refill: { amount: 10, interval: 'daily' } } } });
+      expect(set.status, set.text).toBe(200);
+      const midnight = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString();
+      expect(set.body.quota).toMatchObject({ remaining: 10, refill: { amount: 10, interval: 'daily' }, nextRefillAt: midnight });
+      expect((await call(base, '/api/reports/daily', { key })).status).toBe(200);
+      // Only the refill changes: the live count (5) is kept.
+      const refill = await call(base, `/api/keys/${id}/limits`, { key: admin, method: 'PATCH', body: { quota: { refill: { amount: 50, interval: 'monthly' } } } });
+      expect(refill.body.quota).toMatchObject({ remaining: 5, refill: { amount: 50, interval: 'monthly' } });
+      const exhausted = await call(base, '/api/reports/daily', { key });
+      expect((await call(base, '/api/reports/daily', { key })).body).toMatchObject({ code: 'quota_exhausted', quota_remaining: 0, cost: 5 });
+      expect(exhausted.status).toBe(200);
+      const bad = await call(base, `/api/keys/${id}/limits`, { key: admin, method: 'PATCH', body: { quota: { remaining: -1 } } });
+      expect([bad.status, bad.body.field]).toEqual([400, 'quota.remaining']);
+      const unknown = await call(base, `/api/keys/${id}/limits`, { key: admin, method: 'PATCH', body: { quota: { remaining: 1, extra: 1 } } });
+      expect(unknown.status).toBe(400);
+      const limits = await call(base, `/api/keys/${id}/limits`, { key: admin, method: 'PATCH', body: { rateLimits: null, quota: null } });
+      expect([limits.body.rateLimits, limits.body.quota]).toEqual([null, null]);
+    });
+
     it('needs keys:admin', async () => {
       const res = await call(base, '/api/keys', { key: reader, method: 'POST', body: { name: 'x', scopes: ['keys:admin'] } });
       expect(res.status).toBe(403);
@@ -501,6 +548,7 @@ describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
     ['DELETE', '/api/orders', 'GET, HEAD'],
     ['PUT', '/api/keys', 'GET, HEAD, POST'],
     ['PUT', '/api/keys/key_doesnotexist000000000', 'GET, HEAD, PATCH, DELETE'],
+    ['GET', '/api/keys/key_x/limits', 'PATCH'],
     ['GET', '/api/keys/key_x/rotate', 'POST'],
   ] as const)('%s %s → 405 method_not_allowed with Allow: %s', async (method, path, allow) => {
     const res = await call(base, path, { key: reader, method });

@@ -4,7 +4,7 @@
  * `server-express.ts` mount exactly this; neither decides anything on its own.
  * @module
  */
-import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRecord, type Keyring } from '@keyset/core';
+import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRecord, type Keyring, type RateLimiterWithState } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
@@ -18,6 +18,12 @@ export const ROUTE_SCOPES = Object.freeze({
   keys: Object.freeze(['keys:admin']),
 });
 
+/**
+ * Credits a request spends from its key's usage quota (keys without a quota spend nothing):
+ * a daily report aggregates a whole day, so it costs more than a page of orders.
+ */
+export const ROUTE_COSTS = Object.freeze({ orders: 1, reports: 5 });
+
 /** Page sizes of every list endpoint: 20 by default, 100 at most, larger is refused. */
 export const PAGE_LIMITS = Object.freeze({ default: 20, max: 100, overMax: 'reject' as const });
 
@@ -26,13 +32,15 @@ export interface AppDependencies {
   db: SqlClient;
   keyring: Keyring;
   guard: ApiKeyGuard;
+  /** Reads live quota counts for the admin routes. */
+  limiter?: Pick<RateLimiterWithState, 'readQuota'>;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
 }
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, cursorSecrets } = deps;
+  const { db, keyring, guard, limiter, cursorSecrets } = deps;
   const cursor = { secrets: cursorSecrets };
   const paginators = Object.freeze({
     orders: createPaginator<Order>({ endpoint: 'GET /api/orders', sort: ORDER_SORT, sortable: ORDER_SORTABLE, limits: PAGE_LIMITS, cursor }),
@@ -42,9 +50,10 @@ export function createApp(deps: AppDependencies) {
     guard,
     paginators,
     scopes: ROUTE_SCOPES,
+    costs: ROUTE_COSTS,
     orders: createOrderHandlers({ db }),
     reports: createReportHandlers({ db }),
-    keys: createKeyAdminHandlers({ keyring }),
+    keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits: PAGE_LIMITS }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

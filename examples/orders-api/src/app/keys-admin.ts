@@ -4,7 +4,7 @@
  * and the key string itself is in the response to issue and rotate only.
  * @module
  */
-import type { KeyMetadata, Keyring, KeyRecord, PagePlan } from '@keyset/core';
+import type { KeyMetadata, Keyring, KeyRecord, PagePlan, QuotaInput, RateLimiterWithState, UpdateLimitsInput } from '@keyset/core';
 import type { AppResponse } from './app-types.ts';
 import { invalid, isIntegerIn, parseInstant, rejectUnknownFields } from './validation.ts';
 
@@ -24,6 +24,10 @@ export interface IssueInput {
   name: string;
   scopes: Scope[];
   rateLimit?: { limit: number; windowSeconds: number };
+  /** Several named limits; validated by the keyring (400 naming the field). */
+  rateLimits?: NonNullable<UpdateLimitsInput['rateLimits']>;
+  /** `{ remaining, refill? }`; validated by the keyring. */
+  quota?: QuotaInput;
   expiresAt?: Date;
   /** Checked by the keyring (400 naming the field): a configured environment, a JSON object, CIDR blocks. */
   environment?: string | null;
@@ -33,18 +37,22 @@ export interface IssueInput {
 
 /**
  * Validates the body of `POST /api/keys`:
- * `{ name, scopes, rateLimit?: { limit, windowSeconds } | null, expiresAt?: string | null,
- * environment?, metadata?, ipAllowlist? }`.
+ * `{ name, scopes, rateLimit?: { limit, windowSeconds } | null, rateLimits?: [{ name, limit,
+ * windowSeconds, burst? }] | null, quota?: { remaining, refill?: { amount, interval } } | null,
+ * expiresAt?: string | null, environment?, metadata?, ipAllowlist? }`.
  */
 export function parseIssueBody(body: Record<string, unknown>, now: Date = new Date()): IssueInput {
-  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'expiresAt', 'environment', 'metadata', 'ipAllowlist']);
-  const { name, scopes, rateLimit, expiresAt } = body;
+  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'rateLimits', 'quota', 'expiresAt', 'environment', 'metadata', 'ipAllowlist']);
+  const { name, scopes, rateLimit, rateLimits, quota, expiresAt } = body;
   if (typeof name !== 'string' || name.trim() === '') throw invalid('name', '`name` is required: a non-empty string');
   if (name.length > MAX_NAME_LENGTH) throw invalid('name', `\`name\` is longer than ${MAX_NAME_LENGTH} characters`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw invalid('name', '`name` must not contain control characters');
   const input: IssueInput = { name: name.trim(), scopes: parseScopes(scopes) };
   if (rateLimit !== undefined && rateLimit !== null) input.rateLimit = parseRateLimit(rateLimit);
+  // The keyring validates these field by field (400 invalid_request naming the field).
+  if (rateLimits !== undefined && rateLimits !== null) input.rateLimits = rateLimits as NonNullable<UpdateLimitsInput['rateLimits']>;
+  if (quota !== undefined && quota !== null) input.quota = quota as QuotaInput;
   if (expiresAt !== undefined && expiresAt !== null) {
     const date = typeof expiresAt === 'string' ? parseInstant(expiresAt) : undefined;
     if (date === undefined) throw invalid('expiresAt', '`expiresAt` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z');
@@ -109,26 +117,74 @@ export function parseRotateBody(body: Record<string, unknown>): { overlapSeconds
   return { overlapSeconds };
 }
 
+/**
+ * Validates the body of `PATCH /api/keys/{id}/limits`: `{ rateLimit?, rateLimits?, quota? }`
+ * (a field left out is kept, `null` removes it). `quota: { remaining?, refill? }`: with
+ * `remaining` left out, the current live count is kept (only the refill changes).
+ */
+export function parseLimitsBody(body: Record<string, unknown>): { rateLimit?: unknown; rateLimits?: unknown; quota?: { remaining?: unknown; refill?: unknown } | null } {
+  rejectUnknownFields(body, ['rateLimit', 'rateLimits', 'quota']);
+  if (Object.keys(body).length === 0) throw invalid('body', 'Send at least one of `rateLimit`, `rateLimits`, `quota`.');
+  const { quota } = body;
+  if (quota !== undefined && quota !== null) {
+    if (typeof quota !== 'object' || Array.isArray(quota)) throw invalid('quota', '`quota` must be `{ remaining?, refill? }` or null');
+    rejectUnknownFields(quota as Record<string, unknown>, ['remaining', 'refill'], 'quota.');
+  }
+  return body as ReturnType<typeof parseLimitsBody>;
+}
+
 /** The admin handlers over `keyring`. Bodies arrive parsed (see `parseJsonObject`). */
-export function createKeyAdminHandlers(deps: { keyring: Keyring; now?: () => Date }) {
-  const { keyring, now = () => new Date() } = deps;
+export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<RateLimiterWithState, 'readQuota'>; now?: () => Date }) {
+  const { keyring, limiter, now = () => new Date() } = deps;
+
+  /** The record with its quota's live count, read from the quota store (spends nothing). */
+  async function withLiveQuota(record: KeyRecord): Promise<Record<string, unknown>> {
+    const json = JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
+    if (record.quota === null || limiter === undefined) return json;
+    const live = await limiter.readQuota(record.id, record.quota);
+    return {
+      ...json,
+      quota: { ...(json.quota as object), remaining: live.remaining, nextRefillAt: live.nextRefillAt?.toISOString() ?? null },
+    };
+  }
+
   return Object.freeze({
+    withLiveQuota,
     async issue(body: Record<string, unknown>): Promise<AppResponse> {
       const input = parseIssueBody(body, now());
       const { key, record } = await keyring.issue(input);
-      return { status: 201, body: { key, ...record } };
+      return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
+    /** The list shows each quota as last set (`remaining` at `setAt`); `GET /api/keys/{id}` shows the live count. */
     async list(plan: PagePlan): Promise<{ rows: KeyRecord[]; total?: number }> {
       const { records, total } = await keyring.list(plan);
       return total === undefined ? { rows: records } : { rows: records, total };
     },
     async get(id: string): Promise<AppResponse> {
-      return { status: 200, body: await keyring.get(id) };
+      return { status: 200, body: await withLiveQuota(await keyring.get(id)) };
+    },
+    /** `PATCH /api/keys/{id}/limits`: set rate limits, `remaining` and/or the refill. */
+    async updateLimits(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+      const { quota, ...limits } = parseLimitsBody(body);
+      const input: UpdateLimitsInput = { ...(limits as UpdateLimitsInput) };
+      if (quota === null) input.quota = null;
+      else if (quota !== undefined) {
+        let { remaining } = quota;
+        if (remaining === undefined) {
+          // Only the refill changes: keep the live count (read now; a spend racing this
+          // update may be counted twice, never given back).
+          const current = await keyring.get(id);
+          if (current.quota === null) throw invalid('quota.remaining', 'This key has no quota yet: send `quota.remaining` too.');
+          remaining = limiter === undefined ? current.quota.remaining : (await limiter.readQuota(id, current.quota)).remaining;
+        }
+        input.quota = { remaining: remaining as number, ...(quota.refill === undefined ? {} : { refill: quota.refill as NonNullable<QuotaInput['refill']> | null }) };
+      }
+      return { status: 200, body: await withLiveQuota(await keyring.updateLimits(id, input)) };
     },
     async rotate(id: string, body: Record<string, unknown>): Promise<AppResponse> {
       const { overlapSeconds } = parseRotateBody(body);
       const { key, record } = await keyring.rotate(id, { overlapSeconds });
-      return { status: 201, body: { key, ...record } };
+      return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
     async update(id: string, body: Record<string, unknown>): Promise<AppResponse> {
       return { status: 200, body: await keyring.update(id, parseUpdateBody(body)) };

@@ -4,8 +4,8 @@
  * revocations go through Redis so several instances share them.
  * @module
  */
-import { createApiKeyGuard, createKeyring, createRateLimiter, type ApiKeyGuard, type Keyring, type KeyStore, type RateLimiter } from '@keyset/core';
-import { createPostgresKeyStore } from '@keyset/postgres';
+import { createApiKeyGuard, createKeyring, createRateLimiter, type ApiKeyGuard, type Keyring, type KeyStore, type RateLimiterWithState } from '@keyset/core';
+import { createPostgresKeyStore, createPostgresQuotaStore } from '@keyset/postgres';
 import type { Config } from '../config.ts';
 import type { SqlClient } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -18,7 +18,7 @@ export const REALM = 'orders-api';
 export interface KeyServices {
   store: KeyStore;
   keyring: Keyring;
-  limiter: RateLimiter;
+  limiter: RateLimiterWithState;
   guard: ApiKeyGuard;
   /** Flushes `lastUsedAt`, then disconnects Redis. Never closes the database. */
   close(): Promise<void>;
@@ -51,6 +51,9 @@ export async function createKeyServices(deps: {
     // Redis down: each instance limits on its own rather than refusing or waving through.
     onStoreError: 'local',
     logger: logger.child({ component: 'rate-limit' }),
+    // Quota counts live with the keys in the database (shared by every instance, kept
+    // across restarts), or in Redis with REDIS_URL.
+    quotaStore: redis?.quotaStore ?? createPostgresQuotaStore({ client: db }),
     ...(redis === undefined ? {} : { store: redis.rateLimitStore }),
   });
   const guard = createApiKeyGuard({ keyring, limiter });

@@ -6,14 +6,15 @@
  * later degrades to per-instance limits (`onStoreError: 'local'`).
  * @module
  */
-import type { Keyring, RateLimitStore } from '@keyset/core';
-import { createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import type { Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
+import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 
 /** What Redis provides to one process. */
 export interface RedisServices {
   rateLimitStore: RateLimitStore;
+  quotaStore: QuotaStore;
   close(): Promise<void>;
 }
 
@@ -54,6 +55,7 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; logger
     await bus.ready;
     return {
       rateLimitStore: createRedisRateLimitStore({ redis }),
+      quotaStore: createRedisQuotaStore({ redis }),
       async close() {
         await bus.close().catch(() => undefined);
         await Promise.allSettled([redis.quit(), subscriber.quit()]);
