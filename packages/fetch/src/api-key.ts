@@ -3,7 +3,7 @@
  * `scopes`, receives the verified key, and its response gets the `RateLimit` headers.
  * @module
  */
-import { ConfigError, isValidScope } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { rememberHeaders, withHeaders } from './internal/request-state.ts';
@@ -28,6 +28,15 @@ export interface ApiKeyOptions<Rest extends unknown[] = []> {
    * @default unknown
    */
   clientAddress?: (request: Request, ...rest: Rest) => string | null | undefined;
+  /**
+   * Credits a request to this route spends from the key's usage quota (keys without a
+   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
+   * requests, whatever their cost.
+   * @default 1
+   */
+  cost?: number;
+  /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
+  route?: string;
 }
 
 /** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
@@ -54,14 +63,15 @@ export type ApiKeyHandler<Rest extends unknown[] = []> = (
  * ```
  */
 export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
-  const { guard, scopes = [], clientAddress } = options;
+  const { guard, scopes, cost, route, clientAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
-    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
-  }
   if (typeof handler !== 'function') throw new ConfigError('apiKey(options, handler) needs the handler to protect');
   if (clientAddress !== undefined && typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (request, ...platformArgs) => address');
-  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  const checkOptions = apiKeyCheckOptions({
+    ...(scopes === undefined ? {} : { scopes }),
+    ...(cost === undefined ? {} : { cost }),
+    ...(route === undefined ? {} : { route }),
+  });
   return async function apiKey(request, ...rest) {
     const checked = {
       authorization: request.headers.get('authorization'),

@@ -199,7 +199,7 @@ export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
       await changes.emit({ type: 'updated', id });
       const after = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
       if (after === undefined) throw notFound();
-      return toKeyRecord(after, pendingUse);
+      return record(after);
     },
   });
 }

@@ -37,6 +37,7 @@ export interface StoredIdentity {
   metadata: KeyMetadata;
   /** Canonical CIDR blocks the key may be used from; `null` = any address. */
   ipAllowlist: readonly string[] | null;
+  /**
    * Every rate limit of the identity, decided together; `null`/absent = the limiter's default.
    * When absent, `rateLimit` alone applies.
    */
@@ -105,6 +106,7 @@ export interface KeyStore {
    * without it `Keyring.update` answers 503.
    */
   updateIdentity?(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined>;
+  /**
    * Replaces the identity's rate limits and/or quota (a field left out is kept). Resolves
    * `false` when the identity does not exist. Optional for stores written before 0.2;
    * `Keyring.updateLimits` needs it.
