@@ -11,12 +11,12 @@ import { createPaginator, isKeysetError, keyListSort, type KeyRecord, type Keyri
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
-import { MAX_OVERLAP_SECONDS, SCOPES, parseIssueBody } from './app/keys-admin.ts';
+import { MAX_OVERLAP_SECONDS, SCOPES, createKeyAdminHandlers, parseIssueBody } from './app/keys-admin.ts';
 import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir.ts';
 import { openStorage } from './db/open-storage.ts';
 import { formatRecord, formatTable } from './keys/key-table.ts';
-import { createKeyServices } from './keys/key-services.ts';
+import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
 import { isEntryPoint } from './entry-point.ts';
 
@@ -28,16 +28,25 @@ Manage the orders API's keys in its database (DATABASE_URL, or the embedded
 PGlite database in DATA_DIR; stop the server first when it uses PGlite).
 
 Commands:
-  create --name <name> --scopes <scope,...> [--rate <n>/<window>] [--expires <time>]
+  create --name <name> --scopes <scope,...> [--rate <n>/<window>[,...]]
+         [--quota <credits>] [--refill <amount>/<interval>] [--expires <time>]
          [--metadata <json object>] [--ip-allowlist <cidr,...>]
         Issue a key. Scopes: ${SCOPES.join(', ')}.
-        --rate 10/1s, 600/1m, 10000/1h (default: the server's RATE_LIMIT).
+        --rate 10/1s, 600/1m, 10000/1h (default: the server's RATE_LIMIT);
+               several at once: --rate 10/1s,10000/1d (all must admit a request).
+        --quota 1000: credits; a report costs 5, a page of orders 1 (default: none).
+        --refill 1000/monthly, 100/daily or 50/3600s: credits are SET to the
+               amount at 00:00 UTC each day / on the 1st of each month / every N s.
         --expires 2030-01-31T00:00:00Z (default: never).
         --metadata '{"tenant":"t_42"}' (returned on every verification; at most 4 KiB).
         --ip-allowlist 203.0.113.0/24,2001:db8::/32 (default: any address).
         The key is printed once; it is not stored and cannot be shown again.
+  limits <id> [--rate <n>/<window>[,...] | --rate default] [--quota <credits> | --quota none]
+         [--refill <amount>/<interval> | --refill none]
+        Change a key's rate limits, remaining credits and refill; the rest is kept
+        (--refill alone keeps the credits left). Applies to the next request.
   list                     List every key, newest first (never a secret).
-  show <id>                One key's record.
+  show <id>                One key's record, with its live credits left.
   rotate <id> --overlap <duration>
         Issue a new secret; the old one keeps working for the overlap:
         seconds (3600) or 30s, 15m, 1h, 7d; 0 stops it at once (leaked key).
@@ -95,6 +104,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         metadata: { type: 'string' },
         'ip-allowlist': { type: 'string' },
         overlap: { type: 'string' },
+        quota: { type: 'string' },
+        refill: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -121,7 +132,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   }
 
-  let action: (keyring: Keyring) => Promise<void>;
+  let action: (keys: KeyServices) => Promise<void>;
   const print = (json: unknown, human: string): void => io.out(values.json ? `${JSON.stringify(json, null, 2)}\n` : human);
   try {
     switch (command) {
@@ -130,11 +141,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const body: Record<string, unknown> = { name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) };
         if (values.name === undefined) throw new UsageError('create needs --name <name>');
         if (values.scopes === undefined) throw new UsageError(`create needs --scopes <scope,...> (${SCOPES.join(', ')})`);
-        if (values.rate !== undefined) {
-          const rate = parseRate(values.rate);
-          if (!rate) throw new UsageError(`--rate must look like 10/1s, 600/1m or 10000/1h, got "${values.rate}"`);
-          body.rateLimit = rate;
-        }
+        Object.assign(body, limitsFromFlags(values, false));
         if (values.expires !== undefined) body.expiresAt = values.expires;
         if (values.metadata !== undefined) {
           try {
@@ -146,7 +153,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const allowlist = values['ip-allowlist'];
         if (allowlist !== undefined) body.ipAllowlist = allowlist.split(',').map((s) => s.trim()).filter(Boolean);
         const input = parseIssueBody(body);
-        action = async (keyring) => {
+        action = async ({ keyring }) => {
           const { key, record } = await keyring.issue(input);
           print(
             { key, ...record },
@@ -158,16 +165,27 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       case 'list':
         expectArgs(rest, 0, 'list');
-        action = async (keyring) => {
+        action = async ({ keyring }) => {
           const records = await listAll(keyring);
           print(records, records.length === 0 ? 'No keys.\n' : formatTable(records));
         };
         break;
       case 'show': {
         const id = expectArgs(rest, 1, 'show <id>');
-        action = async (keyring) => {
+        action = async ({ keyring, limiter }) => {
           const record = await keyring.get(id);
-          print(record, formatRecord(record));
+          const shown = (await createKeyAdminHandlers({ keyring, limiter }).get(id)).body;
+          print(shown, formatRecord(record) + quotaLine(shown));
+        };
+        break;
+      }
+      case 'limits': {
+        const id = expectArgs(rest, 1, 'limits <id> [--rate …] [--quota …] [--refill …]');
+        const body = limitsFromFlags(values, true);
+        if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota and/or --refill');
+        action = async ({ keyring, limiter }) => {
+          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body);
+          print(shown, `Updated the limits of key ${id}.\n${quotaLine(shown)}`);
         };
         break;
       }
@@ -178,7 +196,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (overlapSeconds === undefined || overlapSeconds > MAX_OVERLAP_SECONDS) {
           throw new UsageError(`--overlap must be seconds or 30s/15m/1h/7d, at most 30 days, got "${values.overlap}"`);
         }
-        action = async (keyring) => {
+        action = async ({ keyring }) => {
           const { key, record } = await keyring.rotate(id, { overlapSeconds });
           const until = new Date(Date.now() + overlapSeconds * 1000).toISOString();
           print(
@@ -191,7 +209,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       case 'revoke': {
         const id = expectArgs(rest, 1, 'revoke <id>');
-        action = async (keyring) => {
+        action = async ({ keyring }) => {
           await keyring.revoke(id);
           print({ id, revoked: true }, `Revoked key ${id}.\n`);
         };
@@ -231,7 +249,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const keys = await createKeyServices({ db: storage.db, config, logger });
     try {
-      await action(keys.keyring);
+      await action(keys);
       return 0;
     } finally {
       await keys.close();
@@ -246,6 +264,57 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await storage.close();
   }
+}
+
+const REFILL = /^([1-9][0-9]{0,14})\/(daily|monthly|([1-9][0-9]{0,7})s)$/;
+
+/**
+ * `--rate`, `--quota`, `--refill` as an admin body. `update`: `default`/`none` remove, and
+ * `--refill` alone keeps the credits left. Throws `UsageError` for a malformed flag.
+ */
+function limitsFromFlags(values: { rate?: string | undefined; quota?: string | undefined; refill?: string | undefined }, update: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (values.rate !== undefined) {
+    if (update && values.rate === 'default') body.rateLimits = null;
+    else {
+      const parts = values.rate.split(',').map((part) => part.trim());
+      const rates = parts.map((part) => {
+        const rate = parseRate(part);
+        if (!rate) throw new UsageError(`--rate must look like 10/1s, 600/1m or 10000/1h (comma-separated for several), got "${values.rate}"`);
+        return { ...rate, name: part.slice(part.indexOf('/') + 1) };
+      });
+      if (rates.length === 1 && !update) body.rateLimit = { limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds };
+      else body.rateLimits = rates.length === 1 ? [{ limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds }] : rates;
+    }
+  }
+  let refill: unknown;
+  if (values.refill !== undefined) {
+    const match = REFILL.exec(values.refill.trim());
+    if (update && values.refill === 'none') refill = null;
+    else if (!match) throw new UsageError(`--refill must look like 1000/monthly, 100/daily or 50/3600s, got "${values.refill}"`);
+    else refill = { amount: Number(match[1]), interval: match[3] === undefined ? match[2] : Number(match[3]) };
+  }
+  if (values.quota !== undefined) {
+    if (update && values.quota === 'none') {
+      if (values.refill !== undefined) throw new UsageError('--quota none removes the quota: drop --refill');
+      body.quota = null;
+    } else {
+      if (!/^(0|[1-9][0-9]{0,14})$/.test(values.quota)) throw new UsageError(`--quota must be a number of credits, got "${values.quota}"`);
+      body.quota = { remaining: Number(values.quota), ...(refill === undefined ? {} : { refill }) };
+    }
+  } else if (refill !== undefined) {
+    if (!update) throw new UsageError('--refill needs --quota <credits>');
+    body.quota = { refill };
+  }
+  return body;
+}
+
+/** `quota: 12 credits left (refills to 50 monthly, next 2026-02-01T00:00:00.000Z)`, or nothing. */
+function quotaLine(record: unknown): string {
+  const quota = (record as { quota?: { remaining: number; refill: { amount: number; interval: unknown } | null; nextRefillAt?: string | null } | null }).quota;
+  if (quota === null || quota === undefined) return 'quota:      none\n';
+  const refill = quota.refill === null ? 'no refill' : `refills to ${quota.refill.amount} ${typeof quota.refill.interval === 'number' ? `every ${quota.refill.interval}s` : String(quota.refill.interval)}, next ${quota.nextRefillAt ?? '?'}`;
+  return `quota:      ${quota.remaining} credits left (${refill})\n`;
 }
 
 function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): string {

@@ -39,6 +39,10 @@ describe('key CLI', () => {
     [['create', '--name', 'x', '--scopes', 'orders:write'], /Unknown scope/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--rate', 'fast'], /--rate/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--expires', 'tomorrow'], /expiresAt/],
+    [['create', '--name', 'x', '--scopes', 'orders:read', '--quota', 'lots'], /--quota/],
+    [['create', '--name', 'x', '--scopes', 'orders:read', '--quota', '5', '--refill', '5/weekly'], /--refill/],
+    [['create', '--name', 'x', '--scopes', 'orders:read', '--refill', '5/daily'], /--refill needs --quota/],
+    [['limits', 'key_x'], /limits needs/],
     [['rotate', 'key_x'], /--overlap/],
     [['rotate', 'key_x', '--overlap', 'soon'], /--overlap/],
     [['revoke'], /usage: npx -y pnpm@10\.34\.9 keys revoke/],
@@ -94,6 +98,24 @@ describe('key CLI', () => {
     const shown = await cli(['show', record.id], env);
     expect(shown.code).toBe(0);
     expect(shown.out).toMatch(/status:\s+revoked/);
+
+    const metered = await cli(['create', '--name', 'metered', '--scopes', 'reports:read', '--rate', '10/1s,10000/1d', '--quota', '100', '--refill', '100/monthly', '--json'], env);
+    expect(metered.code, metered.err).toBe(0);
+    const m = JSON.parse(metered.out);
+    expect(m).toMatchObject({
+      rateLimits: [{ limit: 10, windowSeconds: 1, name: '1s' }, { limit: 10_000, windowSeconds: 86_400, name: '1d' }],
+      quota: { remaining: 100, refill: { amount: 100, interval: 'monthly' } },
+    });
+    const limited = await cli(['limits', m.id, '--quota', '7', '--rate', 'default', '--json'], env);
+    expect(limited.code, limited.err).toBe(0);
+    expect(JSON.parse(limited.out)).toMatchObject({ rateLimits: null, quota: { remaining: 7, refill: { amount: 100, interval: 'monthly' } } });
+    const refill = await cli(['limits', m.id, '--refill', '20/3600s'], env);
+    expect(refill.code, refill.err).toBe(0);
+    expect(refill.out).toMatch(/quota:\s+7 credits left \(refills to 20 every 3600s, next /);
+    const showQuota = await cli(['show', m.id], env);
+    expect(showQuota.out).toMatch(/quota:\s+7 credits left/);
+    const bad = await cli(['limits', m.id, '--quota', '-1'], env);
+    expect(bad.code).toBe(2);
 
     const missing = await cli(['show', 'key_doesnotexist000000000'], env);
     expect(missing).toMatchObject({ code: 1, err: 'No key with this id.\n' });

@@ -32,7 +32,7 @@ export function formatRecord(r: KeyRecord): string {
     `name:       ${r.name}`,
     `scopes:     ${r.scopes.join(', ')}`,
     `status:     ${keyStatus(r)}`,
-    `rate limit: ${r.rateLimit === null ? 'server default' : `${r.rateLimit.limit} per ${r.rateLimit.windowSeconds}s`}`,
+    `rate limit: ${r.rateLimits === null ? 'server default' : r.rateLimits.map((l) => `${l.limit} per ${l.windowSeconds}s`).join(' and ')}`,
     `created:    ${day(r.createdAt)}`,
     `last used:  ${day(r.lastUsedAt)}`,
     `expires:    ${day(r.expiresAt)}`,
