@@ -5,7 +5,7 @@
  * caller without a valid key never gets a body parsed (or a 400 for a malformed one).
  * @module
  */
-import { ConfigError, isValidScope } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
 import type { ApiKeyGuard } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';
@@ -19,6 +19,15 @@ export interface ApiKeyOptions {
    * @default [] (any valid key)
    */
   scopes?: readonly string[];
+  /**
+   * Credits a request to this route spends from the key's usage quota (keys without a
+   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
+   * requests, whatever their cost.
+   * @default 1
+   */
+  cost?: number;
+  /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
+  route?: string;
 }
 
 /** A Fastify hook (`onRequest`, or `preHandler`) that authenticates the request. */
@@ -36,12 +45,13 @@ export type ApiKeyHook = (request: FastifyRequest, reply: FastifyReply) => Promi
  * ```
  */
 export function apiKey(options: ApiKeyOptions): ApiKeyHook {
-  const { guard, scopes = [] } = options;
+  const { guard, scopes, cost, route } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
-    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
-  }
-  const checkOptions = Object.freeze({ scopes: Object.freeze([...scopes]) });
+  const checkOptions = apiKeyCheckOptions({
+    ...(scopes === undefined ? {} : { scopes }),
+    ...(cost === undefined ? {} : { cost }),
+    ...(route === undefined ? {} : { route }),
+  });
   return async function apiKey(request, reply) {
     // The socket's peer and the raw header; the guard's `trustProxy` decides what to
     // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:

@@ -34,6 +34,7 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
     return { id, name, last4 };
   });
   app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => 'unreachable');
+  app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
   app.post('/echo', { onRequest: apiKey({ guard }) }, async (request) => ({ received: request.body }));
   app.get('/query', { preHandler: paginate(paginator) }, async (request) => request.query);
   app.get('/throws', async () => {
