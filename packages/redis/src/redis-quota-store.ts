@@ -6,10 +6,10 @@
  * `maxmemory-policy`, which never evicts keys without a TTL).
  * @module
  */
-import { ConfigError, checkQuotaSpend } from '@keyset/core';
+import { ConfigError, checkQuotaSpend, createSilenceWatch } from '@keyset/core';
 import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '@keyset/core';
 import { QUOTA_SCRIPT } from './internal/quota-script.ts';
-import { createSilenceWatch, sha1Hex } from './internal/with-timeout.ts';
+import { sha1Hex } from './internal/with-timeout.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';
 
 /** Options of `createRedisQuotaStore`. */

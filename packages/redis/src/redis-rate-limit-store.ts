@@ -6,10 +6,10 @@
  * by the keys active within one window.
  * @module
  */
-import { ConfigError, evaluateGcra, prepareGcra } from '@keyset/core';
+import { ConfigError, createSilenceWatch, evaluateGcra, prepareGcra } from '@keyset/core';
 import type { GcraParameters, RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
 import { GCRA_SCRIPT } from './internal/gcra-script.ts';
-import { createSilenceWatch, sha1Hex } from './internal/with-timeout.ts';
+import { sha1Hex } from './internal/with-timeout.ts';
 
 /**
  * What the store needs from a Redis client: `EVALSHA` and `EVAL`. An ioredis `Redis` or
