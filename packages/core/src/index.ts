@@ -27,7 +27,7 @@ export type { Clock } from './clock.ts';
 export { constantTimeEqual } from './crypto/crypto-provider.ts';
 export type { CryptoProvider } from './crypto/crypto-provider.ts';
 export { webCrypto } from './crypto/crypto.web.ts';
-export { createSilenceWatch } from './internal/silence-timeout.ts';
+export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';
 export type { SilenceWatch } from './internal/silence-timeout.ts';
 
 export * from './pagination/index.ts';

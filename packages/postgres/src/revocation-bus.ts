@@ -12,7 +12,7 @@
  * misses the event, and its cache TTL bounds how long it may still accept the key.
  * @module
  */
-import { ConfigError, createRevocationProtocol, isRevocationEvent } from '@keyset/core';
+import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
 import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
 import type { Queryable } from './queryable.ts';
 
@@ -86,15 +86,6 @@ const CHANNEL = /^[a-z_][a-z0-9_]{0,39}$/;
 const consoleLogger: RevocationBusLogger = {
   warn: (details, message) => console.warn(`[keyset] ${message}`, details),
 };
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`${what} did not answer within ${ms} ms`), { name: 'TimeoutError' })), ms);
-  });
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Connects a keyring to the other instances through PostgreSQL.

@@ -9,7 +9,7 @@
 import { ConfigError, checkQuotaSpend, createSilenceWatch } from '@keyset/core';
 import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '@keyset/core';
 import { QUOTA_SCRIPT } from './internal/quota-script.ts';
-import { sha1Hex } from './internal/with-timeout.ts';
+import { sha1Hex } from './internal/sha1.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';
 
 /** Options of `createRedisQuotaStore`. */

@@ -9,7 +9,7 @@
 import { ConfigError, createSilenceWatch, evaluateGcra, prepareGcra } from '@keyset/core';
 import type { GcraParameters, RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
 import { GCRA_SCRIPT } from './internal/gcra-script.ts';
-import { sha1Hex } from './internal/with-timeout.ts';
+import { sha1Hex } from './internal/sha1.ts';
 
 /**
  * What the store needs from a Redis client: `EVALSHA` and `EVAL`. An ioredis `Redis` or

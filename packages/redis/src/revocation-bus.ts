@@ -15,9 +15,8 @@
  * the key. ioredis re-subscribes by itself after a reconnect.
  * @module
  */
-import { ConfigError, createRevocationProtocol, isRevocationEvent } from '@keyset/core';
+import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
 import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
-import { withTimeout } from './internal/with-timeout.ts';
 
 export type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
 

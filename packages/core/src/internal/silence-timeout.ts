@@ -75,3 +75,28 @@ export function createSilenceWatch(ms: number, what: string): SilenceWatch {
     },
   });
 }
+
+/**
+ * Rejects with a `TimeoutError` ("`what` did not answer within `ms` ms") after `ms`, timed
+ * per call; a late settlement of `promise` is swallowed, never unhandled. For one-off
+ * waits (a publish, an acknowledgement); a store's decisions use `createSilenceWatch`.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new Error(`${what} did not answer within ${ms} ms`);
+      error.name = 'TimeoutError';
+      reject(error);
+    }, ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
+import { withTimeout } from '../internal/silence-timeout.ts';
 import { quotaPeriodStart, quotaSpend } from './quota-period.ts';
 import type { Quota, QuotaDecision, QuotaStore } from './types.ts';
 
@@ -41,7 +42,7 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
       let answer;
       try {
         const pending = store.spend(request);
-        answer = isPromise(pending) ? await withTimeout(pending, timeoutMs) : pending;
+        answer = isPromise(pending) ? await withTimeout(pending, timeoutMs, 'quota store') : pending;
         if (failing) {
           failing = false;
           warn({}, 'quota store answers again');
@@ -72,23 +73,6 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/** Rejects after `ms`; a late settlement of `promise` is swallowed, never unhandled. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`quota store did not answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
 
 function describe(error: unknown): string {
