@@ -13,7 +13,7 @@ import {
   createRateLimiter,
   paginateArray,
 } from '@keyset/core';
-import type { ApiKeyGuard, Keyring, KeyStore, PagePlan, Paginator, SortSpec } from '@keyset/core';
+import type { ApiKeyGuard, CountedTotal, Keyring, KeyStore, PagePlan, Paginator, SortSpec } from '@keyset/core';
 
 /** One row of the conformance collection. */
 export interface Item {
@@ -49,8 +49,12 @@ export interface ConformanceFixture {
   };
   /** A well-formed key (valid checksum) that this keyring never issued. */
   readonly foreignKey: string;
-  /** What a route handler fetches for a plan, honouring the `status` filter. */
-  list(plan: PagePlan, query: URLSearchParams): { rows: Item[]; total: number };
+  /**
+   * What a route handler fetches for a plan, honouring the `status` filter. The paginator
+   * counts `total` exactly up to `TOTAL_CAP` rows: the unfiltered collection (47) answers
+   * `{ value: 40, accuracy: 'atLeast' }`, a filtered one its exact count.
+   */
+  list(plan: PagePlan, query: URLSearchParams): { rows: Item[]; total: number | CountedTotal };
   /** The filters bound into the cursor: `{ status }` when the query has one. */
   filters(query: URLSearchParams): Record<string, unknown>;
   /** Errors the apps' problem handlers reported through `onError`, with their status. */
@@ -61,6 +65,8 @@ export interface ConformanceFixture {
 export const PREFIX = 'conf_test';
 export const REALM = 'conformance';
 export const LIMITS = { default: 5, max: 20, overMax: 'reject' } as const;
+/** The conformance paginator counts offset mode's `total` up to this many rows (`total: { mode: 'exact', cap }`). */
+export const TOTAL_CAP = 40;
 
 /** The 47 items every fixture serves, the same in every process and runtime. */
 export function conformanceItems(): Item[] {
@@ -112,6 +118,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
       { name: 'id', type: 'int', unique: true },
     ],
     limits: LIMITS,
+    total: { mode: 'exact', cap: TOTAL_CAP },
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
@@ -149,7 +156,14 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     downGuard,
     keys: { reader, writer, limited, loopback, elsewhere, metered },
     foreignKey,
-    list: (plan, query) => paginateArray(select(query), plan, plan.sort),
+    list: (plan, query) => {
+      const selected = select(query);
+      const { rows } = paginateArray(selected, plan, plan.sort);
+      // A capped count, as `countTotal` runs it: at most cap + 1 rows are counted.
+      const cap = plan.mode === 'offset' && plan.total?.mode === 'exact' ? plan.total.cap : null;
+      const total: number | CountedTotal = cap !== null && selected.length > cap ? { value: cap, accuracy: 'atLeast' } : selected.length;
+      return { rows, total };
+    },
     filters: (query) => {
       const status = query.get('status');
       return status === null ? {} : { status };

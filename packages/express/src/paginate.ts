@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, normalizeBaseUrl } from '@keyset/core';
-import type { PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { publicUrl } from './internal/request-url.ts';
 
@@ -38,8 +38,11 @@ export interface PaginateOptions {
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /** Total row count, for offset mode's `total`. */
-  total?: number;
+  /**
+   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
+   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
+   */
+  total?: number | CountedTotal;
 }
 
 interface PageState {

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError, normalizeBaseUrl } from '@keyset/core';
-import type { PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { publicUrl } from './internal/request-url.ts';
 
@@ -29,8 +29,11 @@ export interface PaginateOptions {
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /** Total row count, for offset mode's `total`. */
-  total?: number;
+  /**
+   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
+   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
+   */
+  total?: number | CountedTotal;
 }
 
 /** A Fastify hook (`preHandler`, or `onRequest`) that plans the page. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError, normalizeBaseUrl } from '@keyset/core';
-import type { PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 
 /** Options of `paginate()`. */
@@ -26,8 +26,11 @@ export interface PaginateOptions {
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /** Total row count, for offset mode's `total`. */
-  total?: number;
+  /**
+   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
+   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
+   */
+  total?: number | CountedTotal;
   /**
    * More response headers (e.g. `cache-control`). `content-type` is always JSON; the page's `Link` (when it has a next page) replaces one given here.
    * @default none

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, normalizeBaseUrl } from '@keyset/core';
-import type { CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { publicUrl } from './internal/public-url.ts';
 
@@ -33,8 +33,11 @@ export interface PaginateOptions {
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /** Total row count, for offset mode's `total`. */
-  total?: number;
+  /**
+   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
+   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
+   */
+  total?: number | CountedTotal;
 }
 
 interface PageState {

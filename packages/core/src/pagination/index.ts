@@ -12,6 +12,7 @@ export { createPaginator } from './paginator.ts';
 export { parsePageQuery } from './parse-page-query.ts';
 export { createSortParam } from './sort-param.ts';
 export { defineSortSpec, fetchSort, reverseSortSpec } from './sort-spec.ts';
+export { countTotal, resolveTotalPolicy, settleTotal } from './total-policy.ts';
 
 export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './cursor-codec.ts';
 export type { CursorSecretsOptions } from './cursor-secrets.ts';
@@ -22,6 +23,7 @@ export type { PageLinkTarget, PageRel } from './page-links.ts';
 export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions } from './paginator.ts';
 export type { PageQuery, ParsePageQueryOptions } from './parse-page-query.ts';
 export type { SortableField, SortParam } from './sort-param.ts';
+export type { CountedTotal, SettledTotal, TotalCounters, TotalOption, TotalPolicy } from './total-policy.ts';
 export type {
   CursorDirection,
   CursorPage,

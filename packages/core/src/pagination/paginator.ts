@@ -15,6 +15,7 @@ import { pageItems } from './page-items.ts';
 import { pageLinks, type PageLinkTarget } from './page-links.ts';
 import { createSortParam, type SortableField } from './sort-param.ts';
 import { defineSortSpec } from './sort-spec.ts';
+import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
 import type { CursorDirection, CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
 import { ConfigError } from '../errors.ts';
 
@@ -51,6 +52,14 @@ export interface PaginatorOptions {
    * @default ['cursor', 'offset']
    */
   modes?: readonly PaginationMode[];
+  /**
+   * How offset mode counts `total`: `'exact'` (every matching row), `{ mode: 'exact', cap: N }`
+   * (at most N rows; more is `total: N` with `totalAtLeast: true`), `'estimated'` (the
+   * database's estimate, with `totalEstimated: true`) or `'none'` (`total: null`). The plan
+   * carries it (`plan.total`); `countTotal(plan, counters)` runs the count it asks for.
+   * @default 'exact'
+   */
+  total?: TotalOption;
   /** Cursor signing: see `CursorCodecOptions`. */
   cursor: { secrets: readonly (string | Uint8Array)[]; ttlSeconds?: number; maxLength?: number };
   /**
@@ -75,8 +84,12 @@ export interface PlanOptions {
 export interface PageOptions {
   /** The absolute request URL; the `Link` header is built from it. */
   url: string | URL;
-  /** Rows matching the filters, when counted. Offset mode uses it for `total` and has-more. */
-  total?: number;
+  /**
+   * Rows matching the filters, when counted (`countTotal` gives it): a number is an exact
+   * count. Offset mode reports it as `total` (reconciled with what the page proves: see
+   * `settleTotal`); an exact total also decides has-more, any other the extra row.
+   */
+  total?: number | CountedTotal;
 }
 
 /**
@@ -122,10 +135,11 @@ export interface Paginator<Row> {
  * ```
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
-  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, cursor, crypto = defaultCrypto, clock } = options;
+  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');
   const sort = defineSortSpec(keys);
   const limits = createLimitPolicy(limitOptions);
+  const totalPolicy = resolveTotalPolicy(totalOption);
   const modeOptions = resolveModes(options);
   if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
   const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
@@ -163,7 +177,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       const memo = fingerprintsFor(spec).get(planOptions.filters);
       const fingerprint = typeof memo === 'string' ? memo : await memo;
       if (parsed.mode === 'offset') {
-        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint });
+        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy });
       }
       const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, spec);
       return Object.freeze({
@@ -183,7 +197,9 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       const headers: Record<string, string> = {};
       const links: PageLinkTarget[] = [];
       if (plan.mode === 'offset') {
-        const hasNext = total === undefined ? hasMore : plan.offset + plan.limit < total;
+        const settled = settleTotal(plan.offset, items.length, hasMore, total);
+        const exact = typeof total === 'number' ? total : total?.accuracy === 'exact' ? total.value : undefined;
+        const hasNext = exact === undefined ? hasMore : plan.offset + plan.limit < exact;
         if (hasNext) links.push({ rel: 'next', name: 'offset', value: String(plan.offset + plan.limit) });
         if (plan.offset > 0) {
           links.push({ rel: 'prev', name: 'offset', value: String(Math.max(0, plan.offset - plan.limit)) });
@@ -191,7 +207,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
         }
         const link = pageLinks(url, links);
         if (link !== undefined) headers.link = link;
-        return { body: { items, total: total ?? null }, headers };
+        return { body: { items, ...settled }, headers };
       }
       // In the walk's own direction the extra row decides. In the other direction, a page
       // reached from a position always has the rows it came from beyond it: the cursor

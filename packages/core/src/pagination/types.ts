@@ -3,6 +3,7 @@
  * response envelopes (docs/architecture.md, "Pagination").
  * @module
  */
+import type { TotalPolicy } from './total-policy.ts';
 
 /** Direction of one sort key. */
 export type SortDirection = 'asc' | 'desc';
@@ -110,6 +111,11 @@ export type PagePlan =
       /** The page's sort (validated, frozen). */
       readonly sort: SortSpec;
       readonly fingerprint: string;
+      /**
+       * How this endpoint counts `total` (`countTotal` runs it).
+       * @default { mode: 'exact', cap: null } (plans built by hand)
+       */
+      readonly total?: TotalPolicy;
     };
 
 /**
@@ -123,8 +129,14 @@ export interface CursorPage<Row> {
   prevCursor: string | null;
 }
 
-/** Offset-mode body. `total` is `null` when the source did not count. */
+/**
+ * Offset-mode body. `total` is `null` when the source did not count (the endpoint's total
+ * mode is `none`). `totalEstimated: true` marks a database estimate, `totalAtLeast: true` a
+ * capped count (the collection has at least `total` rows); both are absent on an exact total.
+ */
 export interface OffsetPage<Row> {
   items: Row[];
   total: number | null;
+  totalEstimated?: true;
+  totalAtLeast?: true;
 }
