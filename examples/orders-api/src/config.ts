@@ -7,8 +7,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Adapters the example can serve through. */
-export type AdapterName = 'hono' | 'express';
+/** Adapters the example can serve through (`ADAPTER`), each with identical behaviour. */
+export const ADAPTERS = Object.freeze(['hono', 'express', 'fastify', 'fetch'] as const);
+export type AdapterName = (typeof ADAPTERS)[number];
 
 /** pino levels accepted by `LOG_LEVEL`. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -123,8 +124,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (host !== undefined) input.host = host;
   const adapter = read('ADAPTER');
   if (adapter !== undefined) {
-    if (adapter === 'hono' || adapter === 'express') input.adapter = adapter;
-    else problems.push(`ADAPTER must be "hono" or "express", got "${adapter}"`);
+    if (isAdapter(adapter)) input.adapter = adapter;
+    else problems.push(adapterProblem(adapter));
   }
   const dataDir = read('DATA_DIR');
   if (dataDir !== undefined) {
@@ -191,9 +192,7 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65_535) {
     problems.push(`PORT must be an integer from 0 to 65535, got ${String(config.port)}`);
   }
-  if (config.adapter !== 'hono' && config.adapter !== 'express') {
-    problems.push(`ADAPTER must be "hono" or "express", got "${String(config.adapter)}"`);
-  }
+  if (!isAdapter(config.adapter)) problems.push(adapterProblem(config.adapter));
   if (!isAbsolute(config.dataDir)) config.dataDir = resolve(config.dataDir);
   if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(config.databaseUrl)) {
     problems.push('DATABASE_URL must start with postgres:// or postgresql://');
@@ -235,6 +234,14 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   }
   if (problems.length > 0) throw new ConfigurationError(problems);
   return config;
+}
+
+function isAdapter(value: unknown): value is AdapterName {
+  return (ADAPTERS as readonly unknown[]).includes(value);
+}
+
+function adapterProblem(value: unknown): string {
+  return `ADAPTER must be one of ${ADAPTERS.map((a) => `"${a}"`).join(', ')}, got "${String(value)}"`;
 }
 
 function stripUndefined<T extends object>(input: T): Partial<T> {

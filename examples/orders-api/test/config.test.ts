@@ -53,6 +53,17 @@ describe('loadConfig', () => {
     });
   });
 
+  it('accepts every adapter, names them all when ADAPTER is unknown, and is strict about case', () => {
+    for (const adapter of ['hono', 'express', 'fastify', 'fetch'] as const) {
+      expect(loadConfig({ ADAPTER: adapter }).adapter).toBe(adapter);
+      expect(resolveConfig({ adapter }).adapter).toBe(adapter);
+    }
+    for (const bad of ['koa', 'Fastify', 'FETCH', 'node']) {
+      expect(() => loadConfig({ ADAPTER: bad }), bad).toThrow('ADAPTER must be one of "hono", "express", "fastify", "fetch"');
+    }
+    expect(() => resolveConfig({ adapter: 'koa' as never })).toThrow(/ADAPTER must be one of/);
+  });
+
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
     expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
   });

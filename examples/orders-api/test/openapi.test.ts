@@ -7,8 +7,9 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '@keyset/core';
 import { call, startApi, type TestApi } from './helpers.ts';
+import { ADAPTERS } from '../src/config.ts';
 
-describe.each(['hono', 'express'] as const)('OpenAPI on %s', (adapter) => {
+describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
   let t: TestApi;
   beforeAll(async () => {
     t = await startApi({ adapter, seedOrders: 50 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDataDir, DataDirLockedError } from '../src/data-dir.ts';
 import type { Order } from '../src/app/orders.ts';
 import { runCli } from '../src/cli.ts';
+import { ADAPTERS } from '../src/config.ts';
 import { call, linkTo, nextLink, startApi, type TestApi } from './helpers.ts';
 
 const SEED = 2000;
@@ -18,7 +19,7 @@ const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 /** An item as the API documents it: the app's own type, so the test cannot drift from it. */
 type OrderItem = Order;
 
-describe.each(['hono', 'express'] as const)('orders API on %s', (adapter) => {
+describe.each(ADAPTERS)('orders API on %s', (adapter) => {
   let t: TestApi;
   let base: string;
   let admin: string;

@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApi, type TestApi } from './helpers.ts';
+import { ADAPTERS } from '../src/config.ts';
 
 const serverUrl = await postgresUrl();
 
-describe.skipIf(serverUrl === undefined).each(['hono', 'express'] as const)('database outage on %s', (adapter) => {
+describe.skipIf(serverUrl === undefined).each(ADAPTERS)('database outage on %s', (adapter) => {
   const database = `orders_outage_${adapter}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   let t: TestApi;
   let admin: pg.Client;

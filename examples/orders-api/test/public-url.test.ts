@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApi, type TestApi } from './helpers.ts';
+import { ADAPTERS } from '../src/config.ts';
 
 function get(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; link: string | undefined }> {
   const url = new URL(path, base);
@@ -21,7 +22,7 @@ function get(base: string, path: string, headers: Record<string, string>): Promi
   });
 }
 
-describe.each(['hono', 'express'] as const)('Link origin on %s', (adapter) => {
+describe.each(ADAPTERS)('Link origin on %s', (adapter) => {
   let pinned: TestApi;
   let unpinned: TestApi;
   const keys = new Map<TestApi, string>();

@@ -1,0 +1,111 @@
+/**
+ * The orders API on Fastify 5: routes, `@keyset/fastify` hooks, request logs. It only
+ * translates between HTTP and the app layer (`src/app`).
+ * @module
+ */
+import { apiKey, keyset, paginate, problemHandler, sendPage } from '@keyset/fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AppResponse } from './app/app-types.ts';
+import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
+import type { OrdersApp } from './app/create-app.ts';
+import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { logRequest } from './logger.ts';
+import type { ServerOptions } from './server-hono.ts';
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+/**
+ * The Fastify application, ready (routes registered, plugins loaded) and not listening.
+ * `serverFactory` lets it build its Node server on the side; `createFastifyServer` returns it.
+ */
+export async function createFastifyApp(app: OrdersApp, options: ServerOptions & { serverFactory?: (handler: RequestListener) => Server }): Promise<FastifyInstance> {
+  const { logger, publicUrl, serverFactory } = options;
+  const pageOptions = publicUrl === undefined ? {} : { baseUrl: publicUrl };
+  const errors = new WeakMap<FastifyRequest, unknown>();
+  const onError = (error: unknown, request: FastifyRequest): void => void errors.set(request, error);
+  const server = Fastify({
+    // Exact paths, as on the Hono server: `/api/orders/` is not `/api/orders`.
+    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true },
+    // A bad %-encoding in the path never reaches the error handler: this does.
+    frameworkErrors: problemHandler({ onError }),
+    ...(serverFactory === undefined ? {} : { serverFactory: serverFactory as never }),
+  });
+  await server.register(keyset, { onError });
+
+  server.addHook('onResponse', async function requestLog(request, reply) {
+    const key = request.apiKey ?? undefined;
+    logRequest(logger, {
+      method: request.method,
+      url: request.raw.url ?? '/',
+      status: reply.statusCode,
+      durationMs: reply.elapsedTime,
+      key: key && { id: key.id, last4: key.last4 },
+      error: errors.get(request),
+    });
+  });
+
+  // Raw bytes whatever the Content-Type, decoded as UTF-8 like Hono's `text()`: the app
+  // layer checks the headers first (`preParsing`, after the key), so Fastify never refuses a
+  // media type or inflates a coding itself, and parses the rest, so every server answers
+  // alike. Too large → 413, through the problem handler.
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+  const utf8 = new TextDecoder();
+  const checkBodyHeaders = async (request: FastifyRequest): Promise<void> => {
+    assertJsonBodyHeaders(request.headers['content-type'], request.headers['content-encoding']);
+  };
+  const jsonBody = (request: FastifyRequest) =>
+    parseJsonObject(Buffer.isBuffer(request.body) ? utf8.decode(request.body) : '', request.headers['content-type'], request.headers['content-encoding']);
+  const query = (request: FastifyRequest) => new URL(request.raw.url ?? '/', 'http://localhost').searchParams;
+
+  const { guard, scopes, costs } = app;
+  // onRequest: the key is checked before Fastify reads a body.
+  const orders = { onRequest: apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' }) };
+  const reports = { onRequest: apiKey({ guard, scopes: scopes.reports, cost: costs.reports, route: 'GET /api/reports/daily' }) };
+  const admin = { onRequest: apiKey({ guard, scopes: scopes.keys }) };
+  const adminBody = { ...admin, preParsing: checkBodyHeaders };
+
+  server.get('/healthz', async () => app.health());
+  server.get(DOCS_PATHS.document, async () => app.openapi);
+  server.get(DOCS_PATHS.page, (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
+  server.get(DOCS_PATHS.script, (_request, reply) =>
+    reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(scalarBundle()),
+  );
+
+  server.get('/api/orders', { ...orders, preHandler: paginate(app.paginators.orders, pageOptions) }, async (request, reply) => {
+    const { rows, total } = await app.orders.list(request.page);
+    return sendPage(reply, rows, total === undefined ? {} : { total });
+  });
+
+  server.get('/api/reports/daily', reports, async (request, reply) => send(reply, await app.reports.daily({ query: query(request) })));
+
+  server.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request))));
+  server.get('/api/keys', { ...admin, preHandler: paginate(app.paginators.keys, pageOptions) }, async (request, reply) => {
+    const { rows, total } = await app.keys.list(request.page);
+    return sendPage(reply, rows, total === undefined ? {} : { total });
+  });
+  server.get('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.get(request.params.id)));
+  server.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request))));
+  server.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request))));
+  server.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
+    send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request))),
+  );
+  server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id)));
+
+  await server.ready();
+  return server;
+}
+
+/** A Node HTTP server (not yet listening) serving the Fastify application. */
+export async function createFastifyServer(app: OrdersApp, options: ServerOptions): Promise<Server> {
+  let server: Server | undefined;
+  await createFastifyApp(app, { ...options, serverFactory: (handler) => (server = createServer(handler)) });
+  return server!;
+}
+
+function send(reply: FastifyReply, response: AppResponse): FastifyReply {
+  reply.code(response.status);
+  if (response.headers) reply.headers(response.headers);
+  return response.body === undefined ? reply.send() : reply.send(response.body);
+}
