@@ -161,7 +161,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
 
   try {
-    return resolveConfig(input);
+    // A variable refused above is not in `input`, so the rest may still resolve: the
+    // problems found so far must win over that config.
+    const config = resolveConfig(input);
+    if (problems.length === 0) return config;
   } catch (error) {
     if (error instanceof ConfigurationError) problems.push(...error.problems);
     else throw error;

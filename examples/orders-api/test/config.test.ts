@@ -64,6 +64,12 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ adapter: 'koa' as never })).toThrow(/ADAPTER must be one of/);
   });
 
+  it('refuses one bad variable on its own, not only beside others', () => {
+    for (const env of [{ PORT: '70000' }, { LOG_LEVEL: 'loud' }, { SEED_ORDERS: '1e3' }, { RATE_LIMIT: 'fast' }]) {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigurationError);
+    }
+  });
+
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
     expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
   });
