@@ -172,6 +172,27 @@ describe('the plugin and the handlers', () => {
     await expectProblem(res, 405, 'method_not_allowed');
   });
 
+  it('answers 405 for every method the app serves, its own addHttpMethod() ones included', async () => {
+    const origin = await serve((app) => {
+      app.addHttpMethod('PROPFIND', { hasBody: true });
+      app.addHttpMethod('MKCOL');
+      app.route({ method: 'PROPFIND', url: '/dav/:name', handler: async () => ({}) });
+      app.route({ method: ['GET', 'MKCOL'], url: '/folders/:name', handler: async () => ({}) });
+    });
+    // A path served only under an added method is known, not a 404.
+    const get = await fetch(`${origin}/dav/a`);
+    expect(get.headers.get('allow')).toBe('PROPFIND');
+    expect((await expectProblem(get, 405, 'method_not_allowed')).allowed_methods).toEqual(['PROPFIND']);
+    // Allow lists the added method too; a method Fastify does not serve at all is answered alike.
+    for (const method of ['POST', 'PROPFIND', 'SEARCH']) {
+      const res = await fetch(`${origin}/folders/b`, { method });
+      expect(res.headers.get('allow'), method).toBe('GET, HEAD, MKCOL');
+      await expectProblem(res, 405, 'method_not_allowed');
+    }
+    expect((await fetch(`${origin}/folders/b`, { method: 'MKCOL' })).status).toBe(200);
+    await expectProblem(await fetch(`${origin}/elsewhere`, { method: 'PROPFIND' }), 404, 'not_found');
+  });
+
   it('answers sendPage() without paginate() as a server bug', async () => {
     const origin = await serve((app) => {
       app.get('/bad', async (_request, reply) => reply.sendPage([]));

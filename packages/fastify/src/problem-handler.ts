@@ -76,14 +76,14 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): ProblemNo
   const { typeBase } = options;
   return function notFoundHandler(request, reply) {
     const path = requestPath(request);
-    const allowed = METHODS.filter((method) => request.server.findRoute({ method, url: path }) !== null);
+    // Every method this app serves (Fastify's defaults, QUERY, and any `addHttpMethod()`
+    // ones such as PROPFIND), not a fixed list: a path served only under a method outside
+    // it would otherwise be a 404, or an `Allow` would leave that method out.
+    const allowed = request.server.supportedMethods.filter((method) => request.server.findRoute({ method, url: path }) !== null);
     const error = methodNotAllowed(request.method, allowed) ?? new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(reply, problemOf(error, request, typeBase));
   };
 }
-
-/** The methods a not-found request is checked against for a 405. */
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** Fastify's client errors whose message is not for the client, with what to say instead. */
 const DETAILS: Record<string, string> = {
