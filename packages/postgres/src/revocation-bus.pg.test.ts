@@ -88,6 +88,52 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     console.info(`[measured] PostgreSQL LISTEN/NOTIFY revoke() incl. the UPDATE, 2 instances: median ${samples[2]!.toFixed(1)} ms, max ${samples[4]!.toFixed(1)} ms`);
   });
 
+  it('drops every cached key when its listening session is lost, listens again through connectListener, and drops them once more', async () => {
+    const ch = channel();
+    const messages: string[] = [];
+    const keyring = createKeyring({ store: createPostgresKeyStore({ client: pool, schema }), prefix: 'acme_test', lastUsed: false });
+    let flushes = 0;
+    let onFlush: (() => void) | undefined;
+    const observed = {
+      onChange: keyring.onChange.bind(keyring),
+      invalidate: (id: string) => keyring.invalidate(id),
+      invalidateAll(): void {
+        flushes++;
+        keyring.invalidateAll();
+        onFlush?.();
+      },
+    };
+    const first = await connectListener();
+    first.on('error', () => undefined);
+    const bus = createPostgresRevocationBus({ client: pool, listener: first, connectListener, keyring: observed, channel: ch, logger: { warn: (_f, m) => void messages.push(m) } });
+    await bus.ready;
+    const elsewhere = createKeyring({ store: createPostgresKeyStore({ client: pool, schema }), prefix: 'acme_test', lastUsed: false });
+    cleanup.push(async () => {
+      await bus.close();
+      await keyring.close();
+      await elsewhere.close();
+    });
+    const { key, record } = await keyring.issue({ name: 'cached', scopes: [] });
+    expect(await reason(keyring.verify(key))).toBe('accepted'); // cached for 30 s
+    // Revoked by an instance whose event this one never hears (its session was down at that moment).
+    await elsewhere.revoke(record.id);
+    expect(await reason(keyring.verify(key))).toBe('accepted'); // the stale cache, before the session is lost
+    const listeningAgain = new Promise<void>((resolve) => {
+      onFlush = () => flushes >= 2 && resolve();
+    });
+    const { rows } = await first.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await pool.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+    await listeningAgain;
+    expect(await reason(keyring.verify(key))).toBe('revoked');
+    expect(messages).toEqual([expect.stringContaining('lost its listening connection: dropped cached keys'), expect.stringContaining('listens again')]);
+    // The new session listens and is counted: another instance's revocation reaches this one before revoke() resolves.
+    const other = await instance(ch);
+    const { key: second, record: secondRecord } = await keyring.issue({ name: 'second', scopes: [] });
+    expect(await reason(keyring.verify(second))).toBe('accepted');
+    await other.keyring.revoke(secondRecord.id);
+    expect(await reason(keyring.verify(second))).toBe('revoked');
+  });
+
   it('carries updates (narrowed allowlist) and rotations the same way', async () => {
     const ch = channel();
     const a = await instance(ch);

@@ -9,7 +9,10 @@
  * sets `application_name` to `keyset-bus:<channel>`, and the NOTIFY statement counts those
  * sessions in `pg_stat_activity` in the same round trip (ours included, as Redis's PUBLISH
  * reply does). Delivery is at most once: an instance whose listening connection is down
- * misses the event, and its cache TTL bounds how long it may still accept the key.
+ * misses the event. So when that connection is lost, the bus drops every cached
+ * verification result (`keyring.invalidateAll()`); with `connectListener` it connects a
+ * new one, listens, and drops the cache once more, so no key revoked during the gap is
+ * served from the cache after it.
  * @module
  */
 import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
@@ -24,18 +27,25 @@ export interface PostgresNotification {
 
 /**
  * The dedicated listening connection: a node-postgres `Client` (not a `Pool`: LISTEN holds
- * for the session). The bus runs `LISTEN` and its acknowledgements on it; it never ends it.
+ * for the session). The bus runs `LISTEN` and its acknowledgements on it, and handles its
+ * `'error'` and `'end'` (the session is lost). It never ends a listener you passed; it ends
+ * those `connectListener` made.
  */
 export interface NotificationListener {
   query(text: string, params?: unknown[]): Promise<unknown>;
   on(event: 'notification', listener: (message: PostgresNotification) => void): unknown;
   removeListener(event: 'notification', listener: (message: PostgresNotification) => void): unknown;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  removeListener(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  end?(): Promise<void>;
 }
 
 /** What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). */
 export interface PostgresRevocableKeyring {
   onChange(listener: (event: RevocationEvent) => void | Promise<void>): () => void;
   invalidate(identityId: string): void;
+  /** Drops every cached result; called when the listening connection is lost and when a new one listens. */
+  invalidateAll?(): void;
 }
 
 /** Options of `createPostgresRevocationBus`. */
@@ -44,6 +54,14 @@ export interface PostgresRevocationBusOptions {
   client: Queryable;
   /** A dedicated connection for `LISTEN` (`new pg.Client(…)`, connected). */
   listener: NotificationListener;
+  /**
+   * Makes a new connected listening connection when the current one is lost (a PostgreSQL
+   * restart or failover, `idle_session_timeout`, a proxy closing it). Retried 100 ms,
+   * 200 ms, … up to every 5 s until it listens again or the bus is closed. Without it a
+   * lost listener stays lost (logged): other instances' revocations then reach this one
+   * only at its cache TTL.
+   */
+  connectListener?: () => Promise<NotificationListener>;
   keyring: PostgresRevocableKeyring;
   /**
    * Channel; every instance of one deployment uses the same. `^[a-z_][a-z0-9_]*$`, at most
@@ -77,7 +95,10 @@ export interface PostgresRevocationBus {
   readonly instanceId: string;
   /** Publishes one event; resolves when every other instance acknowledged, or after `ackTimeoutMs`. */
   publish(event: RevocationEvent): Promise<void>;
-  /** Stops listening (`UNLISTEN`, clears the session's `application_name`). Leaves both connections open. */
+  /**
+   * Stops listening (`UNLISTEN`, clears the session's `application_name`). Leaves `client`
+   * and the `listener` you passed open; ends listeners that `connectListener` made.
+   */
   close(): Promise<void>;
 }
 
@@ -103,6 +124,7 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
   const {
     client,
     listener,
+    connectListener,
     keyring,
     channel = 'keyset_revocations',
     publishOnChange = true,
@@ -111,6 +133,7 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
     logger = consoleLogger,
   } = options;
   if (typeof client?.query !== 'function') throw new ConfigError('createPostgresRevocationBus needs `client`: a node-postgres Pool');
+  if (connectListener !== undefined && typeof connectListener !== 'function') throw new ConfigError('connectListener must be a function returning a connected node-postgres Client');
   if (typeof listener?.query !== 'function' || typeof listener.on !== 'function' || typeof listener.removeListener !== 'function') {
     throw new ConfigError('createPostgresRevocationBus needs `listener`: a dedicated, connected node-postgres Client');
   }
@@ -127,11 +150,15 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
   const notifySql = `SELECT pg_catalog.pg_notify($1, $2) AS sent,
     (SELECT count(*)::int FROM pg_catalog.pg_stat_activity WHERE application_name = $3 AND datname = pg_catalog.current_database()) AS listeners`;
   let closed = false;
+  /** The listening connection now: `listener`, or the latest one `connectListener` made. */
+  let current = listener;
+  let madeByUs = false;
+  let lost = false;
   const protocol = createRevocationProtocol({
     invalidate: (id) => keyring.invalidate(id),
     // On the listening connection: it is ours alone, so an acknowledgement never queues
     // behind a busy pool.
-    sendAck: (ack) => withTimeout(listener.query('SELECT pg_catalog.pg_notify($1, $2)', [channel, ack]), timeoutMs, 'PostgreSQL NOTIFY'),
+    sendAck: (ack) => withTimeout(current.query('SELECT pg_catalog.pg_notify($1, $2)', [channel, ack]), timeoutMs, 'PostgreSQL NOTIFY'),
     ackTimeoutMs,
     logger,
   });
@@ -141,12 +168,79 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
     protocol.receive(message.payload);
   }
 
-  listener.on('notification', onNotification);
-  const ready = (async () => {
-    await listener.query(`SELECT pg_catalog.set_config('application_name', $1, false)`, [applicationName]);
+  const dropCache = (): void => keyring.invalidateAll?.();
+  const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+  function attach(connection: NotificationListener): void {
+    connection.on('notification', onNotification);
+    connection.on('error', onLost);
+    connection.on('end', onLost);
+  }
+  function detach(connection: NotificationListener): void {
+    connection.removeListener('notification', onNotification);
+    connection.removeListener('error', onLost);
+    connection.removeListener('end', onLost);
+  }
+  /** Ends a connection the bus made; a late 'error' from it must not become an uncaught exception. */
+  function retire(connection: NotificationListener): void {
+    connection.on('error', () => undefined);
+    connection.end?.().catch(() => undefined);
+  }
+  async function listenOn(connection: NotificationListener): Promise<void> {
+    await connection.query(`SELECT pg_catalog.set_config('application_name', $1, false)`, [applicationName]);
     // The channel is validated above: safe as a quoted identifier.
-    await listener.query(`LISTEN "${channel}"`);
-  })();
+    await connection.query(`LISTEN "${channel}"`);
+  }
+
+  /** The session is gone ('error' then 'end', or either alone): every message until a new LISTEN is missed. */
+  function onLost(error?: Error): void {
+    if (closed || lost) return;
+    lost = true;
+    detach(current);
+    if (madeByUs) retire(current);
+    dropCache();
+    logger.warn(
+      error === undefined ? { channel } : { channel, error: describe(error) },
+      connectListener === undefined
+        ? 'revocation bus lost its listening connection and has no connectListener: dropped cached keys; revocations from other instances now reach this instance only at its cache TTL'
+        : 'revocation bus lost its listening connection: dropped cached keys; connecting a new one',
+    );
+    if (connectListener !== undefined) void relisten(connectListener);
+  }
+
+  async function relisten(connect: () => Promise<NotificationListener>): Promise<void> {
+    for (let delay = 100; !closed; delay = Math.min(delay * 2, 5000)) {
+      await new Promise<void>((resolve) => setTimeout(resolve, delay).unref?.());
+      if (closed) return;
+      let next: NotificationListener | undefined;
+      try {
+        next = await connect();
+        attach(next);
+        await listenOn(next);
+      } catch (error) {
+        if (next !== undefined) {
+          detach(next);
+          retire(next);
+        }
+        logger.warn({ channel, error: describe(error), retryInMs: Math.min(delay * 2, 5000) }, 'revocation bus could not listen again; retrying');
+        continue;
+      }
+      if (closed) {
+        detach(next);
+        retire(next);
+        return;
+      }
+      current = next;
+      madeByUs = true;
+      lost = false;
+      dropCache();
+      logger.warn({ channel }, 'revocation bus listens again: dropped cached keys once more');
+      return;
+    }
+  }
+
+  attach(listener);
+  const ready = listenOn(listener);
   ready.catch(() => undefined);
 
   async function publish(event: RevocationEvent): Promise<void> {
@@ -177,12 +271,15 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
       if (closed) return;
       closed = true;
       stopListening();
-      listener.removeListener('notification', onNotification);
+      detach(current);
+      if (lost) return;
+      const connection = current;
       await withTimeout(
-        listener.query(`UNLISTEN "${channel}"`).then(() => listener.query(`SELECT pg_catalog.set_config('application_name', '', false)`)),
+        connection.query(`UNLISTEN "${channel}"`).then(() => connection.query(`SELECT pg_catalog.set_config('application_name', '', false)`)),
         timeoutMs,
         'PostgreSQL UNLISTEN',
       ).catch(() => undefined);
+      if (madeByUs) retire(connection);
     },
   });
 }

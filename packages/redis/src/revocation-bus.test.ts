@@ -178,6 +178,48 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     expect(b.observed.invalidations.map((i) => i.id)).toEqual(['key_unconfirmed']);
   });
 
+  it('drops every cached key when its subscriber connection drops and again once it listens anew (missed messages)', async () => {
+    const warnings: string[] = [];
+    const keyring = createKeyring({ store, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
+    let flushes = 0;
+    let onFlush: (() => void) | undefined;
+    const observed: RevocableKeyring = {
+      onChange: keyring.onChange.bind(keyring),
+      invalidate: (id) => keyring.invalidate(id),
+      invalidateAll(): void {
+        flushes++;
+        keyring.invalidateAll();
+        onFlush?.();
+      },
+    };
+    const publisher = await connect(url as string);
+    const subscriber = await connect(url as string);
+    connections.push(publisher, subscriber);
+    const subscriberId = await subscriber.client('ID');
+    const bus = createRevocationBus({ publisher, subscriber, keyring: observed, channel, logger: { warn: (_details, message) => warnings.push(message) } });
+    buses.push(bus);
+    await bus.ready;
+    const { key, record } = await keyring.issue({ name: 'cached', scopes: [] });
+    await keyring.verify(key); // cached on this instance for 60 s
+    // Revoked elsewhere while this instance's message never arrives (it was disconnected at that moment).
+    const elsewhere = createKeyring({ store, prefix: 'test', lastUsed: false });
+    await elsewhere.revoke(record.id);
+    await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id }); // the stale cache, before the drop
+    const listeningAgain = new Promise<void>((resolve) => {
+      onFlush = () => flushes >= 2 && resolve();
+    });
+    await publisher.client('KILL', 'ID', String(subscriberId));
+    await listeningAgain;
+    await expect(keyring.verify(key)).rejects.toMatchObject({ code: 'invalid_api_key', reason: 'revoked' });
+    expect(warnings).toEqual([expect.stringContaining('lost its subscriber connection'), expect.stringContaining('listens again')]);
+    // And it listens again: a revocation published now reaches it.
+    const other = await instance();
+    const { key: second, record: secondRecord } = await keyring.issue({ name: 'second', scopes: [] });
+    await keyring.verify(second);
+    await other.keyring.revoke(secondRecord.id);
+    await expect(keyring.verify(second)).rejects.toMatchObject({ code: 'invalid_api_key', reason: 'revoked' });
+  });
+
   it('carries rotations too', async () => {
     const a = await instance();
     const b = await instance();

@@ -11,8 +11,9 @@
  * `ackTimeoutMs` with a warning naming how many were missing.
  *
  * Delivery is at most once, as Redis pub/sub is: an instance disconnected at that
- * moment misses the message, and its cache TTL bounds how long it may still accept
- * the key. ioredis re-subscribes by itself after a reconnect.
+ * moment misses the message. So when the subscriber connection drops, the bus drops
+ * every cached verification result (`keyring.invalidateAll()`), and again once it is
+ * subscribed anew: no key revoked during the gap is served from the cache after it.
  * @module
  */
 import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
@@ -28,6 +29,8 @@ export type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
 export interface RevocableKeyring {
   onChange(listener: (event: RevocationEvent) => void | Promise<void>): () => void;
   invalidate(identityId: string): void;
+  /** Drops every cached result; called when the subscriber connection drops and when it listens again. */
+  invalidateAll?(): void;
 }
 
 /** The publishing connection: any ioredis client. */
@@ -43,6 +46,9 @@ export interface RevocationSubscriber {
   unsubscribe(channel: string): Promise<unknown>;
   on(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
   off(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
+  /** Connection lost (`'close'`) and back (`'ready'`): the bus drops cached keys across the gap. */
+  on(event: 'close' | 'ready', listener: () => void): unknown;
+  off(event: 'close' | 'ready', listener: () => void): unknown;
   /** Sharded SUBSCRIBE (Redis 7), used with `sharded: true`. */
   ssubscribe?(channel: string): Promise<unknown>;
   sunsubscribe?(channel: string): Promise<unknown>;
@@ -178,7 +184,39 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     protocol.receive(message);
   }
 
+  /*
+   * A dropped connection misses every message until it listens again. Drop all cached
+   * keys when it drops (what was cached may be revoked by then) and again once the
+   * channel is subscribed anew (what was cached during the gap may be too). ioredis
+   * re-subscribes by itself on 'ready'; subscribing again is harmless, and its answer
+   * is the moment this instance is listening again.
+   */
+  let disconnected = false;
+  const dropCache = (): void => keyring.invalidateAll?.();
+  function onClose(): void {
+    if (closed || disconnected) return;
+    disconnected = true;
+    dropCache();
+    logger.warn({ channel }, 'revocation bus lost its subscriber connection: dropped cached keys; they are dropped again once it listens again');
+  }
+  function onReady(): void {
+    if (closed || !disconnected) return;
+    listen().then(
+      () => {
+        if (closed || !disconnected) return;
+        disconnected = false;
+        dropCache();
+        logger.warn({ channel }, 'revocation bus listens again: dropped cached keys once more');
+      },
+      (error: unknown) => {
+        logger.warn({ channel, error: error instanceof Error ? error.message : String(error) }, 'revocation bus could not subscribe again; retrying on the next reconnect');
+      },
+    );
+  }
+
   subscriber.on(messageEvent, onMessage);
+  subscriber.on('close', onClose);
+  subscriber.on('ready', onReady);
   const ready = subscribe();
   // Nobody has to await `ready`; an unobserved failure must not crash the process.
   ready.catch(() => undefined);
@@ -235,6 +273,8 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
       closed = true;
       stopListening();
       subscriber.off(messageEvent, onMessage);
+      subscriber.off('close', onClose);
+      subscriber.off('ready', onReady);
       const stop = sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
       await withTimeout(stop, timeoutMs, 'Redis UNSUBSCRIBE').catch(() => undefined);
     },

@@ -34,6 +34,8 @@ export interface KeyVerifier {
   verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey>;
   /** Drops every cached result of identity `identityId`. */
   evict(identityId: string): void;
+  /** Drops every cached result (valid and rejected). */
+  evictAll(): void;
   /** Drops a cached rejection of the key with hex digest `digest` (it was just issued). */
   forgetRejection(digest: string): void;
 }
@@ -141,10 +143,16 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     invalidCache?.deleteWhere((entry) => entry.identityId === identityId);
   }
 
+  function evictAll(): void {
+    epoch++;
+    valid?.clear();
+    invalidCache?.clear();
+  }
+
   function forgetRejection(digest: string): void {
     const bytes = fromHex(digest);
     if (bytes !== undefined) invalidCache?.delete(toByteString(bytes));
   }
 
-  return Object.freeze({ verify, evict, forgetRejection });
+  return Object.freeze({ verify, evict, evictAll, forgetRejection });
 }

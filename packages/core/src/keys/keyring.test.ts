@@ -423,6 +423,23 @@ describe('rotation and revocation', () => {
     await expect(a.verify(unrelated)).resolves.toMatchObject({ name: 'm' });
   });
 
+  it('invalidateAll() drops every cached result, valid and rejected (a bus that may have missed events)', async () => {
+    const shared = createMemoryKeyStore();
+    const a = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
+    const b = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
+    const { key: first, record: firstRecord } = await a.issue({ name: 'first', scopes: [] });
+    const { key: second, record: secondRecord } = await a.issue({ name: 'second', scopes: [] });
+    await a.verify(first);
+    await a.verify(second);
+    await b.revoke(firstRecord.id);
+    await b.revoke(secondRecord.id);
+    await expect(a.verify(first)).resolves.toMatchObject({ id: firstRecord.id });
+    await expect(a.verify(second)).resolves.toMatchObject({ id: secondRecord.id });
+    a.invalidateAll();
+    expect((await rejection(a.verify(first))).reason).toBe('revoked');
+    expect((await rejection(a.verify(second))).reason).toBe('revoked');
+  });
+
   it('does not cache a store answer that raced with a revocation', async () => {
     const { keyring, gates } = setup();
     const { key, record } = await keyring.issue({ name: 'n', scopes: [] });

@@ -67,6 +67,11 @@ export interface Keyring {
   authenticate(request: AuthenticateRequest, options?: AuthenticateOptions): Promise<VerifiedKey>;
   /** Drops cached results of identity `id` (called by a revocation bus on other instances). */
   invalidate(identityId: string): void;
+  /**
+   * Drops every cached verification result. A revocation bus calls it when it may have
+   * missed events (its connection dropped), so no revoked key outlives the gap.
+   */
+  invalidateAll(): void;
   /** Subscribes to revocations and rotations; returns the unsubscribe function. */
   onChange(listener: KeyChangeListener): () => void;
   /** Writes pending last-use times and stops the timer. Does not close the store. */
@@ -117,6 +122,10 @@ export function createKeyring(options: KeyringOptions): Keyring {
 
     invalidate(identityId: string): void {
       verifier.evict(identityId);
+    },
+
+    invalidateAll(): void {
+      verifier.evictAll();
     },
 
     onChange(listener: KeyChangeListener): () => void {
