@@ -7,8 +7,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { createAdapterServer } from './adapter-server.ts';
 import { createApp } from './app/create-app.ts';
-import { resolveConfig, type AdapterName, type Config, type ConfigInput } from './config.ts';
+import { resolveConfig, type Config, type ConfigInput } from './config.ts';
 import { dataPaths, loadOrCreateCursorSecret } from './data-dir.ts';
 import type { Database } from './db/database.ts';
 import { openStorage } from './db/open-storage.ts';
@@ -16,11 +17,6 @@ import { seedOrders } from './db/orders-schema.ts';
 import { bootstrapAdminKey } from './keys/bootstrap-admin-key.ts';
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { createExpressServer } from './server-express.ts';
-import { createFastifyServer } from './server-fastify.ts';
-import { createFetchServer } from './server-fetch.ts';
-import { createHonoServer, type ServerOptions } from './server-hono.ts';
-import type { OrdersApp } from './app/create-app.ts';
 
 /** Options of `createOrdersApi`: any part of `Config` (defaults fill the rest), and a logger. */
 export interface OrdersApiOptions extends ConfigInput {
@@ -43,14 +39,6 @@ export interface OrdersApi {
   /** Stops accepting, finishes in-flight requests (10 s at most), flushes `lastUsedAt`, closes Redis and the database. */
   close(): Promise<void>;
 }
-
-/** The server builder of each `ADAPTER`: every one mounts the same app, and only translates. */
-const SERVERS: Readonly<Record<AdapterName, (app: OrdersApp, options: ServerOptions) => Server | Promise<Server>>> = Object.freeze({
-  hono: createHonoServer,
-  express: createExpressServer,
-  fastify: createFastifyServer,
-  fetch: createFetchServer,
-});
 
 /** How long in-flight requests get to finish on shutdown. */
 const DRAIN_MS = 10_000;
@@ -112,7 +100,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
 
     const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets });
     const serverOptions = { logger, publicUrl: config.publicUrl };
-    const server = await SERVERS[config.adapter](app, serverOptions);
+    const server = await createAdapterServer(config.adapter, app, serverOptions);
     const port = await listen(server, config.port, config.host);
     cleanups.push(() => stopServer(server));
 

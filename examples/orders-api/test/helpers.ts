@@ -5,7 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { createOrdersApi, type OrdersApi, type OrdersApiOptions } from '../src/main.ts';
+import { createAdapterServer } from '../src/adapter-server.ts';
+import { createApp } from '../src/app/create-app.ts';
+import type { AdapterName } from '../src/config.ts';
+import { loadOrCreateCursorSecret } from '../src/data-dir.ts';
 import { createLogger } from '../src/logger.ts';
 
 /** A started API with captured log lines and a temporary data directory. */
@@ -40,6 +45,37 @@ export async function startApi(options: OrdersApiOptions & { dataDir?: string })
       await api.close();
       if (remove) rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** One more server over a running API. */
+export interface ExtraServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `t`'s app (its database, keys, limiter, cursor secret and logger) through one
+ * more server, on `adapter` and with its own `publicUrl`: the same wiring as
+ * `createOrdersApi`, with no second PGlite to start (several seconds each), so a test can
+ * cover every adapter and option over one database.
+ */
+export async function serveAlso(t: TestApi, adapter: AdapterName, options: { publicUrl?: string } = {}): Promise<ExtraServer> {
+  const { api } = t;
+  const cursorSecrets = api.config.cursorSecrets ?? [loadOrCreateCursorSecret(t.dataDir)];
+  const app = createApp({ db: api.db, keyring: api.keys.keyring, guard: api.keys.guard, limiter: api.keys.limiter, cursorSecrets });
+  const server = await createAdapterServer(adapter, app, { logger: api.logger, publicUrl: options.publicUrl });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -1,23 +1,32 @@
 /**
  * `/openapi.json` is a valid OpenAPI 3.1 document (checked by a real validator,
- * @readme/openapi-parser) describing the routes the server really has, on both adapters;
+ * @readme/openapi-parser) describing the routes the server really has, on every adapter;
  * `/docs` serves the reference page and its script from this server.
  */
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '@keyset/core';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 import { ADAPTERS } from '../src/config.ts';
 
+// One database; each adapter serves it (`serveAlso`), so the file starts one PGlite.
+let t: TestApi;
+beforeAll(async () => {
+  t = await startApi({ seedOrders: 50 });
+}, 60_000);
+afterAll(() => t?.stop({ remove: true }));
+
 describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
-  let t: TestApi;
+  let server: ExtraServer;
+  let url: string;
   beforeAll(async () => {
-    t = await startApi({ adapter, seedOrders: 50 });
-  }, 60_000);
-  afterAll(() => t?.stop({ remove: true }));
+    server = await serveAlso(t, adapter);
+    url = server.url;
+  });
+  afterAll(() => server?.close());
 
   it('serves a document the validator accepts', async () => {
-    const res = await call(t.api.url, '/openapi.json');
+    const res = await call(url, '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const result = await validate(res.body);
@@ -28,7 +37,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
   });
 
   it('describes only routes the server has, with the methods it allows', async () => {
-    const { body: document } = await call(t.api.url, '/openapi.json');
+    const { body: document } = await call(url, '/openapi.json');
     const admin = t.api.adminKey!;
     const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
       Object.keys(item)
@@ -37,7 +46,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     );
     expect(operations.length).toBe(8);
     for (const [method, path] of operations) {
-      const res = await call(t.api.url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
+      const res = await call(url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
       // A documented route exists: it may refuse the key's scope or the id, never the route itself.
       expect(res.status, `${method} ${path}`).not.toBe(405);
       if (res.status === 404) expect(res.body.detail, `${method} ${path}`).not.toBe('No resource matches this path.');
@@ -45,12 +54,12 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
   });
 
   it('serves /docs and its script from this server', async () => {
-    const page = await call(t.api.url, '/docs');
+    const page = await call(url, '/docs');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.text).toContain('<script src="/docs/scalar.js"></script>');
     expect(page.text).not.toMatch(/https?:\/\//);
-    const script = await fetch(`${t.api.url}/docs/scalar.js`);
+    const script = await fetch(`${url}/docs/scalar.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
     const text = await script.text();

@@ -1,7 +1,7 @@
 /**
- * DATABASE_URL: two instances (one per adapter) on one fresh PostgreSQL database,
+ * DATABASE_URL: four instances (one per adapter) on one fresh PostgreSQL database,
  * started at the same time. They must migrate, seed and bootstrap the admin key once,
- * and a cursor from one must work on the other (shared CURSOR_SECRETS).
+ * and a cursor from one must work on the others (shared CURSOR_SECRETS).
  * Skips when no PostgreSQL answers (see test/support/services.ts).
  */
 import { postgresUrl } from '@keyset/test-support';
@@ -9,17 +9,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADAPTERS } from '../src/config.ts';
 import { call, nextLink, startApi, type TestApi } from './helpers.ts';
 
 const serverUrl = await postgresUrl();
 const SEED = 1500;
 const SECRET = 'test-cursor-secret-0123456789-abcdefghij';
 
-describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, two instances', () => {
+describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, one instance per adapter', () => {
   const database = `orders_api_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   let databaseUrl: string;
+  let instances: TestApi[] = [];
   let a: TestApi;
-  let b: TestApi;
   let reader: string;
 
   beforeAll(async () => {
@@ -31,11 +32,12 @@ describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, two instance
     url.pathname = `/${database}`;
     databaseUrl = url.href;
     const common = { databaseUrl, seedOrders: SEED, cursorSecrets: [SECRET] };
-    [a, b] = await Promise.all([startApi({ ...common, adapter: 'hono' }), startApi({ ...common, adapter: 'express' })]);
+    instances = await Promise.all(ADAPTERS.map((adapter) => startApi({ ...common, adapter })));
+    a = instances[0]!;
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all([a?.stop({ remove: true }), b?.stop({ remove: true })]);
+    await Promise.all(instances.map((t) => t.stop({ remove: true })));
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -45,21 +47,21 @@ describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, two instance
   it('seeded once and created one admin key, written by the instance that created it', async () => {
     const { rows } = await a.api.db.query<{ n: string }>('SELECT count(*)::text AS n FROM orders');
     expect(Number(rows[0]!.n)).toBe(SEED);
-    const files = [a, b].filter((t) => existsSync(join(t.dataDir, 'admin.key')));
+    const files = instances.filter((t) => existsSync(join(t.dataDir, 'admin.key')));
     expect(files).toHaveLength(1);
     const adminKey = readFileSync(join(files[0]!.dataDir, 'admin.key'), 'utf8').trim();
     const keys = await call(a.api.url, '/api/keys', { key: adminKey });
     expect(keys.body.items).toHaveLength(1);
-    const issued = await call(b.api.url, '/api/keys', { key: adminKey, method: 'POST', body: { name: 'reader', scopes: ['orders:read', 'reports:read'] } });
+    const issued = await call(instances[1]!.api.url, '/api/keys', { key: adminKey, method: 'POST', body: { name: 'reader', scopes: ['orders:read', 'reports:read'] } });
     expect(issued.status).toBe(201);
     reader = issued.body.key;
   });
 
-  it('walks all orders, alternating instances, in database order with microseconds', async () => {
+  it('walks all orders, each page from the next instance, in database order with microseconds', async () => {
     const seen: { id: number; createdAt: string }[] = [];
     let path: string | null = '/api/orders?limit=100';
     for (let page = 0; path !== null; page++) {
-      const base = page % 2 === 0 ? a.api.url : b.api.url;
+      const base = instances[page % instances.length]!.api.url;
       const res = await call(base, path, { key: reader });
       expect(res.status, res.text).toBe(200);
       seen.push(...res.body.items);
@@ -71,9 +73,11 @@ describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, two instance
        FROM orders ORDER BY created_at DESC, id DESC`,
     );
     expect(seen.map((o) => `${o.id} ${o.createdAt}`)).toEqual(rows.map((r) => `${r.order_id} ${r.ts}`));
-    const offset = await call(b.api.url, '/api/orders?offset=1400&limit=100', { key: reader });
-    expect(offset.body.total).toBe(SEED);
-    expect(offset.body.items.map((o: { id: number }) => o.id)).toEqual(seen.slice(1400).map((o) => o.id));
+    for (const t of instances) {
+      const offset = await call(t.api.url, '/api/orders?offset=1400&limit=100', { key: reader });
+      expect(offset.body.total, t.api.config.adapter).toBe(SEED);
+      expect(offset.body.items.map((o: { id: number }) => o.id)).toEqual(seen.slice(1400).map((o) => o.id));
+    }
   });
 
   it('serves the daily report from PostgreSQL', async () => {

@@ -1,13 +1,12 @@
 /**
  * Issue 9, item 7: the `Host` header must not choose the origin of `Link` URLs once the
- * operator has said where the API lives (`PUBLIC_URL`), on both adapters. Requests go
- * through node:http, which lets the test send any `Host`.
+ * operator has said where the API lives (`PUBLIC_URL`), on every adapter. Requests go
+ * through node:http, which lets the test send any `Host`. Every adapter serves one database
+ * (`serveAlso`): one PGlite for the whole file.
  */
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 import { ADAPTERS } from '../src/config.ts';
 
 function get(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; link: string | undefined }> {
@@ -22,29 +21,33 @@ function get(base: string, path: string, headers: Record<string, string>): Promi
   });
 }
 
+// One database for every adapter: each gets a pinned and an unpinned server over it.
+let t: TestApi;
+let reader: string;
+beforeAll(async () => {
+  t = await startApi({ seedOrders: 30 });
+  const issued = await call(t.api.url, '/api/keys', { key: t.api.adminKey, method: 'POST', body: { name: 'reader', scopes: ['orders:read'] } });
+  reader = issued.body.key as string;
+}, 60_000);
+afterAll(() => t?.stop({ remove: true }));
+
 describe.each(ADAPTERS)('Link origin on %s', (adapter) => {
-  let pinned: TestApi;
-  let unpinned: TestApi;
-  const keys = new Map<TestApi, string>();
+  let pinned: ExtraServer;
+  let unpinned: ExtraServer;
 
   beforeAll(async () => {
-    pinned = await startApi({ adapter, seedOrders: 30, publicUrl: 'https://api.example.com' });
-    unpinned = await startApi({ adapter, seedOrders: 30 });
-    for (const t of [pinned, unpinned]) {
-      const admin = readFileSync(join(t.dataDir, 'admin.key'), 'utf8').trim();
-      const issued = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'reader', scopes: ['orders:read'] } });
-      keys.set(t, issued.body.key as string);
-    }
-  }, 120_000);
+    pinned = await serveAlso(t, adapter, { publicUrl: 'https://api.example.com' });
+    unpinned = await serveAlso(t, adapter);
+  });
 
   afterAll(async () => {
-    await pinned?.stop({ remove: true });
-    await unpinned?.stop({ remove: true });
+    await pinned?.close();
+    await unpinned?.close();
   });
 
   it('with PUBLIC_URL, every Link points at it whatever Host and X-Forwarded-Host say', async () => {
     for (const headers of [{ host: 'evil.example' }, { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }, {}]) {
-      const res = await get(pinned.api.url, '/api/orders?limit=2', { authorization: `ApiKey ${keys.get(pinned)}`, ...headers });
+      const res = await get(pinned.url, '/api/orders?limit=2', { authorization: `ApiKey ${reader}`, ...headers });
       expect(res.status).toBe(200);
       expect(res.link).toMatch(/^<https:\/\/api\.example\.com\/api\/orders\?/);
       expect(res.link).not.toContain('evil');
@@ -52,7 +55,7 @@ describe.each(ADAPTERS)('Link origin on %s', (adapter) => {
   });
 
   it('without it, the origin comes from the request, as docs/security.md warns', async () => {
-    const res = await get(unpinned.api.url, '/api/orders?limit=2', { authorization: `ApiKey ${keys.get(unpinned)}`, host: 'evil.example' });
+    const res = await get(unpinned.url, '/api/orders?limit=2', { authorization: `ApiKey ${reader}`, host: 'evil.example' });
     expect(res.status).toBe(200);
     expect(res.link).toMatch(/^<http:\/\/evil\.example\/api\/orders\?/);
   });
