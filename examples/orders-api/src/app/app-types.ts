@@ -1,7 +1,7 @@
 /**
  * The framework-neutral shape of the app layer: handlers take plain inputs and return
- * `{ status, headers, body }`; failures are thrown as `KeysetError`s. The Hono and
- * Express server builders only translate to and from these.
+ * `{ status, headers, body }`; failures are thrown as `KeysetError`s. The server builders
+ * (`server-*.ts`, one per adapter) only translate to and from these.
  * @module
  */
 
