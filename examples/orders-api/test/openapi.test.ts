@@ -36,6 +36,16 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     expect(res.body.components.schemas.Problem.properties.code.enum).toEqual([...Object.keys(ERROR_CATALOGUE), 'internal_error']);
   });
 
+  it('documents the orders filters, the sort and the total markers', async () => {
+    const { body: document } = await call(t.api.url, '/openapi.json');
+    const parameters = document.paths['/api/orders'].get.parameters as { name?: string; $ref?: string; schema?: any; explode?: boolean }[];
+    const named = (name: string) => parameters.find((p) => p.name === name || p.$ref === `#/components/parameters/${name}`);
+    expect(named('status')).toMatchObject({ in: 'query', explode: true, schema: { type: 'array', items: { enum: ['paid', 'pending', 'refunded', 'cancelled'] } } });
+    expect(named('customer')).toMatchObject({ in: 'query', schema: { type: 'string', minLength: 1 } });
+    expect(named('sort')).toBeDefined();
+    expect(document.components.schemas.OffsetPage.properties).toMatchObject({ totalEstimated: { const: true }, totalAtLeast: { const: true } });
+  });
+
   it('describes only routes the server has, with the methods it allows', async () => {
     const { body: document } = await call(url, '/openapi.json');
     const admin = t.api.adminKey!;

@@ -131,13 +131,24 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
         type: 'object',
         description: 'Cursor mode: pass `nextCursor` back as `cursor` (or follow `Link: rel="next"`) until it is null.',
         required: ['items', 'nextCursor'],
-        properties: { items: { type: 'array' }, nextCursor: { type: ['string', 'null'] } },
+        properties: {
+          items: { type: 'array' },
+          nextCursor: { type: ['string', 'null'] },
+          prevCursor: { type: ['string', 'null'], description: 'Pass back as `cursor` for the page before (or follow `Link: rel="prev"`); null on the first page.' },
+        },
       },
       OffsetPage: {
         type: 'object',
-        description: 'Offset mode (`offset` given): one page and the total number of items.',
+        description:
+          'Offset mode (`offset` given): one page and the number of items, as the endpoint counts it: exact, ' +
+          'an estimate (`totalEstimated: true`), at least `total` (`totalAtLeast: true`, a capped count), or not counted (`total: null`).',
         required: ['items', 'total'],
-        properties: { items: { type: 'array' }, total: { type: 'integer', minimum: 0 } },
+        properties: {
+          items: { type: 'array' },
+          total: { type: ['integer', 'null'], minimum: 0 },
+          totalEstimated: { type: 'boolean', const: true, description: '`total` is the database\'s estimate; the last page\'s total is always exact.' },
+          totalAtLeast: { type: 'boolean', const: true, description: 'The collection has at least `total` items (the count stopped at a cap).' },
+        },
       },
     },
     parameters: {

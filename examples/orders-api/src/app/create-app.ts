@@ -4,10 +4,20 @@
  * `server-express.ts` mount exactly this; neither decides anything on its own.
  * @module
  */
-import { createPaginator, keyListSort, KeysetError, type ApiKeyGuard, type KeyRecord, type Keyring, type RateLimiterWithState } from '@keyset/core';
+import {
+  createPaginator,
+  keyListSort,
+  KeysetError,
+  type ApiKeyGuard,
+  type KeyRecord,
+  type Keyring,
+  type RateLimiterWithState,
+  type TotalOption,
+} from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
+import { orderFilters } from './order-filters.ts';
 import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
 import { createReportHandlers } from './reports.ts';
 
@@ -36,14 +46,33 @@ export interface AppDependencies {
   limiter?: Pick<RateLimiterWithState, 'readQuota'>;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
+  /**
+   * How `GET /api/orders` counts offset mode's `total`: the planner's estimate by default
+   * (constant cost at any table size, marked `totalEstimated: true`), or `'exact'`,
+   * `{ mode: 'exact', cap }`, `'none'` (docs/pagination.md, "Totals that scale").
+   * @default 'estimated'
+   */
+  ordersTotal?: TotalOption;
 }
+
+/** `GET /api/orders`'s total mode unless `ordersTotal` says otherwise. */
+export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets } = deps;
+  const { db, keyring, guard, limiter, cursorSecrets, ordersTotal = ORDERS_TOTAL } = deps;
   const cursor = { secrets: cursorSecrets };
   const paginators = Object.freeze({
-    orders: createPaginator<Order>({ endpoint: 'GET /api/orders', sort: ORDER_SORT, sortable: ORDER_SORTABLE, limits: PAGE_LIMITS, cursor }),
+    // The filters are the paginator's: parsed and bound into the cursor whichever server mounts it.
+    orders: createPaginator<Order>({
+      endpoint: 'GET /api/orders',
+      sort: ORDER_SORT,
+      sortable: ORDER_SORTABLE,
+      filters: orderFilters,
+      total: ordersTotal,
+      limits: PAGE_LIMITS,
+      cursor,
+    }),
     keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
   });
   return Object.freeze({

@@ -14,6 +14,7 @@ import {
   type JsonObject,
 } from '@keyset/openapi';
 import { SCOPES } from './keys-admin.ts';
+import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
 
 const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const json = (body: JsonObject): JsonObject => ({ 'application/json': { schema: body } });
@@ -30,7 +31,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       customer: { type: 'string' },
       amountCents: { type: 'integer', minimum: 0 },
       currency: { type: 'string', pattern: '^[A-Z]{3}$' },
-      status: { type: 'string', enum: ['paid', 'pending', 'refunded', 'cancelled'] },
+      status: { type: 'string', enum: [...ORDER_STATUSES] },
     },
   },
   DailyReport: {
@@ -161,8 +162,29 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           operationId: 'listOrders',
           tags: ['orders'],
           summary: 'List orders, newest first',
-          description: 'Sorted by `createdAt` then `id`, descending.',
-          parameters: pageParameters(),
+          description:
+            'Sorted by `createdAt` then `id`, descending, unless `sort` says otherwise: comma-separated `createdAt`, `amountCents`, `id`, ' +
+            '`-` for descending (`sort=-amountCents`); another field: 400 `invalid_sort`. `status` and `customer` filter; ' +
+            'the filters and the sort are bound into the cursor (another filter or sort with it: 400 `invalid_cursor`), and ' +
+            '`Link` URLs keep them. In offset mode `total` is the planner\'s estimate, marked `totalEstimated: true` ' +
+            '(exact on the last page).',
+          parameters: [
+            ...pageParameters({ sort: true }),
+            {
+              name: 'status',
+              in: 'query',
+              description: 'Only orders with this status; repeat for any of several (`status=paid&status=pending`). Another value: 400 `invalid_request` naming `status`.',
+              style: 'form',
+              explode: true,
+              schema: { type: 'array', items: { type: 'string', enum: [...ORDER_STATUSES] } },
+            },
+            {
+              name: 'customer',
+              in: 'query',
+              description: 'Only this customer\'s orders (exact match, e.g. `cust_0042`). Once; empty or repeated: 400 `invalid_request` naming `customer`.',
+              schema: { type: 'string', minLength: 1, maxLength: MAX_CUSTOMER_LENGTH },
+            },
+          ],
           responses: pageResponses(schema('Order')),
         }),
       },

@@ -1,11 +1,15 @@
 /**
- * `GET /api/orders`: newest first, `created_at DESC, id DESC`, in cursor or offset
- * mode. Rows are fetched with core `keysetWhere`, so a cursor page is one index range
- * scan whatever its depth.
+ * `GET /api/orders`: newest first, `created_at DESC, id DESC` (or the client's `?sort=`),
+ * in cursor or offset mode, filtered by `status` and `customer` (`order-filters.ts`).
+ * Rows are fetched with core `keysetWhere`, so a cursor page is one index range scan
+ * whatever its depth; offset mode's `total` follows the endpoint's total mode
+ * (`countTotal`): an exact count (capped when asked) or the planner's estimate.
  * @module
  */
-import { keysetWhere, type PagePlan, type SortableField, type SortSpec } from '@keyset/core';
+import { countTotal, keysetWhere, type CountedTotal, type PagePlan, type SortableField, type SortSpec } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
+import { estimateRows } from '../db/estimate-rows.ts';
+import { orderFilterSql, type OrderFilters } from './order-filters.ts';
 
 /** One order as the API returns it. */
 export interface Order {
@@ -55,16 +59,29 @@ interface OrderRow {
 export function createOrderHandlers(deps: { db: SqlClient }) {
   const { db } = deps;
   return Object.freeze({
-    /** Up to `plan.take` orders for the plan, plus `total` in offset mode. */
-    async list(plan: PagePlan): Promise<{ rows: Order[]; total?: number }> {
-      const q = keysetWhere(plan, plan.sort, 'postgres');
-      const sql = `SELECT ${COLUMNS} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`;
-      const [page, count] = await Promise.all([
-        db.query<OrderRow>(sql, q.params as unknown[]),
-        plan.mode === 'offset' ? db.query<{ total: string }>('SELECT count(*)::text AS total FROM orders') : undefined,
+    /**
+     * Up to `plan.take` orders for the plan, filtered by `plan.filters` (the orders
+     * paginator parses them), plus `total` in offset mode as the endpoint's total mode asks.
+     */
+    async list(plan: PagePlan): Promise<{ rows: Order[]; total?: CountedTotal }> {
+      const filter = orderFilterSql(plan.filters as OrderFilters | undefined);
+      const q = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: filter.params.length });
+      const sql = `SELECT ${COLUMNS} FROM orders WHERE ${filter.where} AND ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`;
+      const matching = `SELECT 1 FROM orders WHERE ${filter.where}`;
+      const [page, total] = await Promise.all([
+        db.query<OrderRow>(sql, [...filter.params, ...q.params]),
+        countTotal(plan, {
+          // A capped count reads at most `limit` index entries, whatever the table size.
+          count: async (limit) => {
+            const counted = limit === undefined ? matching : `${matching} LIMIT ${limit}`;
+            const { rows } = await db.query<{ total: string }>(`SELECT count(*)::text AS total FROM (${counted}) AS matching`, filter.params);
+            return Number(rows[0]?.total ?? 0);
+          },
+          estimate: () => estimateRows(db, matching, filter.params),
+        }),
       ]);
       const rows = page.rows.map(toOrder);
-      return count === undefined ? { rows } : { rows, total: Number(count.rows[0]?.total ?? 0) };
+      return total === undefined ? { rows } : { rows, total };
     },
   });
 }

@@ -53,6 +53,15 @@ export interface PaginatorOptions {
    */
   modes?: readonly PaginationMode[];
   /**
+   * The endpoint's filters, parsed from the raw query (throw a `KeysetError`, e.g. 400
+   * `invalid_request`, for a bad value). Declared here, they are bound into every cursor of
+   * the endpoint whatever route serves it, and the plan carries them (`plan.filters`) to the
+   * source. Filters passed to `plan()` (an adapter's `paginate({ filters })`) take precedence.
+   * Return values in a canonical form (e.g. a sorted list) so equal filters share cursors.
+   * @default no filters
+   */
+  filters?: (query: URLSearchParams) => Record<string, unknown>;
+  /**
    * How offset mode counts `total`: `'exact'` (every matching row), `{ mode: 'exact', cap: N }`
    * (at most N rows; more is `total: N` with `totalAtLeast: true`), `'estimated'` (the
    * database's estimate, with `totalEstimated: true`) or `'none'` (`total: null`). The plan
@@ -135,7 +144,8 @@ export interface Paginator<Row> {
  * ```
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
-  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
+  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, filters: parseFilters, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
+  if (parseFilters !== undefined && typeof parseFilters !== 'function') throw new ConfigError('filters must be a function of the query (query: URLSearchParams) => filters');
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');
   const sort = defineSortSpec(keys);
   const limits = createLimitPolicy(limitOptions);
@@ -171,13 +181,16 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
 
     async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
+      const given = planOptions.filters ?? parseFilters?.(query);
+      const filters = given === undefined ? undefined : Object.freeze({ ...given });
       const parsed = parseWithModes(query, modeOptions);
       const limit = limits.resolve(parsed.limit);
       const spec = sortParam === undefined ? sort : sortParam.resolve(query);
-      const memo = fingerprintsFor(spec).get(planOptions.filters);
+      const memo = fingerprintsFor(spec).get(filters);
       const fingerprint = typeof memo === 'string' ? memo : await memo;
+      const carried = filters === undefined ? {} : { filters };
       if (parsed.mode === 'offset') {
-        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy });
+        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy, ...carried });
       }
       const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, spec);
       return Object.freeze({
@@ -188,6 +201,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
         after: cursor === null ? null : cursor.position,
         sort: spec,
         fingerprint,
+        ...carried,
       });
     },
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
 import { paginateArray } from './paginate-array.ts';
 import { createPaginator, type PaginatorOptions } from './paginator.ts';
 import { countTotal, resolveTotalPolicy, settleTotal, type TotalCounters } from './total-policy.ts';
@@ -147,5 +147,41 @@ describe('total modes', () => {
         },
       ),
     );
+  });
+});
+
+describe('filters declared on the paginator', () => {
+  const statusFilter = (query: URLSearchParams) => {
+    const status = query.getAll('status').sort();
+    return status.length === 0 ? {} : { status };
+  };
+
+  it('are parsed from the query, carried on the plan, and bound into the cursor', async () => {
+    const paginator = createPaginator<Row>({ ...base, filters: statusFilter });
+    const plan = await paginator.plan(new URLSearchParams('status=b&status=a&limit=2'));
+    expect(plan.filters).toEqual({ status: ['a', 'b'] });
+    expect(Object.isFrozen(plan.filters)).toBe(true);
+    const { body } = await paginator.page(plan, rows.slice(0, 3), { url: 'https://x.test/rows?status=b&status=a&limit=2' });
+    const next = (body as { nextCursor: string }).nextCursor;
+    // The same filters in another order share the cursor; other filters refuse it.
+    await expect(paginator.plan(new URLSearchParams(`status=a&status=b&cursor=${next}`))).resolves.toMatchObject({ mode: 'cursor' });
+    await expect(paginator.plan(new URLSearchParams(`status=a&cursor=${next}`))).rejects.toMatchObject({ code: 'invalid_cursor' });
+    await expect(paginator.plan(new URLSearchParams(`cursor=${next}`))).rejects.toMatchObject({ code: 'invalid_cursor' });
+  });
+
+  it('a bad filter value thrown by the parser is the request error', async () => {
+    const paginator = createPaginator<Row>({
+      ...base,
+      filters: () => {
+        throw new KeysetError('invalid_request', { detail: 'bad status', extensions: { field: 'status' } });
+      },
+    });
+    await expect(paginator.plan(new URLSearchParams('status=x'))).rejects.toMatchObject({ code: 'invalid_request', extensions: { field: 'status' } });
+  });
+
+  it('filters given to plan() take precedence; a non-function is a ConfigError', async () => {
+    const paginator = createPaginator<Row>({ ...base, filters: statusFilter });
+    expect((await paginator.plan(new URLSearchParams('status=a'), { filters: { tenant: 't1' } })).filters).toEqual({ tenant: 't1' });
+    expect(() => createPaginator<Row>({ ...base, filters: { status: 'a' } as never })).toThrow(ConfigError);
   });
 });

@@ -102,6 +102,8 @@ export type PagePlan =
       /** The page's sort (validated, frozen). */
       readonly sort: SortSpec;
       readonly fingerprint: string;
+      /** The filters bound into the cursor, when the paginator or `plan()` was given any. */
+      readonly filters?: Readonly<Record<string, unknown>>;
     }
   | {
       readonly mode: 'offset';
@@ -111,6 +113,8 @@ export type PagePlan =
       /** The page's sort (validated, frozen). */
       readonly sort: SortSpec;
       readonly fingerprint: string;
+      /** The filters bound into the cursor, when the paginator or `plan()` was given any. */
+      readonly filters?: Readonly<Record<string, unknown>>;
       /**
        * How this endpoint counts `total` (`countTotal` runs it).
        * @default { mode: 'exact', cap: null } (plans built by hand)
