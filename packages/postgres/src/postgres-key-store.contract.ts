@@ -6,7 +6,7 @@
  * @module
  */
 import { inspect } from 'node:util';
-import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { KeysetError, createKeyring, isKeysetError, toProblem } from '@keyset/core';
 import type { StoredSecret } from '@keyset/core';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
@@ -273,6 +273,53 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         for (const size of [1, 2, 3]) {
           const walked = (await walkCursor(store, size)).map((k) => k.identity.id);
           expect(walked).toEqual(['key_now', 'key_e', 'key_f', 'key_d', 'key_c', 'key_b', 'key_a']);
+        }
+      });
+    });
+
+    describe('the largest values the keyring accepts', () => {
+      // The keyring's bounds are what this store holds: the first value past each one was
+      // a 503 from the database (year 10000, an int4 overflow), now a 400 before any query.
+      it('round-trip exactly; the next ones are refused with 400 naming the field, never reaching the database', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await migrate(client, { schema, tablePrefix });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const keyring = createKeyring({ store, prefix: 'acme_test', cache: false });
+        try {
+          const limits = [
+            { name: 'day', limit: 2_147_483_647, windowSeconds: 86_400 },
+            { name: 'year', limit: 2_147_483_647, windowSeconds: 31_622_400 },
+          ];
+          const { key, record } = await keyring.issue({
+            name: `\u{1F511} ${'n'.repeat(197)}`,
+            scopes: ['orders:read'],
+            expiresAt: '9999-12-31T23:59:59.999Z',
+            rateLimits: limits,
+            quota: { remaining: 1e15, refill: { amount: 1e15, interval: 31_622_400 } },
+          });
+          const read = await keyring.get(record.id);
+          expect(read.expiresAt?.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+          expect(read.name).toBe(record.name);
+          expect(read.rateLimits).toEqual(limits);
+          expect(read.quota?.remaining).toBe(1e15);
+          expect((await keyring.verify(key)).id).toBe(record.id);
+          const refused: [object, string][] = [
+            [{ expiresAt: '9999-12-31T23:59:59-23:59' }, 'expiresAt'],
+            [{ expiresAt: new Date(8.64e15) }, 'expiresAt'],
+            [{ name: 'a\u0000' }, 'name'],
+            [{ name: 'a\ud800' }, 'name'],
+            [{ rateLimit: { limit: 2_147_483_648, windowSeconds: 86_400 } }, 'rateLimit.limit'],
+          ];
+          for (const [input, field] of refused) {
+            const error = await rejection(keyring.issue({ name: 'n', scopes: [], ...input }));
+            expect([isKeysetError(error) && error.code, isKeysetError(error) && error.extensions.field]).toEqual(['invalid_request', field]);
+          }
+          const error = await rejection(keyring.updateLimits(record.id, { rateLimit: { limit: 3e9, windowSeconds: 86_400 } }));
+          expect(isKeysetError(error) && error.extensions.field).toBe('rateLimit.limit');
+          expect((await keyring.list({ mode: 'offset', limit: 10 })).total).toBe(1);
+        } finally {
+          await keyring.close();
         }
       });
     });

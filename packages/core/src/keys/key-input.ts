@@ -109,6 +109,21 @@ const MAX_SCOPES = 100;
 const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
 const MAX_PAGE = 1000;
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/** An unpaired UTF-16 surrogate: no UTF-8 store can hold it (node-postgres and PGlite would write U+FFFD instead). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The latest `expiresAt`: the end of year 9999 UTC. Every store can hold it (PostgreSQL
+ * takes ISO 8601 text with a four-digit year; `Date#toISOString` writes `+010000-…` past
+ * it), and an RFC 3339 timestamp can name it. Later than this is no expiry worth storing.
+ */
+export const MAX_KEY_TIMESTAMP_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The largest `limit` of a key's rate limit: 2^31 − 1 requests per window, what every
+ * store holds (PostgreSQL keeps the first limit in an `integer` column as well).
+ */
+export const MAX_KEY_RATE_LIMIT = 2_147_483_647;
 
 function invalid(field: string, detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail, extensions: { field } });
@@ -121,8 +136,8 @@ export function validateIssueInput(
 ): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'rateLimits' | 'quota' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `name` and `scopes`.');
   const { name, scopes, expiresAt = null, environment = null } = input;
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name)) {
-    throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters without control characters.`);
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name) || LONE_SURROGATE.test(name)) {
+    throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters of Unicode text without control characters.`);
   }
   if (!Array.isArray(scopes) || scopes.length > MAX_SCOPES || !scopes.every(isValidScope)) {
     throw invalid('scopes', `\`scopes\` must be an array of at most ${MAX_SCOPES} scope tokens (printable ASCII without spaces, quotes or backslashes).`);
@@ -134,6 +149,7 @@ export function validateIssueInput(
     const ms = expiresAt instanceof Date ? expiresAt.getTime() : typeof expiresAt === 'string' ? Date.parse(expiresAt) : NaN;
     if (!Number.isFinite(ms)) throw invalid('expiresAt', '`expiresAt` must be an ISO 8601 timestamp.');
     if (ms <= now) throw invalid('expiresAt', '`expiresAt` must be in the future.');
+    if (ms > MAX_KEY_TIMESTAMP_MS) throw invalid('expiresAt', '`expiresAt` must be at most 9999-12-31T23:59:59.999Z (the end of year 9999 UTC).');
     expires = new Date(ms);
   }
   if (environment !== null && typeof environment !== 'string') throw invalid('environment', '`environment` must be the name of a configured environment.');
@@ -161,6 +177,9 @@ function validateRateLimit(value: unknown, field: string): KeyRateLimit {
   const problem = rateLimitPolicyProblem({ limit, windowSeconds, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) });
   if (problem !== undefined) {
     throw invalid(field, `\`${field}\` must be \`{ limit, windowSeconds, name?, burst? }\` with a positive integer limit and a whole number of seconds: ${problem}.`);
+  }
+  if ((limit as number) > MAX_KEY_RATE_LIMIT) {
+    throw invalid(`${field}.limit`, `\`${field}.limit\` must be at most ${MAX_KEY_RATE_LIMIT} requests per window.`);
   }
   return { limit: limit as number, windowSeconds: windowSeconds as number, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) };
 }
@@ -240,7 +259,8 @@ function toTime(value: unknown): Date | undefined {
     // Key timestamps are whole milliseconds (they come from the keyring's clock).
     if (instant !== undefined) ms = instant.seconds * 1000 + Math.floor(instant.micros / 1000);
   }
-  return Number.isFinite(ms) ? new Date(ms) : undefined;
+  // Outside what a store holds, no key was created there: not a key position.
+  return Number.isFinite(ms) && Math.abs(ms) <= MAX_KEY_TIMESTAMP_MS ? new Date(ms) : undefined;
 }
 
 function position(after: unknown): { createdAt: Date; id: string } | undefined {

@@ -119,6 +119,15 @@ describe('issue and get', () => {
     ['rateLimit', { name: 'n', scopes: [], rateLimit: { limit: 10_000_000, windowSeconds: 1 } }],
     ['expiresAt', { name: 'n', scopes: [], expiresAt: 'tomorrow' }],
     ['expiresAt', { name: 'n', scopes: [], expiresAt: new Date(T0 - 1) }],
+    // What no store can hold (the database refused these with a 503 before).
+    ['expiresAt', { name: 'n', scopes: [], expiresAt: '9999-12-31T23:59:59-23:59' }],
+    ['expiresAt', { name: 'n', scopes: [], expiresAt: new Date(Date.UTC(10000, 0, 1)) }],
+    ['expiresAt', { name: 'n', scopes: [], expiresAt: new Date(8.64e15) }],
+    ['name', { name: 'a\u0000b', scopes: [] }],
+    ['name', { name: 'a\ud800b', scopes: [] }],
+    ['name', { name: '\udc00', scopes: [] }],
+    ['rateLimit.limit', { name: 'n', scopes: [], rateLimit: { limit: 2_147_483_648, windowSeconds: 86_400 } }],
+    ['rateLimits[1].limit', { name: 'n', scopes: [], rateLimits: [{ name: 'a', limit: 1, windowSeconds: 1 }, { name: 'b', limit: 3e9, windowSeconds: 86_400 }] }],
   ])('refuses a bad %s with invalid_request naming it', async (field, input) => {
     const { keyring, calls } = setup();
     const err = await rejection(keyring.issue(input as never));
@@ -126,6 +135,18 @@ describe('issue and get', () => {
     expect(err.code).toBe('invalid_request');
     expect(err.extensions.field).toBe(field);
     expect(calls.insertIdentity).toBeUndefined();
+  });
+
+  it('accepts the largest values every store holds: the end of year 9999 UTC, 2^31 − 1 per window, astral names', async () => {
+    const { keyring } = setup();
+    const { record } = await keyring.issue({
+      name: '\ud83d\udd11 billing',
+      scopes: [],
+      expiresAt: '9999-12-31T23:59:59.999Z',
+      rateLimit: { limit: 2_147_483_647, windowSeconds: 86_400 },
+    });
+    expect(record.expiresAt?.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    expect(record.rateLimit).toEqual({ limit: 2_147_483_647, windowSeconds: 86_400 });
   });
 
   it('get: not_found for unknown and malformed ids (the latter without a store call)', async () => {
@@ -552,6 +573,7 @@ describe('list', () => {
     const { keyring } = setup();
     expect((await rejection(keyring.list({ mode: 'cursor', limit: 0 }))).code).toBe('invalid_request');
     expect((await rejection(keyring.list({ mode: 'cursor', limit: 5, after: ['not a time', 'key_x'] }))).code).toBe('invalid_cursor');
+    expect((await rejection(keyring.list({ mode: 'cursor', limit: 5, after: [Date.UTC(10000, 0, 1), 'key_x'] }))).code).toBe('invalid_cursor');
     expect((await rejection(keyring.list({ mode: 'offset', limit: 5, offset: -1 }))).code).toBe('invalid_request');
   });
 });
