@@ -37,6 +37,48 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   return destination ? pino(options, destination) : pino(options);
 }
 
+/** What `requestAborted` reads from a Node `IncomingMessage` (structural, so any server fits). */
+export interface IncomingRequestState {
+  /** The whole message, body included, was received. */
+  readonly complete?: boolean;
+  /** The stream was destroyed before it ended (Node ≥ 16.14). */
+  readonly readableAborted?: boolean;
+  readonly destroyed?: boolean;
+}
+
+/**
+ * Whether the request body never arrived whole because the client went away: it closed
+ * the connection mid-body, or sent a body Node's HTTP parser refused (a malformed chunk),
+ * after which Node itself answers 400 and closes the socket.
+ *
+ * @example
+ * ```ts
+ * requestAborted(c.env.incoming); // Hono on @hono/node-server
+ * ```
+ */
+export function requestAborted(request: IncomingRequestState | undefined): boolean {
+  if (request === undefined || request.complete === true) return false;
+  return request.readableAborted === true || request.destroyed === true;
+}
+
+/**
+ * Whether `error` is a body read that failed because the client went away, not a fault
+ * of ours: Node's `Error('aborted')` (`ECONNRESET`, what `@hono/node-server` and a Web
+ * `Request` over an `IncomingMessage` reject with), raw-body's `request.aborted`
+ * (Express), a premature stream close.
+ *
+ * @example
+ * ```ts
+ * isClientAbort(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })); // true
+ * ```
+ */
+export function isClientAbort(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { message, code, type } = error as { message?: unknown; code?: unknown; type?: unknown };
+  if (type === 'request.aborted' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNABORTED') return true;
+  return message === 'aborted' && (code === 'ECONNRESET' || code === undefined);
+}
+
 /** One finished request, as the server builders report it. */
 export interface RequestLogEntry {
   method: string;
@@ -48,20 +90,31 @@ export interface RequestLogEntry {
   key?: { id: string; last4: string } | undefined;
   /** The error a handler or the guard threw, when there was one. */
   error?: unknown;
+  /**
+   * The client went away before the request body arrived whole (`requestAborted`). An
+   * `error` that `isClientAbort` recognises counts as this too.
+   */
+  aborted?: boolean;
 }
 
 /**
  * Writes the access-log line of one request: `info` below 500, `error` with the
  * error for 5xx. For refused keys it adds the precise reason (revoked, expired,
- * checksum…) that the client never sees (DESIGN §5).
+ * checksum…) that the client never sees (DESIGN §5). A request the client abandoned
+ * mid-body is `info` "request aborted" with `aborted: true` and no status: no response
+ * of ours reached anyone, and it is no server fault (whatever status a framework set
+ * for the failed body read).
  */
 export function logRequest(logger: Logger, entry: RequestLogEntry): void {
-  const line: Record<string, unknown> = {
-    req: { method: entry.method, url: redactUrl(entry.url) },
-    res: { statusCode: entry.status },
-    responseTime: Math.round(entry.durationMs * 100) / 100,
-  };
-  if (entry.key) line.key = { id: entry.key.id, last4: entry.key.last4 };
+  const req = { method: entry.method, url: redactUrl(entry.url) };
+  const responseTime = Math.round(entry.durationMs * 100) / 100;
+  const key = entry.key && { id: entry.key.id, last4: entry.key.last4 };
+  if (entry.aborted === true || isClientAbort(entry.error)) {
+    logger.info({ req, responseTime, ...(key ? { key } : {}), aborted: true }, 'request aborted');
+    return;
+  }
+  const line: Record<string, unknown> = { req, res: { statusCode: entry.status }, responseTime };
+  if (key) line.key = key;
   const error = entry.error;
   if (error instanceof AuthenticationError) {
     line.auth = { reason: error.reason, ...(error.last4 === undefined ? {} : { last4: error.last4 }) };

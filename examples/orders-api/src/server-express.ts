@@ -10,7 +10,7 @@ import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
-import { logRequest } from './logger.ts';
+import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
 declare global {
@@ -36,7 +36,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
 
   server.use(function requestLog(req, res, next) {
     const started = performance.now();
-    res.on('finish', () => {
+    const log = (aborted: boolean): void => {
       const key = res.locals.apiKey;
       logRequest(logger, {
         method: req.method,
@@ -45,7 +45,14 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
         durationMs: performance.now() - started,
         key: key && { id: key.id, last4: key.last4 },
         error: res.locals.error,
+        aborted,
       });
+    };
+    res.on('finish', () => log(requestAborted(req)));
+    // No `finish` when the connection closed first: a client that went away mid-body (or
+    // whose body Node's parser refused) is still logged, once, as aborted.
+    res.on('close', () => {
+      if (!res.writableFinished) log(true);
     });
     next();
   });

@@ -14,7 +14,7 @@ import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
-import { logRequest, type Logger } from './logger.ts';
+import { logRequest, requestAborted, type IncomingRequestState, type Logger } from './logger.ts';
 
 /** Options of the server builders. */
 export interface ServerOptions {
@@ -41,6 +41,8 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
       durationMs: performance.now() - started,
       key: key && { id: key.id, last4: key.last4 },
       error: c.error,
+      // On @hono/node-server, `env.incoming` is the Node request (absent with `app.request()`).
+      aborted: requestAborted((c.env as { incoming?: IncomingRequestState } | undefined)?.incoming),
     });
   });
 
