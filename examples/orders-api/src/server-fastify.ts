@@ -10,7 +10,7 @@ import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
-import { logRequest } from './logger.ts';
+import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -42,6 +42,24 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
       durationMs: reply.elapsedTime,
       key: key && { id: key.id, last4: key.last4 },
       error: errors.get(request),
+      aborted: requestAborted(request.raw),
+    });
+  });
+  const started = new WeakMap<FastifyRequest, number>();
+  server.addHook('onRequest', async function requestStart(request) {
+    started.set(request, performance.now());
+  });
+  // No `onResponse` when the client closed the connection first (mid-body, or a body Node's
+  // parser refused): Fastify calls this instead, and the request is logged as aborted.
+  server.addHook('onRequestAbort', async function abortedRequestLog(request) {
+    const key = request.apiKey ?? undefined;
+    logRequest(logger, {
+      method: request.method,
+      url: request.raw.url ?? '/',
+      status: 0,
+      durationMs: performance.now() - (started.get(request) ?? performance.now()),
+      key: key && { id: key.id, last4: key.last4 },
+      aborted: true,
     });
   });
 

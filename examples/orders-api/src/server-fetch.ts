@@ -13,7 +13,7 @@ import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, invalid, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
-import { logRequest } from './logger.ts';
+import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
 /** What the platform passes after the request: `@hono/node-server`'s Node objects, or nothing. */
@@ -127,6 +127,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       durationMs: performance.now() - started,
       key: key && { id: key.id, last4: key.last4 },
       error: errors.get(request),
+      aborted: requestAborted(platform?.incoming),
     });
     return response;
   };
