@@ -1,7 +1,8 @@
 /**
  * Page fetch time by depth: OFFSET vs keyset (`keysetWhere`) over 1M orders, on
- * embedded PGlite and on PostgreSQL, plus the cost of `count(*)` for offset mode's
- * `total`. On PostgreSQL the same keyset page also goes through `@keyset/kysely`
+ * embedded PGlite and on PostgreSQL, plus the cost of offset mode's `total` in each total
+ * mode (exact `count(*)`, exact capped at 10,000, the planner's estimate, none), over the
+ * whole table and under a `status` filter, with the SQL the example runs. On PostgreSQL the same keyset page also goes through `@keyset/kysely`
  * (query building + Kysely's driver included), to show the builder adds nothing
  * measurable next to the query. Writes bench/results/db-depth.json and docs/img/db-depth.svg.
  *
@@ -42,7 +43,44 @@ const SETUP = `
            'customer-' || (g % 97), 500 + (g * 31) % 20000, 'EUR', CASE WHEN g % 5 = 0 THEN 'refunded' ELSE 'paid' END
     FROM generate_series(1, ${ROWS}) AS g;
   CREATE INDEX orders_page ON orders (created_at DESC, id DESC);
+  CREATE INDEX orders_status_page ON orders (status, created_at DESC, id DESC);
   ANALYZE orders;`;
+
+/** The cap of the capped exact mode (`total: { mode: 'exact', cap: TOTAL_CAP }`). */
+const TOTAL_CAP = 10_000;
+
+/** One total mode's cost: the statement offset mode runs for `total`, as the example writes it. */
+type TotalRow = { mode: string; filter: string; ms: number; value: number; exact: number };
+
+/** The total modes, each as the SQL the example's `countTotal` counters run (`none` runs nothing). */
+async function measureTotals(name: string, db: Db): Promise<TotalRow[]> {
+  const out: TotalRow[] = [];
+  for (const [filter, where, params] of [
+    ['none', 'TRUE', []],
+    ["status = 'refunded' (20%)", 'status = $1', ['refunded']],
+  ] as const) {
+    const matching = `SELECT 1 FROM orders WHERE ${where}`;
+    const exactSql = `SELECT count(*)::text AS n FROM (${matching}) AS m`;
+    const exact = Number((await db.query(exactSql, [...params])).rows[0]!.n);
+    const modes: [string, string | undefined, (rows: Record<string, unknown>[]) => number][] = [
+      ['exact', exactSql, (rows) => Number(rows[0]!.n)],
+      [`exact, cap ${TOTAL_CAP.toLocaleString('en-US')}`, `SELECT count(*)::text AS n FROM (${matching} LIMIT ${TOTAL_CAP + 1}) AS m`, (rows) => Math.min(Number(rows[0]!.n), TOTAL_CAP)],
+      ['estimated', `EXPLAIN (FORMAT JSON) ${matching}`, (rows) => {
+        const cell = Object.values(rows[0]!)[0];
+        const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as [{ Plan: { 'Plan Rows': number } }];
+        return plan[0].Plan['Plan Rows'];
+      }],
+      ['none', undefined, () => NaN],
+    ];
+    for (const [mode, sql, read] of modes) {
+      const ms = sql === undefined ? 0 : await time(db, sql, [...params]);
+      const value = sql === undefined ? NaN : read((await db.query(sql, [...params])).rows);
+      out.push({ mode, filter, ms, value, exact });
+      console.log(`${name} total ${mode.padEnd(18)} filter ${filter.padEnd(26)} ${ms.toFixed(2).padStart(8)} ms   reports ${Number.isNaN(value) ? 'null' : value} (exact ${exact})`);
+    }
+  }
+  return out;
+}
 
 // The text alias must not be named created_at: PostgreSQL resolves ORDER BY names to output
 // columns first, so ORDER BY created_at would sort by the text and never use the index.
@@ -113,11 +151,11 @@ async function measure(name: string, db: Db, kysely?: Kysely<BenchDB>): Promise<
   return out;
 }
 
-const results: Record<string, { depths: Row[]; countMs: number }> = {};
+const results: Record<string, { depths: Row[]; countMs: number; totals: TotalRow[] }> = {};
 
 const lite = await PGlite.create();
 const liteDb: Db = { query: (t, p) => lite.query(t, p), exec: (t) => lite.exec(t), close: () => lite.close() };
-results.PGlite = { depths: await measure('PGlite', liteDb), countMs: await time(liteDb, 'SELECT count(*) FROM orders') };
+results.PGlite = { depths: await measure('PGlite', liteDb), countMs: await time(liteDb, 'SELECT count(*) FROM orders'), totals: await measureTotals('PGlite', liteDb) };
 await liteDb.close();
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -131,7 +169,11 @@ try {
   try {
     // No destroy(): it would end the pool, which the finally below owns.
     const kysely = new Kysely<BenchDB>({ dialect: new PostgresDialect({ pool }) });
-    results.PostgreSQL = { depths: await measure('PostgreSQL', pgDb, kysely), countMs: await time(pgDb, 'SELECT count(*) FROM orders') };
+    results.PostgreSQL = {
+      depths: await measure('PostgreSQL', pgDb, kysely),
+      countMs: await time(pgDb, 'SELECT count(*) FROM orders'),
+      totals: await measureTotals('PostgreSQL', pgDb),
+    };
   } finally {
     await pool.query(`DROP SCHEMA ${schema} CASCADE`);
   }

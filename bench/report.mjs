@@ -94,7 +94,19 @@ const sections = {
     ]);
     const head = ['depth', ...engines.flatMap((e) => [`${e} OFFSET ms`, `${e} keyset ms`])];
     const count = engines.map((e) => `${e} ${fmt(r.data.results[e].countMs, 1)} ms`).join(', ');
-    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}. ${stamp(r)}`;
+    // Offset mode's `total` per total mode (results from before the modes were measured have none).
+    const totals = r.data.results[engines[0]].totals;
+    const totalTable = totals
+      ? `\n\nOffset mode's \`total\` per total mode (docs/pagination.md, "Totals that scale"):\n\n` +
+        table(
+          ['total mode', 'filter', ...engines.map((e) => `${e} ms`), 'reports (PostgreSQL, else PGlite)', 'exact'],
+          totals.map((t, i) => {
+            const shown = (r.data.results.PostgreSQL ?? r.data.results[engines[0]]).totals[i];
+            return [t.mode, t.filter, ...engines.map((e) => fmt(r.data.results[e].totals[i].ms, 2)), shown.value === null ? 'null' : fmt(shown.value), fmt(shown.exact)];
+          }),
+        )
+      : '';
+    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r)}`;
   },
   memory() {
     const r = load('memory');

@@ -1,10 +1,10 @@
 /**
  * @keyset/drizzle: keyset pagination for Drizzle ORM queries on PostgreSQL (pg-core),
  * SQLite (sqlite-core) and MySQL/MariaDB (mysql-core): the cursor condition and ORDER BY
- * list of a `PagePlan`, and a count for offset mode's `total`.
+ * list of a `PagePlan`, and a count (or PostgreSQL's estimate) for offset mode's `total`.
  * @module
  */
-export { countRows } from './count-rows.ts';
-export type { CountingDatabase } from './count-rows.ts';
+export { countRows, estimateRows } from './count-rows.ts';
+export type { CountingDatabase, CountRowsOptions, ExplainingDatabase } from './count-rows.ts';
 export { keysetPage } from './keyset-page.ts';
 export type { KeysetClauses } from './keyset-page.ts';

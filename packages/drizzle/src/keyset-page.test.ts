@@ -116,6 +116,11 @@ describe('countRows (Drizzle)', () => {
     try {
       expect(await countRows(db, liteOrders, eq(liteOrders.status, 'paid'))).toBe(2);
       expect(await countRows(db, liteOrders)).toBe(3);
+      // A capped count stops at the limit, with or without filters.
+      expect(await countRows(db, liteOrders, undefined, { limit: 2 })).toBe(2);
+      expect(await countRows(db, liteOrders, eq(liteOrders.status, 'paid'), { limit: 5 })).toBe(2);
+      expect(await countRows(db, liteOrders, eq(liteOrders.status, 'paid'), { limit: 1 })).toBe(1);
+      await expect(countRows(db, liteOrders, undefined, { limit: 0 })).rejects.toThrow(RangeError);
       await expect(countRows(db, lite.alias(liteOrders, 'o'))).rejects.toThrow(ConfigError);
     } finally {
       sqlite.close();
