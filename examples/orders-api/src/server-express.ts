@@ -73,7 +73,11 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
       next(error);
       return;
     }
-    raw(req, res, next);
+    // The limit's refusal reads as on the other servers (413, same detail).
+    raw(req, res, (error?: unknown) => {
+      const tooLarge = (error as { type?: unknown } | undefined)?.type === 'entity.too.large';
+      next(tooLarge ? Object.assign(new Error(`The body is larger than ${MAX_BODY_BYTES} bytes`, { cause: error }), { status: 413, expose: true }) : error);
+    });
   };
   const jsonBody = (req: Request) =>
     parseJsonObject(Buffer.isBuffer(req.body) ? utf8.decode(req.body) : '', req.get('content-type'), req.get('content-encoding'));

@@ -3,7 +3,7 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { apiKey, keyset, paginate, problemHandler, sendPage } from '@keyset/fastify';
+import { apiKey, keyset, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
@@ -25,13 +25,21 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   const errors = new WeakMap<FastifyRequest, unknown>();
   const onError = (error: unknown, request: FastifyRequest): void => void errors.set(request, error);
   const server = Fastify({
-    // Exact paths, as on the Hono server: `/api/orders/` is not `/api/orders`.
-    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true },
+    // Exact paths, as on the Hono server: `/api/orders/` is not `/api/orders`. Any `:id`
+    // length reaches the app (a 404 for an unknown id, as elsewhere), not Fastify's 414:
+    // the routes have no regex parameters, which is what its 100-character default guards.
+    routerOptions: { ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 65_536 },
     // A bad %-encoding in the path never reaches the error handler: this does.
     frameworkErrors: problemHandler({ onError }),
     ...(serverFactory === undefined ? {} : { serverFactory: serverFactory as never }),
   });
-  await server.register(keyset, { onError });
+  await server.register(keyset, { onError, handlers: false });
+  server.setNotFoundHandler(notFoundHandler());
+  const problems = problemHandler({ onError });
+  // The body limit's refusal reads as on the other servers (413, same detail).
+  server.setErrorHandler((error: Error, request, reply) =>
+    problems((error as { code?: unknown }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? tooLarge(error) : error, request, reply),
+  );
 
   server.addHook('onResponse', async function requestLog(request, reply) {
     const key = request.apiKey ?? undefined;
@@ -63,12 +71,10 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
     });
   });
 
-  // Raw bytes whatever the Content-Type, decoded as UTF-8 like Hono's `text()`: the app
-  // layer checks the headers first (`preParsing`, after the key), so Fastify never refuses a
-  // media type or inflates a coding itself, and parses the rest, so every server answers
-  // alike. Too large → 413, through the problem handler.
+  // Bodies are read by the routes that take one (below) and by no other, the 404 and 405
+  // answers included: as on the other servers, a body elsewhere is never read or refused.
   server.removeAllContentTypeParsers();
-  server.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+  server.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   const utf8 = new TextDecoder();
   const checkBodyHeaders = async (request: FastifyRequest): Promise<void> => {
     assertJsonBodyHeaders(request.headers['content-type'], request.headers['content-encoding']);
@@ -98,18 +104,27 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
 
   server.get('/api/reports/daily', reports, async (request, reply) => send(reply, await app.reports.daily({ query: query(request) })));
 
-  server.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request))));
   server.get('/api/keys', { ...admin, preHandler: paginate(app.paginators.keys, pageOptions) }, async (request, reply) => {
     const { rows, total } = await app.keys.list(request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
   server.get('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.get(request.params.id)));
-  server.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request))));
-  server.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request))));
-  server.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
-    send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request))),
-  );
   server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id)));
+
+  // The routes with a JSON body, in their own context for the body parser: raw bytes
+  // whatever the Content-Type, decoded as UTF-8 like Hono's `text()`. The app layer checks
+  // the headers first (`preParsing`, after the key), so Fastify never refuses a media type
+  // or inflates a coding itself, and parses the rest. Too large → 413.
+  await server.register(async function jsonBodyRoutes(scope) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+    scope.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request))));
+    scope.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request))));
+    scope.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request))));
+    scope.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
+      send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request))),
+    );
+  });
 
   await server.ready();
   return server;
@@ -119,7 +134,14 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
 export async function createFastifyServer(app: OrdersApp, options: ServerOptions): Promise<Server> {
   let server: Server | undefined;
   await createFastifyApp(app, { ...options, serverFactory: (handler) => (server = createServer(handler)) });
+  // Malformed HTTP (before any route runs) is answered by Node itself, as on the other
+  // servers, not by Fastify's JSON `clientError` reply.
+  server!.removeAllListeners('clientError');
   return server!;
+}
+
+function tooLarge(cause: unknown): Error {
+  return Object.assign(new Error(`The body is larger than ${MAX_BODY_BYTES} bytes`, { cause }), { statusCode: 413 });
 }
 
 function send(reply: FastifyReply, response: AppResponse): FastifyReply {

@@ -6,13 +6,13 @@
  * @module
  */
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
-import type { VerifiedKey } from '@keyset/core';
+import { KeysetError, type VerifiedKey } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
-import { assertJsonBodyHeaders, invalid, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
+import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
@@ -54,7 +54,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       const text = await readText(request);
       if (text === undefined) {
         // The body limit is the server's, like Hono's `bodyLimit()`: 413 (RFC 9110 §15.5.14).
-        const error = invalid('body', `The body is larger than ${MAX_BODY_BYTES} bytes`);
+        const error = new KeysetError('invalid_request', { detail: `The body is larger than ${MAX_BODY_BYTES} bytes` });
         errors.set(request, error);
         return withStatus(problemResponse(error, { request }), 413);
       }

@@ -1,0 +1,144 @@
+/**
+ * Every adapter answers alike: the same requests (edge cases of paths, methods, bodies,
+ * headers and parameters) go to the four servers over one database, and the status, the
+ * headers a client acts on and the whole problem body must be the same on each. Requests
+ * go through node:http, which sends paths and bodies exactly as written.
+ *
+ * Known differences, left out on purpose: dot segments (`/a/../b`) are resolved by the
+ * `Request` URL on Hono and fetch and matched as sent on Express and Fastify (a 404 there);
+ * a malformed %-encoding in the path is a 400 on Fastify and Express (which decode the
+ * path or the `:id` before routing) and a 404 on Hono and fetch.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADAPTERS, type AdapterName } from '../src/config.ts';
+import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
+
+interface Sent {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Sent> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** What a client acts on: status, media type, Allow, WWW-Authenticate, RateLimit, the problem (whole) or the body's members. */
+function observed(res: Sent): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = res.text === '' ? undefined : JSON.parse(res.text);
+  } catch {
+    body = res.text.length;
+  }
+  const type = String(res.headers['content-type'] ?? '').split(';', 1)[0];
+  const problem = type === 'application/problem+json';
+  return {
+    status: res.status,
+    type,
+    allow: res.headers.allow,
+    wwwAuthenticate: res.headers['www-authenticate'],
+    rateLimitPolicy: res.headers['ratelimit-policy'],
+    retryAfter: res.headers['retry-after'] !== undefined,
+    body: problem || typeof body !== 'object' || body === null ? body : Object.keys(body).sort(),
+  };
+}
+
+let t: TestApi;
+const servers = new Map<AdapterName, ExtraServer>();
+let admin: string;
+let reader: string;
+let limited: string;
+
+beforeAll(async () => {
+  t = await startApi({ seedOrders: 30 });
+  admin = t.api.adminKey!;
+  const issue = async (body: Record<string, unknown>): Promise<string> => (await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body })).body.key;
+  reader = await issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 100_000, windowSeconds: 1 } });
+  // One request per adapter per case, then refused: the 429 case sends each adapter its 2nd.
+  limited = await issue({ name: 'limited', scopes: ['orders:read'], rateLimit: { limit: 4, windowSeconds: 3600 } });
+  for (const adapter of ADAPTERS) servers.set(adapter, await serveAlso(t, adapter));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([...servers.values()].map((server) => server.close()));
+  await t?.stop({ remove: true });
+});
+
+const json = { 'content-type': 'application/json' };
+const asAdmin = (headers: Record<string, string> = {}) => ({ authorization: `ApiKey ${admin}`, ...headers });
+const asReader = () => ({ authorization: `ApiKey ${reader}` });
+const big = JSON.stringify({ name: 'x'.repeat(20_000), scopes: ['orders:read'] });
+
+describe('every adapter answers alike', () => {
+  it.each<[label: string, method: string, path: string, headers: () => Record<string, string>, body?: string]>([
+    ['a trailing slash', 'GET', '/api/orders/', asReader],
+    ['another case', 'GET', '/API/orders', asReader],
+    ['a doubled slash', 'GET', '//api/orders', asReader],
+    ['a page', 'GET', '/api/orders?limit=2&sort=-amountCents', asReader],
+    ['HEAD on a GET route', 'HEAD', '/api/orders?limit=1', asReader],
+    ['OPTIONS on a known path', 'OPTIONS', '/api/orders', asReader],
+    ['an unusual method on a known path', 'PROPFIND', '/api/keys/key_x', asAdmin],
+    ['a 405 before authentication', 'PUT', '/api/keys', () => ({})],
+    ['an encoded slash in an id', 'GET', '/api/keys/a%2Fb', asAdmin],
+    ['a 300-character id', 'GET', `/api/keys/${'k'.repeat(300)}`, asAdmin],
+    ['health with a query', 'GET', '/healthz?x=1', () => ({})],
+    ['the docs page with a slash', 'GET', '/docs/', () => ({})],
+    ['the OpenAPI document', 'GET', '/openapi.json', () => ({})],
+    ['another scheme', 'GET', '/api/orders', () => ({ authorization: 'Bearer x' })],
+    ['a key in the query', 'GET', `/api/orders?api_key=${'k'.repeat(8)}&limit=1`, asReader],
+    ['a repeated limit', 'GET', '/api/orders?limit=1&limit=2', asReader],
+    ['a malformed limit encoding', 'GET', '/api/orders?limit=%zz', asReader],
+    ['a forged cursor', 'GET', '/api/orders?cursor=abc', asReader],
+    ['a missing scope', 'GET', '/api/reports/daily?date=2024-01-01', asReader],
+    ['no Content-Type', 'POST', '/api/keys', asAdmin, '{"name":"a","scopes":["orders:read"]}'],
+    ['text/plain', 'POST', '/api/keys', () => asAdmin({ 'content-type': 'text/plain' }), '{"name":"a","scopes":["orders:read"]}'],
+    ['a body over the limit', 'POST', '/api/keys', () => asAdmin(json), big],
+    ['a chunked body over the limit', 'POST', '/api/keys', () => asAdmin({ ...json, 'transfer-encoding': 'chunked' }), big],
+    ['an empty body', 'POST', '/api/keys', () => asAdmin(json), ''],
+    ['a charset parameter', 'POST', '/api/keys', () => asAdmin({ 'content-type': 'application/json; charset=utf-16' }), '{"name":"b","scopes":["orders:read"]}'],
+    ['a content coding', 'POST', '/api/keys', () => asAdmin({ ...json, 'content-encoding': 'gzip' }), '{}'],
+    ['a byte order mark', 'POST', '/api/keys', () => asAdmin(json), '\uFEFF{"name":"c","scopes":["orders:read"]}'],
+    ['a duplicate member', 'POST', '/api/keys', () => asAdmin(json), '{"name":"d","scopes":["orders:read"],"name":"e"}'],
+    ['a __proto__ member', 'POST', '/api/keys', () => asAdmin(json), '{"__proto__":{"x":1},"name":"f","scopes":["orders:read"]}'],
+    ['malformed JSON, no key', 'POST', '/api/keys', () => json, '{"name":'],
+    ['an empty rotate body', 'POST', '/api/keys/key_x/rotate', () => asAdmin(json), ''],
+    ['a merge-patch body', 'PATCH', '/api/keys/key_x', () => asAdmin({ 'content-type': 'application/merge-patch+json' }), '{"metadata":{}}'],
+    ['a JSON array', 'PATCH', '/api/keys/key_x/limits', () => asAdmin(json), '[]'],
+    ['a DELETE with a body', 'DELETE', '/api/keys/key_x', () => asAdmin({ ...json, 'content-length': String(big.length) }), big],
+    ['a 405 with a body', 'PUT', '/api/keys', () => asAdmin(json), big],
+    ['a 404 with a body', 'POST', '/api/nope', () => asAdmin(json), '{"a":'],
+  ])('%s: %s %s', async (_label, method, path, headers, body) => {
+    const answers: Record<string, unknown> = {};
+    for (const [adapter, server] of servers) answers[adapter] = observed(await send(server.url, method, path, headers(), body));
+    const expected = Object.fromEntries(ADAPTERS.map((adapter) => [adapter, answers.hono]));
+    expect(answers).toEqual(expected);
+  });
+
+  it('the same 429, with Retry-After and RateLimit, on each', async () => {
+    const answers: Record<string, unknown> = {};
+    for (const [adapter, server] of servers) {
+      // The limit is shared (4 per hour): each adapter sees the same position in it.
+      answers[adapter] = observed(await send(server.url, 'GET', '/api/orders?limit=1', { authorization: `ApiKey ${limited}` }));
+    }
+    expect(Object.values(answers).map((a) => (a as { status: number }).status)).toEqual([200, 200, 200, 200]);
+    const refused: Record<string, unknown> = {};
+    for (const [adapter, server] of servers) {
+      const res = await send(server.url, 'GET', '/api/orders?limit=1', { authorization: `ApiKey ${limited}` });
+      refused[adapter] = { ...observed(res), body: (JSON.parse(res.text) as { code: string }).code };
+    }
+    expect(refused).toEqual(Object.fromEntries(ADAPTERS.map((adapter) => [adapter, refused.hono])));
+    expect(refused.hono).toMatchObject({ status: 429, retryAfter: true, body: 'rate_limited' });
+  });
+});
