@@ -44,8 +44,22 @@ export interface Config {
   keyPepper: string | undefined;
   /** `RATE_LIMIT`: the policy of keys without their own, e.g. `100/1s`. @default 100/1s */
   rateLimit: RatePolicy;
-  /** `PUBLIC_URL`: external origin used in `Link` headers behind a proxy, e.g. `https://api.example.com`. */
+  /**
+   * `PUBLIC_BASE_URL` (`PUBLIC_URL` is accepted as an alias): the external origin, with an
+   * optional path, of every `Link` header, e.g. `https://api.example.com`. Without it the
+   * origin comes from the request's `Host` (see docs/security.md).
+   */
   publicUrl: string | undefined;
+  /**
+   * `DATABASE_QUERY_TIMEOUT_MS`: with `DATABASE_URL`, the longest a query may take. PostgreSQL
+   * cancels a statement running longer (`statement_timeout`), and the pool gives up on a
+   * server that has not answered 500 ms after that, e.g. one stopped or cut off with its
+   * connections still open (node-postgres `query_timeout`; that connection is dropped).
+   * Either way the request gets 503 `unavailable`. Also bounds opening a connection.
+   * `0` turns the bound off (not recommended). Not used with the embedded PGlite.
+   * @default 5000
+   */
+  databaseQueryTimeoutMs: number;
   /** `LOG_LEVEL`. @default 'info' */
   logLevel: LogLevel;
 }
@@ -75,12 +89,15 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     seedOrders: 10_000,
     keyPrefix: 'ks_live',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
+    databaseQueryTimeoutMs: 5_000,
     logLevel: 'info',
   });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const MAX_SEED = 1_000_000;
 const MIN_SECRET_LENGTH = 32;
+const MIN_QUERY_TIMEOUT_MS = 100;
+const MAX_QUERY_TIMEOUT_MS = 3_600_000;
 const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
@@ -152,8 +169,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     if (policy) input.rateLimit = policy;
     else problems.push(`RATE_LIMIT must look like "100/1s", "600/1m" or "10000/1h", got "${rate}"`);
   }
-  const publicUrl = read('PUBLIC_URL');
-  if (publicUrl !== undefined) input.publicUrl = publicUrl;
+  // PUBLIC_BASE_URL is the documented name; PUBLIC_URL, the earlier one, still works.
+  const publicBaseUrl = read('PUBLIC_BASE_URL');
+  const publicUrlAlias = read('PUBLIC_URL');
+  if (publicBaseUrl !== undefined && publicUrlAlias !== undefined && publicBaseUrl !== publicUrlAlias) {
+    problems.push(`PUBLIC_BASE_URL and its alias PUBLIC_URL are both set, to different URLs ("${publicBaseUrl}", "${publicUrlAlias}"); set PUBLIC_BASE_URL only`);
+  } else if ((publicBaseUrl ?? publicUrlAlias) !== undefined) {
+    input.publicUrl = publicBaseUrl ?? publicUrlAlias;
+  }
+  const queryTimeout = read('DATABASE_QUERY_TIMEOUT_MS');
+  if (queryTimeout !== undefined) {
+    if (/^(0|[1-9][0-9]{0,8})$/.test(queryTimeout)) input.databaseQueryTimeoutMs = Number(queryTimeout);
+    else problems.push(`DATABASE_QUERY_TIMEOUT_MS must be a whole number of milliseconds from ${MIN_QUERY_TIMEOUT_MS} to ${MAX_QUERY_TIMEOUT_MS}, or 0 for none, got "${queryTimeout}"`);
+  }
   const level = read('LOG_LEVEL');
   if (level !== undefined) {
     if ((LOG_LEVELS as readonly string[]).includes(level)) input.logLevel = level as LogLevel;
@@ -203,6 +231,10 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   if (config.redisUrl !== undefined && !/^rediss?:\/\/./.test(config.redisUrl)) {
     problems.push('REDIS_URL must start with redis:// or rediss://');
   }
+  const timeout = config.databaseQueryTimeoutMs;
+  if (!Number.isSafeInteger(timeout) || (timeout !== 0 && (timeout < MIN_QUERY_TIMEOUT_MS || timeout > MAX_QUERY_TIMEOUT_MS))) {
+    problems.push(`DATABASE_QUERY_TIMEOUT_MS must be a whole number of milliseconds from ${MIN_QUERY_TIMEOUT_MS} to ${MAX_QUERY_TIMEOUT_MS}, or 0 for none, got ${String(timeout)}`);
+  }
   if (!Number.isSafeInteger(config.seedOrders) || config.seedOrders < 0 || config.seedOrders > MAX_SEED) {
     problems.push(`SEED_ORDERS must be a whole number from 0 to ${MAX_SEED}, got ${String(config.seedOrders)}`);
   }
@@ -227,7 +259,7 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   if (config.publicUrl !== undefined) {
     const url = URL.canParse(config.publicUrl) ? new URL(config.publicUrl) : undefined;
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-      problems.push(`PUBLIC_URL must be an http(s) origin with an optional path and no query, got "${config.publicUrl}"`);
+      problems.push(`PUBLIC_BASE_URL (or PUBLIC_URL) must be an http(s) origin with an optional path and no query, got "${config.publicUrl}"`);
     } else {
       config.publicUrl = url.href.replace(/\/$/, '');
     }

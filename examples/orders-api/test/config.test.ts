@@ -70,6 +70,24 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads PUBLIC_BASE_URL, keeps PUBLIC_URL as its alias, and refuses the two set to different URLs', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicUrl).toBe('https://api.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://old.example.com' }).publicUrl).toBe('https://old.example.com');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com', PUBLIC_URL: 'https://api.example.com' }).publicUrl).toBe('https://api.example.com');
+    expect(() => loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com', PUBLIC_URL: 'https://old.example.com' })).toThrow(/PUBLIC_BASE_URL and its alias PUBLIC_URL/);
+    expect(() => loadConfig({ PUBLIC_BASE_URL: 'ftp://x' })).toThrow(/PUBLIC_BASE_URL/);
+  });
+
+  it('reads DATABASE_QUERY_TIMEOUT_MS: 5 s by default, 0 for none, refused out of range', () => {
+    expect(loadConfig({}).databaseQueryTimeoutMs).toBe(5_000);
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '250' }).databaseQueryTimeoutMs).toBe(250);
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '0' }).databaseQueryTimeoutMs).toBe(0);
+    for (const bad of ['5s', '-1', '99', '3600001', '1.5']) {
+      expect(() => loadConfig({ DATABASE_QUERY_TIMEOUT_MS: bad }), bad).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
+    }
+    expect(() => resolveConfig({ databaseQueryTimeoutMs: 50 })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
+  });
+
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
     expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
   });

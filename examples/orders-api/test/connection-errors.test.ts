@@ -10,6 +10,9 @@ describe('database errors', () => {
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
+      // DATABASE_QUERY_TIMEOUT_MS: the server cancelled a slow statement, or said nothing at all.
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+      new Error('Query read timeout'),
     ]) {
       expect(isConnectionError(error), error.message).toBe(true);
       const mapped = asUnavailable(error);

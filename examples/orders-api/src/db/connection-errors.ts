@@ -7,10 +7,12 @@ import { KeysetError } from '@keyset/core';
 
 // SQLSTATE classes and codes that mean "no usable connection", not "bad SQL":
 // 08 connection exception, 53 insufficient resources, 57P01–57P03 shutdown / cannot
-// connect now, 55000 with "not currently accepting connections", 3D000 no such database.
-const SQLSTATE = /^(08|53|57P0[1-3]|3D000)/;
+// connect now, 55000 with "not currently accepting connections", 3D000 no such database,
+// 57014 query_canceled (our `statement_timeout` hit: the database is too slow right now).
+const SQLSTATE = /^(08|53|57P0[1-3]|57014$|3D000)/;
 const SYSTEM = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
-const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not currently accepting connections|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
+// `Query read timeout`: node-postgres's `query_timeout`, the server said nothing in time.
+const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not currently accepting connections|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
 
 export function isConnectionError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;

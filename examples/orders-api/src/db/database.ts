@@ -30,9 +30,43 @@ export interface Database extends SqlClient {
 /** Advisory lock id of the startup section (any constant unique to this app). */
 const STARTUP_LOCK = 7_240_531_001;
 
+/** How long after `statement_timeout` the pool stops waiting for a server that says nothing. */
+const SILENT_SERVER_MARGIN_MS = 500;
+/** Opening a connection when no query timeout is configured. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+/** Options of `openPostgres`. */
+export interface PostgresOptions {
+  /** Errors of idle pooled connections (unhandled, they would crash the process). */
+  onError?: (error: Error) => void;
+  /**
+   * Bound of one query (`DATABASE_QUERY_TIMEOUT_MS`), `0` for none. Two mechanisms, because
+   * each covers what the other cannot:
+   * - `statement_timeout` (server side): PostgreSQL cancels a statement running longer
+   *   (SQLSTATE 57014) and the connection stays usable. It needs a server that runs.
+   * - `query_timeout` (node-postgres, client side), `queryTimeoutMs` + 500 ms: a server
+   *   that stopped answering (SIGSTOP, a partition, a frozen VM) with the connection
+   *   still open never cancels anything; the pool then fails the query and drops that
+   *   connection. The margin lets a live server's own cancel win.
+   * Both become 503 `unavailable` (`asUnavailable`). The same bound applies to opening a
+   * connection. The startup section (`exclusive`: migrations, seeding, the advisory lock
+   * wait) runs on its own connection without these bounds.
+   * @default 5000
+   */
+  queryTimeoutMs?: number;
+}
+
 /** Opens PostgreSQL at `url`. Fails fast with a clear error when the server does not answer. */
-export async function openPostgres(url: string, options: { onError?: (error: Error) => void } = {}): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const { queryTimeoutMs = 5_000 } = options;
+  const bounded = queryTimeoutMs > 0;
+  const connectionTimeoutMillis = bounded ? queryTimeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis,
+    ...(bounded ? { statement_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + SILENT_SERVER_MARGIN_MS } : {}),
+  });
   // An idle client losing its connection emits on the pool; unhandled, it would crash the process.
   pool.on('error', (error) => options.onError?.(error));
   try {
@@ -48,7 +82,11 @@ export async function openPostgres(url: string, options: { onError?: (error: Err
         throw asUnavailable(error);
       }),
     async exclusive<T>(fn: (client: SqlClient) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      // Its own session, without the pool's query bounds: waiting for another instance's
+      // migrations and seeding (the advisory lock), or seeding a million rows, may take longer.
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis });
+      client.on('error', (error) => options.onError?.(error));
+      await client.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [STARTUP_LOCK]);
         try {
@@ -57,7 +95,7 @@ export async function openPostgres(url: string, options: { onError?: (error: Err
           await client.query('SELECT pg_advisory_unlock($1)', [STARTUP_LOCK]);
         }
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
     },
     close: () => pool.end(),

@@ -22,7 +22,7 @@ export interface Storage {
  * so the other side can say who holds it. Throws `DataDirLockedError` when held.
  */
 export async function openStorage(
-  config: Pick<Config, 'dataDir' | 'databaseUrl'>,
+  config: Pick<Config, 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'databaseQueryTimeoutMs'>>,
   options: { holder: 'server' | 'cli'; onPoolError?: (error: Error) => void },
 ): Promise<Storage> {
   ensureDataDir(config.dataDir);
@@ -32,7 +32,10 @@ export async function openStorage(
     db =
       config.databaseUrl === undefined
         ? await openPglite(dataPaths(config.dataDir).pgdata)
-        : await openPostgres(config.databaseUrl, options.onPoolError ? { onError: options.onPoolError } : {});
+        : await openPostgres(config.databaseUrl, {
+            ...(options.onPoolError ? { onError: options.onPoolError } : {}),
+            ...(config.databaseQueryTimeoutMs === undefined ? {} : { queryTimeoutMs: config.databaseQueryTimeoutMs }),
+          });
     // Migrations run under the startup lock: several instances may start at once.
     await db.exclusive(async (client) => {
       await migrateOrders(client);
