@@ -22,6 +22,8 @@ export type {
   ToProblemOptions,
 } from './errors.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
+export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
+export type { MaybePromise } from './maybe-promise.ts';
 export { systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export { constantTimeEqual } from './crypto/crypto-provider.ts';

@@ -3,9 +3,9 @@
  * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
-import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
-import type { RequestHandler } from 'express';
+import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import { guardUrl } from './internal/request-url.ts';
 
 declare global {
@@ -59,7 +59,8 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
-  return async function apiKey(req, res, next) {
+  // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
+  return function apiKey(req, res, next) {
     // The socket's peer and the raw header; the guard's `trustProxy` decides what to
     // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
@@ -69,9 +70,17 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
       remoteAddress: req.socket.remoteAddress,
       forwardedFor: req.headers['x-forwarded-for'],
     };
-    const { key, headers } = await guard.check(request, checkOptions);
-    res.locals.apiKey = key;
-    res.set(headers);
-    next();
+    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
+    const fast = maybeSyncVariant(guard.check);
+    const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
+    if (isPromiseLike(result)) return result.then((passed) => admit(res, next, passed));
+    admit(res, next, result);
+    return undefined;
   };
+}
+
+function admit(res: Response, next: NextFunction, { key, headers }: ApiKeyGuardResult): void {
+  res.locals.apiKey = key;
+  res.set(headers);
+  next();
 }

@@ -3,9 +3,9 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { publicUrl } from './internal/request-url.ts';
 
 declare global {
@@ -73,14 +73,27 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
-  return async function paginate(req, res, next) {
+  // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
+  return function paginate(req, res, next) {
     const url = publicUrl(req, base);
     const query = url.searchParams;
-    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(req, query) });
-    states.set(res, { paginator: paginator as Paginator<never>, plan, url: url.href });
-    res.locals.page = plan;
-    next();
+    const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
+    // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
+    const fast = maybeSyncVariant(paginator.plan);
+    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+    const href = url.href;
+    if (isPromiseLike(planned)) return planned.then((page) => keep(res, next, paginator as Paginator<never>, page, href));
+    keep(res, next, paginator as Paginator<never>, planned, href);
+    return undefined;
   };
+}
+
+const NO_FILTERS = Object.freeze({});
+
+function keep(res: Response, next: NextFunction, paginator: Paginator<never>, plan: PagePlan, url: string): void {
+  states.set(res, { paginator, plan, url });
+  res.locals.page = plan;
+  next();
 }
 
 /**
@@ -96,10 +109,10 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   const state = states.get(res);
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
-  const { body, headers } = await state.paginator.page(
-    state.plan,
-    rows as readonly never[],
-    total === undefined ? { url: state.url } : { url: state.url, total },
-  );
+  const { paginator, plan, url } = state;
+  const pageOptions = total === undefined ? { url } : { url, total };
+  const fast = maybeSyncVariant(paginator.page);
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = isPromiseLike(page) ? await page : page;
   res.set(headers).json(body);
 }

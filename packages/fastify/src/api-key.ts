@@ -5,7 +5,7 @@
  * caller without a valid key never gets a body parsed (or a 400 for a malformed one).
  * @module
  */
-import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';
@@ -62,7 +62,10 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
       remoteAddress: request.raw.socket?.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
     };
-    const { key, headers } = await guard.check(guardRequest, checkOptions);
+    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
+    const fast = maybeSyncVariant(guard.check);
+    const result = fast !== undefined ? fast(guardRequest, checkOptions) : guard.check(guardRequest, checkOptions);
+    const { key, headers } = isPromiseLike(result) ? await result : result;
     request.apiKey = key;
     reply.headers(headers);
   };

@@ -4,7 +4,7 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { publicUrl } from './internal/request-url.ts';
@@ -69,7 +69,11 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   return async function paginate(request) {
     const url = publicUrl(request, base);
     const query = url.searchParams;
-    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(request, query) });
+    const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
+    // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
+    const fast = maybeSyncVariant(paginator.plan);
+    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+    const plan = isPromiseLike(planned) ? await planned : planned;
     states.set(request, { paginator: paginator as Paginator<never>, plan, url: url.href });
     request.page = plan;
   };
@@ -88,10 +92,10 @@ export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], o
   const state = states.get(reply.request);
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
-  const { body, headers } = await state.paginator.page(
-    state.plan,
-    rows as readonly never[],
-    total === undefined ? { url: state.url } : { url: state.url, total },
-  );
+  const { paginator, plan, url } = state;
+  const pageOptions = total === undefined ? { url } : { url, total };
+  const fast = maybeSyncVariant(paginator.page);
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = isPromiseLike(page) ? await page : page;
   return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }

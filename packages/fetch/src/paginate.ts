@@ -4,7 +4,7 @@
  * limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 
@@ -68,7 +68,12 @@ export async function paginate<Row>(request: Request, paginator: Paginator<Row>,
   const base = normalizeBaseUrl(baseUrl);
   const query = new URL(request.url).searchParams;
   const bound = typeof filters === 'function' ? filters(query) : filters;
-  const plan = await paginator.plan(query, bound === undefined ? {} : { filters: bound });
+  const planOptions = bound === undefined ? {} : { filters: bound };
+  // Answered synchronously when the paginator can (a synchronous crypto provider, as on Node).
+  // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
+  const fast = maybeSyncVariant(paginator.plan);
+  const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+  const plan = isPromiseLike(planned) ? await planned : planned;
   states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base) });
   return plan;
 }
@@ -86,7 +91,11 @@ export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], option
   const state = states.get(plan);
   if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request');
   const { total, headers: extra } = options;
-  const { body, headers } = await state.paginator.page(plan, rows as readonly never[], total === undefined ? { url: state.url } : { url: state.url, total });
+  const { paginator, url } = state;
+  const pageOptions = total === undefined ? { url } : { url, total };
+  const fast = maybeSyncVariant(paginator.page);
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = isPromiseLike(page) ? await page : page;
   const response = new Headers(extra);
   for (const [name, value] of Object.entries(headers)) response.set(name, value);
   response.set('content-type', 'application/json');

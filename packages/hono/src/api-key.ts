@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { nodeSocketAddress } from './internal/socket-address.ts';
@@ -71,7 +71,10 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       remoteAddress: clientAddress(c),
       forwardedFor: c.req.header('x-forwarded-for'),
     };
-    const { key, headers } = await guard.check(request, checkOptions);
+    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
+    const fast = maybeSyncVariant(guard.check);
+    const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
+    const { key, headers } = isPromiseLike(result) ? await result : result;
     c.set('apiKey', key);
     setHeaders(c, headers);
     await next();

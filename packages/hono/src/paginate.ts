@@ -3,7 +3,7 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { publicUrl } from './internal/public-url.ts';
@@ -48,6 +48,8 @@ interface PageState {
 
 const states = new WeakMap<Context, PageState>();
 
+const NO_FILTERS = Object.freeze({});
+
 /** The query of an absolute URL (after `?`, before `#`), or `''`: what `URL#search` holds, without the `?`. */
 function rawQuery(url: string): string {
   const q = url.indexOf('?');
@@ -81,7 +83,11 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
     // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
     const query = new URLSearchParams(rawQuery(requestUrl));
-    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(c, query) });
+    const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
+    // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
+    const fast = maybeSyncVariant(paginator.plan);
+    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+    const plan = isPromiseLike(planned) ? await planned : planned;
     states.set(c, { paginator: paginator as Paginator<never>, plan, url });
     c.set('page', plan);
     await next();
@@ -101,10 +107,10 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const state = states.get(c);
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
-  const { body, headers } = await state.paginator.page(
-    state.plan,
-    rows as readonly never[],
-    total === undefined ? { url: state.url } : { url: state.url, total },
-  );
+  const { paginator, plan, url } = state;
+  const pageOptions = total === undefined ? { url } : { url, total };
+  const fast = maybeSyncVariant(paginator.page);
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = isPromiseLike(page) ? await page : page;
   return c.json(body as CursorPage<Row> | OffsetPage<Row>, 200, headers);
 }

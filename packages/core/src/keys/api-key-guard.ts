@@ -11,11 +11,12 @@
 import { ConfigError, KeysetError } from '../errors.ts';
 import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
 import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
-import type { RateLimitCheckOptions, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
+import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
 import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
-import type { AuthenticateRequest, Keyring } from './keyring.ts';
+import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
+import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 
 /** Options of `createApiKeyGuard`. */
 export interface ApiKeyGuardOptions {
@@ -71,6 +72,8 @@ export interface ApiKeyGuard {
   check(request: ApiKeyGuardRequest, options?: ApiKeyGuardCheckOptions): Promise<ApiKeyGuardResult>;
 }
 
+const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
+
 /**
  * Creates the guard adapters call for every protected route.
  *
@@ -88,30 +91,75 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
+  // Keyring and limiter functions that can answer synchronously carry a twin that does
+  // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
+  const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {
+    const fast = maybeSyncVariant(keyring.authenticate);
+    return fast !== undefined ? fast(request, authOptions) : keyring.authenticate(request, authOptions);
+  };
+  const limit =
+    limiter === undefined
+      ? undefined
+      : (key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[] | undefined, limitOptions: RateLimitCheckOptions): RateLimitCheckResult | Promise<RateLimitCheckResult> => {
+          const fast = maybeSyncVariant(limiter.check);
+          return fast !== undefined ? fast(key, policies, limitOptions) : limiter.check(key, policies, limitOptions);
+        };
+  // The options passed to `authenticate`, per route options object (routes build theirs
+  // once with `apiKeyCheckOptions`, so this is one entry per route).
+  const authOptionsCache = new WeakMap<ApiKeyGuardCheckOptions, AuthenticateOptions>();
+  const authOptionsOf = (checkOptions: ApiKeyGuardCheckOptions): AuthenticateOptions => {
+    let out = authOptionsCache.get(checkOptions);
+    if (out === undefined) {
+      const { scopes } = checkOptions;
+      out = realm === undefined ? { ...(scopes && { scopes }) } : { realm, ...(scopes && { scopes }) };
+      // Only a frozen options object cannot change under the cached copy.
+      if (Object.isFrozen(checkOptions)) authOptionsCache.set(checkOptions, out);
+    }
+    return out;
+  };
+
+  /** A valid key refused for its scopes: charge the request to its budget, then throw the 403 with the RateLimit headers. */
+  function refused(error: unknown, checkOptions: ApiKeyGuardCheckOptions): never | Promise<never> {
+    const caller = refusedCaller(error);
+    if (caller === undefined || limit === undefined) throw error;
+    // A valid key refused for its scopes still spends a request (a 429 wins once the
+    // budget is gone) but no quota credit, and the 403 says how much budget is left.
+    const refusal = error as KeysetError;
+    const raise = ({ headers }: RateLimitCheckResult): never => {
+      throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...refusal.headers, ...headers } });
+    };
+    const result = limit(caller.id, policiesOf(caller), { ...limiterOptions(caller, checkOptions), refusal: 'insufficient_scope' });
+    return result instanceof Promise ? result.then(raise) : raise(result);
+  }
+
+  /** The limits belong to the identity: both secrets of a rotation share one budget. */
+  function admitted(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
+    if (limit === undefined) return { key, headers: {}, clientAddress };
+    const result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
+    return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress })) : { key, headers: result.headers, clientAddress };
+  }
+
+  function checkMaybeSync(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
+    const clientAddress = resolveClientAddress(request);
+    const authRequest = { authorization: request.authorization, url: request.url, clientAddress };
+    let key: VerifiedKey | Promise<VerifiedKey>;
+    try {
+      key = authenticate(authRequest, authOptionsOf(checkOptions));
+    } catch (error) {
+      return refused(error, checkOptions);
+    }
+    if (key instanceof Promise) {
+      return key.then(
+        (verified) => admitted(verified, checkOptions, clientAddress),
+        (error: unknown) => refused(error, checkOptions),
+      );
+    }
+    return admitted(key, checkOptions, clientAddress);
+  }
 
   return Object.freeze({
-    async check(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = {}): Promise<ApiKeyGuardResult> {
-      const { scopes } = checkOptions;
-      const authOptions = realm === undefined ? { ...(scopes && { scopes }) } : { realm, ...(scopes && { scopes }) };
-      const clientAddress = resolveClientAddress(request);
-      const authRequest = { authorization: request.authorization, url: request.url, clientAddress };
-      if (limiter === undefined) return { key: await keyring.authenticate(authRequest, authOptions), headers: {}, clientAddress };
-      let key: VerifiedKey;
-      try {
-        key = await keyring.authenticate(authRequest, authOptions);
-      } catch (error) {
-        const caller = refusedCaller(error);
-        if (caller === undefined) throw error;
-        // A valid key refused for its scopes still spends a request (a 429 wins once the
-        // budget is gone) but no quota credit, and the 403 says how much budget is left.
-        const { headers } = await limiter.check(caller.id, policiesOf(caller), { ...limiterOptions(caller, checkOptions), refusal: 'insufficient_scope' });
-        const refusal = error as KeysetError;
-        throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...refusal.headers, ...headers } });
-      }
-      // The limits belong to the identity: both secrets of a rotation share one budget.
-      const { headers } = await limiter.check(key.id, policiesOf(key), limiterOptions(key, checkOptions));
-      return { key, headers: { ...headers }, clientAddress };
-    },
+    // Synchronous when the keyring's caches and the limiter's store are (see maybe-promise.ts).
+    check: withMaybeSync(checkMaybeSync),
   });
 }
 

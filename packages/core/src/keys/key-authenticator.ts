@@ -48,14 +48,20 @@ export interface KeyAuthenticatorOptions {
   readonly verify: KeyVerifier['verify'];
 }
 
-/** The keyring's `authenticate` method. Internal: not exported from the package. */
-export type KeyAuthenticator = (request: AuthenticateRequest, options?: AuthenticateOptions) => Promise<VerifiedKey>;
+/**
+ * The keyring's `authenticateMaybeSync` method: the caller, or the error thrown, at once
+ * when the verification caches answer; a promise only when the store must be asked.
+ * Internal: not exported from the package.
+ */
+export type KeyAuthenticator = (request: AuthenticateRequest, options?: AuthenticateOptions) => VerifiedKey | Promise<VerifiedKey>;
 
-/** Creates `authenticate` for a keyring. */
+const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
+
+/** Creates `authenticateMaybeSync` for a keyring (its `authenticate` is the same, always a promise). */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, scopeWildcards, log, verify } = options;
 
-  return async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = {}): Promise<VerifiedKey> {
+  return function authenticateMaybeSync(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): VerifiedKey | Promise<VerifiedKey> {
     const { scopes, realm = defaultRealm } = authOptions;
     const url = request.url;
     if (url !== undefined && url !== null) {
@@ -72,9 +78,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     }
     const header = readApiKeyHeader(request.authorization);
     if (header.kind === 'missing') throw new AuthenticationError('missing_api_key', { realm });
-    // A warm cache answers synchronously: await only a real promise (one microtask fewer).
+    // A warm cache answers synchronously: wait only for a real promise (the store).
     const verified = verify(header.text, realm);
-    const key = verified instanceof Promise ? await verified : verified;
+    return verified instanceof Promise ? verified.then((key) => admit(key, request, scopes)) : admit(verified, request, scopes);
+  };
+
+  /** The checks after verification: IP allowlist, then scopes. */
+  function admit(key: VerifiedKey, request: AuthenticateRequest, scopes: readonly string[] | undefined): VerifiedKey {
     // Before scopes: from elsewhere the key is not usable at all, whatever the endpoint.
     if (key.ipAllowlist !== null) {
       const address = request.clientAddress ?? undefined;
@@ -102,5 +112,5 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       }
     }
     return key;
-  };
+  }
 }

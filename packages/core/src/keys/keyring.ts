@@ -19,6 +19,7 @@ import type { KeyRecord, VerifiedKey } from './key-record.ts';
 import { createKeyVerifier } from './key-verifier.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
+import { withMaybeSync } from '../maybe-promise.ts';
 
 // The keyring's public types live beside the code they describe; they are re-exported
 // here so `keyring.ts` stays the one module to import the keyring's API from.
@@ -102,6 +103,8 @@ export function createKeyring(options: KeyringOptions): Keyring {
   const changes = createKeyChangeEmitter(log);
   const admin = createKeyAdmin({ ...config, log, writer, verifier, changes });
 
+  const authenticateMaybeSync = createKeyAuthenticator({ prefixes: environments.prefixes, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
+
   const keyring: Keyring = {
     prefix,
     prefixes: environments.prefixes,
@@ -114,11 +117,10 @@ export function createKeyring(options: KeyringOptions): Keyring {
     update: admin.update,
     updateLimits: admin.updateLimits,
 
-    async verify(key: string): Promise<VerifiedKey> {
-      return verifier.verify(key, realm);
-    },
+    // Both answer synchronously from the verification caches (see maybe-promise.ts).
+    verify: withMaybeSync((key: string) => verifier.verify(key, realm)),
 
-    authenticate: createKeyAuthenticator({ prefixes: environments.prefixes, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify }),
+    authenticate: withMaybeSync(authenticateMaybeSync),
 
     invalidate(identityId: string): void {
       verifier.evict(identityId);

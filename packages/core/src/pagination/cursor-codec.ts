@@ -21,9 +21,10 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
-import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
+import { decodeBase64url, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
+import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
 
 const VERSION = 2;
@@ -80,6 +81,17 @@ export interface CursorCodec {
   decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor>;
 }
 
+/**
+ * The codec the paginator uses: `CursorCodec` plus an encode for positions it has just
+ * built from a row with `toSortValue`, which skips re-checking values already checked.
+ * Internal: not exported from the package.
+ */
+export interface PaginatorCursorCodec extends CursorCodec {
+  encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction?: CursorDirection): string | Promise<string>;
+  decodeMaybeSync(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor>;
+  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): string | Promise<string>;
+}
+
 const encoder = new TextEncoder();
 
 function secretBytes(secret: string | Uint8Array, index: number): Uint8Array {
@@ -120,6 +132,15 @@ class Rejected extends Error {}
  * ```
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
+  const { encode, decode } = createPaginatorCursorCodec(options);
+  return Object.freeze({ encode, decode });
+}
+
+/** Bytes of the output buffer kept between encodes; a longer cursor gets its own. */
+const MAX_SCRATCH = 4096;
+
+/** `createCursorCodec` with the paginator's extra entry point. Internal: not exported from the package. */
+export function createPaginatorCursorCodec(options: CursorCodecOptions): PaginatorCursorCodec {
   const { secrets, ttlSeconds, maxLength = 2048, crypto = defaultCrypto, clock = systemClock } = options;
   if (!Array.isArray(secrets) || secrets.length === 0) throw new ConfigError('cursor.secrets must be a non-empty array');
   const keys = Object.freeze(secrets.map(secretBytes));
@@ -130,33 +151,41 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   if (!Number.isSafeInteger(maxLength) || maxLength < 64) throw new ConfigError(`cursor.maxLength must be an integer ≥ 64, got ${String(maxLength)}`);
 
   const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
+  // A provider that hands the MAC over as a binary string (node:crypto) saves a byte
+  // array per MAC; the tag is compared or copied from the string's first 16 characters.
+  const hmacBinary = crypto.hmacSha256Binary;
+  /** The output buffer `0x02 ‖ payload ‖ tag` is assembled in, reused by every encode. */
+  let scratch = new Uint8Array(256);
 
-  // Synchronous providers (node:crypto) answer at once: awaiting only real promises
-  // saves a microtask per HMAC on the request path.
-  function tag(key: Uint8Array, version: number, fingerprint: string, payload: string): Uint8Array | Promise<Uint8Array> {
+  /** The tag as bytes (providers without a binary-string MAC); synchronous providers answer at once. */
+  function tagBytes(key: Uint8Array, version: number, fingerprint: string, payload: string): Uint8Array | Promise<Uint8Array> {
     const mac = crypto.hmacSha256(key, macInput(version, fingerprint, payload));
     return mac instanceof Uint8Array ? mac.subarray(0, TAG_BYTES) : mac.then((m) => m.subarray(0, TAG_BYTES));
   }
 
-  async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
-    if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
-    const bytes = base64.decode(text);
-    if (bytes === undefined) throw new Rejected('base64url');
-    if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
-    const version = bytes[0] as number;
-    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
-    const payload = utf8Decode(bytes.subarray(1, bytes.length - TAG_BYTES));
-    if (payload === undefined) throw new Rejected('utf-8');
-    const given = bytes.subarray(bytes.length - TAG_BYTES);
-    let valid = false;
-    for (const key of keys) {
-      const expected = tag(key, version, fingerprint, payload);
-      if (crypto.timingSafeEqual(expected instanceof Uint8Array ? expected : await expected, given)) {
-        valid = true;
-        break;
-      }
+  /** Whether `given` is the tag of `payload` under any secret. */
+  function signedByUs(version: number, fingerprint: string, payload: string, given: Uint8Array): boolean | Promise<boolean> {
+    if (hmacBinary !== undefined) {
+      const input = macInput(version, fingerprint, payload);
+      for (const key of keys) if (binaryTagEquals(hmacBinary(key, input), given)) return true;
+      return false;
     }
-    if (!valid) throw new Rejected('signature');
+    return signedByAny(0, version, fingerprint, payload, given);
+  }
+
+  function signedByAny(from: number, version: number, fingerprint: string, payload: string, given: Uint8Array): boolean | Promise<boolean> {
+    for (let i = from; i < keys.length; i++) {
+      const expected = tagBytes(keys[i] as Uint8Array, version, fingerprint, payload);
+      if (!(expected instanceof Uint8Array)) {
+        return expected.then((bytes) => crypto.timingSafeEqual(bytes, given) || signedByAny(i + 1, version, fingerprint, payload, given));
+      }
+      if (crypto.timingSafeEqual(expected, given)) return true;
+    }
+    return false;
+  }
+
+  /** The cursor's parts once the signature is known good: shape, types, expiry. */
+  function read(version: number, payload: string, sort: SortSpec): DecodedCursor {
     // Signed by us, yet still checked: the sort spec's types may have changed under an old secret.
     const parsed: unknown = JSON.parse(payload);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Rejected('shape');
@@ -180,39 +209,115 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     return Object.freeze({ direction, position: Object.freeze(values as CursorPosition) });
   }
 
+  function verify(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
+    if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
+    const bytes = base64.decode(text);
+    if (bytes === undefined) throw new Rejected('base64url');
+    if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
+    const version = bytes[0] as number;
+    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
+    const payload = utf8Decode(bytes.subarray(1, bytes.length - TAG_BYTES));
+    if (payload === undefined) throw new Rejected('utf-8');
+    const given = bytes.subarray(bytes.length - TAG_BYTES);
+    const valid = signedByUs(version, fingerprint, payload, given);
+    if (valid === true) return read(version, payload, sort);
+    if (valid === false) throw new Rejected('signature');
+    return valid.then((ok) => {
+      if (!ok) throw new Rejected('signature');
+      return read(version, payload, sort);
+    });
+  }
+
+  function invalid(cause: unknown): KeysetError {
+    const expired = cause instanceof Rejected && cause.message === 'expired';
+    return new KeysetError('invalid_cursor', {
+      detail: expired
+        ? 'The cursor has expired; restart from the first page.'
+        : 'The cursor is malformed or was not issued for this query; restart from the first page.',
+      cause,
+    });
+  }
+
+  function decodeMaybeSync(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
+    let decoded: DecodedCursor | Promise<DecodedCursor>;
+    try {
+      decoded = verify(text, fingerprint, sort);
+    } catch (cause) {
+      throw invalid(cause);
+    }
+    return decoded instanceof Promise
+      ? decoded.catch((cause: unknown) => {
+          throw invalid(cause);
+        })
+      : decoded;
+  }
+
+  /** Signs and assembles a cursor whose position is known to fit `sort`. */
+  function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
+    const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
+    // UTF-8 is at most 3 bytes per UTF-16 unit: room for the version, payload and tag.
+    const room = 1 + payload.length * 3 + TAG_BYTES;
+    let out = scratch;
+    if (out.length < room) {
+      out = new Uint8Array(room);
+      if (room <= MAX_SCRATCH) scratch = out;
+    }
+    out[0] = VERSION;
+    const written = encoder.encodeInto(payload, out.subarray(1)).written;
+    const end = 1 + written + TAG_BYTES;
+    if (hmacBinary !== undefined) {
+      const mac = hmacBinary(signer, macInput(VERSION, fingerprint, payload));
+      for (let i = 0; i < TAG_BYTES; i++) out[1 + written + i] = mac.charCodeAt(i);
+      return finish(base64.encode(out.subarray(0, end)));
+    }
+    const signature = tagBytes(signer, VERSION, fingerprint, payload);
+    if (signature instanceof Uint8Array) {
+      out.set(signature, 1 + written);
+      return finish(base64.encode(out.subarray(0, end)));
+    }
+    // The shared buffer may be reused by another encode while this one waits: copy it.
+    const own = out.slice(0, end);
+    return signature.then((tag) => {
+      own.set(tag, 1 + written);
+      return finish(base64.encode(own));
+    });
+  }
+
+  function finish(text: string): string {
+    if (text.length > maxLength) {
+      throw new TypeError(`cursor would be ${text.length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
+    }
+    return text;
+  }
+
+  function encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): string | Promise<string> {
+    if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
+    if (position !== null) {
+      const mismatch = positionMismatch(sort, position);
+      if (mismatch !== undefined) throw new TypeError(mismatch);
+    }
+    return sign(position, fingerprint, direction);
+  }
+
   return Object.freeze({
-    async encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
-      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
-      if (position !== null) {
-        const mismatch = positionMismatch(sort, position);
-        if (mismatch !== undefined) throw new TypeError(mismatch);
-      }
-      const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-      const body = utf8Encode(payload);
-      const bytes = new Uint8Array(1 + body.length + TAG_BYTES);
-      bytes[0] = VERSION;
-      bytes.set(body, 1);
-      const signature = tag(signer, VERSION, fingerprint, payload);
-      bytes.set(signature instanceof Uint8Array ? signature : await signature, 1 + body.length);
-      const text = base64.encode(bytes);
-      if (text.length > maxLength) {
-        throw new TypeError(`cursor would be ${text.length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
-      }
-      return text;
-    },
-    async decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
-      try {
-        return await verify(text, fingerprint, sort);
-      } catch (cause) {
-        const expired = cause instanceof Rejected && cause.message === 'expired';
-        throw new KeysetError('invalid_cursor', {
-          detail: expired
-            ? 'The cursor has expired; restart from the first page.'
-            : 'The cursor is malformed or was not issued for this query; restart from the first page.',
-          cause,
-        });
-      }
+    // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
+    encode: withMaybeSync(encodeMaybeSync),
+    decode: withMaybeSync(decodeMaybeSync),
+    encodeMaybeSync,
+    decodeMaybeSync,
+    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): string | Promise<string> {
+      return sign(position, fingerprint, direction);
     },
   });
 }
 
+/**
+ * Whether the first 16 characters of a binary-string MAC equal the 16 tag bytes `given`,
+ * in time that does not depend on where they differ (no early exit).
+ */
+function binaryTagEquals(mac: string, given: Uint8Array): boolean {
+  if (given.length !== TAG_BYTES || mac.length < TAG_BYTES) return false;
+  let diff = 0;
+  for (let i = 0; i < TAG_BYTES; i++) diff |= mac.charCodeAt(i) ^ (given[i] as number);
+  return diff === 0;
+}

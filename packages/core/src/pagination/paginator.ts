@@ -7,17 +7,20 @@ import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
-import { createCursorCodec, type DecodedCursor } from './cursor-codec.ts';
+import { createPaginatorCursorCodec, type DecodedCursor } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { createLimitPolicy } from './limit-policy.ts';
-import { parseWithModes, resolveModes } from './parse-page-query.ts';
+import { parseWithModes, resolveModes, type PageQuery } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
 import { pageLinks, type PageLinkTarget } from './page-links.ts';
 import { createSortParam, type SortableField } from './sort-param.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
-import type { CursorDirection, CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec } from './types.ts';
+import { withMaybeSync } from '../maybe-promise.ts';
+import type { CursorDirection, CursorPage, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
 import { ConfigError } from '../errors.ts';
+
+const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
 
 /** Options of {@link createPaginator}. */
 export interface PaginatorOptions {
@@ -152,7 +155,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   const totalPolicy = resolveTotalPolicy(totalOption);
   const modeOptions = resolveModes(options);
   if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
-  const codec = createCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
+  const codec = createPaginatorCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
   const sortParam = sortable === undefined ? undefined : createSortParam(sortable, sort);
   // One fingerprint cache per order: the fingerprint covers the sort, so a cursor issued
   // under one order is refused under another.
@@ -165,89 +168,133 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     }
     return cache;
   };
+  // Specs whose `toSortValue` output can still fail the cursor check (bigint and decimal
+  // text past 400 characters); every other cursor value `toSortValue` returns is one.
+  const recheckedSpecs = new WeakMap<SortSpec, boolean>();
+  const needsRecheck = (spec: SortSpec): boolean => {
+    let needs = recheckedSpecs.get(spec);
+    if (needs === undefined) {
+      needs = spec.some((k) => k.type === 'bigint' || k.type === 'decimal');
+      recheckedSpecs.set(spec, needs);
+    }
+    return needs;
+  };
 
-  const startCursor = (plan: PagePlan): Promise<string> => codec.encode(null, plan.fingerprint, plan.sort, 'forward');
+  const startCursor = (plan: PagePlan): string | Promise<string> => codec.encodeChecked(null, plan.fingerprint, plan.sort, 'forward');
 
   /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
-  function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): Promise<string> {
-    if (row === undefined) return codec.encode(null, plan.fingerprint, plan.sort, direction);
+  function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): string | Promise<string> {
+    if (row === undefined) return codec.encodeChecked(null, plan.fingerprint, plan.sort, direction);
     const values = row as Record<string, unknown>;
-    const position: CursorPosition = plan.sort.map((k) => toSortValue(k, values[k.key]));
-    return codec.encode(position, plan.fingerprint, plan.sort, direction);
+    const spec = plan.sort;
+    // Each value read and checked once, by toSortValue; not parsed again to sign it.
+    const position: SortValue[] = new Array(spec.length);
+    for (let i = 0; i < spec.length; i++) {
+      const key = spec[i] as SortKey;
+      position[i] = toSortValue(key, values[key.key]);
+    }
+    if (needsRecheck(spec)) return codec.encodeMaybeSync(position, plan.fingerprint, spec, direction);
+    return codec.encodeChecked(position, plan.fingerprint, spec, direction);
+  }
+
+  function planMaybeSync(query: URLSearchParams, planOptions: PlanOptions = NO_PLAN_OPTIONS): PagePlan | Promise<PagePlan> {
+    const given = planOptions.filters ?? parseFilters?.(query);
+    const filters = given === undefined ? undefined : Object.freeze({ ...given });
+    const parsed = parseWithModes(query, modeOptions);
+    const limit = limits.resolve(parsed.limit);
+    const spec = sortParam === undefined ? sort : sortParam.resolve(query);
+    const memo = fingerprintsFor(spec).get(filters);
+    if (typeof memo === 'string') return planned(parsed, limit, spec, memo, filters);
+    return memo.then((fingerprint) => planned(parsed, limit, spec, fingerprint, filters));
+  }
+
+  type Filters = Readonly<Record<string, unknown>> | undefined;
+
+  function planned(parsed: PageQuery, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan | Promise<PagePlan> {
+    if (parsed.mode === 'offset') {
+      const carried = filters === undefined ? {} : { filters };
+      return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy, ...carried });
+    }
+    if (parsed.cursor === null) return cursorPlan(null, limit, spec, fingerprint, filters);
+    const cursor = codec.decodeMaybeSync(parsed.cursor, fingerprint, spec);
+    return cursor instanceof Promise
+      ? cursor.then((c) => cursorPlan(c, limit, spec, fingerprint, filters))
+      : cursorPlan(cursor, limit, spec, fingerprint, filters);
+  }
+
+  function cursorPlan(cursor: DecodedCursor | null, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan {
+    const plan = {
+      mode: 'cursor' as const,
+      limit,
+      take: limit + 1,
+      direction: cursor === null ? ('forward' as const) : cursor.direction,
+      after: cursor === null ? null : cursor.position,
+      sort: spec,
+      fingerprint,
+    };
+    return Object.freeze(filters === undefined ? plan : { ...plan, filters });
+  }
+
+  function pageMaybeSync(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): PageResult<Row> | Promise<PageResult<Row>> {
+    const { url, total } = pageOptions;
+    const { items, hasMore } = pageItems(plan, rows);
+    if (plan.mode === 'offset') {
+      const headers: Record<string, string> = {};
+      const links: PageLinkTarget[] = [];
+      const settled = settleTotal(plan.offset, items.length, hasMore, total);
+      const exact = typeof total === 'number' ? total : total?.accuracy === 'exact' ? total.value : undefined;
+      const hasNext = exact === undefined ? hasMore : plan.offset + plan.limit < exact;
+      if (hasNext) links.push({ rel: 'next', name: 'offset', value: String(plan.offset + plan.limit) });
+      if (plan.offset > 0) {
+        links.push({ rel: 'prev', name: 'offset', value: String(Math.max(0, plan.offset - plan.limit)) });
+        links.push({ rel: 'first', name: 'offset', value: '0' });
+      }
+      const link = pageLinks(url, links);
+      if (link !== undefined) headers.link = link;
+      return { body: { items, ...settled }, headers };
+    }
+    // In the walk's own direction the extra row decides. In the other direction, a page
+    // reached from a position always has the rows it came from beyond it: the cursor
+    // back is their way (an empty page, whose rows were deleted meanwhile, points to the
+    // edge it is nearest to: the last page, or the first).
+    const first = items[0];
+    const last = items[items.length - 1];
+    let next: string | Promise<string> | null = null;
+    let prev: string | Promise<string> | null = null;
+    if (plan.direction === 'forward') {
+      if (hasMore) next = cursorAt(last, plan, 'forward');
+      if (plan.after !== null) prev = cursorAt(first, plan, 'backward');
+    } else {
+      if (hasMore) prev = cursorAt(first, plan, 'backward');
+      if (plan.after !== null) next = cursorAt(last, plan, 'forward');
+    }
+    // The first page is the URL without a cursor, unless that means offset mode here.
+    const start = prev === null || modeOptions.defaultMode === 'cursor' ? null : startCursor(plan);
+    if (next instanceof Promise || prev instanceof Promise || start instanceof Promise) {
+      return Promise.all([next, prev, start]).then(([n, p, s]) => cursorPage(items, url, n, p, s));
+    }
+    return cursorPage(items, url, next, prev, start);
+  }
+
+  function cursorPage(items: Row[], url: string | URL, nextCursor: string | null, prevCursor: string | null, start: string | null): PageResult<Row> {
+    const headers: Record<string, string> = {};
+    const links: PageLinkTarget[] = [];
+    if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
+    if (prevCursor !== null) {
+      links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
+      links.push({ rel: 'first', name: 'cursor', value: start });
+    }
+    const link = pageLinks(url, links);
+    if (link !== undefined) headers.link = link;
+    return { body: { items, nextCursor, prevCursor }, headers };
   }
 
   return Object.freeze({
     sort,
     limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
 
-    async plan(query: URLSearchParams, planOptions: PlanOptions = {}): Promise<PagePlan> {
-      const given = planOptions.filters ?? parseFilters?.(query);
-      const filters = given === undefined ? undefined : Object.freeze({ ...given });
-      const parsed = parseWithModes(query, modeOptions);
-      const limit = limits.resolve(parsed.limit);
-      const spec = sortParam === undefined ? sort : sortParam.resolve(query);
-      const memo = fingerprintsFor(spec).get(filters);
-      const fingerprint = typeof memo === 'string' ? memo : await memo;
-      const carried = filters === undefined ? {} : { filters };
-      if (parsed.mode === 'offset') {
-        return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy, ...carried });
-      }
-      const cursor: DecodedCursor | null = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, spec);
-      return Object.freeze({
-        mode: 'cursor',
-        limit,
-        take: limit + 1,
-        direction: cursor === null ? 'forward' : cursor.direction,
-        after: cursor === null ? null : cursor.position,
-        sort: spec,
-        fingerprint,
-        ...carried,
-      });
-    },
-
-    async page(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): Promise<PageResult<Row>> {
-      const { url, total } = pageOptions;
-      const { items, hasMore } = pageItems(plan, rows);
-      const headers: Record<string, string> = {};
-      const links: PageLinkTarget[] = [];
-      if (plan.mode === 'offset') {
-        const settled = settleTotal(plan.offset, items.length, hasMore, total);
-        const exact = typeof total === 'number' ? total : total?.accuracy === 'exact' ? total.value : undefined;
-        const hasNext = exact === undefined ? hasMore : plan.offset + plan.limit < exact;
-        if (hasNext) links.push({ rel: 'next', name: 'offset', value: String(plan.offset + plan.limit) });
-        if (plan.offset > 0) {
-          links.push({ rel: 'prev', name: 'offset', value: String(Math.max(0, plan.offset - plan.limit)) });
-          links.push({ rel: 'first', name: 'offset', value: '0' });
-        }
-        const link = pageLinks(url, links);
-        if (link !== undefined) headers.link = link;
-        return { body: { items, ...settled }, headers };
-      }
-      // In the walk's own direction the extra row decides. In the other direction, a page
-      // reached from a position always has the rows it came from beyond it: the cursor
-      // back is their way (an empty page, whose rows were deleted meanwhile, points to the
-      // edge it is nearest to: the last page, or the first).
-      let nextCursor: string | null = null;
-      let prevCursor: string | null = null;
-      const first = items[0];
-      const last = items[items.length - 1];
-      if (plan.direction === 'forward') {
-        if (hasMore) nextCursor = await cursorAt(last, plan, 'forward');
-        if (plan.after !== null) prevCursor = await cursorAt(first, plan, 'backward');
-      } else {
-        if (hasMore) prevCursor = await cursorAt(first, plan, 'backward');
-        if (plan.after !== null) nextCursor = await cursorAt(last, plan, 'forward');
-      }
-      if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
-      if (prevCursor !== null) {
-        links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
-        // The first page is the URL without a cursor, unless that means offset mode here.
-        const start = modeOptions.defaultMode === 'cursor' ? null : await startCursor(plan);
-        links.push({ rel: 'first', name: 'cursor', value: start });
-      }
-      const link = pageLinks(url, links);
-      if (link !== undefined) headers.link = link;
-      return { body: { items, nextCursor, prevCursor }, headers };
-    },
+    // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
+    plan: withMaybeSync(planMaybeSync),
+    page: withMaybeSync(pageMaybeSync),
   });
 }

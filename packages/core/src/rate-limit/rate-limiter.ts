@@ -8,6 +8,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
+import { withMaybeSync } from '../maybe-promise.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { MAX_QUOTA_COST, quotaProblem } from '../quota/quota-period.ts';
 import { createQuotaSpender } from '../quota/quota-spender.ts';
@@ -194,15 +195,38 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
   }
 
-  async function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
+  /**
+   * The store's decisions: an array at once when the store answers synchronously (the
+   * memory store, the fallbacks), a promise only for an asynchronous store.
+   */
+  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     const requests = requestsOf(key, p);
     if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
     if (probe) probing = true;
     const askedAt = performance.now();
+    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      const answer = store.decide(requests, 1);
-      if (Array.isArray(answer)) return checked(answer, requests.length);
+      answer = store.decide(requests, 1);
+      if (Array.isArray(answer)) {
+        if (probe) probing = false;
+        return checked(answer, requests.length);
+      }
+    } catch (error) {
+      if (probe) probing = false;
+      return failed(error, requests, askedAt);
+    }
+    return settle(answer, requests, probe, askedAt);
+  }
+
+  /** The rest of `decide` for a store that answered with a promise. */
+  async function settle(
+    answer: Promise<RateLimitDecision[]>,
+    requests: readonly RateLimitRequest[],
+    probe: boolean,
+    askedAt: number,
+  ): Promise<RateLimitDecision[]> {
+    try {
       const decisions = checked(await watch.wait(answer), requests.length);
       lastSuccessAt = performance.now();
       // Keep the fallback's count of this instance's admissions, so that it starts where
@@ -214,17 +238,22 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       }
       return decisions;
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      // Another decision was answered after this one was sent: the store is up (one slow or
-      // failed reply is not an outage). Only this request uses the fallback.
-      if (lastSuccessAt > askedAt) return fallback(requests, error);
-      if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
-      down = true;
-      retryAt = clock() + retryIntervalMs;
-      return fallback(requests, error);
+      return failed(error, requests, askedAt);
     } finally {
       if (probe) probing = false;
     }
+  }
+
+  /** A store call that threw or rejected: the `onStoreError` answer (or the ConfigError it was). */
+  function failed(error: unknown, requests: readonly RateLimitRequest[], askedAt: number): RateLimitDecision[] {
+    if (error instanceof ConfigError) throw error;
+    // Another decision was answered after this one was sent: the store is up (one slow or
+    // failed reply is not an outage). Only this request uses the fallback.
+    if (lastSuccessAt > askedAt) return fallback(requests, error);
+    if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
+    down = true;
+    retryAt = clock() + retryIntervalMs;
+    return fallback(requests, error);
   }
 
   function fallback(requests: readonly RateLimitRequest[], cause?: unknown): RateLimitDecision[] {
@@ -283,24 +312,41 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     return out;
   }
 
-  async function check(
+  /** `check`, answering synchronously when the store does and no quota is spent. */
+  function checkMaybeSync(
     key: string,
     keyPolicy?: RateLimitPolicy | readonly RateLimitPolicy[] | null,
     checkOptions?: RateLimitCheckOptions,
-  ): Promise<RateLimitCheckResult> {
+  ): RateLimitCheckResult | Promise<RateLimitCheckResult> {
     if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
-    const quota = checkOptions?.quota ?? null;
     const cost = checkOptions?.cost ?? 1;
     if (!Number.isSafeInteger(cost) || cost < 0 || cost > MAX_QUOTA_COST) {
       throw new ConfigError(`cost must be an integer from 0 to ${MAX_QUOTA_COST}, got ${String(cost)}`);
     }
-    let decisions: RateLimitDecision[];
+    let decisions: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      decisions = await decide(key, resolvePolicies(key, keyPolicy));
+      decisions = decide(key, resolvePolicies(key, keyPolicy));
     } catch (error) {
       emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
       throw error;
     }
+    if (Array.isArray(decisions)) return decided(key, decisions, cost, checkOptions);
+    return decisions.then(
+      (answer) => decided(key, answer, cost, checkOptions),
+      (error: unknown) => {
+        emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
+        throw error;
+      },
+    );
+  }
+
+  /** After the rate-limit decisions: headers, a 429, or the quota step (a promise only when a quota is spent). */
+  function decided(
+    key: string,
+    decisions: RateLimitDecision[],
+    cost: number,
+    checkOptions: RateLimitCheckOptions | undefined,
+  ): RateLimitCheckResult | Promise<RateLimitCheckResult> {
     const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
     // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
     const headers =
@@ -317,11 +363,24 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     }
     // The quota is spent only once the rate limits admitted the request (a request they
     // refuse spends no credit), and not for a request refused for its scopes.
+    const quota = checkOptions?.quota ?? null;
     const refused = checkOptions?.refusal;
     if (quota === null || refused !== undefined) {
       emit?.(event(key, refused ?? 'allowed', decision, 0, checkOptions));
       return { decision, decisions, headers };
     }
+    return spendQuota(key, quota, cost, decision, decisions, headers, checkOptions);
+  }
+
+  async function spendQuota(
+    key: string,
+    quota: Quota,
+    cost: number,
+    decision: RateLimitDecision,
+    decisions: RateLimitDecision[],
+    headers: Record<string, string>,
+    checkOptions: RateLimitCheckOptions | undefined,
+  ): Promise<RateLimitCheckResult> {
     let spent: QuotaDecision & { degraded?: 'open' };
     try {
       spent = await quotas.spend(key, usableQuota(key, quota), cost);
@@ -356,7 +415,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     get storeState(): 'up' | StoreErrorMode {
       return down ? onStoreError : 'up';
     },
-    check,
+    // Synchronous when the store is and no quota is spent (see maybe-promise.ts).
+    check: withMaybeSync(checkMaybeSync),
     async readQuota(key: string, quota: Quota): Promise<QuotaDecision> {
       if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
       return quotas.spend(key, usableQuota(key, quota), 0);
