@@ -1,17 +1,20 @@
 /**
  * Fuzz of the admin routes (`/api/keys`: issue, list, get, update, limits, rotate,
- * revoke) on both stores, PGlite and a real PostgreSQL, through both adapters: random
+ * revoke) on both stores, PGlite (Hono and Express servers) and a real PostgreSQL (all
+ * four servers on one database): random
  * and hostile names, scopes, timestamps (years 0 to 275760, every offset), rate limits
  * and quotas around every integer boundary, metadata, allowlists, unknown fields and raw
  * bodies. Whatever an administrator sends, the answer is never a 5xx, a 4xx is a problem
  * with a code, and nothing reaches the error log. A key the API issued is readable and
- * usable (no 5xx either). Failures print a replayable seed (fast-check).
+ * usable (no 5xx either). Failures print a replayable seed (fast-check);
+ * `ADMIN_FUZZ_RUNS` (default 150 per server) runs longer.
  * The PostgreSQL half skips when no server answers (TEST_DATABASE_URL; fails under CI=true).
  */
 import { postgresUrl } from '@keyset/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADAPTERS, type AdapterName } from '../src/config.ts';
 import { call, startApi, type Reply, type TestApi } from './helpers.ts';
 
 const serverUrl = await postgresUrl();
@@ -162,12 +165,16 @@ function expectNo5xx(reply: Reply, what: string): void {
 
 interface Target {
   label: string;
+  /** The adapter of each instance, in order. */
+  adapters: readonly AdapterName[];
   start(): Promise<{ instances: TestApi[]; admin: string; cleanup(): Promise<void> }>;
 }
 
 const targets: Target[] = [
   {
+    // PGlite serves one process: one embedded database per instance (two, to keep memory sane).
     label: 'PGlite',
+    adapters: ['hono', 'express'],
     async start() {
       const instances = await Promise.all([startApi({ ...common, adapter: 'hono' }), startApi({ ...common, adapter: 'express' })]);
       return { instances, admin: '', cleanup: async () => void (await Promise.all(instances.map((t) => t.stop({ remove: true })))) };
@@ -177,6 +184,7 @@ const targets: Target[] = [
 if (serverUrl !== undefined) {
   targets.push({
     label: 'PostgreSQL',
+    adapters: ADAPTERS,
     async start() {
       const database = `orders_admin_fuzz_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
       const adminClient = new pg.Client({ connectionString: serverUrl });
@@ -184,15 +192,16 @@ if (serverUrl !== undefined) {
       await adminClient.query(`CREATE DATABASE ${database}`);
       const url = new URL(serverUrl);
       url.pathname = `/${database}`;
-      // One database, both adapters: an instance started after the first one finds the admin key there.
-      const first = await startApi({ ...common, adapter: 'hono', databaseUrl: url.href });
-      const second = await startApi({ ...common, adapter: 'express', databaseUrl: url.href });
+      // One database, every adapter: instances started after the first one find the admin key there.
+      const first = await startApi({ ...common, adapter: ADAPTERS[0], databaseUrl: url.href });
+      const others = await Promise.all(ADAPTERS.slice(1).map((adapter) => startApi({ ...common, adapter, databaseUrl: url.href })));
+      const instances = [first, ...others];
       const admin = first.api.adminKey!;
       return {
-        instances: [first, second],
+        instances,
         admin,
         async cleanup() {
-          await Promise.all([first.stop({ remove: true }), second.stop({ remove: true })]);
+          await Promise.all(instances.map((t) => t.stop({ remove: true })));
           await adminClient.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
           await adminClient.end();
         },
@@ -201,7 +210,7 @@ if (serverUrl !== undefined) {
   });
 }
 
-describe.each(targets)('admin routes fuzzed on $label: never a 5xx', ({ start }) => {
+describe.each(targets)('admin routes fuzzed on $label: never a 5xx', ({ adapters, start }) => {
   let instances: TestApi[];
   let adminFor: (t: TestApi) => string;
   let cleanup: () => Promise<void>;
@@ -216,8 +225,8 @@ describe.each(targets)('admin routes fuzzed on $label: never a 5xx', ({ start })
     await cleanup?.();
   });
 
-  it.each([0, 1])('instance %i (hono, express): whatever the body, a 4xx problem or a success; issued keys read back and work', async (n) => {
-    const t = instances[n]!;
+  it.each(adapters)('%s: whatever the body, a 4xx problem or a success; issued keys read back and work', async (adapter) => {
+    const t = instances[adapters.indexOf(adapter)]!;
     const admin = adminFor(t);
     const ids: string[] = [];
     const pick = (i: number): string => (ids.length === 0 ? 'key_0000000000000000000000' : ids[i % ids.length]!);

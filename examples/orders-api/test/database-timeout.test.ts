@@ -63,14 +63,16 @@ describe.skipIf(serverUrl === undefined).each(['hono', 'express'] as const)('Pos
       // Twice: the first round's connections are dropped by the timeout, so the second
       // round needs new ones, and opening a connection is bounded too.
       for (const round of [1, 2]) {
-        const [orders, unknownKey, issue] = await Promise.all([
+        const [orders, unknownKey, issue, health] = await Promise.all([
           call(t.api.url, '/api/orders?limit=5', { key: reader }),
           call(t.api.url, '/api/orders?limit=5', { key: generateKey(t.api.config.keyPrefix) }),
           call(t.api.url, '/api/keys', { key: adminKey, method: 'POST', body: { name: `during freeze ${round}`, scopes: ['orders:read'] } }),
+          call(t.api.url, '/healthz'),
         ]);
         expectUnavailable(orders, `round ${round}: orders with a cached key`);
         expectUnavailable(unknownKey, `round ${round}: a key the cache does not know`);
         expectUnavailable(issue, `round ${round}: issuing a key`);
+        expectUnavailable(health, `round ${round}: the health check`);
       }
     } finally {
       proxy.thaw();
