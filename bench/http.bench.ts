@@ -44,6 +44,9 @@ const ALL_STACKS = {
   express: 'express',
   'express-keyset': 'express',
   'express-peer': 'express',
+  fastify: 'fastify',
+  'fastify-keyset': 'fastify',
+  'fastify-peer': 'fastify',
   fetch: 'fetch',
   'fetch-keyset': 'fetch',
 } as const satisfies Record<string, string>;

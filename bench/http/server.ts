@@ -17,6 +17,7 @@ import { Hono } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './orders.ts';
 import { keysetExpress, keysetFetch, keysetHono } from './keyset-stacks.ts';
 import { expressPeer, honoPeer, peerKeys } from './peer-stacks.ts';
+import { fastifyBare, fastifyKeyset, fastifyPeer } from './fastify-stacks.ts';
 
 type Listener = Parameters<typeof createServer>[1];
 
@@ -78,6 +79,12 @@ async function build(stack: string): Promise<{ listener: Listener; keys: string[
       const { handler, keys } = await keysetFetch();
       return { keys, listener: getRequestListener(handler) as Listener };
     }
+    case 'fastify':
+      return fastifyBare();
+    case 'fastify-keyset':
+      return fastifyKeyset();
+    case 'fastify-peer':
+      return fastifyPeer();
     default:
       throw new Error(`unknown stack ${stack}`);
   }
