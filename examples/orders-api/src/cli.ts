@@ -45,6 +45,11 @@ Commands:
          [--refill <amount>/<interval> | --refill none]
         Change a key's rate limits, remaining credits and refill; the rest is kept
         (--refill alone keeps the credits left). Applies to the next request.
+  update <id> [--metadata <json object> | --metadata none]
+         [--ip-allowlist <cidr,...> | --ip-allowlist none]
+        Replace a key's metadata and/or IP allowlist (none empties it); the rest
+        is kept. Running servers see it on the next request with REDIS_URL, else
+        when their cached copy expires (30 s).
   list                     List every key, newest first (never a secret).
   show <id>                One key's record, with its live credits left.
   rotate <id> --overlap <duration>
@@ -59,8 +64,8 @@ Options:
 Environment: DATABASE_URL, DATA_DIR, KEY_PREFIX, KEY_PEPPER, REDIS_URL (same
 values as the server; with REDIS_URL, revocations reach running servers at once).
 
-Exit codes: 0 done, 1 failed, 2 usage error, 3 DATA_DIR held by a running
-server, 78 bad configuration.
+Exit codes: 0 done, 1 failed, 2 usage error or a refused value, 3 DATA_DIR
+held by a running server, 78 bad configuration.
 `;
 
 /** Where the CLI writes; a process's streams by default. */
@@ -143,15 +148,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (values.scopes === undefined) throw new UsageError(`create needs --scopes <scope,...> (${SCOPES.join(', ')})`);
         Object.assign(body, limitsFromFlags(values, false));
         if (values.expires !== undefined) body.expiresAt = values.expires;
-        if (values.metadata !== undefined) {
-          try {
-            body.metadata = JSON.parse(values.metadata) as unknown;
-          } catch {
-            throw new UsageError(`--metadata must be a JSON object, e.g. '{"tenant":"t_42"}'`);
-          }
-        }
-        const allowlist = values['ip-allowlist'];
-        if (allowlist !== undefined) body.ipAllowlist = allowlist.split(',').map((s) => s.trim()).filter(Boolean);
+        Object.assign(body, attributesFromFlags(values, false));
         const input = parseIssueBody(body);
         action = async ({ keyring }) => {
           const { key, record } = await keyring.issue(input);
@@ -186,6 +183,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         action = async ({ keyring, limiter }) => {
           const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body);
           print(shown, `Updated the limits of key ${id}.\n${quotaLine(shown)}`);
+        };
+        break;
+      }
+      case 'update': {
+        const id = expectArgs(rest, 1, 'update <id> [--metadata …] [--ip-allowlist …]');
+        const body = attributesFromFlags(values, true);
+        if (Object.keys(body).length === 0) throw new UsageError('update needs --metadata and/or --ip-allowlist');
+        action = async ({ keyring, limiter }) => {
+          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).update(id, body);
+          print(shown, `Updated key ${id}.\n${formatRecord(shown as KeyRecord)}`);
         };
         break;
       }
@@ -256,14 +263,34 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
   } catch (error) {
     if (isKeysetError(error)) {
-      io.err(`${error.code === 'not_found' ? 'No key with this id.' : error.detail}\n`);
-      return 1;
+      // A value the keyring refuses is the caller's mistake, like a malformed flag: exit 2.
+      const field = error.extensions.field;
+      io.err(`${error.code === 'not_found' ? 'No key with this id.' : error.detail}${error.code === 'invalid_request' && typeof field === 'string' ? ` (${field})` : ''}\n`);
+      return error.code === 'invalid_request' ? 2 : 1;
     }
     io.err(`Failed: ${(error as Error).message}\n`);
     return 1;
   } finally {
     await storage.close();
   }
+}
+
+/** `--metadata` and `--ip-allowlist` as an admin body; on `update`, `none` removes either. */
+function attributesFromFlags(values: { metadata?: string | undefined; 'ip-allowlist'?: string | undefined }, update: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (values.metadata !== undefined) {
+    if (update && values.metadata === 'none') body.metadata = null;
+    else {
+      try {
+        body.metadata = JSON.parse(values.metadata) as unknown;
+      } catch {
+        throw new UsageError(`--metadata must be a JSON object, e.g. '{"tenant":"t_42"}'${update ? ', or none' : ''}`);
+      }
+    }
+  }
+  const allowlist = values['ip-allowlist'];
+  if (allowlist !== undefined) body.ipAllowlist = update && allowlist === 'none' ? null : allowlist.split(',').map((s) => s.trim()).filter(Boolean);
+  return body;
 }
 
 const REFILL = /^([1-9][0-9]{0,14})\/(daily|monthly|([1-9][0-9]{0,7})s)$/;

@@ -43,6 +43,8 @@ describe('key CLI', () => {
     [['create', '--name', 'x', '--scopes', 'orders:read', '--quota', '5', '--refill', '5/weekly'], /--refill/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--refill', '5/daily'], /--refill needs --quota/],
     [['limits', 'key_x'], /limits needs/],
+    [['update', 'key_x'], /update needs/],
+    [['update', 'key_x', '--metadata', '{x'], /--metadata must be a JSON object/],
     [['rotate', 'key_x'], /--overlap/],
     [['rotate', 'key_x', '--overlap', 'soon'], /--overlap/],
     [['revoke'], /usage: npx -y pnpm@10\.34\.9 keys revoke/],
@@ -70,10 +72,24 @@ describe('key CLI', () => {
     const badJson = await cli([...args, '--metadata', '{tenant'], env);
     expect([badJson.code, badJson.err]).toEqual([2, expect.stringMatching(/--metadata must be a JSON object/)]);
     const badCidr = await cli([...args, '--ip-allowlist', '10.0.0.1/8'], env);
-    expect(badCidr.code).not.toBe(0);
-    expect(badCidr.err).toMatch(/host bits/);
+    expect(badCidr.code).toBe(2);
+    expect(badCidr.err).toMatch(/host bits.*\(ipAllowlist/);
+
+    // update replaces either and keeps the rest; none removes it.
+    const id = JSON.parse(created.out).id as string;
+    const updated = await cli(['update', id, '--metadata', '{"tenant":"t_43","plan":"pro"}', '--json'], env);
+    expect(updated.code, updated.err).toBe(0);
+    expect(JSON.parse(updated.out)).toMatchObject({ id, metadata: { tenant: 't_43', plan: 'pro' }, ipAllowlist: ['203.0.113.0/24', '::1/128'] });
+    const opened = await cli(['update', id, '--ip-allowlist', 'none'], env);
+    expect(opened.code, opened.err).toBe(0);
+    expect(opened.out).toMatch(/metadata:\s+\{"tenant":"t_43","plan":"pro"\}\nip allowed: any address\n/);
+    const cleared = await cli(['update', id, '--metadata', 'none', '--json'], env);
+    expect(JSON.parse(cleared.out)).toMatchObject({ metadata: {}, ipAllowlist: null });
+    expect(await cli(['update', id], env)).toMatchObject({ code: 2, err: expect.stringMatching(/update needs --metadata and\/or --ip-allowlist/) });
+    expect(await cli(['update', id, '--ip-allowlist', '10.0.0.1/8'], env)).toMatchObject({ code: 2, err: expect.stringMatching(/host bits/) });
+    expect(await cli(['update', 'key_doesnotexist000000000', '--metadata', 'none'], env)).toMatchObject({ code: 1, err: 'No key with this id.\n' });
     rmSync(ownDir, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('creates, lists, shows, rotates and revokes keys on the PGlite data directory', async () => {
     const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };

@@ -33,6 +33,8 @@ export function formatRecord(r: KeyRecord): string {
     `scopes:     ${r.scopes.join(', ')}`,
     `status:     ${keyStatus(r)}`,
     `rate limit: ${r.rateLimits === null ? 'server default' : r.rateLimits.map((l) => `${l.limit} per ${l.windowSeconds}s`).join(' and ')}`,
+    `metadata:   ${Object.keys(r.metadata).length === 0 ? 'none' : JSON.stringify(r.metadata)}`,
+    `ip allowed: ${r.ipAllowlist === null ? 'any address' : r.ipAllowlist.join(', ')}`,
     `created:    ${day(r.createdAt)}`,
     `last used:  ${day(r.lastUsedAt)}`,
     `expires:    ${day(r.expiresAt)}`,
