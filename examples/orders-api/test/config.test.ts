@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError, DEFAULTS, EXAMPLE_DIR, loadConfig, parseRate, resolveConfig } from '../src/config.ts';
 import { isCalendarDate, parseInstant, parseJsonObject } from '../src/app/validation.ts';
 import { parseDuration } from '../src/cli.ts';
+import { orderFilters } from '../src/app/order-filters.ts';
 
 describe('loadConfig', () => {
   it('has documented defaults', () => {
@@ -115,6 +116,19 @@ describe('loadConfig', () => {
 });
 
 describe('small parsers', () => {
+  it('orderFilters refuses a customer the database cannot compare (U+0000 was a 500), naming the field', () => {
+    for (const query of ['customer=%00', 'customer=a%00b', 'customer=%0A', 'customer=%7F']) {
+      let error: unknown;
+      try {
+        orderFilters(new URLSearchParams(query));
+      } catch (e) {
+        error = e;
+      }
+      expect(error, query).toMatchObject({ code: 'invalid_request', extensions: { field: 'customer' } });
+    }
+    expect(orderFilters(new URLSearchParams('customer=cust_0042%20%E2%9C%93'))).toEqual({ customer: 'cust_0042 ✓' });
+  });
+
   it('parseRate', () => {
     expect(parseRate('100/1s')).toEqual({ limit: 100, windowSeconds: 1 });
     expect(parseRate('10/s')).toEqual({ limit: 10, windowSeconds: 1 });

@@ -29,7 +29,7 @@ export type OrderFilters = {
 /**
  * Reads the filters from the raw query. Throws 400 `invalid_request` with `field: 'status'`
  * for an unknown or empty status, and with `field: 'customer'` for a repeated, empty or
- * over-long customer.
+ * over-long customer, or one with a control character (U+0000 would fail the query).
  *
  * @example
  * ```ts
@@ -54,6 +54,9 @@ export function orderFilters(query: URLSearchParams): OrderFilters {
   const customer = singleParam(query, 'customer');
   if (customer !== undefined) {
     if (customer.length > MAX_CUSTOMER_LENGTH) throw invalid('customer', `\`customer\` must be at most ${MAX_CUSTOMER_LENGTH} characters`);
+    // PostgreSQL text refuses U+0000 (a query error, so a 500); no customer id holds a control character.
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(customer)) throw invalid('customer', '`customer` must not contain control characters');
     filters.customer = customer;
   }
   return filters;
