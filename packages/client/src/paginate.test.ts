@@ -96,6 +96,19 @@ describe('paginate', () => {
     expect(requests.map((r) => new URL(r.url).searchParams.get('offset'))).toEqual(['0', '2', '4']);
   });
 
+  it('walks an offset collection without Link headers whatever its total says: estimated low, capped, or not counted', async () => {
+    const rows = [1, 2, 3, 4, 5, 6, 7];
+    for (const extra of [{ total: 3, totalEstimated: true }, { total: 4, totalAtLeast: true }, { total: null }]) {
+      handler = (url, _req, res) => {
+        const offset = Number(url.searchParams.get('offset') ?? '0');
+        json(res, 200, { items: rows.slice(offset, offset + 2).map((id) => ({ id })), ...extra });
+      };
+      expect(await collect(`${base}/x?limit=2&offset=0`), JSON.stringify(extra)).toEqual(rows);
+      const [first] = await fromAsync(pages(`${base}/x?limit=2&offset=0`, { maxPages: 1 }));
+      expect(first).toMatchObject({ totalEstimated: 'totalEstimated' in extra, totalAtLeast: 'totalAtLeast' in extra });
+    }
+  });
+
   it('walks any dataset with any page size, in both modes, exactly once', async () => {
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(fc.nat(), { maxLength: 40 }), fc.integer({ min: 1, max: 7 }), fc.boolean(), async (rows, limit, offsetMode) => {

@@ -56,6 +56,10 @@ export interface Page<T> {
   prev: string | null;
   /** `total` in offset mode, when the server sent it. */
   total: number | undefined;
+  /** `true` when `total` is the server's estimate (`totalEstimated`), not a count. */
+  totalEstimated: boolean;
+  /** `true` when the collection has at least `total` items (a capped count: `totalAtLeast`). */
+  totalAtLeast: boolean;
 }
 
 /**
@@ -113,6 +117,8 @@ export async function* pages<T = unknown>(url: string | URL, options: PaginateOp
       next: nextUrl(next, body, link),
       prev: prevUrl(next, body, link),
       total: body.total,
+      totalEstimated: body.totalEstimated,
+      totalAtLeast: body.totalAtLeast,
     };
     count++;
     yield page;
@@ -125,6 +131,10 @@ interface Envelope {
   nextCursor?: unknown;
   prevCursor?: unknown;
   total: number | undefined;
+  /** The body has a `total` member that is `null`: offset mode on an endpoint that does not count. */
+  uncounted: boolean;
+  totalEstimated: boolean;
+  totalAtLeast: boolean;
 }
 
 async function fetchPage(url: string, options: PaginateOptions): Promise<{ body: Envelope; link: string | null }> {
@@ -146,7 +156,18 @@ async function fetchPage(url: string, options: PaginateOptions): Promise<{ body:
     const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (!body || !Array.isArray(body.items)) throw new PaginationFormatError(url, 'response has no `items` array');
     const total = typeof body.total === 'number' ? body.total : undefined;
-    return { body: { items: body.items, nextCursor: body.nextCursor, prevCursor: body.prevCursor, total }, link: response.headers.get('link') };
+    return {
+      body: {
+        items: body.items,
+        nextCursor: body.nextCursor,
+        prevCursor: body.prevCursor,
+        total,
+        uncounted: body.total === null,
+        totalEstimated: body.totalEstimated === true,
+        totalAtLeast: body.totalAtLeast === true,
+      },
+      link: response.headers.get('link'),
+    };
   }
 }
 
@@ -159,10 +180,13 @@ function nextUrl(current: string, body: Envelope, link: string | null): string |
     u.searchParams.set('cursor', body.nextCursor);
     return u.href;
   }
-  if (body.total !== undefined && body.items.length > 0) {
+  if ((body.total !== undefined || body.uncounted) && body.items.length > 0) {
     const u = new URL(current);
     const offset = Number(u.searchParams.get('offset') ?? '0') + body.items.length;
-    if (offset >= body.total) return null;
+    // Only an exact total ends the walk early; an estimate, a capped count or no count
+    // (`total: null`) walks on until an empty page.
+    const exact = body.total !== undefined && !body.totalEstimated && !body.totalAtLeast;
+    if (exact && offset >= body.total!) return null;
     u.searchParams.set('offset', String(offset));
     return u.href;
   }
@@ -178,7 +202,7 @@ function prevUrl(current: string, body: Envelope, link: string | null): string |
     u.searchParams.set('cursor', body.prevCursor);
     return u.href;
   }
-  if (body.total !== undefined) {
+  if (body.total !== undefined || body.uncounted) {
     const u = new URL(current);
     const offset = Number(u.searchParams.get('offset') ?? '0');
     const size = Number(u.searchParams.get('limit') ?? body.items.length);
