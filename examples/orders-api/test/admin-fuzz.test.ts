@@ -6,7 +6,9 @@
  * and quotas around every integer boundary, metadata, allowlists, unknown fields and raw
  * bodies. Whatever an administrator sends, the answer is never a 5xx, a 4xx is a problem
  * with a code, and nothing reaches the error log. A key the API issued is readable and
- * usable (no 5xx either). Failures print a replayable seed (fast-check);
+ * usable (no 5xx either). The read routes get the same treatment: random filters, sorts,
+ * cursors (real, truncated, extended), limits and dates on `GET /api/orders` and
+ * `/api/reports/daily`. Failures print a replayable seed (fast-check);
  * `ADMIN_FUZZ_RUNS` (default 150 per server) runs longer.
  * The PostgreSQL half skips when no server answers (TEST_DATABASE_URL; fails under CI=true).
  */
@@ -210,7 +212,7 @@ if (serverUrl !== undefined) {
   });
 }
 
-describe.each(targets)('admin routes fuzzed on $label: never a 5xx', ({ adapters, start }) => {
+describe.each(targets)('admin and read routes fuzzed on $label: never a 5xx', ({ adapters, start }) => {
   let instances: TestApi[];
   let adminFor: (t: TestApi) => string;
   let cleanup: () => Promise<void>;
@@ -278,6 +280,41 @@ describe.each(targets)('admin routes fuzzed on $label: never a 5xx', ({ adapters
     );
     // The property must have exercised the write paths, not only refusals.
     expect(issued).toBeGreaterThan(0);
+    const errors = t.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
+    expect(errors, errors.join('\n').slice(0, 2000)).toEqual([]);
+  }, 180_000);
+
+  // The read routes put client values into SQL too (filters, sort, cursor positions, a date).
+  it.each(adapters)('%s: GET /api/orders and /api/reports/daily with any query string: never a 5xx', async (adapter) => {
+    const t = instances[adapters.indexOf(adapter)]!;
+    const admin = adminFor(t);
+    const issued = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'reader', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 1_000_000, windowSeconds: 1 } } });
+    expect(issued.status).toBe(201);
+    const reader = issued.body.key as string;
+    const first = await call(t.api.url, '/api/orders?limit=2', { key: reader });
+    const cursor = new URL(first.headers.get('link')!.match(/<([^>]+)>; rel="next"/)![1]!).searchParams.get('cursor')!;
+    const value = fc.oneof(
+      { weight: 1, arbitrary: bigNumber.map(String) },
+      { weight: 2, arbitrary: nastyString(12) },
+      { weight: 1, arbitrary: timestamp.map(String) },
+      {
+        weight: 4,
+        arbitrary: fc.constantFrom(
+          'paid', 'pending', 'cust_0001', '\u0000', 'cust_\u0000', '\u{1F511}', '-createdAt', 'amountCents,-id', '-amountCents', 'createdAt,createdAt',
+          '9999-12-31', '0001-01-01', '2024-02-29', cursor, `${cursor}x`, cursor.slice(0, -2),
+        ),
+      },
+    );
+    // Few parameters: one bad one refuses the request before any SQL runs.
+    const query = fc
+      .array(fc.tuple(fc.constantFrom('limit', 'offset', 'cursor', 'status', 'customer', 'sort', 'date', 'x'), value), { maxLength: 3 })
+      .map((pairs) => pairs.map(([k, v]) => `${k}=${encodeURIComponentLoose(v)}`).join('&'));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('/api/orders', '/api/reports/daily'), query, async (path, q) => {
+        expectNo5xx(await call(t.api.url, `${path}?${q}`, { key: reader }), `GET ${path}?${q}`);
+      }),
+      { numRuns: RUNS },
+    );
     const errors = t.logs.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
     expect(errors, errors.join('\n').slice(0, 2000)).toEqual([]);
   }, 180_000);
