@@ -55,6 +55,19 @@ interface OrderRow {
   status: string;
 }
 
+/**
+ * The page query of `plan`: the filters (`plan.filters`, as the orders paginator parsed
+ * them) ANDed with the keyset condition, in the plan's order, `plan.take` rows.
+ */
+export function orderPageQuery(plan: PagePlan): { sql: string; params: unknown[] } {
+  const filter = orderFilterSql(plan.filters as OrderFilters | undefined);
+  const q = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: filter.params.length });
+  return {
+    sql: `SELECT ${COLUMNS} FROM orders WHERE ${filter.where} AND ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`,
+    params: [...filter.params, ...q.params],
+  };
+}
+
 /** The orders handlers over `db`. */
 export function createOrderHandlers(deps: { db: SqlClient }) {
   const { db } = deps;
@@ -65,11 +78,10 @@ export function createOrderHandlers(deps: { db: SqlClient }) {
      */
     async list(plan: PagePlan): Promise<{ rows: Order[]; total?: CountedTotal }> {
       const filter = orderFilterSql(plan.filters as OrderFilters | undefined);
-      const q = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: filter.params.length });
-      const sql = `SELECT ${COLUMNS} FROM orders WHERE ${filter.where} AND ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit} OFFSET ${q.offset}`;
+      const pageQuery = orderPageQuery(plan);
       const matching = `SELECT 1 FROM orders WHERE ${filter.where}`;
       const [page, total] = await Promise.all([
-        db.query<OrderRow>(sql, [...filter.params, ...q.params]),
+        db.query<OrderRow>(pageQuery.sql, pageQuery.params),
         countTotal(plan, {
           // A capped count reads at most `limit` index entries, whatever the table size.
           count: async (limit) => {
