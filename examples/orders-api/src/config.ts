@@ -4,6 +4,7 @@
  * so a misconfigured server never starts half-way.
  * @module
  */
+import { ConfigError, createClientAddressResolver, type TrustProxy } from '@keyset/core';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,6 +61,16 @@ export interface Config {
    * @default 5000
    */
   databaseQueryTimeoutMs: number;
+  /**
+   * `TRUST_PROXY`: which proxies may tell the client's address in `X-Forwarded-For`, for
+   * IP allowlists and per-address limits. Unset or `false`: none, the socket's peer is the
+   * client. A number (`1`): that many proxies you run in front, the client is that many
+   * entries from the right. CIDR blocks (`10.0.0.0/8,fd00::/8`): every hop from those
+   * addresses is a proxy. Never trust a header no proxy of yours overwrites: a client
+   * could claim any address (docs/security.md).
+   * @default false
+   */
+  trustProxy: TrustProxy;
   /** `LOG_LEVEL`. @default 'info' */
   logLevel: LogLevel;
 }
@@ -90,6 +101,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     keyPrefix: 'ks_live',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
     databaseQueryTimeoutMs: 5_000,
+    trustProxy: false,
     logLevel: 'info',
   });
 
@@ -182,6 +194,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     if (/^(0|[1-9][0-9]{0,8})$/.test(queryTimeout)) input.databaseQueryTimeoutMs = Number(queryTimeout);
     else problems.push(`DATABASE_QUERY_TIMEOUT_MS must be a whole number of milliseconds from ${MIN_QUERY_TIMEOUT_MS} to ${MAX_QUERY_TIMEOUT_MS}, or 0 for none, got "${queryTimeout}"`);
   }
+  const trust = read('TRUST_PROXY');
+  if (trust !== undefined) {
+    if (trust === 'false' || trust === '0') input.trustProxy = false;
+    else if (/^[0-9]+$/.test(trust)) input.trustProxy = { hops: Number(trust) };
+    else input.trustProxy = { cidrs: trust.split(',').map((block) => block.trim()).filter((block) => block !== '') };
+  }
   const level = read('LOG_LEVEL');
   if (level !== undefined) {
     if ((LOG_LEVELS as readonly string[]).includes(level)) input.logLevel = level as LogLevel;
@@ -263,6 +281,12 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     } else {
       config.publicUrl = url.href.replace(/\/$/, '');
     }
+  }
+  try {
+    createClientAddressResolver(config.trustProxy);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(`TRUST_PROXY must be false, a number of proxies (1) or CIDR blocks (10.0.0.0/8,fd00::/8): ${error.message}`);
   }
   if (!LOG_LEVELS.includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${String(config.logLevel)}"`);

@@ -89,6 +89,18 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ databaseQueryTimeoutMs: 50 })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
   });
 
+  it('reads TRUST_PROXY: none by default, a number of proxies, or CIDR blocks; refuses the rest naming it', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, fd00::/8' }).trustProxy).toEqual({ cidrs: ['10.0.0.0/8', 'fd00::/8'] });
+    for (const bad of ['true', '10.0.0.1/8', 'proxy.example', '1000', ',']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+    }
+    expect(() => resolveConfig({ trustProxy: { hops: 0 } })).toThrow(/TRUST_PROXY/);
+  });
+
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
     expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
   });

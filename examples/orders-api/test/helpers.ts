@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createOrdersApi, type OrdersApi, type OrdersApiOptions } from '../src/main.ts';
+import { createApiKeyGuard, type TrustProxy } from '@keyset/core';
 import { createAdapterServer } from '../src/adapter-server.ts';
 import { createApp } from '../src/app/create-app.ts';
 import type { AdapterName } from '../src/config.ts';
@@ -60,10 +61,12 @@ export interface ExtraServer {
  * `createOrdersApi`, with no second PGlite to start (several seconds each), so a test can
  * cover every adapter and option over one database.
  */
-export async function serveAlso(t: TestApi, adapter: AdapterName, options: { publicUrl?: string } = {}): Promise<ExtraServer> {
+export async function serveAlso(t: TestApi, adapter: AdapterName, options: { publicUrl?: string; trustProxy?: TrustProxy } = {}): Promise<ExtraServer> {
   const { api } = t;
   const cursorSecrets = api.config.cursorSecrets ?? [loadOrCreateCursorSecret(t.dataDir)];
-  const app = createApp({ db: api.db, keyring: api.keys.keyring, guard: api.keys.guard, limiter: api.keys.limiter, cursorSecrets });
+  // Another TRUST_PROXY is another guard (over the same keyring and limiter), as key-services.ts builds it.
+  const guard = options.trustProxy === undefined ? api.keys.guard : createApiKeyGuard({ keyring: api.keys.keyring, limiter: api.keys.limiter, trustProxy: options.trustProxy });
+  const app = createApp({ db: api.db, keyring: api.keys.keyring, guard, limiter: api.keys.limiter, cursorSecrets });
   const server = await createAdapterServer(adapter, app, { logger: api.logger, publicUrl: options.publicUrl });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

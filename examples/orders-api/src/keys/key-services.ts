@@ -27,7 +27,7 @@ export interface KeyServices {
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
   db: SqlClient;
-  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl'>;
+  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -56,7 +56,7 @@ export async function createKeyServices(deps: {
     quotaStore: redis?.quotaStore ?? createPostgresQuotaStore({ client: db }),
     ...(redis === undefined ? {} : { store: redis.rateLimitStore }),
   });
-  const guard = createApiKeyGuard({ keyring, limiter });
+  const guard = createApiKeyGuard({ keyring, limiter, trustProxy: config.trustProxy });
   let closing: Promise<void> | undefined;
   return Object.freeze({
     store,
