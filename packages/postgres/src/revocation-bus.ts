@@ -210,7 +210,12 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
 
   async function relisten(connect: () => Promise<NotificationListener>): Promise<void> {
     for (let delay = 100; !closed; delay = Math.min(delay * 2, 5000)) {
-      await new Promise<void>((resolve) => setTimeout(resolve, delay).unref?.());
+      await new Promise<void>((resolve) => {
+        // Node's timer has `unref` (a retry must not keep the process alive); the DOM types,
+        // which this package builds with, say `number`.
+        const timer: unknown = setTimeout(resolve, delay);
+        (timer as { unref?: () => void }).unref?.();
+      });
       if (closed) return;
       let next: NotificationListener | undefined;
       try {
