@@ -5,7 +5,8 @@
  * a random client sort and page size, the cursor walk forward visits exactly the matching
  * orders in order, no gap, no duplicate; walking back from the last page visits the same
  * pages reversed; the offset walk agrees, and its total (in a random total mode) is exact
- * where it claims to be and never contradicts the pages.
+ * where it claims to be and never contradicts the pages. With inserts and deletes between
+ * pages, every matching order present for a whole walk appears once in each direction.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, type CursorPage, type OffsetPage, type TotalOption } from '@keyset/core';
@@ -40,7 +41,7 @@ const ordersArbitrary = fc
       status: fc.constantFrom(...ORDER_STATUSES),
       customer: fc.constantFrom(...CUSTOMERS),
     }),
-    { maxLength: 50 },
+    { maxLength: 50, size: 'medium' },
   )
   .map((rows) => rows.map((row, i): Seeded => ({ id: i + 1, ...row })));
 
@@ -151,6 +152,126 @@ function walkProperty(db: () => SqlClient, numRuns: number): Promise<void> {
   );
 }
 
+const mutationsArbitrary = fc.array(
+  fc.record({
+    inserts: fc.array(
+      fc.record({
+        micros: fc.integer({ min: 0, max: 6 }),
+        amount: fc.integer({ min: 0, max: 4 }),
+        status: fc.constantFrom(...ORDER_STATUSES),
+        customer: fc.constantFrom(...CUSTOMERS),
+      }),
+      { maxLength: 3 },
+    ),
+    deletes: fc.array(fc.nat(), { maxLength: 3 }),
+  }),
+  { maxLength: 40 },
+);
+
+/**
+ * Inserts and deletes between every two pages, forward by nextCursor and then back by
+ * prevCursor: every matching order present for the whole walk appears exactly once, nothing
+ * appears twice, everything shown matches the filter, in the sort's order.
+ */
+function concurrentWalkProperty(db: () => SqlClient, numRuns: number): Promise<void> {
+  return fc.assert(
+    fc.asyncProperty(
+      ordersArbitrary,
+      filterArbitrary,
+      fc.constantFrom(...SORTS),
+      fc.integer({ min: 1, max: 5 }),
+      mutationsArbitrary,
+      mutationsArbitrary,
+      async (rows, filter, sort, limit, forwardMutations, backwardMutations) => {
+        await reset(db(), rows);
+        const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'ks_test' });
+        const app = createApp({ db: db(), keyring, guard: createApiKeyGuard({ keyring }), cursorSecrets: ['order-filters-property-secret-0123456789'] });
+        const paginator = app.paginators.orders;
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        let nextId = rows.length + 1;
+        const matches = (r: Seeded): boolean =>
+          (filter.status.length === 0 || filter.status.includes(r.status)) && (filter.customer === undefined || r.customer === filter.customer);
+        const compare = compareBy(sort);
+        const fetchPage = async (cursor: string | null): Promise<CursorPage<Order>> => {
+          const q = new URLSearchParams();
+          for (const s of filter.status) q.append('status', s);
+          if (filter.customer !== undefined) q.set('customer', filter.customer);
+          q.set('sort', sort);
+          q.set('limit', String(limit));
+          if (cursor !== null) q.set('cursor', cursor);
+          const plan = await paginator.plan(q);
+          const { rows: fetched } = await app.orders.list(plan);
+          return (await paginator.page(plan, fetched, { url: `https://orders.test/api/orders?${q}` })).body as CursorPage<Order>;
+        };
+        const mutate = async (m: (typeof forwardMutations)[number] | undefined, gone: Set<number>): Promise<void> => {
+          if (m === undefined) return;
+          const live = [...byId.keys()];
+          for (const d of m.deletes) {
+            const id = live[d % Math.max(1, live.length)];
+            if (id === undefined || !byId.has(id)) continue;
+            await db().query('DELETE FROM orders WHERE id = $1', [id]);
+            byId.delete(id);
+            gone.add(id);
+          }
+          const added = m.inserts.map((r): Seeded => ({ id: nextId++, ...r }));
+          if (added.length > 0) {
+            await db().query(
+              `INSERT INTO orders (id, created_at, customer, amount_cents, currency, status)
+               SELECT id, timestamptz '2025-03-01 12:00:00+00' + micros * interval '1 microsecond', customer, amount, 'EUR', status
+               FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[]) AS t(id, micros, customer, amount, status)`,
+              [added.map((r) => r.id), added.map((r) => r.micros), added.map((r) => r.customer), added.map((r) => r.amount), added.map((r) => r.status)],
+            );
+            for (const r of added) byId.set(r.id, r);
+          }
+        };
+        /** Checks one walk: `seen` in walk order, `throughout` the ids present from its start to its end. */
+        const check = (seen: number[], throughout: Set<number>, direction: 1 | -1, all: Map<number, Seeded>): void => {
+          expect(new Set(seen).size, `duplicates in ${seen}`).toBe(seen.length);
+          for (const id of seen) expect(matches(all.get(id)!), `order ${id} does not match the filter`).toBe(true);
+          for (const id of throughout) if (matches(all.get(id)!)) expect(seen, `order ${id} present throughout is missing`).toContain(id);
+          for (let i = 1; i < seen.length; i++) expect(direction * compare(all.get(seen[i - 1]!)!, all.get(seen[i]!)!)).toBeLessThan(0);
+        };
+        const everyRow = new Map(byId);
+
+        // Forward, mutating between pages.
+        let gone = new Set<number>();
+        let throughout = new Set(byId.keys());
+        const forward: number[] = [];
+        let lastPage: number[] = [];
+        let page = await fetchPage(null);
+        for (let i = 0; ; i++) {
+          forward.push(...page.items.map((o) => o.id));
+          lastPage = page.items.map((o) => o.id);
+          if (page.nextCursor === null) break;
+          expect(i).toBeLessThan(400);
+          await mutate(forwardMutations[i], gone);
+          for (const [id, r] of byId) everyRow.set(id, r);
+          page = await fetchPage(page.nextCursor);
+        }
+        for (const id of gone) throughout.delete(id);
+        check(forward, throughout, 1, everyRow);
+
+        // Back from the last page, mutating between pages.
+        gone = new Set<number>();
+        throughout = new Set(byId.keys());
+        const backward: number[] = [];
+        for (let i = 0; page.prevCursor !== null; i++) {
+          expect(i).toBeLessThan(400);
+          await mutate(backwardMutations[i], gone);
+          for (const [id, r] of byId) everyRow.set(id, r);
+          page = await fetchPage(page.prevCursor);
+          backward.push(...page.items.map((o) => o.id).reverse());
+        }
+        // The walk back starts at the last page (already read): what lies before its first row.
+        for (const id of gone) throughout.delete(id);
+        for (const id of lastPage) throughout.delete(id);
+        check(backward, throughout, -1, everyRow);
+      },
+    ),
+    { numRuns },
+  );
+}
+
 describe('orders filters, sorts and totals on PGlite', () => {
   let lite: PGlite;
   beforeAll(async () => {
@@ -160,6 +281,7 @@ describe('orders filters, sorts and totals on PGlite', () => {
   afterAll(() => lite?.close());
 
   it('filtered walks forward and back: every matching order once, no gap, no duplicate; offset and totals agree', () => walkProperty(() => lite, 100), 120_000);
+  it('with inserts and deletes between pages, filtered walks forward and back show every order present throughout once', () => concurrentWalkProperty(() => lite, 60), 120_000);
 });
 
 const url = await postgresUrl();
@@ -180,4 +302,5 @@ describe.skipIf(url === undefined)('orders filters, sorts and totals on PostgreS
   });
 
   it('filtered walks forward and back: every matching order once, no gap, no duplicate; offset and totals agree', () => walkProperty(() => client, 100), 120_000);
+  it('with inserts and deletes between pages, filtered walks forward and back show every order present throughout once', () => concurrentWalkProperty(() => client, 60), 120_000);
 });
