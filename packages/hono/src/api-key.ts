@@ -6,6 +6,7 @@
 import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { holdGuardHeaders, takeGuardHeaders } from './internal/guard-headers.ts';
 import { nodeSocketAddress } from './internal/socket-address.ts';
 
 declare module 'hono' {
@@ -76,17 +77,26 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
     const { key, headers } = isPromiseLike(result) ? await result : result;
     c.set('apiKey', key);
-    setHeaders(c, headers);
+    holdGuardHeaders(c, headers);
     await next();
-    // A handler may return a Response of its own, which drops headers set before it ran.
-    setHeaders(c, headers, true);
+    // sendPage() built its response with them; any other response (a handler's own, an
+    // error's problem) gets them now, unless it already names them.
+    const held = takeGuardHeaders(c);
+    if (held !== undefined) addMissingHeaders(c, held);
   };
 }
 
-function setHeaders(c: Context, headers: Readonly<Record<string, string>>, onlyMissing = false): void {
+function addMissingHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
+  let present = c.res.headers;
   // `for…in` over the guard's plain record: no entries array per request.
-  const present = onlyMissing ? c.res.headers : undefined;
   for (const name in headers) {
-    if (present === undefined || !present.has(name)) c.header(name, headers[name] as string);
+    if (present.has(name)) continue;
+    try {
+      present.set(name, headers[name] as string);
+    } catch {
+      // Immutable headers (a Response from fetch()): Hono copies the response to set it.
+      c.header(name, headers[name] as string);
+      present = c.res.headers;
+    }
   }
 }

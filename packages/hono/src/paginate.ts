@@ -6,6 +6,7 @@
 import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
 import { publicUrl } from './internal/public-url.ts';
 
 declare module 'hono' {
@@ -46,7 +47,10 @@ interface PageState {
   readonly url: string;
 }
 
-const states = new WeakMap<Context, PageState>();
+// This request's page state, on the context itself (a symbol-keyed property) rather than in
+// a WeakMap: see internal/guard-headers.ts on what a WeakMap entry per request costs.
+const STATE = Symbol('keyset.pageState');
+const stateOf = (c: Context): PageState | undefined => (c as unknown as { [STATE]?: PageState })[STATE];
 
 const NO_FILTERS = Object.freeze({});
 
@@ -88,7 +92,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const fast = maybeSyncVariant(paginator.plan);
     const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
     const plan = isPromiseLike(planned) ? await planned : planned;
-    states.set(c, { paginator: paginator as Paginator<never>, plan, url });
+    (c as unknown as { [STATE]?: PageState })[STATE] = { paginator: paginator as Paginator<never>, plan, url };
     c.set('page', plan);
     await next();
   };
@@ -104,7 +108,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
  * ```
  */
 export async function sendPage<Row>(c: Context, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
-  const state = states.get(c);
+  const state = stateOf(c);
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
   const { paginator, plan, url } = state;
@@ -112,5 +116,35 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
   const { body, headers } = isPromiseLike(page) ? await page : page;
-  return c.json(body as CursorPage<Row> | OffsetPage<Row>, 200, headers);
+  // One plain header record for the whole response: the guard's RateLimit headers, the
+  // page's Link, the content type.
+  const guardHeaders = peekGuardHeaders(c);
+  const record: Record<string, string> = { 'content-type': 'application/json' };
+  if (guardHeaders !== undefined) for (const name in guardHeaders) record[name] = guardHeaders[name] as string;
+  for (const name in headers) record[name] = headers[name] as string;
+  return respond(c, JSON.stringify(body as CursorPage<Row> | OffsetPage<Row>), record);
+}
+
+/**
+ * A 200 with `text` and exactly the headers of `record`, plus any other middleware set
+ * on `c` with `c.header()` (CORS, a request id…). With none set, the Response is built
+ * straight from the plain record, which `@hono/node-server` writes as it is; otherwise
+ * Hono merges them, as `c.json()` does.
+ */
+function respond(c: Context, text: string, record: Record<string, string>): Response {
+  // Reading `c.res` gives the response Hono prepared, with whatever `c.header()` set so far.
+  let empty = true;
+  for (const _ of c.res.headers) {
+    empty = false;
+    break;
+  }
+  if (!empty) return c.body(text, 200, record);
+  // Drop the empty placeholder, so that Hono takes the returned response as it is (it
+  // merges a placeholder's headers into it otherwise), and leave the context unanswered
+  // as `c.json()` does: the response the handler returns is the one sent.
+  c.res = undefined;
+  c.finalized = false;
+  const response = new Response(text, { status: 200, headers: record });
+  carriedBy(c, response);
+  return response;
 }
