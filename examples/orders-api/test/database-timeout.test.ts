@@ -39,8 +39,9 @@ describe.skipIf(serverUrl === undefined).each(['hono', 'express'] as const)('Pos
     url.hostname = '127.0.0.1';
     url.port = String(proxy.port);
     url.pathname = `/${database}`;
-    // Short, so the test is quick; the default is 5 s.
-    t = await startApi({ adapter, databaseUrl: url.href, seedOrders: 50, databaseQueryTimeoutMs: 300 });
+    // Shorter than the default 5 s, so the test is quick, yet far above what a trivial
+    // query or a connection takes on a loaded machine (start-up runs under this bound too).
+    t = await startApi({ adapter, databaseUrl: url.href, seedOrders: 50, databaseQueryTimeoutMs: 2_000 });
     adminKey = t.api.adminKey!;
     const issued = await call(t.api.url, '/api/keys', { key: adminKey, method: 'POST', body: { name: 'reader', scopes: ['orders:read'] } });
     expect(issued.status).toBe(201);
