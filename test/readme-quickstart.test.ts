@@ -62,7 +62,7 @@ describe.skipIf(!hasCurl)('README quick start', () => {
     const firstBody = JSON.parse(firstPage.slice(firstPage.indexOf('\r\n\r\n') + 4));
     expect(firstBody.items).toHaveLength(3);
     expect(typeof firstBody.nextCursor).toBe('string');
-    expect(JSON.parse(offsetPage)).toMatchObject({ total: 300 });
+    expect(JSON.parse(offsetPage)).toMatchObject({ total: 300, totalEstimated: true });
     expect(JSON.parse(report)).toHaveProperty('date');
     expect(JSON.parse(badDate)).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(JSON.parse(inQuery)).toMatchObject({ status: 400, code: 'api_key_in_query' });
