@@ -44,6 +44,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     expect(named('customer')).toMatchObject({ in: 'query', schema: { type: 'string', minLength: 1 } });
     expect(named('sort')).toBeDefined();
     expect(document.components.schemas.OffsetPage.properties).toMatchObject({ totalEstimated: { const: true }, totalAtLeast: { const: true } });
+    expect(document.paths['/api/orders'].get.description).toContain('`totalEstimated: true`');
   });
 
   it('describes only routes the server has, with the methods it allows', async () => {

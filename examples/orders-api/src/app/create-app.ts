@@ -84,7 +84,7 @@ export function createApp(deps: AppDependencies) {
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
-    openapi: ordersOpenApi({ limits: PAGE_LIMITS }),
+    openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
       try {

@@ -13,6 +13,7 @@ import {
   pageResponses,
   type JsonObject,
 } from '@keyset/openapi';
+import type { TotalOption } from '@keyset/core';
 import { SCOPES } from './keys-admin.ts';
 import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
 
@@ -145,7 +146,8 @@ const scoped = (scope: string, operation: JsonObject): JsonObject => ({
  * const document = ordersOpenApi({ limits: { default: 20, max: 100 } });
  * ```
  */
-export function ordersOpenApi(options: { limits: { default: number; max: number } }): JsonObject {
+export function ordersOpenApi(options: { limits: { default: number; max: number }; ordersTotal?: TotalOption }): JsonObject {
+  const totalText = describeTotal(options.ordersTotal ?? 'exact');
   const components = keysetComponents({ limits: options.limits, keyPrefix: 'ks_live' });
   return {
     openapi: '3.1.0',
@@ -166,8 +168,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
             'Sorted by `createdAt` then `id`, descending, unless `sort` says otherwise: comma-separated `createdAt`, `amountCents`, `id`, ' +
             '`-` for descending (`sort=-amountCents`); another field: 400 `invalid_sort`. `status` and `customer` filter; ' +
             'the filters and the sort are bound into the cursor (another filter or sort with it: 400 `invalid_cursor`), and ' +
-            '`Link` URLs keep them. In offset mode `total` is the planner\'s estimate, marked `totalEstimated: true` ' +
-            '(exact on the last page).',
+            `\`Link\` URLs keep them. ${totalText}`,
           parameters: [
             ...pageParameters({ sort: true }),
             {
@@ -248,4 +249,14 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
     },
     components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS } },
   };
+}
+
+/** What offset mode's `total` means under the orders endpoint's total mode. */
+function describeTotal(total: TotalOption): string {
+  const mode = typeof total === 'string' ? total : total.mode;
+  const cap = typeof total === 'object' && 'cap' in total ? total.cap : undefined;
+  if (mode === 'none') return 'In offset mode `total` is `null`: the endpoint does not count.';
+  if (mode === 'estimated') return "In offset mode `total` is the query planner's estimate, marked `totalEstimated: true` (exact on the last page).";
+  if (cap !== undefined) return `In offset mode \`total\` counts up to ${cap} orders; more is \`total: ${cap}\` with \`totalAtLeast: true\`.`;
+  return 'In offset mode `total` is the exact count of matching orders.';
 }
