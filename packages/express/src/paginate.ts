@@ -51,7 +51,10 @@ interface PageState {
   readonly url: string;
 }
 
-const states = new WeakMap<Response, PageState>();
+// On the response itself (a symbol-keyed property), not in a WeakMap keyed by it: a
+// WeakMap entry per request is an ephemeron every scavenge must trace.
+const STATE = Symbol('keyset.pageState');
+const slot = (res: Response): { [STATE]?: PageState } => res as unknown as { [STATE]?: PageState };
 
 /**
  * Middleware that plans this request's page and stores the plan as `res.locals.page`.
@@ -91,7 +94,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
 const NO_FILTERS = Object.freeze({});
 
 function keep(res: Response, next: NextFunction, paginator: Paginator<never>, plan: PagePlan, url: string): void {
-  states.set(res, { paginator, plan, url });
+  slot(res)[STATE] = { paginator, plan, url };
   res.locals.page = plan;
   next();
 }
@@ -106,7 +109,7 @@ function keep(res: Response, next: NextFunction, paginator: Paginator<never>, pl
  * ```
  */
 export async function sendPage<Row>(res: Response, rows: readonly Row[], options: SendPageOptions = {}): Promise<void> {
-  const state = states.get(res);
+  const state = slot(res)[STATE];
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
   const { paginator, plan, url } = state;

@@ -45,7 +45,10 @@ interface PageState {
   readonly url: string;
 }
 
-const states = new WeakMap<FastifyRequest, PageState>();
+// On the request itself (a symbol-keyed property), not in a WeakMap keyed by it: a
+// WeakMap entry per request is an ephemeron every scavenge must trace.
+const STATE = Symbol('keyset.pageState');
+const slot = (request: FastifyRequest): { [STATE]?: PageState } => request as unknown as { [STATE]?: PageState };
 
 /**
  * A hook that plans this request's page and stores the plan as `request.page`.
@@ -74,7 +77,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const fast = maybeSyncVariant(paginator.plan);
     const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
     const plan = isPromiseLike(planned) ? await planned : planned;
-    states.set(request, { paginator: paginator as Paginator<never>, plan, url: url.href });
+    slot(request)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
     request.page = plan;
   };
 }
@@ -89,7 +92,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
  * ```
  */
 export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], options: SendPageOptions = {}): Promise<FastifyReply> {
-  const state = states.get(reply.request);
+  const state = slot(reply.request)[STATE];
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
   const { total } = options;
   const { paginator, plan, url } = state;

@@ -28,7 +28,15 @@ export function requestPath(req: Request): string {
 }
 
 /** The request's own absolute URL, built by `guardUrl` and taken over once by `publicUrl`. */
-const ownUrls = new WeakMap<Request, { app: unknown; target: string; url: URL }>();
+// On the request itself (a symbol-keyed property), not in a WeakMap keyed by it: a WeakMap
+// entry per request is an ephemeron every scavenge must trace.
+const OWN_URL = Symbol('keyset.ownUrl');
+interface OwnUrl {
+  app: unknown;
+  target: string;
+  url: URL;
+}
+const slot = (req: Request): { [OWN_URL]?: OwnUrl | undefined } => req as unknown as { [OWN_URL]?: OwnUrl | undefined };
 
 // RFC 9110 §7.2 Host: a reg-name, IPv4 or bracketed IPv6 literal, and an optional port.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
@@ -42,9 +50,9 @@ export function publicUrl(req: Request, base: string | undefined): URL {
   if (base !== undefined) return new URL(`${base}${target}`);
   // apiKey() built it already for the guard: take it over instead of parsing it again
   // (the same app, since a mounted sub-app may trust proxies differently, and target).
-  const seen = ownUrls.get(req);
+  const seen = slot(req)[OWN_URL];
   if (seen !== undefined) {
-    ownUrls.delete(req);
+    slot(req)[OWN_URL] = undefined;
     if (seen.app === req.app && seen.target === target) return seen.url;
   }
   const { protocol, host } = req;
@@ -66,7 +74,7 @@ export function guardUrl(req: Request): string {
   try {
     const url = publicUrl(req, undefined);
     // Kept for paginate() later in the route, which would build the same URL.
-    ownUrls.set(req, { app: req.app, target: requestTarget(req), url });
+    slot(req)[OWN_URL] = { app: req.app, target: requestTarget(req), url };
     return url.href;
   } catch {
     return `http://localhost${requestTarget(req)}`;
