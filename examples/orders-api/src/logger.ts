@@ -76,7 +76,7 @@ export function isClientAbort(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { message, code, type } = error as { message?: unknown; code?: unknown; type?: unknown };
   if (type === 'request.aborted' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNABORTED') return true;
-  return message === 'aborted' && (code === 'ECONNRESET' || code === undefined);
+  return message === 'aborted' && code === 'ECONNRESET';
 }
 
 /** One finished request, as the server builders report it. */
