@@ -2,10 +2,12 @@
 import { mysqlUrl } from '@keyset/test-support';
 import { drizzle } from 'drizzle-orm/mysql2';
 import mysql from 'mysql2/promise';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
 import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS } from '../../core/src/pagination/mysql.test-support.ts';
-import { drizzleSource } from './drizzle-walks.test-support.ts';
+import { eq } from 'drizzle-orm';
+import { countRows } from './count-rows.ts';
+import { drizzleSource, mysqlItems } from './drizzle-walks.test-support.ts';
 
 const url = await mysqlUrl();
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -28,4 +30,16 @@ afterAll(async () => {
 describe.skipIf(url === undefined)('Drizzle keysetPage on MySQL/MariaDB (mysql2)', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle({ client: pool }), 'mysql'), 20), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleSource(drizzle({ client: pool }), 'mysql'), 20), 120_000);
+  it('countRows stops at a limit (a capped total) on MySQL/MariaDB, filters included', async () => {
+    await pool.query('DELETE FROM items');
+    await pool.query(
+      `INSERT INTO items (id, tenant, created_at, grp, score, label, flag) VALUES
+       (1, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false), (2, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false),
+       (3, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false), (4, 2, '2024-01-01 00:00:00', 0, NULL, NULL, false)`,
+    );
+    const db = drizzle({ client: pool });
+    expect(await countRows(db, mysqlItems, eq(mysqlItems.tenant, 1), { limit: 2 })).toBe(2);
+    expect(await countRows(db, mysqlItems, eq(mysqlItems.tenant, 1), { limit: 10 })).toBe(3);
+    expect(await countRows(db, mysqlItems, undefined, { limit: 10 })).toBe(4);
+  });
 });
