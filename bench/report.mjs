@@ -102,7 +102,7 @@ const sections = {
           ['total mode', 'filter', ...engines.map((e) => `${e} ms`), 'reports (PostgreSQL, else PGlite)', 'exact'],
           totals.map((t, i) => {
             const shown = (r.data.results.PostgreSQL ?? r.data.results[engines[0]]).totals[i];
-            return [t.mode, t.filter, ...engines.map((e) => fmt(r.data.results[e].totals[i].ms, 2)), shown.value === null ? 'null' : fmt(shown.value), fmt(shown.exact)];
+            return [t.mode, t.filter, ...engines.map((e) => fmt(r.data.results[e].totals[i].ms, 2)), shown.value === null ? 'null' : `${fmt(shown.value)}${t.mode.startsWith('exact, cap') && shown.value < shown.exact ? '+' : ''}`, fmt(shown.exact)];
           }),
         )
       : '';
