@@ -3,6 +3,7 @@
  * only translates between HTTP and the app layer (`src/app`).
  * @module
  */
+import { requestPathError } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/express';
 import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
@@ -55,6 +56,12 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
       if (!res.writableFinished) log(true);
     });
     next();
+  });
+
+  // Before routing (Express would decode a `:param`, or match `/a/../b` as sent): a malformed
+  // path or a dot segment is 400 on every server (core's policy, docs/adapters.md).
+  server.use(function requestPath(req, _res, next) {
+    next(requestPathError(req.originalUrl));
   });
 
   const { guard, scopes, costs } = app;

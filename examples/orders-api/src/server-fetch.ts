@@ -6,7 +6,7 @@
  * @module
  */
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
-import { KeysetError, type VerifiedKey } from '@keyset/core';
+import { KeysetError, requestPathError, type VerifiedKey } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
@@ -107,6 +107,10 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
   const notFound = notFoundHandler({ allowedMethods: (pathname) => matching(pathname).map((entry) => entry.method) });
 
   const handle = problemHandler<[Platform]>({ onError: (error, request) => void errors.set(request, error) }, async (request, platform) => {
+    // Before routing: a malformed path or a dot segment is 400 on every server (core's policy,
+    // docs/adapters.md), checked on the request line, since `request.url` has `/../` resolved.
+    const invalid = requestPathError(platform?.incoming?.url ?? new URL(request.url).pathname);
+    if (invalid !== undefined) throw invalid;
     const candidates = matching(new URL(request.url).pathname);
     // A GET route answers HEAD too (RFC 9110 §9.3.2); Node drops the body.
     const found =

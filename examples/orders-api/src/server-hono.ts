@@ -3,7 +3,8 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { createAdaptorServer } from '@hono/node-server';
+import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import { requestPathError } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -44,6 +45,14 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
       // On @hono/node-server, `env.incoming` is the Node request (absent with `app.request()`).
       aborted: requestAborted((c.env as { incoming?: IncomingRequestState } | undefined)?.incoming),
     });
+  });
+
+  // Before routing answers: a malformed path or a dot segment is 400 on every server (core's
+  // policy, docs/adapters.md), checked on the request line, since `c.req.url` has `/../` resolved.
+  hono.use(async function requestPath(c, next) {
+    const invalid = requestPathError((c.env as Partial<HttpBindings> | undefined)?.incoming?.url ?? new URL(c.req.url).pathname);
+    if (invalid !== undefined) throw invalid;
+    await next();
   });
 
   const { guard, scopes, costs } = app;

@@ -2,12 +2,8 @@
  * Every adapter answers alike: the same requests (edge cases of paths, methods, bodies,
  * headers and parameters) go to the four servers over one database, and the status, the
  * headers a client acts on and the whole problem body must be the same on each. Requests
- * go through node:http, which sends paths and bodies exactly as written.
- *
- * Known differences, left out on purpose: dot segments (`/a/../b`) are resolved by the
- * `Request` URL on Hono and fetch and matched as sent on Express and Fastify (a 404 there);
- * a malformed %-encoding in the path is a 400 on Fastify and Express (which decode the
- * path or the `:id` before routing) and a 404 on Hono and fetch.
+ * go through node:http, which sends paths and bodies exactly as written (dot segments and
+ * malformed %-encodings included: `fetch()` would resolve or re-encode them).
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +88,23 @@ describe('every adapter answers alike', () => {
     ['an unusual method on a known path', 'PROPFIND', '/api/keys/key_x', asAdmin],
     ['a 405 before authentication', 'PUT', '/api/keys', () => ({})],
     ['an encoded slash in an id', 'GET', '/api/keys/a%2Fb', asAdmin],
+    // A malformed %-encoding or a dot segment: 400 invalid_request (field: path) before routing,
+    // authentication or the method, on every server (docs/adapters.md, "Request paths").
+    ['a truncated %-escape in an id', 'GET', '/api/keys/%E0%A4%A', asAdmin],
+    ['a truncated %-escape, no key', 'GET', '/api/keys/%E0%A4%A', () => ({})],
+    ['escapes that are not UTF-8 in an id', 'GET', '/api/keys/%E0%A4', asAdmin],
+    ['a malformed escape after a path', 'GET', '/api/orders%ZZ', asReader],
+    ['a malformed escape on an open path', 'GET', '/healthz%ZZ', () => ({})],
+    ['a malformed escape under another method', 'GET', '/api/keys/%ZZ/rotate', asAdmin],
+    ['a malformed escape with a key in the query', 'GET', `/api/orders%ZZ?api_key=${'k'.repeat(8)}`, asReader],
+    ['a malformed escape in the query only', 'GET', '/healthz?x=%ZZ', () => ({})],
+    ['a double-dot segment', 'GET', '/api/keys/../orders', asReader],
+    ['a single-dot segment', 'GET', '/api/./orders', asReader],
+    ['a dot segment on an open path', 'GET', '/./healthz', () => ({})],
+    ['a dot segment as an id', 'GET', '/api/keys/..', asAdmin],
+    ['an encoded double-dot segment', 'GET', '/api/%2e%2e/orders', asReader],
+    ['a dot segment in a body route', 'POST', '/api/keys/./', () => asAdmin(json), '{}'],
+    ['dots inside a segment', 'GET', '/api/keys/..x', asAdmin],
     ['a 300-character id', 'GET', `/api/keys/${'k'.repeat(300)}`, asAdmin],
     ['health with a query', 'GET', '/healthz?x=1', () => ({})],
     ['the docs page with a slash', 'GET', '/docs/', () => ({})],
@@ -124,6 +137,9 @@ describe('every adapter answers alike', () => {
     for (const [adapter, server] of servers) answers[adapter] = observed(await send(server.url, method, path, headers(), body));
     const expected = Object.fromEntries(ADAPTERS.map((adapter) => [adapter, answers.hono]));
     expect(answers).toEqual(expected);
+    if (/%E0|%ZZ|\/(\.|%2e){1,2}(\/|$)/i.test(path.split('?', 1)[0]!)) {
+      expect(answers.hono).toMatchObject({ status: 400, type: 'application/problem+json', body: { code: 'invalid_request', field: 'path', instance: path.split('?', 1)[0] } });
+    }
   });
 
   it('the same 429, with Retry-After and RateLimit, on each', async () => {

@@ -407,6 +407,17 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         expect(body.instance).toBe('/nope');
       });
 
+      it('answers a path that is not valid percent-encoded UTF-8 with 400 invalid_request naming the path', async () => {
+        // Fastify's router refuses it, Express's fails to decode a `:param`, Hono and `Request`
+        // URLs keep it: core's policy decides, the same on every adapter (docs/adapters.md).
+        for (const path of ['/items%ZZ', '/nope/%E0%A4%A', '/nope/%E0%A4']) {
+          const body = await expectProblem(await get(path, reader), 400, 'invalid_request');
+          expect(body, path).toMatchObject({ field: 'path', instance: path, detail: 'The request path is not valid percent-encoded UTF-8.' });
+        }
+        // The query is not the path: a bad escape there is the parameter's business.
+        expect((await get('/public/items?x=%ZZ')).status).toBe(200);
+      });
+
       it('answers a known path with the wrong method with 405 method_not_allowed and Allow', async () => {
         // Before authentication: the method is wrong whoever asks (RFC 9110 §15.5.6).
         const post = await get('/items?limit=1', { method: 'POST', ...reader });

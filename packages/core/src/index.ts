@@ -22,6 +22,7 @@ export type {
   ToProblemOptions,
 } from './errors.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
+export { requestPathError } from './request-path.ts';
 export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
 export type { MaybePromise } from './maybe-promise.ts';
 export { systemClock } from './clock.ts';

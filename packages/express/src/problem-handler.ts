@@ -5,7 +5,7 @@
  * never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { requestPath } from './internal/request-url.ts';
@@ -46,7 +46,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
     if (res.headersSent) return next(raw);
     const error = scrubParseError(raw);
     const instance = requestPath(req);
-    const problem = toProblem(clientError(error), typeBase === undefined ? { instance } : { instance, typeBase });
+    const problem = toProblem(clientError(error, instance), typeBase === undefined ? { instance } : { instance, typeBase });
     const status = statusOf(error) ?? problem.status;
     if (onError !== undefined) {
       try {
@@ -72,6 +72,9 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
  */
 export function notFoundHandler(): RequestHandler {
   return function notFoundHandler(req, _res, next) {
+    // A malformed path is refused before routing answers (core's policy), as on every adapter.
+    const invalid = requestPathError(requestPath(req));
+    if (invalid !== undefined) return next(invalid);
     const router = (req.app as { router?: unknown }).router;
     const allowed = isRouter(router) ? routeMethods(router.stack, requestPath(req)) : [];
     next(methodNotAllowed(req.method, allowed) ?? new KeysetError('not_found', { detail: 'No resource matches this path.' }));
@@ -125,10 +128,13 @@ function statusOf(error: unknown): number | undefined {
   return status === 404 ? undefined : status;
 }
 
-function clientError(error: unknown): unknown {
+function clientError(error: unknown, path: string): unknown {
   const status = clientStatus(error);
   if (status === undefined) return error;
   if (status === 404) return new KeysetError('not_found', { cause: error });
+  // The router could not decode a `:param` (its message quotes it): core's path policy.
+  const invalid = error instanceof URIError ? requestPathError(path) : undefined;
+  if (invalid !== undefined) return new KeysetError('invalid_request', { detail: invalid.detail, extensions: invalid.extensions, cause: error });
   const { type, expose, message } = error as { type?: unknown; expose?: unknown; message?: unknown };
   if (type === 'entity.parse.failed') {
     // body-parser's message quotes the body, which may hold a credential: never echo it.

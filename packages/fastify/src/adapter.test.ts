@@ -119,9 +119,36 @@ describe("Fastify's own client errors are problems with Fastify's status", () =>
     expect((await post('{"name":"ok"}')).status).toBe(200);
   });
 
-  it('needs frameworkErrors: problemHandler() for a bad URL encoding', async () => {
+  it('needs frameworkErrors: problemHandler() for a bad URL encoding, answered in core\'s words', async () => {
     const origin = await serve(() => {}, { server: { frameworkErrors: problemHandler() } });
-    await expectProblem(await fetch(`${origin}/items/%zz`), 400, 'invalid_request');
+    const body = await expectProblem(await fetch(`${origin}/items/%zz`), 400, 'invalid_request');
+    // Fastify's message is "'/items/%zz' is not a valid url component": the path, client text.
+    expect(body).toEqual(expect.objectContaining({ detail: 'The request path is not valid percent-encoded UTF-8.', field: 'path', instance: '/items/%zz' }));
+  });
+
+  it("never sends Fastify's own message, which quotes the request: our wording, a field, Fastify's status", async () => {
+    const marker = 'QUOTED-BY-FASTIFY';
+    const origin = await serve((app) => {
+      app.get('/items/:id', async (request) => request.params);
+      app.post('/things', { schema: { body: { type: 'object', properties: { n: { type: 'integer' } } } } }, async (request) => request.body);
+      // An FST_ code this adapter does not know, its message quoting the client as Fastify's do.
+      app.get('/odd', async () => {
+        throw Object.assign(new Error(`'${marker}' is odd`), { code: 'FST_ERR_SOMETHING_NEW', statusCode: 400 });
+      });
+      // An app's own 4xx is written for the client: its message stays the detail.
+      app.get('/own', async () => {
+        throw Object.assign(new Error('Pick a date after 2020.'), { statusCode: 422 });
+      });
+    }, { server: { frameworkErrors: problemHandler() } });
+    const long = await fetch(`${origin}/items/${marker}${'x'.repeat(120)}`);
+    const longBody = await expectProblem(long, 414, 'invalid_request');
+    expect(longBody).toMatchObject({ field: 'path', detail: 'A path parameter is longer than this route accepts.' });
+    expect(longBody.detail).not.toContain(marker);
+    const typed = await fetch(`${origin}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":"${marker}"}` });
+    expect(await expectProblem(typed, 400, 'invalid_request')).toMatchObject({ field: 'body.n', detail: '`body.n` must be integer.' });
+    const odd = await expectProblem(await fetch(`${origin}/odd`), 400, 'invalid_request');
+    expect(odd.detail).toBe('The request could not be processed.');
+    expect(await expectProblem(await fetch(`${origin}/own`), 422, 'invalid_request')).toMatchObject({ detail: 'Pick a date after 2020.' });
   });
 });
 

@@ -2,10 +2,11 @@
  * Error and not-found handlers that answer with RFC 9457 problems (`application/problem+json`)
  * through the core's `toProblem()`. Client mistakes Fastify reports itself (malformed or
  * empty JSON bodies, unsupported media types, oversized bodies, schema validation, bad
- * URL encoding) become `invalid_request` with Fastify's status, never a 500.
+ * URL encoding) become `invalid_request` with Fastify's status and our own wording (its
+ * messages quote what the client sent), never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { requestPath } from './internal/request-url.ts';
@@ -76,6 +77,9 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): ProblemNo
   const { typeBase } = options;
   return function notFoundHandler(request, reply) {
     const path = requestPath(request);
+    // A malformed path is refused before routing answers (core's policy), as on every adapter.
+    const invalid = requestPathError(path);
+    if (invalid !== undefined) return send(reply, problemOf(invalid, request, typeBase));
     // Every method this app serves (Fastify's defaults, QUERY, and any `addHttpMethod()`
     // ones such as PROPFIND), not a fixed list: a path served only under a method outside
     // it would otherwise be a 404, or an `Allow` would leave that method out.
@@ -85,12 +89,26 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): ProblemNo
   };
 }
 
-/** Fastify's client errors whose message is not for the client, with what to say instead. */
-const DETAILS: Record<string, string> = {
-  FST_ERR_BAD_URL: 'The request path is not valid URL encoding.',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'The request body is not valid JSON.',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'The request body is not valid JSON.',
+/**
+ * Fastify's client errors, in our words: its messages quote the client (`'%s' is not a
+ * valid url component` holds the path, a 414 the parameter), so they are never the detail.
+ * `field` names what was wrong, as on the other adapters.
+ */
+const FASTIFY_ERRORS: Readonly<Record<string, { detail: string; field?: string }>> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: { detail: 'The request body is not valid JSON.', field: 'body' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { detail: 'The request body is not valid JSON.', field: 'body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { detail: 'The request body is larger than this route accepts.', field: 'body' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { detail: 'The request body does not have the length its Content-Length says.', field: 'body' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { detail: "This route does not accept the request body's media type.", field: 'content-type' },
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: { detail: 'This request needs a Content-Type header.', field: 'content-type' },
+  FST_ERR_ROUTE_MISSING_CONTENT: { detail: 'This request needs a body.', field: 'body' },
+  FST_ERR_MAX_PARAM_LENGTH: { detail: 'A path parameter is longer than this route accepts.', field: 'path' },
+  FST_ERR_BAD_URL: { detail: 'The request path is not valid percent-encoded UTF-8.', field: 'path' },
+  FST_ERR_INVALID_URL: { detail: 'The request target is not a valid URL.', field: 'path' },
 };
+
+/** Where schema validation failed: `request.body`'s context names as the problem's `field`. */
+const VALIDATION_FIELDS: Readonly<Record<string, string>> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 
 function problemOf(error: unknown, request: FastifyRequest, typeBase: string | undefined): ProblemResponse {
   const instance = requestPath(request);
@@ -107,13 +125,45 @@ function clientProblem(error: unknown, request: FastifyRequest, typeBase: string
     const problem = problemOf(new KeysetError('not_found', { cause: error }), request, typeBase);
     return { problem, status: 404 };
   }
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  const known = typeof code === 'string' ? DETAILS[code] : undefined;
-  const detail = known ?? (typeof message === 'string' && message !== '' ? message : 'The request could not be processed.');
-  const field = typeof code === 'string' && code.startsWith('FST_ERR_CTP_') && known !== undefined ? { extensions: { field: 'body' } } : {};
-  const problem = problemOf(new KeysetError('invalid_request', { detail, cause: error, ...field }), request, typeBase);
+  const problem = problemOf(clientError(error, requestPath(request)), request, typeBase);
   // Keep the status Fastify chose (413, 415…).
   return { problem: { status, headers: problem.headers, body: { ...problem.body, status } }, status };
+}
+
+/**
+ * A Fastify client error as a keyset error: a bad path by core's policy; a known `FST_`
+ * code in our words; a schema validation failure naming the schema rule (never the value);
+ * any other `FST_` code in general words. A 4xx of the app's or a plugin's own keeps its
+ * message: that one is written for the client.
+ */
+function clientError(error: unknown, path: string): KeysetError {
+  const { code, message, validation, validationContext } = error as { code?: unknown; message?: unknown; validation?: unknown; validationContext?: unknown };
+  const fastify = typeof code === 'string' && code.startsWith('FST_');
+  if (code === 'FST_ERR_BAD_URL') {
+    const invalid = requestPathError(path);
+    if (invalid !== undefined) return new KeysetError('invalid_request', { detail: invalid.detail, extensions: invalid.extensions, cause: error });
+  }
+  const known = fastify ? FASTIFY_ERRORS[code] : undefined;
+  if (known !== undefined) {
+    return new KeysetError('invalid_request', { detail: known.detail, cause: error, ...(known.field !== undefined && { extensions: { field: known.field } }) });
+  }
+  if (Array.isArray(validation)) return schemaError(validation[0], validationContext, error);
+  if (fastify || typeof message !== 'string' || message === '') {
+    return new KeysetError('invalid_request', { detail: 'The request could not be processed.', cause: error });
+  }
+  return new KeysetError('invalid_request', { detail: message, cause: error });
+}
+
+/** Ajv's first failure: where (`body.name`) and the rule, from the schema's words. */
+function schemaError(first: unknown, context: unknown, cause: unknown): KeysetError {
+  const place = (typeof context === 'string' && VALIDATION_FIELDS[context]) || 'request';
+  const { keyword, instancePath, params, message } = (first ?? {}) as { keyword?: unknown; instancePath?: unknown; params?: unknown; message?: unknown };
+  const pointer = typeof instancePath === 'string' ? instancePath.split('/').filter((part) => part !== '') : [];
+  const missing = keyword === 'required' ? (params as { missingProperty?: unknown } | undefined)?.missingProperty : undefined;
+  if (typeof missing === 'string') pointer.push(missing);
+  const field = [place, ...pointer].join('.');
+  const rule = typeof missing === 'string' ? 'is required' : typeof message === 'string' ? message : 'is not valid';
+  return new KeysetError('invalid_request', { detail: `\`${field}\` ${rule}.`, extensions: { field }, cause });
 }
 
 /** A client status (4xx) that Fastify or a plugin put on a non-keyset error. */

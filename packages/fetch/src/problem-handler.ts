@@ -5,7 +5,7 @@
  * error where the platform hands you the error (Bun's `error`, Deno's `onError`).
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { AsyncFetchHandler, FetchHandler } from './handler.ts';
 import { pathOf } from './internal/public-url.ts';
@@ -70,7 +70,7 @@ export function problemHandler<Rest extends unknown[]>(
     try {
       return await handler(request, ...rest);
     } catch (error) {
-      const { problem, reported } = clientProblem(error, request, typeBase);
+      const { problem, reported } = clientProblem(error, request, typeBase, nodeRequestPath(rest[0]));
       if (onError !== undefined) {
         try {
           onError(reported, request, problem.status);
@@ -114,6 +114,8 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
   }
   return function notFoundHandler(request) {
     const error =
+      // A malformed path is refused before routing answers (core's policy), as on every adapter.
+      requestPathError(pathOf(request.url)) ??
       (allowedMethods && methodNotAllowed(request.method, allowedMethods(pathOf(request.url)))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(problemOf(error, request, typeBase), {});
@@ -134,14 +136,19 @@ export function problemResponse(error: unknown, options: ProblemResponseOptions 
   return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request));
 }
 
-function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined): ProblemResponse {
-  const instance = request === undefined ? undefined : pathOf(request.url);
+function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined, sentPath?: string): ProblemResponse {
+  const instance = sentPath ?? (request === undefined ? undefined : pathOf(request.url));
   return toProblem(error, { ...(instance !== undefined && { instance }), ...(typeBase !== undefined && { typeBase }) });
 }
 
 /** The problem to send, and the error to report (the client's body scrubbed from it). */
-function clientProblem(error: unknown, request: Request | undefined, typeBase: string | undefined): { problem: ProblemResponse; reported: unknown } {
-  if (isKeysetError(error)) return { problem: problemOf(error, request, typeBase), reported: error };
+function clientProblem(
+  error: unknown,
+  request: Request | undefined,
+  typeBase: string | undefined,
+  sentPath?: string,
+): { problem: ProblemResponse; reported: unknown } {
+  if (isKeysetError(error)) return { problem: problemOf(error, request, typeBase, sentPath), reported: error };
   if (error instanceof SyntaxError && request !== undefined && readBody(request)) {
     const reported = scrubSyntaxError(error);
     const invalid = new KeysetError('invalid_request', {
@@ -152,6 +159,17 @@ function clientProblem(error: unknown, request: Request | undefined, typeBase: s
     return { problem: problemOf(invalid, request, typeBase), reported };
   }
   return { problem: problemOf(error, request, typeBase), reported: error };
+}
+
+/**
+ * The path as the client sent it when the platform is `@hono/node-server` (`{ incoming }`
+ * after the request), for `instance`: `request.url` has `/../` resolved. Read structurally.
+ */
+function nodeRequestPath(platform: unknown): string | undefined {
+  const target = (platform as { incoming?: { url?: unknown } } | null | undefined)?.incoming?.url;
+  if (typeof target !== 'string' || !target.startsWith('/')) return undefined;
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
 }
 
 /**

@@ -4,11 +4,12 @@
  * below 500, malformed JSON from `c.req.json()`) become `invalid_request`, never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
 import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { pathOf } from './internal/public-url.ts';
+import { nodeRequestTarget } from './internal/socket-address.ts';
 import { scrubSyntaxError } from './internal/scrub-syntax-error.ts';
 
 /** Options of `problemHandler()` and `notFoundHandler()`. */
@@ -76,10 +77,23 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): NotFoundH
   const { typeBase, app } = options;
   return function notFoundHandler(c) {
     const error =
+      // A malformed path is refused before routing answers (core's policy), as on every adapter.
+      requestPathError(instanceOf(c)) ??
       (app && methodNotAllowed(c.req.method, allowedMethods(app, c.req.path))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(c, problemOf(error, c, typeBase));
   };
+}
+
+/**
+ * The path as the client sent it, for `instance` and the path policy: on Node the request
+ * line's (as Express and Fastify show it), since `c.req.url` has `/../` resolved.
+ */
+function instanceOf(c: Context): string {
+  const target = nodeRequestTarget(c);
+  if (target === undefined || !target.startsWith('/')) return pathOf(c.req.url);
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
 }
 
 /** The methods the app has a route for at `path` (not middleware: `use()` registers `ALL`). */
@@ -89,7 +103,7 @@ function allowedMethods(app: NonNullable<NotFoundHandlerOptions['app']>, path: s
 }
 
 function problemOf(error: unknown, c: Context, typeBase: string | undefined): ProblemResponse {
-  const instance = pathOf(c.req.url);
+  const instance = instanceOf(c);
   return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
 }
 

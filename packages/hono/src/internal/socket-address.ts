@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 
 interface NodeBindings {
-  incoming?: { socket?: { remoteAddress?: unknown } };
+  incoming?: { socket?: { remoteAddress?: unknown }; url?: unknown };
   server?: NodeBindings;
 }
 
@@ -19,4 +19,15 @@ export function nodeSocketAddress(c: Context): string | undefined {
   const bindings = env.server ?? env;
   const address = bindings.incoming?.socket?.remoteAddress;
   return typeof address === 'string' ? address : undefined;
+}
+
+/**
+ * The request target as sent (`c.env.incoming.url`), or `undefined` when not on Node's HTTP
+ * server: `c.req.url` has its dot segments resolved already.
+ */
+export function nodeRequestTarget(c: Context): string | undefined {
+  const env = c.env as NodeBindings | undefined;
+  if (typeof env !== 'object' || env === null) return undefined;
+  const url = (env.server ?? env).incoming?.url;
+  return typeof url === 'string' ? url : undefined;
 }
