@@ -2,9 +2,10 @@
 import { mysqlUrl } from '@keyset/test-support';
 import { Kysely, MysqlDialect, sql } from 'kysely';
 import { createPool } from 'mysql2';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
 import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS } from '../../core/src/pagination/mysql.test-support.ts';
+import { countRows } from './count-rows.ts';
 import { kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
 
 const url = await mysqlUrl();
@@ -28,4 +29,14 @@ afterAll(async () => {
 describe.skipIf(url === undefined)('keysetPage on MySQL/MariaDB (mysql2)', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(kyselySource(db, 'mysql'), 20), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(kyselySource(db, 'mysql'), 20), 120_000);
+  it('countRows stops at a limit (a capped total) on MySQL/MariaDB, filters included', async () => {
+    await sql`DELETE FROM items`.execute(db);
+    await sql`INSERT INTO items (id, tenant, created_at, grp, score, label, flag) VALUES
+      (1, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false), (2, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false),
+      (3, 1, '2024-01-01 00:00:00', 0, NULL, NULL, false), (4, 2, '2024-01-01 00:00:00', 0, NULL, NULL, false)`.execute(db);
+    const tenant1 = db.selectFrom('items').select('id').where('tenant', '=', 1).orderBy('id');
+    expect(await countRows(db, tenant1, { limit: 2 })).toBe(2);
+    expect(await countRows(db, tenant1, { limit: 10 })).toBe(3);
+    expect(await countRows(db, db.selectFrom('items').selectAll(), { limit: 10 })).toBe(4);
+  });
 });
