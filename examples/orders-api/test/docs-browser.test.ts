@@ -1,13 +1,15 @@
 /**
- * `/docs` in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
- * the page renders the OpenAPI document and shows the orders operation, and loads nothing
- * from another origin. `.ci/run` installs the browser; without it the test skips with a
- * message here, and fails under CI=true.
+ * `/docs` in a real headless Chromium (Debian's `chromium`, driven by playwright-core), on
+ * each of the four servers: the page renders the OpenAPI document and shows the orders
+ * operation, and loads nothing from another origin. One database and one browser serve all
+ * four (`serveAlso`, a page each). `.ci/run` installs the browser; without it the test
+ * skips with a message here, and fails under CI=true.
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type TestApi } from './helpers.ts';
+import { ADAPTERS, type AdapterName } from '../src/config.ts';
+import { serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasBrowser = existsSync(CHROMIUM);
@@ -20,8 +22,10 @@ if (!hasBrowser) {
 describe.skipIf(!hasBrowser)('/docs in headless Chromium', () => {
   let t: TestApi;
   let browser: Browser;
+  const servers = new Map<AdapterName, ExtraServer>();
   beforeAll(async () => {
     t = await startApi({ seedOrders: 20 });
+    for (const adapter of ADAPTERS) servers.set(adapter, await serveAlso(t, adapter));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -29,12 +33,14 @@ describe.skipIf(!hasBrowser)('/docs in headless Chromium', () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
+    await Promise.all([...servers.values()].map((server) => server.close()));
     await t?.stop({ remove: true });
   });
 
-  it('renders the API reference with the orders operation, fetching nothing from elsewhere', async () => {
+  it.each(ADAPTERS)('renders the API reference with the orders operation, fetching nothing from elsewhere (%s)', async (adapter) => {
+    const { url } = servers.get(adapter)!;
     const page = await browser.newPage();
-    const origin = new URL(t.api.url).origin;
+    const origin = new URL(url).origin;
     const foreign: string[] = [];
     await page.route('**/*', (route) => {
       const url = route.request().url();
@@ -44,7 +50,7 @@ describe.skipIf(!hasBrowser)('/docs in headless Chromium', () => {
     });
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    const response = await page.goto(`${t.api.url}/docs`);
+    const response = await page.goto(`${url}/docs`);
     expect(response?.status()).toBe(200);
     // Scalar renders each operation's summary; the orders one is the API's main route.
     await page.getByText('List orders, newest first').first().waitFor({ timeout: 30_000 });
@@ -52,5 +58,6 @@ describe.skipIf(!hasBrowser)('/docs in headless Chromium', () => {
     expect(await page.title()).toBe('orders API reference');
     expect(errors).toEqual([]);
     expect(foreign).toEqual([]);
+    await page.close();
   }, 90_000);
 });
