@@ -98,7 +98,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    if (scopes !== undefined && scopes.length > 0) {
+    if (scopes !== undefined && scopes.length > 0 && !grantsExactly(key.scopes, scopes)) {
       const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
       if (missing.length > 0) {
         if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
@@ -113,4 +113,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     }
     return key;
   }
+}
+
+/**
+ * Whether every required scope is granted as it is: the common case, answered without
+ * the general check's array (a scope always covers itself, wildcards or not).
+ */
+function grantsExactly(granted: readonly string[], required: readonly string[]): boolean {
+  for (let i = 0; i < required.length; i++) if (!granted.includes(required[i] as string)) return false;
+  return true;
 }

@@ -115,10 +115,17 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
       throw new ConfigError(`cost ${cost} exceeds the burst ${parameters.burst} of policy "${parameters.name}": it could never be admitted`);
     }
     const now = Math.round(clock() * 1000);
-    const stored = read(parameters.name, key);
+    const name = parameters.name;
+    // The young generation's entry, looked up once: a hot key is read and updated there
+    // with one lookup each, not read, then found again with `has` before the update.
+    const youngEntries = young.get(name);
+    const inYoung = youngEntries?.get(key);
+    const stored = inYoung ?? old.get(name)?.get(key);
     const tat = stored !== undefined && stored > now ? stored : undefined;
     const decision = evaluateOne(parameters, tat, now, cost);
-    store(parameters.name, key, decision.allowed ? (tat ?? now) + cost * parameters.emissionMicros : tat, now);
+    const next = decision.allowed ? (tat ?? now) + cost * parameters.emissionMicros : tat;
+    if (inYoung !== undefined && next !== undefined && next > now) youngEntries!.set(key, next);
+    else store(name, key, next, now);
     return [decision];
   }
 
