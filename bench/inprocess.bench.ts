@@ -13,12 +13,13 @@
  * keys and more than 500 distinct valid cursors, as in the HTTP benchmark.
  *
  * The same run times the targets of issue 10 on their own: cursor codec decode+encode,
- * warm key verification, guard (authenticate + GCRA).
+ * warm key verification, guard (authenticate + GCRA), each through the synchronous twin
+ * the adapters call (`maybeSyncVariant`), as a request runs them.
  *
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
  */
 import { getRequestListener } from '@hono/node-server';
-import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
+import { createCursorCodec, cursorFingerprint, defineSortSpec, maybeSyncVariant, type CursorPosition } from '@keyset/core';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';
@@ -156,19 +157,26 @@ const positions: CursorPosition[] = orders.filter((_, i) => i % 17 === 0).slice(
 const cursors = await Promise.all(positions.map((p) => codec.encode(p, fingerprint, sort)));
 for (const key of core.keys) await core.keyring.verify(key);
 const scopes = { scopes: ['orders:read'] };
+// What a request runs: the synchronous twins the adapters call (maybeSyncVariant), which
+// answer without a promise here (node:crypto, warm key cache, memory rate-limit store).
+const decode = maybeSyncVariant(codec.decode)!;
+const encode = maybeSyncVariant(codec.encode)!;
+const verify = maybeSyncVariant(core.keyring.verify)!;
+const check = maybeSyncVariant(core.guard.check)!;
 const micro: { name: string; run: (i: number) => unknown }[] = [
   {
     name: 'cursor codec decode + encode',
-    run: async (i) => {
+    run: (i) => {
       const at = i % cursors.length;
-      await codec.decode(cursors[at]!, fingerprint, sort);
-      return codec.encode(positions[at]!, fingerprint, sort);
+      const decoded = decode(cursors[at]!, fingerprint, sort);
+      if (decoded instanceof Promise) throw new Error('expected a synchronous decode on node:crypto');
+      return encode(positions[at]!, fingerprint, sort);
     },
   },
-  { name: 'warm key verify', run: (i) => core.keyring.verify(core.keys[(i * 7919) % core.keys.length]!) },
+  { name: 'warm key verify', run: (i) => verify(core.keys[(i * 7919) % core.keys.length]!) },
   {
     name: 'guard.check (authenticate + GCRA)',
-    run: (i) => core.guard.check({ authorization: `ApiKey ${core.keys[(i * 7919) % core.keys.length]!}`, url: 'http://localhost/api/orders?limit=20' }, scopes),
+    run: (i) => check({ authorization: `ApiKey ${core.keys[(i * 7919) % core.keys.length]!}`, url: 'http://localhost/api/orders?limit=20' }, scopes),
   },
 ];
 
