@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isKeysetError } from '../errors.ts';
-import { createCursorCodec } from './cursor-codec.ts';
+import { createCursorCodec, payloadText } from './cursor-codec.ts';
 import { cursorFingerprint } from './cursor-fingerprint.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import type { SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
@@ -123,6 +123,18 @@ describe('cursor codec properties', () => {
         await expectInvalidCursor(codec.decode(text, fp, sort));
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe('cursor payload text', () => {
+  it('is JSON.stringify({ d, p, t }) character for character, for any position and time', () => {
+    const value = fc.oneof(fc.string({ unit: 'binary' }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+    fc.assert(
+      fc.property(fc.constantFrom('forward', 'backward'), fc.option(fc.array(value, { maxLength: 5 }), { nil: null }), fc.nat(), (direction, position, t) => {
+        expect(payloadText(direction as 'forward' | 'backward', position, t)).toBe(JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t }));
+      }),
+      { numRuns: 500 },
     );
   });
 });

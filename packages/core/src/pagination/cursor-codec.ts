@@ -254,7 +254,7 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
 
   /** Signs and assembles a cursor whose position is known to fit `sort`. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
-    const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
+    const payload = payloadText(direction, position, Math.floor(clock() / 1000));
     // UTF-8 is at most 3 bytes per UTF-16 unit: room for the version, payload and tag.
     const room = 1 + payload.length * 3 + TAG_BYTES;
     let out = scratch;
@@ -320,4 +320,13 @@ function binaryTagEquals(mac: string, given: Uint8Array): boolean {
   let diff = 0;
   for (let i = 0; i < TAG_BYTES; i++) diff |= mac.charCodeAt(i) ^ (given[i] as number);
   return diff === 0;
+}
+
+/**
+ * `JSON.stringify({ d, p, t })`, character for character, without the object: the
+ * members in that order, `d` as `"f"`/`"b"`, `p` stringified as JSON (`null` for none),
+ * `t` an integer number of seconds. Internal: not exported from the package.
+ */
+export function payloadText(direction: CursorDirection, position: CursorPosition | null, issuedAt: number): string {
+  return `{"d":"${direction === 'forward' ? 'f' : 'b'}","p":${position === null ? 'null' : JSON.stringify(position)},"t":${JSON.stringify(issuedAt)}}`;
 }
