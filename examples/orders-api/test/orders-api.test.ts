@@ -325,6 +325,26 @@ describe.each(ADAPTERS)('orders API on %s', (adapter) => {
       expect(unknown.body.detail).toContain('`paid`, `pending`, `refunded`, `cancelled`');
     });
 
+    it('quotes no key text when a refused status, sort or Content-Type is (a mistyped) key: the detail was cut before redaction', async () => {
+      // A checksum-valid key in the query is api_key_in_query; a mistyped one (or another
+      // environment's) reaches the parser, whose detail quoted 40 characters: 30 secret ones.
+      const secret = reader.slice(-38);
+      const typo = `${reader.slice(0, -1)}${reader.endsWith('x') ? 'y' : 'x'}`;
+      const refused = [
+        await call(base, `/api/orders?status=${typo}`, { key: reader }),
+        await call(base, `/api/orders?status=paid&status=x${typo}`, { key: reader }),
+        await call(base, `/api/orders?sort=amountCents,-${typo}`, { key: reader }),
+        await call(base, `/api/orders?sort=--${typo}`, { key: reader }),
+        await call(base, '/api/keys', { key: admin, method: 'POST', body: '{}', headers: { 'content-type': `application/vnd.example_${typo}` } }),
+      ];
+      for (const res of refused) {
+        expect(res.status, res.text).toBe(400);
+        // Case-folded too: the Content-Type detail quotes the media type lowercased.
+        for (let i = 0; i + 8 <= secret.length; i++) expect(res.text.toLowerCase()).not.toContain(secret.slice(i, i + 8).toLowerCase());
+      }
+      for (const line of t.logs) expect(line).not.toContain(secret.slice(0, 16));
+    });
+
     it('needs a key with orders:read, in the header only', async () => {
       const none = await call(base, '/api/orders');
       expect(none.status).toBe(401);

@@ -4,7 +4,7 @@
  * so a client can fix it without reading our source. Never a 500 for client input.
  * @module
  */
-import { KeysetError } from '@keyset/core';
+import { KeysetError, redactText } from '@keyset/core';
 
 /** Largest request body the example accepts. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -12,6 +12,16 @@ export const MAX_BODY_BYTES = 16 * 1024;
 /** A 400 `invalid_request` naming `field`. */
 export function invalid(field: string, detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail, extensions: { field } });
+}
+
+/**
+ * Client text quoted in a detail, at most `max` characters. Key-shaped text is redacted
+ * before the cut: `toProblem` redacts whole keys only, and a key cut short no longer looks
+ * like one (`?status=<key>` cut at 40 showed 30 of its secret characters).
+ */
+export function quoted(text: string, max: number): string {
+  const safe = redactText(text);
+  return safe.length <= max ? safe : `${safe.slice(0, max)}…`;
 }
 
 /**
@@ -29,12 +39,12 @@ export function assertJsonBodyHeaders(contentType: string | null | undefined, co
   if (contentType) {
     const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
-      throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not \`${type.slice(0, 60)}\``);
+      throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not \`${quoted(type, 60)}\``);
     }
   }
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) {
-    throw invalid('body', `Send the JSON body without a Content-Encoding (got \`${codings.join(', ').slice(0, 60)}\`)`);
+    throw invalid('body', `Send the JSON body without a Content-Encoding (got \`${quoted(codings.join(', '), 60)}\`)`);
   }
 }
 

@@ -1,0 +1,71 @@
+/**
+ * Messages that quote client text shortened (`sort`'s unknown or malformed field, a key
+ * metadata member's path) never hold key text: a key cut at 40 characters no longer looks
+ * like a key to `toProblem`'s redaction, so the cut must come after it.
+ *
+ * Property: a key with any prefix, glued after 0–30 letters, digits or `_`, in `?sort=`
+ * (as a field, `-` field, or malformed term) or as a metadata member name → neither the
+ * error's message nor its problem body holds 8 characters of the key's secret part.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { KeysetError, toProblem } from '../errors.ts';
+import { validateMetadata } from '../keys/key-metadata.ts';
+import { createSortParam } from '../pagination/sort-param.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
+import { clipInput } from './clip-input.ts';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const secret = fc.array(fc.constantFrom(...BASE62), { minLength: 38, maxLength: 38 }).map((chars) => chars.join(''));
+const prefix = fc.constantFrom('acme_live', 'sk', 'k9_test_2', 'x');
+const glue = fc.array(fc.constantFrom(...'ab_Z09'), { maxLength: 30 }).map((chars) => chars.join(''));
+
+function refusal(run: () => unknown): KeysetError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof KeysetError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+function expectNoSecret(error: KeysetError, secretPart: string): void {
+  const shown = `${error.message}\n${JSON.stringify(toProblem(error))}`;
+  for (let i = 0; i + 8 <= secretPart.length; i++) expect(shown).not.toContain(secretPart.slice(i, i + 8));
+}
+
+const sortParam = createSortParam(
+  [
+    { name: 'amountCents', column: 'amount_cents', type: 'int' },
+    { name: 'id', type: 'bigint', unique: true },
+  ],
+  defineSortSpec([{ key: 'id', dir: 'desc', type: 'bigint', unique: true }]),
+);
+
+describe('client text quoted in messages holds no key', () => {
+  it('?sort= with a key as (part of) a field name, unknown or malformed', () => {
+    fc.assert(
+      fc.property(prefix, secret, glue, fc.constantFrom('', '-', '--', '+'), (p, s, before, sign) => {
+        const error = refusal(() => sortParam.resolve(new URLSearchParams({ sort: `amountCents,${sign}${before}${p}_${s}` })));
+        expectNoSecret(error, s);
+      }),
+    );
+  });
+
+  it('a metadata member name holding a key', () => {
+    fc.assert(
+      fc.property(prefix, secret, glue, (p, s, before) => {
+        // A nested bad value, so the message quotes the path through the key-named member.
+        const error = refusal(() => validateMetadata({ [`${before}${p}_${s}`]: { deep: () => 1 } }));
+        expectNoSecret(error, s);
+      }),
+    );
+  });
+
+  it('clipInput cuts after redacting and marks the cut', () => {
+    expect(clipInput('x'.repeat(50), 40)).toBe(`${'x'.repeat(40)}…`);
+    expect(clipInput('short', 40)).toBe('short');
+    expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S9`, 40)).toBe('…S9S9');
+  });
+});
