@@ -65,13 +65,15 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
   const withoutHash = hash < 0 ? text : text.slice(0, hash);
   const q = withoutHash.indexOf('?');
   const path = q < 0 ? withoutHash : withoutHash.slice(0, q);
-  // The query split once: [raw part, decoded name].
-  const parts: [string, string][] = [];
+  // The query split once: each part as written and its decoded name, side by side.
+  const parts: string[] = [];
+  const names: string[] = [];
   if (q >= 0) {
     for (const part of withoutHash.slice(q + 1).split('&')) {
       if (part === '') continue;
       const eq = part.indexOf('=');
-      parts.push([part, paramName(eq < 0 ? part : part.slice(0, eq))]);
+      parts.push(part);
+      names.push(paramName(eq < 0 ? part : part.slice(0, eq)));
     }
   }
   let header = '';
@@ -80,20 +82,24 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
     const other = name === 'cursor' ? 'offset' : 'cursor';
     // Cursor values are base64url and offsets digits: both safe in a query as they are.
     const position = value === null ? null : `${name}=${value}`;
-    const kept: string[] = [];
+    // Built as a string, not an array joined: this runs for every link of every page.
+    let query = '';
     let placed = position === null;
-    for (const [part, key] of parts) {
+    for (let i = 0; i < parts.length; i++) {
+      const key = names[i] as string;
       if (key === other) continue;
-      if (key !== name) kept.push(part);
+      let piece: string;
+      if (key !== name) piece = parts[i] as string;
       else if (!placed) {
         // Where the old position stood, like URLSearchParams#set.
-        kept.push(position as string);
+        piece = position as string;
         placed = true;
-      }
+      } else continue;
+      query = query === '' ? piece : `${query}&${piece}`;
     }
-    if (!placed) kept.push(position as string);
+    if (!placed) query = query === '' ? (position as string) : `${query}&${position as string}`;
     if (header !== '') header += ', ';
-    header += `<${kept.length === 0 ? path : `${path}?${kept.join('&')}`}>; rel="${target.rel}"`;
+    header += `<${query === '' ? path : `${path}?${query}`}>; rel="${target.rel}"`;
   }
   return header;
 }
