@@ -5,7 +5,7 @@
  * the body limit live here; it only translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import type { HttpBindings } from '@hono/node-server';
 import { KeysetError, requestPathError, type VerifiedKey } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
 import type { Server } from 'node:http';
@@ -15,6 +15,7 @@ import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
+import { createNodeFetchServer } from './node-fetch-server.ts';
 
 /** What the platform passes after the request: `@hono/node-server`'s Node objects, or nothing. */
 export type Platform = Partial<HttpBindings> | undefined;
@@ -140,7 +141,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
 /** A Node HTTP server (not yet listening) serving the fetch handler through `@hono/node-server`. */
 export function createFetchServer(app: OrdersApp, options: ServerOptions): Server {
   const handler = createFetchHandler(app, options);
-  return createAdaptorServer({ fetch: (request, platform) => handler(request, platform as HttpBindings) }) as Server;
+  return createNodeFetchServer((request, platform) => handler(request, platform as HttpBindings));
 }
 
 /**

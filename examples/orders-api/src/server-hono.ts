@@ -3,7 +3,7 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import type { HttpBindings } from '@hono/node-server';
 import { requestPathError } from '@keyset/core';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
 import { Hono, type Context } from 'hono';
@@ -16,6 +16,7 @@ import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted, type IncomingRequestState, type Logger } from './logger.ts';
+import { createNodeFetchServer } from './node-fetch-server.ts';
 
 /** Options of the server builders. */
 export interface ServerOptions {
@@ -104,7 +105,7 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
 /** A Node HTTP server (not yet listening) serving the Hono application. */
 export function createHonoServer(app: OrdersApp, options: ServerOptions): Server {
   const hono = createHonoApp(app, options);
-  return createAdaptorServer({ fetch: hono.fetch }) as Server;
+  return createNodeFetchServer(hono.fetch);
 }
 
 function reply(c: Context, response: AppResponse): Response {
