@@ -489,7 +489,7 @@ export function describeAdapterFuzz(name: string, adapter: Pick<AdapterUnderTest
       await app?.close();
     });
 
-    it(`never answers 5xx, and every 4xx is a problem with a code (${numRuns} requests)`, async () => {
+    it(`never answers 5xx, and every 4xx is a problem with a code that quotes no key (${numRuns} requests)`, async () => {
       await fuzzAdapter(app.request, app.world, numRuns);
     }, 120_000);
   });
