@@ -4,12 +4,14 @@
  * like a key to `toProblem`'s redaction, so the cut must come after it.
  *
  * Property: a key with any prefix, glued after 0–30 letters, digits or `_`, in `?sort=`
- * (as a field, `-` field, or malformed term) or as a metadata member name → neither the
+ * (as a field, `-` field, or malformed term), as a metadata member name, or in an IP
+ * allowlist entry (quoted up to 100 characters, so glued after up to 90) → neither the
  * error's message nor its problem body holds 8 characters of the key's secret part.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeysetError, toProblem } from '../errors.ts';
+import { validateIpAllowlist } from '../keys/ip-allowlist.ts';
 import { validateMetadata } from '../keys/key-metadata.ts';
 import { createSortParam } from '../pagination/sort-param.ts';
 import { defineSortSpec } from '../pagination/sort-spec.ts';
@@ -58,6 +60,16 @@ describe('client text quoted in messages holds no key', () => {
       fc.property(prefix, secret, glue, (p, s, before) => {
         // A nested bad value, so the message quotes the path through the key-named member.
         const error = refusal(() => validateMetadata({ [`${before}${p}_${s}`]: { deep: () => 1 } }));
+        expectNoSecret(error, s);
+      }),
+    );
+  });
+
+  it('an IP allowlist entry holding a key', () => {
+    const longGlue = fc.array(fc.constantFrom(...'ab_Z09:.'), { maxLength: 90 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(prefix, secret, longGlue, (p, s, before) => {
+        const error = refusal(() => validateIpAllowlist([`${before}${p}_${s}`]));
         expectNoSecret(error, s);
       }),
     );

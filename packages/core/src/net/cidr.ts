@@ -5,6 +5,7 @@
  * socket reports it.
  * @module
  */
+import { clipInput } from '../internal/clip-input.ts';
 import { formatIp, isIpv4Mapped, parseIp, type IpBytes } from './ip-address.ts';
 
 /** A parsed block: the network's 16 bytes and its prefix length out of 128. */
@@ -53,7 +54,7 @@ export function parseCidr(text: unknown): { ok: true; cidr: Cidr } | { ok: false
   const address = slash < 0 ? text : text.slice(0, slash);
   if (address.includes('%')) return { ok: false, reason: `${JSON.stringify(text)} has a zone id; an allowlist names addresses, not interfaces` };
   const bytes = parseIp(address);
-  if (bytes === undefined) return { ok: false, reason: `${JSON.stringify(text.slice(0, 100))} is not an IPv4 or IPv6 address or CIDR block` };
+  if (bytes === undefined) return { ok: false, reason: `${JSON.stringify(clipInput(text, 100))} is not an IPv4 or IPv6 address or CIDR block` };
   const v4 = !address.includes(':');
   const max = v4 ? 32 : 128;
   let bits = max;
