@@ -54,6 +54,27 @@ describe('isKeysetError', () => {
 });
 
 describe('KeysetError construction', () => {
+  it('redacts key-shaped text in its cause: message, stack and the cause chain, plain or percent-encoded, in place', () => {
+    const secret = 'ks_live_0123456789abcdefghijABCDEFGHIJKLMNq7Zx';
+    const inner = new Error(`socket closed while reading /api/keys/${secret}`);
+    const framework = Object.assign(new Error(`URL /api/keys/${encodeURIComponent(secret).replace('ks_', 'ks%5F')}%ZZ is malformed`, { cause: inner }), { code: 'FST_ERR_BAD_URL' });
+    const err = new KeysetError('invalid_request', { detail: 'The path is not valid.', cause: framework });
+    expect(err.cause).toBe(framework); // the same object, still comparable
+    expect((err.cause as { code?: string }).code).toBe('FST_ERR_BAD_URL');
+    for (const text of [framework.message, framework.stack, inner.message, inner.stack]) {
+      expect(text).not.toContain('0123456789abcdefghij');
+      expect(text).toContain('q7Zx'); // the last 4, as everywhere a key is shown
+    }
+    expect(framework.stack).toContain('at '); // a stack it was, a stack it stays
+    const plain = new Error('nothing secret here');
+    const stackBefore = plain.stack;
+    new KeysetError('not_found', { cause: plain });
+    expect([plain.message, plain.stack]).toEqual(['nothing secret here', stackBefore]);
+    const frozen = Object.freeze(new Error(`frozen ${secret}`));
+    expect(() => new KeysetError('not_found', { cause: frozen })).not.toThrow();
+    expect(() => new KeysetError('not_found', { cause: `a string ${secret}` })).not.toThrow();
+  });
+
   it('captures no stack trace (a client error needs none) and leaves the global limit as it was', () => {
     const before = Error.stackTraceLimit;
     const err = new KeysetError('invalid_cursor', { cause: new Error('inner') });

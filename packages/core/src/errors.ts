@@ -98,7 +98,11 @@ const BRAND = Symbol.for('keyset.error');
 export interface KeysetErrorOptions {
   /** Human-readable explanation for this occurrence (RFC 9457 `detail`). Never key text. */
   detail?: string;
-  /** The underlying failure, kept for logs; never serialised to the client. */
+  /**
+   * The underlying failure, kept for logs; never serialised to the client. Key-shaped text
+   * in its `message` and `stack` (and those of its own causes) is redacted in place: a
+   * framework's error often quotes the path or header as sent, and a cause reaches logs.
+   */
   cause?: unknown;
   /** Extra problem members (RFC 9457 §3.2), e.g. `max_limit`, `missing_scopes`. */
   extensions?: Record<string, unknown>;
@@ -134,6 +138,7 @@ export class KeysetError extends Error {
     } finally {
       limits.stackTraceLimit = stackTraceLimit;
     }
+    if (cause !== undefined) redactCause(cause, 0);
     this.name = new.target.name;
     // Brand shared by every installed copy of @keyset/core, see `isKeysetError`.
     Object.defineProperty(this, BRAND, { value: true });
@@ -143,6 +148,32 @@ export class KeysetError extends Error {
     this.extensions = Object.freeze({ ...extensions });
     this.headers = Object.freeze({ ...headers });
   }
+}
+
+/** Longest chain of `cause`s followed when redacting (a cycle ends there too). */
+const MAX_CAUSE_DEPTH = 4;
+
+/**
+ * Redacts key-shaped text, plain or percent-encoded, in an error's `message` and `stack`
+ * and down its `cause` chain, in place (the same objects stay in `cause`, so callers can
+ * still compare them). Only errors: anything else is left as it is. Never throws.
+ */
+function redactCause(value: unknown, depth: number): void {
+  if (depth > MAX_CAUSE_DEPTH || typeof value !== 'object' || value === null) return;
+  const error = value as { message?: unknown; stack?: unknown; cause?: unknown };
+  if (typeof error.message !== 'string') return;
+  try {
+    const message = redactEncodedText(error.message);
+    if (message !== error.message) error.message = message;
+    const stack = error.stack;
+    if (typeof stack === 'string') {
+      const redacted = redactEncodedText(stack);
+      if (redacted !== stack) error.stack = redacted;
+    }
+  } catch {
+    // A frozen or exotic error: it stays as it is rather than failing the request.
+  }
+  redactCause(error.cause, depth + 1);
 }
 
 /**

@@ -31,6 +31,7 @@ export { constantTimeEqual } from './crypto/crypto-provider.ts';
 export type { CryptoProvider } from './crypto/crypto-provider.ts';
 export { webCrypto } from './crypto/crypto.web.ts';
 export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';
+export { clipInput } from './internal/clip-input.ts';
 export type { SilenceWatch } from './internal/silence-timeout.ts';
 
 export * from './pagination/index.ts';

@@ -45,7 +45,7 @@ export function orderFilters(query: URLSearchParams): OrderFilters {
       if (!(ORDER_STATUSES as readonly string[]).includes(status)) {
         throw invalid(
           'status',
-          `Unknown status \`${quoted(status, 40)}\`; allowed: ${ORDER_STATUSES.map((s) => `\`${s}\``).join(', ')} (repeat \`status\` for any of several)`,
+          `Unknown status \`${quoted(status, 32)}\`; allowed: ${ORDER_STATUSES.map((s) => `\`${s}\``).join(', ')} (repeat \`status\` for any of several)`,
         );
       }
     }

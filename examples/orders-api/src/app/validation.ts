@@ -4,7 +4,7 @@
  * so a client can fix it without reading our source. Never a 500 for client input.
  * @module
  */
-import { KeysetError, redactText } from '@keyset/core';
+import { clipInput, KeysetError } from '@keyset/core';
 
 /** Largest request body the example accepts. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -15,13 +15,12 @@ export function invalid(field: string, detail: string): KeysetError {
 }
 
 /**
- * Client text quoted in a detail, at most `max` characters. Key-shaped text is redacted
- * before the cut: `toProblem` redacts whole keys only, and a key cut short no longer looks
- * like one (`?status=<key>` cut at 40 showed 30 of its secret characters).
+ * Client text quoted in a detail: core's `clipInput`, key-shaped text redacted and text
+ * longer than `max` not shown at all (`?status=<key>` cut at 40 once showed 30 of its
+ * secret characters, and a mistyped key never looks like one).
  */
 export function quoted(text: string, max: number): string {
-  const safe = redactText(text);
-  return safe.length <= max ? safe : `${safe.slice(0, max)}…`;
+  return clipInput(text, max);
 }
 
 /**

@@ -75,9 +75,28 @@ describe('client text quoted in messages holds no key', () => {
     );
   });
 
-  it('clipInput cuts after redacting and marks the cut', () => {
-    expect(clipInput('x'.repeat(50), 40)).toBe(`${'x'.repeat(40)}…`);
+  it('?sort= with a mistyped key (a character dropped, or - or _ typed into it), which no redaction can recognise', () => {
+    fc.assert(
+      fc.property(prefix, secret, glue, fc.nat({ max: 37 }), fc.constantFrom('', '-', '_', 'A'), (p, s, before, at, typo) => {
+        const mistyped = `${p}_${s.slice(0, at)}${typo}${s.slice(at + 1)}`;
+        for (const sort of [`amountCents,${before}${mistyped}`, `-${mistyped}`, mistyped]) {
+          let error: KeysetError | undefined;
+          try {
+            sortParam.resolve(new URLSearchParams({ sort }));
+          } catch (caught) {
+            if (!(caught instanceof KeysetError)) throw caught;
+            error = caught;
+          }
+          if (error !== undefined) expectNoSecret(error, s);
+        }
+      }),
+    );
+  });
+
+  it('clipInput redacts, and does not show text longer than max at all', () => {
+    expect(clipInput('x'.repeat(50), 40)).toBe('…(50 characters)');
     expect(clipInput('short', 40)).toBe('short');
     expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S9`, 40)).toBe('…S9S9');
+    expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S`, 40)).toBe('…(47 characters)'); // one character short of a key
   });
 });

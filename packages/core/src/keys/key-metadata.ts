@@ -52,7 +52,7 @@ function check(value: unknown, depth: number, path: string): void {
   if (keys.length > MAX_METADATA_ENTRIES) throw invalid(`objects hold at most ${MAX_METADATA_ENTRIES} members (at ${path}).`);
   for (const key of keys) {
     if (UNSTORABLE.test(key)) throw invalid(`member names must not contain U+0000 or unpaired surrogates (at ${path}).`);
-    check((value as Record<string, unknown>)[key], depth + 1, `${path}.${clipInput(key, 40)}`);
+    check((value as Record<string, unknown>)[key], depth + 1, `${path}.${clipInput(key, 32)}`);
   }
 }
 

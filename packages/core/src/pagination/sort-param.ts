@@ -106,9 +106,9 @@ export function createSortParam(fields: readonly SortableField[], defaultSort: S
     for (const term of raw.split(',')) {
       const dir: SortDirection = term.startsWith('-') ? 'desc' : 'asc';
       const name = dir === 'desc' ? term.slice(1) : term;
-      if (!NAME.test(name)) refuse(`\`sort\` has a malformed field ${JSON.stringify(clipInput(term, 40))}`);
+      if (!NAME.test(name)) refuse(`\`sort\` has a malformed field ${JSON.stringify(clipInput(term, 32))}`);
       const field = byName.get(name);
-      if (field === undefined) refuse(`\`sort\` has an unknown field ${JSON.stringify(clipInput(name, 40))}`);
+      if (field === undefined) refuse(`\`sort\` has an unknown field ${JSON.stringify(clipInput(name, 32))}`);
       if (seen.has(name)) refuse(`\`sort\` names ${JSON.stringify(name)} twice`);
       seen.add(name);
       if (ended) continue;
