@@ -1,13 +1,16 @@
 /**
- * A bounded LRU map with a per-entry deadline, on one `Map`: a `Map` iterates in
- * insertion order, so re-inserting on a hit moves an entry to the end and the first key
- * is the least recently used. No timers: expired entries are dropped when met, or pushed
- * out by the size bound, so memory stays flat whatever the traffic.
+ * A bounded cache with a per-entry deadline, on one `Map`, evicting by second chance
+ * (CLOCK): a `Map` iterates in insertion order, so its first key is the one queued
+ * longest ago. A hit only marks its entry (one `Map.get` and a field write, never a
+ * delete and a set: V8 keeps a deleted entry in its bucket's chain until the next
+ * rehash, so moving hot keys on every hit also slows every lookup). When an insert finds
+ * the cache full, the oldest-queued entry goes unless it was hit since it was queued;
+ * then it is queued again, unmarked, and the next one is looked at.
  *
- * A hit re-inserts only when the entry has drifted into the older half (at least
- * `max / 2` moves or inserts since its own), so a hot key costs one `Map.get`, not a
- * delete and a set, on most hits. An entry in the newer half is never the next to go,
- * so the eviction order stays LRU where it matters.
+ * Bounds: never more than `max` entries; the entry just set is never the one evicted; the
+ * entry evicted was not hit since it was queued, unless every entry was (then the
+ * oldest-queued goes); an entry not hit while `2 · max` new keys are inserted is gone. No timers: expired entries are dropped
+ * when met, or pushed out by the size bound, so memory stays flat whatever the traffic.
  * @module
  */
 
@@ -15,27 +18,24 @@ interface Slot<V> {
   value: V;
   /** Epoch ms after which the entry is gone. */
   until: number;
-  /** Value of the move counter when the entry was last (re)inserted. */
-  tick: number;
+  /** 1 when hit since it was (re)queued, else 0 (a small integer: no write barrier). */
+  hit: number;
 }
 
-/** LRU cache with TTL. Not exported from the package. */
+/** Bounded cache with TTL and second-chance eviction. Not exported from the package. */
 export class LruCache<V> {
   readonly #max: number;
-  readonly #half: number;
   readonly #map = new Map<string, Slot<V>>();
-  #tick = 0;
 
   constructor(max: number) {
     this.#max = max;
-    this.#half = Math.max(1, Math.floor(max / 2));
   }
 
   get size(): number {
     return this.#map.size;
   }
 
-  /** The live value for `key` at time `now`, marking it most recently used. */
+  /** The live value for `key` at time `now`, marking it used. */
   get(key: string, now: number): V | undefined {
     const slot = this.#map.get(key);
     if (slot === undefined) return undefined;
@@ -43,22 +43,30 @@ export class LruCache<V> {
       this.#map.delete(key);
       return undefined;
     }
-    if (this.#tick - slot.tick >= this.#half) {
-      this.#map.delete(key);
-      slot.tick = ++this.#tick;
-      this.#map.set(key, slot);
-    }
+    slot.hit = 1;
     return slot.value;
   }
 
-  /** Stores `value` until `until` (epoch ms), evicting the least recently used entry when full. */
+  /** Stores `value` until `until` (epoch ms), evicting one entry first when full. */
   set(key: string, value: V, until: number): void {
     if (this.#max <= 0) return;
-    this.#map.delete(key);
-    this.#map.set(key, { value, until, tick: ++this.#tick });
-    if (this.#map.size > this.#max) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done !== true) this.#map.delete(oldest.value);
+    // A replaced key frees its own place; a new one needs a free place before it is queued,
+    // so the sweep below can never pick the entry being set.
+    if (!this.#map.delete(key) && this.#map.size >= this.#max) this.#evictOne();
+    this.#map.set(key, { value, until, hit: 0 });
+  }
+
+  /**
+   * Drops the first entry, in queue order, not hit since it was queued; the hit ones it
+   * passes are queued again, unmarked. Terminates: after at most one pass all are unmarked.
+   */
+  #evictOne(): void {
+    const map = this.#map;
+    for (const [key, slot] of map) {
+      map.delete(key);
+      if (slot.hit === 0) return;
+      slot.hit = 0;
+      map.set(key, slot);
     }
   }
 

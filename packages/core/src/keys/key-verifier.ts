@@ -1,8 +1,15 @@
 /**
  * The verification path (DESIGN §3): parse → checksum (no store access on failure) →
- * digest → bounded LRU cache of valid and invalid results → store. A cached entry is
+ * digest → bounded cache of valid and invalid results → store. A cached entry is
  * re-checked against the clock on every hit, so a secret stops working at its
  * `expiresAt` even mid-TTL; `evict` drops an identity's entries at once.
+ *
+ * With a synchronous digest (node:crypto) the cache of valid results is asked before the
+ * checksum: an entry there was stored for a text that passed the checksum, and the digest
+ * (SHA-256) names that one text, so on a hit the checksum could only pass again. Only the
+ * length, which names the prefix, is checked first (it bounds what is hashed). A text
+ * that misses is checksummed before the negative cache and the store, so a bad checksum
+ * still never reaches the store, and is refused with the same error and log as before.
  * @module
  */
 import { AuthenticationError, type InvalidKeyReason } from '../errors.ts';
@@ -14,7 +21,7 @@ import { storeCall } from './internal/store-call.ts';
 import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
 import { toVerifiedKey, type VerifiedKey } from './key-record.ts';
 import type { ResolvedKeyringOptions } from './keyring-options.ts';
-import type { LastUsedWriter } from './last-used-writer.ts';
+import type { LastUse, LastUsedWriter } from './last-used-writer.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
@@ -42,8 +49,8 @@ export interface KeyVerifier {
 
 interface ValidEntry {
   verified: VerifiedKey;
-  /** Hex digest, for the last-use writer. */
-  digest: string;
+  /** Where this digest's uses are recorded (`undefined` without a last-use writer). */
+  lastUse: LastUse | undefined;
   identityId: string;
   /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
   validUntil: number;
@@ -79,31 +86,42 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   function verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey> {
     // The key's length names the one configured prefix it could have (key-environments.ts).
     const prefix = environments.prefixOfKey(text);
-    const check = prefix === undefined ? KEY_MALFORMED : checkKey(text, prefix);
-    if (check !== KEY_OK) {
-      throw reject(check === KEY_MALFORMED ? 'malformed' : 'checksum', typeof text === 'string' ? safeLast4(text) : undefined, undefined, realm);
-    }
+    if (prefix === undefined) throw reject('malformed', typeof text === 'string' ? safeLast4(text) : undefined, undefined, realm);
     // Cache keys are the digest's bytes as a short flat string: cheaper to hash than hex.
-    // A provider that gives that string directly saves the byte array on every hit.
-    if (binaryDigest !== undefined) return fromDigest(text, binaryDigest(text), undefined, realm);
+    // A provider that gives that string directly saves the byte array on every hit, and
+    // lets a hit skip the checksum (see the module comment).
+    if (binaryDigest !== undefined) return fromDigest(text, prefix, binaryDigest(text), undefined, realm, false);
+    refuseBadKey(text, prefix, realm);
     const raw = rawDigest(text);
-    return raw instanceof Uint8Array ? fromDigest(text, toByteString(raw), raw, realm) : raw.then((bytes) => fromDigest(text, toByteString(bytes), bytes, realm));
+    return raw instanceof Uint8Array
+      ? fromDigest(text, prefix, toByteString(raw), raw, realm, true)
+      : raw.then((bytes) => fromDigest(text, prefix, toByteString(bytes), bytes, realm, true));
   }
 
-  /** The caches, synchronously; the store (a promise) only on a miss of both. `bytes`: the digest, when already at hand. */
-  function fromDigest(text: string, cacheKey: string, bytes: Uint8Array | undefined, realm: string): VerifiedKey | Promise<VerifiedKey> {
+  /** Throws the 401 for a text that is not a key of `prefix` (syntax or checksum). */
+  function refuseBadKey(text: string, prefix: string, realm: string): void {
+    const check = checkKey(text, prefix);
+    if (check !== KEY_OK) throw reject(check === KEY_MALFORMED ? 'malformed' : 'checksum', safeLast4(text), undefined, realm);
+  }
+
+  /**
+   * The caches, synchronously; the store (a promise) only on a miss of both. `bytes`: the
+   * digest, when already at hand; `checked`: whether `text` passed `checkKey` already.
+   */
+  function fromDigest(text: string, prefix: string, cacheKey: string, bytes: Uint8Array | undefined, realm: string, checked: boolean): VerifiedKey | Promise<VerifiedKey> {
     const now = clock();
 
     const hit = valid?.get(cacheKey, now);
     if (hit !== undefined) {
       if (now < hit.validUntil) {
-        writer?.touch(hit.digest, now);
+        if (hit.lastUse !== undefined) writer!.use(hit.lastUse, now);
         return hit.verified;
       }
       valid!.delete(cacheKey);
       invalidCache?.set(cacheKey, { reason: hit.endReason, identityId: hit.identityId }, now + negativeTtlMs);
       throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
     }
+    if (!checked) refuseBadKey(text, prefix, realm);
     const last4 = text.slice(-4);
     const miss = invalidCache?.get(cacheKey, now);
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
@@ -130,10 +148,10 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     }
     // The digest matched the whole text, prefix included: this is the key's environment.
     const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4);
+    const lastUse = writer?.track(digest, now);
     if (epoch === startEpoch) {
-      valid?.set(cacheKey, { verified, digest, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
+      valid?.set(cacheKey, { verified, lastUse, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
     }
-    writer?.touch(digest, now);
     return verified;
   }
 

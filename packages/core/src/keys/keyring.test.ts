@@ -195,6 +195,25 @@ describe('verify', () => {
     ]);
   });
 
+  it('refuses a typo of a cached key as a bad checksum, with a synchronous or an asynchronous digest', async () => {
+    // With node:crypto the valid-result cache is asked before the checksum (a hit proves
+    // the text); a miss must still be refused for its checksum, never sent to the store.
+    for (const crypto of [undefined, webCrypto]) {
+      const { keyring, calls, warnings } = setup(crypto === undefined ? {} : { crypto });
+      const { key } = await keyring.issue({ name: 'n', scopes: [] });
+      await keyring.verify(key);
+      const typo = key.slice(0, 15) + (key[15] === 'a' ? 'b' : 'a') + key.slice(16);
+      for (let i = 0; i < 2; i++) {
+        const checksum = await rejection(keyring.verify(typo));
+        expect([checksum.code, checksum.reason, checksum.last4]).toEqual(['invalid_api_key', 'checksum', typo.slice(-4)]);
+      }
+      expect((await rejection(keyring.verify(`${key.slice(0, -1)}!`))).reason).toBe('malformed');
+      expect(await keyring.verify(key)).toMatchObject({ last4: key.slice(-4) });
+      expect(calls.findByDigest).toBe(1);
+      expect(warnings.map((w) => w.reason)).toEqual(['checksum', 'checksum', 'malformed']);
+    }
+  });
+
   it('refuses an unknown key, and remembers it for negativeTtlMs only', async () => {
     const { keyring, calls, clock } = setup();
     const { keyring: other } = setup();

@@ -1,14 +1,30 @@
 /**
- * Coalesced `lastUsedAt` writes (DESIGN §3): a request only sets a map entry; one
+ * Coalesced `lastUsedAt` writes (DESIGN §3): a request only records a time in memory; one
  * `touchLastUsed` batch per interval writes the latest use of each digest, so a key
  * used 10,000 times in a minute costs one row update. Failed batches are merged back
  * and retried next interval. Nothing here is ever awaited on the request path.
+ *
+ * A cached key records its uses on its own `LastUse` (see `track`): a request compares
+ * and writes one number, and queues the record once per interval, instead of a map
+ * lookup and a map write per request; the records are folded into the pending map when
+ * it is read or written out.
  * @module
  */
 import type { KeyStore } from './key-store.ts';
 
 /** Where the writer reports a failed batch. */
 export type FlushErrorHandler = (error: unknown, count: number) => void;
+
+/** One digest's latest use, kept beside a cached verification and updated in place. */
+export interface LastUse {
+  readonly digest: string;
+  /** Latest use recorded here (epoch ms). */
+  at: number;
+  /** 1 while queued for the next fold, else 0. */
+  queued: number;
+  /** The writer's batch number when this use was last recorded. */
+  batch: number;
+}
 
 /** Internal: not exported from the package. */
 export class LastUsedWriter {
@@ -17,6 +33,10 @@ export class LastUsedWriter {
   readonly #onError: FlushErrorHandler;
   /** digest → latest use (epoch ms) not yet written. */
   #pending = new Map<string, number>();
+  /** Records used since the last fold, each once. */
+  #queued: LastUse[] = [];
+  /** Bumped whenever a flush takes the pending uses: a record's time is then written. */
+  #batch = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight: Promise<void> | undefined;
   #closed = false;
@@ -36,8 +56,46 @@ export class LastUsedWriter {
     if (this.#timer === undefined) this.#schedule();
   }
 
+  /**
+   * Records a use, as `touch` does, and returns a record for the next uses of the same
+   * digest (`use`), which cost no map operation.
+   */
+  track(digest: string, at: number): LastUse {
+    this.touch(digest, at);
+    return { digest, at, queued: 0, batch: this.#batch };
+  }
+
+  /**
+   * Records a use on `record` (from `track`), as `touch` would: O(1), synchronous, no map
+   * operation. A use no later than the one already recorded in this batch changes nothing.
+   */
+  use(record: LastUse, at: number): void {
+    if (this.#closed) return;
+    if (at > record.at) record.at = at;
+    else if (record.batch === this.#batch) return;
+    record.batch = this.#batch;
+    if (record.queued === 0) {
+      record.queued = 1;
+      this.#queued.push(record);
+      if (this.#timer === undefined) this.#schedule();
+    }
+  }
+
+  /** Moves the queued records' times into the pending map. */
+  #fold(): void {
+    const queued = this.#queued;
+    if (queued.length === 0) return;
+    this.#queued = [];
+    for (const record of queued) {
+      record.queued = 0;
+      const seen = this.#pending.get(record.digest);
+      if (seen === undefined || seen < record.at) this.#pending.set(record.digest, record.at);
+    }
+  }
+
   /** The unwritten latest use of `digest`, if any. */
   pending(digest: string): number | undefined {
+    this.#fold();
     return this.#pending.get(digest);
   }
 
@@ -45,7 +103,7 @@ export class LastUsedWriter {
     const timer: unknown = setTimeout(() => {
       this.#timer = undefined;
       void this.flush().finally(() => {
-        if (this.#pending.size > 0 && !this.#closed && this.#timer === undefined) this.#schedule();
+        if ((this.#pending.size > 0 || this.#queued.length > 0) && !this.#closed && this.#timer === undefined) this.#schedule();
       });
     }, this.#intervalMs);
     // A pending write must not keep a process alive (Node, Bun); capability check, no Node import.
@@ -56,9 +114,11 @@ export class LastUsedWriter {
   /** Writes everything pending in one batch. Never rejects: failures go to `onError` and are retried. */
   flush(): Promise<void> {
     if (this.#inFlight !== undefined) return this.#inFlight.then(() => this.flush());
+    this.#fold();
     if (this.#pending.size === 0) return Promise.resolve();
     const batch = this.#pending;
     this.#pending = new Map();
+    this.#batch++;
     const updates = [...batch].map(([digest, at]) => ({ digest, at: new Date(at) }));
     this.#inFlight = (async () => {
       try {
@@ -93,6 +153,7 @@ export class LastUsedWriter {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.flush();
+    this.#fold();
     return this.#pending.size === 0 ? { ok: true } : { ok: false, error: this.#lastError };
   }
 }
