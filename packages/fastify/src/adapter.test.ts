@@ -258,3 +258,82 @@ describe('Link URLs', () => {
     expect(JSON.parse(res.body)).toMatchObject({ code: 'invalid_request', field: 'host' });
   });
 });
+
+describe("hooks: with Fastify's done, or awaited by hand", () => {
+  /** Neither has a synchronous twin: every answer comes through a promise. */
+  const asyncGuard = (): ConformanceFixture['guard'] => ({ ...fixture.guard, check: (request, options) => fixture.guard.check(request, options) });
+  const asyncPaginator = (): ConformanceFixture['paginator'] => ({ ...fixture.paginator, plan: (query, options) => fixture.paginator.plan(query, options) });
+  const list = async (request: { page: PagePlan }, reply: FastifyReply): Promise<FastifyReply> =>
+    reply.sendPage(paginateArray(fixture.items, request.page, fixture.sort).rows);
+
+  it('answers the same through a synchronous and an asynchronous guard and paginator', async () => {
+    const origin = await serve((app) => {
+      app.get('/sync', { onRequest: apiKey({ guard: fixture.guard }), preHandler: paginate(fixture.paginator) }, list);
+      app.get('/async', { onRequest: apiKey({ guard: asyncGuard() }), preHandler: paginate(asyncPaginator()) }, list);
+    });
+    for (const path of ['/sync', '/async']) {
+      const ok = await fetch(`${origin}${path}?limit=2`, auth(fixture.keys.reader));
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit')).not.toBeNull();
+      expect(ok.headers.get('link')).toContain(`${path}?limit=2&cursor=`);
+      expect((await ok.json()) as { items: unknown[] }).toMatchObject({ items: [{}, {}] });
+      await expectProblem(await fetch(`${origin}${path}?limit=2`), 401, 'missing_api_key');
+      await expectProblem(await fetch(`${origin}${path}?limit=0`, auth(fixture.keys.reader)), 400, 'invalid_limit');
+    }
+  });
+
+  it('passes a rejected guard to the error handler through done', async () => {
+    const origin = await serve((app) => {
+      app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => ({ ok: true }));
+    });
+    await expectProblem(await fetch(`${origin}/down`, auth(fixture.keys.reader)), 503, 'unavailable');
+  });
+
+  it('returns a promise when awaited by hand from an async hook, resolved or rejected', async () => {
+    const byHand = { key: apiKey({ guard: fixture.guard }), page: paginate(fixture.paginator) };
+    const origin = await serve((app) => {
+      app.get(
+        '/items',
+        {
+          onRequest: async (request, reply) => {
+            const pending = byHand.key(request, reply);
+            expect(pending).toBeInstanceOf(Promise);
+            await pending;
+          },
+          preHandler: async (request, reply) => {
+            await byHand.page(request, reply);
+          },
+        },
+        list,
+      );
+    });
+    const ok = await fetch(`${origin}/items?limit=2`, auth(fixture.keys.reader));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('link')).toContain('/items?limit=2&cursor=');
+    await expectProblem(await fetch(`${origin}/items?limit=2`), 401, 'missing_api_key');
+    await expectProblem(await fetch(`${origin}/items?limit=x`, auth(fixture.keys.reader)), 400, 'invalid_limit');
+  });
+
+  it('builds the Link from the request target as paginate() sees it, rewritten after apiKey() or not', async () => {
+    const origin = await serve((app) => {
+      app.get(
+        '/items',
+        {
+          onRequest: [
+            apiKey({ guard: fixture.guard }),
+            (request, _reply, done) => {
+              request.raw.url = request.raw.url!.replace('limit=1', 'limit=3');
+              done();
+            },
+          ],
+          preHandler: paginate(fixture.paginator),
+        },
+        list,
+      );
+    });
+    const res = await fetch(`${origin}/items?limit=1`, auth(fixture.keys.reader));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('link')).toMatch(/^<http:\/\/127\.0\.0\.1:\d+\/items\?limit=3&cursor=/);
+    expect(((await res.json()) as { items: unknown[] }).items).toHaveLength(3);
+  });
+});

@@ -6,8 +6,8 @@
  * @module
  */
 import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
-import type { ApiKeyGuard } from '@keyset/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';
 
 /** Options of `apiKey()`. */
@@ -30,8 +30,15 @@ export interface ApiKeyOptions {
   route?: string;
 }
 
-/** A Fastify hook (`onRequest`, or `preHandler`) that authenticates the request. */
-export type ApiKeyHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/**
+ * A Fastify hook (`onRequest`, or `preHandler`) that authenticates the request. Fastify
+ * calls it with `done`, so it finishes without a promise (no microtask hop) when the guard
+ * answers synchronously; called with two arguments, it returns a promise.
+ */
+export interface ApiKeyHook {
+  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+}
 
 /**
  * A hook that refuses the request unless it carries a valid API key with `scopes`.
@@ -52,7 +59,7 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
-  return async function apiKey(request, reply) {
+  const check = (request: FastifyRequest): ApiKeyGuardResult | PromiseLike<ApiKeyGuardResult> => {
     // The socket's peer and the raw header; the guard's `trustProxy` decides what to
     // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
@@ -64,9 +71,41 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     };
     // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
     const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(guardRequest, checkOptions) : guard.check(guardRequest, checkOptions);
-    const { key, headers } = isPromiseLike(result) ? await result : result;
-    request.apiKey = key;
-    reply.headers(headers);
+    return fast !== undefined ? fast(guardRequest, checkOptions) : guard.check(guardRequest, checkOptions);
   };
+  // Not `async`: Fastify passes `done`, and a synchronous answer then costs no promise.
+  // A throw reaches Fastify's error handler either way (its hook runner catches it, as it
+  // does a rejection).
+  function apiKey(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  function apiKey(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+  function apiKey(request: FastifyRequest, reply: FastifyReply, done?: HookHandlerDoneFunction): Promise<void> | void {
+    if (typeof done !== 'function') {
+      // Called by hand (`await hook(request, reply)`): a promise, as an async hook gives.
+      try {
+        const result = check(request);
+        return isPromiseLike(result) ? Promise.resolve(result).then((passed) => admit(request, reply, passed)) : Promise.resolve(admit(request, reply, result));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const result = check(request);
+    if (isPromiseLike(result)) {
+      Promise.resolve(result).then(
+        (passed) => {
+          admit(request, reply, passed);
+          done();
+        },
+        (error: Error) => done(error),
+      );
+      return;
+    }
+    admit(request, reply, result);
+    done();
+  }
+  return apiKey;
+}
+
+function admit(request: FastifyRequest, reply: FastifyReply, { key, headers }: ApiKeyGuardResult): void {
+  request.apiKey = key;
+  reply.headers(headers);
 }

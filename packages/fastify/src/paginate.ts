@@ -6,7 +6,7 @@
  */
 import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { publicUrl } from './internal/request-url.ts';
 
 /** Options of `paginate()`. */
@@ -36,8 +36,15 @@ export interface SendPageOptions {
   total?: number | CountedTotal;
 }
 
-/** A Fastify hook (`preHandler`, or `onRequest`) that plans the page. */
-export type PaginateHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/**
+ * A Fastify hook (`preHandler`, or `onRequest`) that plans the page. Fastify calls it with
+ * `done`, so it finishes without a promise (no microtask hop) when the plan is ready
+ * synchronously; called with two arguments, it returns a promise.
+ */
+export interface PaginateHook {
+  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+}
 
 interface PageState {
   readonly paginator: Paginator<never>;
@@ -69,17 +76,48 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
-  return async function paginate(request) {
+  const planOf = (request: FastifyRequest): { url: URL; planned: PagePlan | PromiseLike<PagePlan> } => {
     const url = publicUrl(request, base);
     const query = url.searchParams;
     const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    const plan = isPromiseLike(planned) ? await planned : planned;
+    return { url, planned: fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions) };
+  };
+  const keep = (request: FastifyRequest, url: URL, plan: PagePlan): void => {
     slot(request)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
     request.page = plan;
   };
+  // Not `async`: Fastify passes `done`, and a synchronous plan then costs no promise. A
+  // throw reaches Fastify's error handler either way (its hook runner catches it, as it
+  // does a rejection).
+  function paginate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  function paginate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+  function paginate(request: FastifyRequest, _reply: FastifyReply, done?: HookHandlerDoneFunction): Promise<void> | void {
+    if (typeof done !== 'function') {
+      // Called by hand (`await hook(request, reply)`): a promise, as an async hook gives.
+      try {
+        const { url, planned } = planOf(request);
+        return isPromiseLike(planned) ? Promise.resolve(planned).then((plan) => keep(request, url, plan)) : Promise.resolve(keep(request, url, planned));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const { url, planned } = planOf(request);
+    if (isPromiseLike(planned)) {
+      Promise.resolve(planned).then(
+        (plan) => {
+          keep(request, url, plan);
+          done();
+        },
+        (error: Error) => done(error),
+      );
+      return;
+    }
+    keep(request, url, planned);
+    done();
+  }
+  return paginate;
 }
 
 /**

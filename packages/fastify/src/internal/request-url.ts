@@ -26,6 +26,18 @@ export function requestPath(request: FastifyRequest): string {
   return end === -1 ? target : target.slice(0, end);
 }
 
+/** The request's own absolute URL, built by `guardUrl` and taken over once by `publicUrl`. */
+// On the request itself (a symbol-keyed property), not in a WeakMap keyed by it: a WeakMap
+// entry per request is an ephemeron every scavenge must trace.
+const OWN_URL = Symbol('keyset.ownUrl');
+interface OwnUrl {
+  protocol: string;
+  host: string;
+  target: string;
+  url: URL;
+}
+const slot = (request: FastifyRequest): { [OWN_URL]?: OwnUrl | undefined } => request as unknown as { [OWN_URL]?: OwnUrl | undefined };
+
 // RFC 9110 §7.2 Host: a reg-name, IPv4 or bracketed IPv6 literal, and an optional port.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
@@ -37,6 +49,17 @@ export function publicUrl(request: FastifyRequest, base: string | undefined): UR
   const target = requestTarget(request);
   if (base !== undefined) return new URL(`${base}${target}`);
   const { protocol, host } = request;
+  // apiKey() built it already for the guard: take it over instead of parsing it again
+  // (when nothing it was built from has changed since).
+  const seen = slot(request)[OWN_URL];
+  if (seen !== undefined) {
+    slot(request)[OWN_URL] = undefined;
+    if (seen.target === target && seen.host === host && seen.protocol === protocol) return seen.url;
+  }
+  return ownUrl(protocol, host, target);
+}
+
+function ownUrl(protocol: string, host: string, target: string): URL {
   if ((protocol === 'http' || protocol === 'https') && typeof host === 'string' && HOST.test(host)) {
     try {
       return new URL(`${protocol}://${host}${target}`);
@@ -52,9 +75,14 @@ export function publicUrl(request: FastifyRequest, base: string | undefined): UR
 
 /** The URL to show the guard (it only inspects the query string): never throws. */
 export function guardUrl(request: FastifyRequest): string {
+  const target = requestTarget(request);
+  const { protocol, host } = request;
   try {
-    return publicUrl(request, undefined).href;
+    const url = ownUrl(protocol, host, target);
+    // Kept for paginate() later in the route, which would build the same URL.
+    slot(request)[OWN_URL] = { protocol, host, target, url };
+    return url.href;
   } catch {
-    return `http://localhost${requestTarget(request)}`;
+    return `http://localhost${target}`;
   }
 }
