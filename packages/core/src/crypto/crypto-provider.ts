@@ -23,6 +23,12 @@ export interface CryptoProvider {
   sha256Binary?(data: string): string;
   /** Optional: {@link CryptoProvider.hmacSha256} as a binary string, synchronously (see `sha256Binary`). */
   hmacSha256Binary?(key: Uint8Array, data: string): string;
+  /**
+   * Optional: HMAC-SHA256 of the bytes `data` (not text) under `key`, as a binary string,
+   * synchronously. The cursor codec signs and verifies the bytes it holds (a decoded
+   * cursor, an encoded payload) without turning them into text and back.
+   */
+  hmacSha256BinaryBytes?(key: Uint8Array, data: Uint8Array): string;
   /** `length` bytes from a CSPRNG. */
   randomBytes(length: number): Uint8Array;
   /** Constant-time equality; `false` for different lengths. */

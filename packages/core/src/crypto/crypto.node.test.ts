@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBase64url, encodeBase64url } from '../internal/base64url.ts';
+import { decodeBase64url, decodeBase64urlInto, decodedLength, encodeBase64url } from '../internal/base64url.ts';
 import { nodeCrypto } from './crypto.node.ts';
 import { webCrypto } from './crypto.web.ts';
 
@@ -28,6 +28,45 @@ describe('node provider base64url', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('encodes any range of a longer array, a Buffer, and an array whose memory it saw before, like the portable codec', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat(), fc.nat(), (bytes, a, b) => {
+        const start = a % (bytes.length + 1);
+        const end = start + (b % (bytes.length - start + 1));
+        const range = bytes.subarray(start, end);
+        expect(native.encode(range)).toBe(encodeBase64url(range));
+        expect(native.encode(range)).toBe(encodeBase64url(range));
+        expect(native.encode(Buffer.from(range))).toBe(encodeBase64url(range));
+      }),
+      { numRuns: 500 },
+    );
+    // The memory changed between two encodes of the same view: the text follows it.
+    const kept = new Uint8Array(8);
+    const view = kept.subarray(2, 6);
+    const before = native.encode(view);
+    kept.fill(7);
+    expect(native.encode(view)).not.toBe(before);
+    expect(native.encode(view)).toBe(encodeBase64url(view));
+  });
+
+  it('decodeBase64urlInto accepts, rejects and writes exactly what decodeBase64url does', () => {
+    const text = fc.oneof(near, fc.string({ unit: 'binary', maxLength: 40 }), fc.uint8Array({ maxLength: 60 }).map((b) => encodeBase64url(b)));
+    fc.assert(
+      fc.property(text, fc.nat({ max: 7 }), (t, offset) => {
+        const out = new Uint8Array(offset + decodedLength(t.length));
+        const written = decodeBase64urlInto(t, out, offset);
+        const expected = decodeBase64url(t);
+        expect(written < 0).toBe(expected === undefined);
+        if (expected !== undefined) expect(Array.from(out.subarray(offset, offset + written))).toEqual(Array.from(expected));
+      }),
+      { numRuns: 3000 },
+    );
+    // Characters past Latin-1 whose low byte is in the alphabet ('A' + 0x100, 'A' + 0x4100).
+    expect(decodeBase64urlInto('\u0141AAA', new Uint8Array(3), 0)).toBe(-1);
+    expect(decodeBase64urlInto('AAA\u4141', new Uint8Array(3), 0)).toBe(-1);
+    expect(decodeBase64urlInto('QQ', new Uint8Array(1), 0)).toBe(1);
   });
 
   it('rejects padding, the standard alphabet and non-zero trailing bits', () => {
@@ -117,6 +156,29 @@ describe('node provider HMAC-SHA256 (two one-shot hashes over cached pads)', () 
     const copy = Buffer.from(first).toString('hex');
     nodeCrypto.hmacSha256(key, 'two');
     expect(Buffer.from(first).toString('hex')).toBe(copy);
+  });
+});
+
+describe('node provider HMAC over bytes', () => {
+  it('hmacSha256BinaryBytes is createHmac over the bytes, for views of longer arrays, any key and length', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 100 }), fc.uint8Array({ maxLength: 3000 }), fc.nat(), (key, data, cut) => {
+        const view = data.subarray(cut % (data.length + 1));
+        const expected = createHmac('sha256', key).update(view).digest('binary');
+        expect(nodeCrypto.hmacSha256BinaryBytes!(key, view)).toBe(expected);
+        expect(nodeCrypto.hmacSha256BinaryBytes!(key, view)).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('agrees with the text MAC on UTF-8 bytes, past the shared scratch buffer and back, under one key', () => {
+    const key = Buffer.from('a-cursor-secret-of-at-least-32-bytes-long');
+    for (const length of [0, 1, 63, 64, 65, 300, 2_000, 2_049, 70_000, 200_000, 10, 80_000, 3, 2_048]) {
+      const data = 'é€𝄞x'.repeat(length).slice(0, length);
+      expect(nodeCrypto.hmacSha256BinaryBytes!(key, Buffer.from(data, 'utf8'))).toBe(nodeCrypto.hmacSha256Binary!(key, data));
+      expect(nodeCrypto.hmacSha256Binary!(key, data)).toBe(createHmac('sha256', key).update(data, 'utf8').digest('binary'));
+    }
   });
 });
 

@@ -42,7 +42,11 @@ const MAX_SCRATCH = 64 * 1024;
 interface HmacPads {
   inner: Buffer;
   readonly outer: Buffer;
+  /** Views of `inner` from its start, by length (up to MAX_VIEW): the digest input without a view per call. */
+  views: Uint8Array[];
 }
+/** Longest digest input whose view of the scratch buffer is kept. */
+const MAX_VIEW = 2048;
 const hmacPads = new WeakMap<Uint8Array, HmacPads>();
 
 function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPads {
@@ -57,7 +61,7 @@ function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPad
       inner[i] = (block[i] as number) ^ 0x36;
       outer[i] = (block[i] as number) ^ 0x5c;
     }
-    pads = { inner, outer };
+    pads = { inner, outer, views: [] };
     hmacPads.set(key, pads);
   }
   return pads;
@@ -77,18 +81,49 @@ function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
   const room = BLOCK + data.length * 3;
   let inner = pads.inner;
-  if (inner.length < room) {
-    const grown = Buffer.allocUnsafe(room);
-    inner.copy(grown, 0, 0, BLOCK);
-    if (room <= MAX_SCRATCH) pads.inner = grown;
-    inner = grown;
-  }
+  if (inner.length < room) inner = grow(pads, room);
   const length = BLOCK + inner.write(data, BLOCK, 'utf8');
+  return outerHash(hash, pads, inner, length, output);
+}
+
+/** {@link hmacByHash} of bytes: the message copied after the inner pad as it is. */
+function hmacBytesByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data: Uint8Array): string {
+  const pads = padsOf(key, hash);
+  const length = BLOCK + data.length;
+  let inner = pads.inner;
+  if (inner.length < length) inner = grow(pads, length);
+  inner.set(data, BLOCK);
+  return outerHash(hash, pads, inner, length, 'latin1') as string;
+}
+
+/** A scratch buffer of at least `room` bytes starting with the inner pad; kept unless past MAX_SCRATCH. */
+function grow(pads: HmacPads, room: number): Buffer {
+  const grown = Buffer.allocUnsafe(room);
+  pads.inner.copy(grown, 0, 0, BLOCK);
+  if (room <= MAX_SCRATCH) {
+    pads.inner = grown;
+    pads.views = [];
+  }
+  return grown;
+}
+
+/** H((K ⊕ opad) ‖ H(inner[0, length))), where `inner` starts with K ⊕ ipad. */
+function outerHash(hash: NonNullable<typeof oneShotHash>, pads: HmacPads, inner: Buffer, length: number, output: 'buffer' | 'latin1'): Buffer | string {
+  let view: Uint8Array | undefined;
+  if (inner === pads.inner && length <= MAX_VIEW) {
+    view = pads.views[length];
+    if (view === undefined) pads.views[length] = view = new Uint8Array(inner.buffer, inner.byteOffset, length);
+  } else {
+    view = new Uint8Array(inner.buffer, inner.byteOffset, length);
+  }
   // A 32-byte binary string: cheaper to produce and copy than a Buffer.
-  const innerDigest = hash('sha256', new Uint8Array(inner.buffer, inner.byteOffset, length), 'latin1') as string;
+  const innerDigest = hash('sha256', view, 'latin1') as string;
   pads.outer.write(innerDigest, BLOCK, 'latin1');
   return hash('sha256', pads.outer, output);
 }
+
+/** A Buffer over each ArrayBuffer the base64url encoder was given; weak, so it keeps none alive. */
+const wholeBuffers = new WeakMap<ArrayBufferLike, Buffer>();
 
 /**
  * `node:crypto` implementation of {@link CryptoProvider}.
@@ -114,6 +149,9 @@ export const nodeCrypto: CryptoProvider = Object.freeze({
   hmacSha256Binary: oneShotHash
     ? (key: Uint8Array, data: string): string => hmacByHash(oneShotHash, key, data, 'latin1')
     : (key: Uint8Array, data: string): string => createHmac('sha256', hmacKey(key)).update(data, 'utf8').digest('binary'),
+  hmacSha256BinaryBytes: oneShotHash
+    ? (key: Uint8Array, data: Uint8Array): string => hmacBytesByHash(oneShotHash, key, data)
+    : (key: Uint8Array, data: Uint8Array): string => createHmac('sha256', hmacKey(key)).update(data).digest('binary'),
   randomBytes(length: number): Uint8Array {
     return randomBytes(length);
   },
@@ -125,7 +163,15 @@ export const nodeCrypto: CryptoProvider = Object.freeze({
   // re-encoding gives back the exact input.
   base64url: Object.freeze({
     encode(bytes: Uint8Array): string {
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+      if (bytes instanceof Buffer) return bytes.toString('base64url');
+      // A Buffer over the whole memory, made once per ArrayBuffer: encoding a range of a
+      // buffer kept between calls (the cursor codec's) then makes no object but the text.
+      let whole = wholeBuffers.get(bytes.buffer);
+      if (whole === undefined) {
+        whole = Buffer.from(bytes.buffer);
+        wholeBuffers.set(bytes.buffer, whole);
+      }
+      return whole.toString('base64url', bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
     },
     decode(text: string): Uint8Array | undefined {
       const bytes = Buffer.from(text, 'base64url');

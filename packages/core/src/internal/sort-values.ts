@@ -6,7 +6,7 @@
  */
 import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
 import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN, numberToDecimal } from './decimal.ts';
-import { dateToTimestamp, parseTimestamp } from './timestamp.ts';
+import { dateToTimestamp, isTimestamp, parseTimestamp } from './timestamp.ts';
 
 function bad(key: SortKey, raw: unknown): TypeError {
   const shown = typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : raw instanceof Date ? 'an invalid Date' : typeof raw;
@@ -50,7 +50,7 @@ export function toSortValue(key: SortKey, raw: unknown): SortValue {
     case 'timestamp':
       if (raw instanceof Date) {
         if (!Number.isNaN(raw.getTime())) return dateToTimestamp(raw);
-      } else if (typeof raw === 'string' && parseTimestamp(raw) !== undefined) {
+      } else if (typeof raw === 'string' && isTimestamp(raw)) {
         return raw;
       }
       break;
@@ -75,7 +75,7 @@ export function isSortValue(key: SortKey, value: unknown): value is SortValue {
     case 'decimal':
       return typeof value === 'string' && value.length <= 400 && DECIMAL_PATTERN.test(value);
     case 'timestamp':
-      return typeof value === 'string' && parseTimestamp(value) !== undefined;
+      return typeof value === 'string' && isTimestamp(value);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamp, type Instant } from './timestamp.ts';
+import { isTimestamp, parseTimestamp, type Instant } from './timestamp.ts';
 
 // The regular expression parseTimestamp replaced, and its interpretation, kept as the oracle.
 const PATTERN =
@@ -64,20 +64,26 @@ const piecewise = fc
   )
   .map(([y, mo, d, sep, h, mi, s, f, z, bc]) => `${y}-${mo}-${d}${sep}${h}:${mi}:${s}${f}${z}${bc}`);
 
-describe('parseTimestamp (scanner) agrees with the regular expression it replaced', () => {
+describe('parseTimestamp and isTimestamp (scanner) agree with the regular expression they replaced', () => {
   it('on timestamps assembled from valid and broken pieces', () => {
     fc.assert(
       fc.property(piecewise, (text) => {
         expect(parseTimestamp(text)).toEqual(byPattern(text));
+        expect(isTimestamp(text)).toBe(byPattern(text) !== undefined);
       }),
       { numRuns: 3000 },
     );
   });
 
   it('on arbitrary text and on valid timestamps with one character changed', () => {
+    for (const text of ['infinity', '-infinity', 'Infinity', '+infinity', 'infinity BC']) {
+      expect(parseTimestamp(text)).toEqual(byPattern(text));
+      expect(isTimestamp(text)).toBe(byPattern(text) !== undefined);
+    }
     fc.assert(
       fc.property(fc.string({ maxLength: 40 }), (text) => {
         expect(parseTimestamp(text)).toEqual(byPattern(text));
+        expect(isTimestamp(text)).toBe(byPattern(text) !== undefined);
       }),
       { numRuns: 500 },
     );
@@ -90,6 +96,7 @@ describe('parseTimestamp (scanner) agrees with the regular expression it replace
           const i = at % (text.length + 1);
           for (const variant of [text.slice(0, i) + c + text.slice(i + 1), text.slice(0, i) + c + text.slice(i), text.slice(0, i) + text.slice(i + 1)]) {
             expect(parseTimestamp(variant)).toEqual(byPattern(variant));
+            expect(isTimestamp(variant)).toBe(byPattern(variant) !== undefined);
           }
         },
       ),

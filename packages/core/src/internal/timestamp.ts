@@ -41,6 +41,15 @@ function twoDigitsAt(text: string, i: number): number {
 
 const MICROS_SCALE = [0, 100_000, 10_000, 1000, 100, 10, 1];
 
+// The fields of the text `scan` last accepted (module state: `scan` is synchronous and
+// its callers read them at once, so no object is made to carry them).
+let scannedYear = 0;
+let scannedMonth = 0;
+let scannedDay = 0;
+let scannedSeconds = 0;
+let scannedMicros = 0;
+let scannedOffset = 0;
+
 /**
  * Parses timestamp text; `undefined` when it is not a valid instant in the accepted
  * formats: `YYYY-MM-DD`, `T` or a space, `HH:MM:SS`, up to six fractional digits, an
@@ -54,11 +63,25 @@ const MICROS_SCALE = [0, 100_000, 10_000, 1000, 100, 10, 1];
 export function parseTimestamp(text: string): Instant | undefined {
   if (text === 'infinity') return INFINITY;
   if (text === '-infinity') return MINUS_INFINITY;
+  if (!scan(text)) return undefined;
+  return { seconds: daysFromCivil(scannedYear, scannedMonth, scannedDay) * 86_400 + scannedSeconds - scannedOffset, micros: scannedMicros };
+}
+
+/**
+ * Whether `parseTimestamp(text)` is an instant, without making it: the check a cursor
+ * value and a row's timestamp text go through on every page.
+ */
+export function isTimestamp(text: string): boolean {
+  return scan(text) || text === 'infinity' || text === '-infinity';
+}
+
+/** Whether `text` is a finite timestamp `parseTimestamp` accepts; if so its fields are in the `scanned…` variables. */
+function scan(text: string): boolean {
   // Year: the digits before the first '-': four, or five or six without a leading zero.
   let p = 0;
   let written = 0;
   for (let d = digitAt(text, 0); d >= 0 && p < 7; d = digitAt(text, ++p)) written = written * 10 + d;
-  if (text.charCodeAt(p) !== 45 /* - */ || (p !== 4 && !((p === 5 || p === 6) && text.charCodeAt(0) !== 48))) return undefined;
+  if (text.charCodeAt(p) !== 45 /* - */ || (p !== 4 && !((p === 5 || p === 6) && text.charCodeAt(0) !== 48))) return false;
   const month = twoDigitsAt(text, p + 1);
   const day = twoDigitsAt(text, p + 4);
   const sep = text.charCodeAt(p + 6);
@@ -76,7 +99,7 @@ export function parseTimestamp(text: string): Instant | undefined {
     text.charCodeAt(p + 12) !== 58 ||
     second < 0
   ) {
-    return undefined;
+    return false;
   }
   let i = p + 15;
   let micros = 0;
@@ -87,7 +110,7 @@ export function parseTimestamp(text: string): Instant | undefined {
       fraction = fraction * 10 + d;
       n++;
     }
-    if (n === 0) return undefined;
+    if (n === 0) return false;
     micros = fraction * (MICROS_SCALE[n] as number);
     i += 1 + n;
   }
@@ -99,7 +122,7 @@ export function parseTimestamp(text: string): Instant | undefined {
     i++;
   } else if (zone === 43 /* + */ || zone === 45 /* - */) {
     const oh = twoDigitsAt(text, i + 1);
-    if (oh < 0) return undefined;
+    if (oh < 0) return false;
     i += 3;
     let om = 0;
     let os = 0;
@@ -115,7 +138,7 @@ export function parseTimestamp(text: string): Instant | undefined {
         i += colon2 + 2;
       }
     }
-    if (oh > 15 || om > 59 || os > 59) return undefined;
+    if (oh > 15 || om > 59 || os > 59) return false;
     offset = (zone === 45 ? -1 : 1) * (oh * 3600 + om * 60 + os);
   }
   let bc = false;
@@ -123,13 +146,19 @@ export function parseTimestamp(text: string): Instant | undefined {
     bc = true;
     i += 3;
   }
-  if (i !== text.length) return undefined;
+  if (i !== text.length) return false;
   // 1 BC is year 0 of the proleptic Gregorian calendar (ISO 8601, and PostgreSQL's arithmetic).
   const year = bc ? 1 - written : written;
-  if (written < 1) return undefined;
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  if (day > (month === 2 && isLeap(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number))) return undefined;
-  return { seconds: daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset, micros };
+  if (written < 1) return false;
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
+  if (day > (month === 2 && isLeap(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number))) return false;
+  scannedYear = year;
+  scannedMonth = month;
+  scannedDay = day;
+  scannedSeconds = hour * 3600 + minute * 60 + second;
+  scannedMicros = micros;
+  scannedOffset = offset;
+  return true;
 }
 
 /** Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's `days_from_civil`); no `Date`, no two-digit-year quirks. */

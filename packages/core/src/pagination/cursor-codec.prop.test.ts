@@ -9,7 +9,7 @@ import { isKeysetError } from '../errors.ts';
 import { createCursorCodec, payloadText } from './cursor-codec.ts';
 import { cursorFingerprint } from './cursor-fingerprint.ts';
 import { defineSortSpec } from './sort-spec.ts';
-import type { SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
+import type { CursorPosition, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
 
 const SECRET = 'property-test-secret-property-test-secret';
 const codec = createCursorCodec({ secrets: [SECRET] });
@@ -129,12 +129,15 @@ describe('cursor codec properties', () => {
 
 describe('cursor payload text', () => {
   it('is JSON.stringify({ d, p, t }) character for character, for any position and time', () => {
-    const value = fc.oneof(fc.string({ unit: 'binary' }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+    // Text that needs escapes (quotes, backslashes, control characters, lone surrogates) and text that does not.
+    const awkward = fc.string({ unit: fc.constantFrom('a', 'Z', '0', ' ', '~', '\u007f', '"', '\\', '\n', '\u0000', '\u001f', 'é', '\u2028', '\ud800', '\udfff', '😀', '\uffff'), maxLength: 8 });
+    const value = fc.oneof(fc.string({ unit: 'binary' }), awkward, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+    const time = fc.oneof(fc.nat(), fc.double());
     fc.assert(
-      fc.property(fc.constantFrom('forward', 'backward'), fc.option(fc.array(value, { maxLength: 5 }), { nil: null }), fc.nat(), (direction, position, t) => {
-        expect(payloadText(direction as 'forward' | 'backward', position, t)).toBe(JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t }));
+      fc.property(fc.constantFrom('forward', 'backward'), fc.option(fc.array(value, { maxLength: 5 }), { nil: null }), time, (direction, position, t) => {
+        expect(payloadText(direction as 'forward' | 'backward', position as CursorPosition | null, t)).toBe(JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t }));
       }),
-      { numRuns: 500 },
+      { numRuns: 2000 },
     );
   });
 });

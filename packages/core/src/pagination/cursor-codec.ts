@@ -21,7 +21,7 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
-import { decodeBase64url, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
+import { decodeBase64url, decodeBase64urlInto, decodedLength, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
@@ -139,6 +139,13 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
 /** Bytes of the output buffer kept between encodes; a longer cursor gets its own. */
 const MAX_SCRATCH = 4096;
 
+/** `keyset-cursor\0`: the first bytes of every MAC input (see `macInput`). */
+const MAC_LABEL = encoder.encode('keyset-cursor\u0000');
+/** Where the version digit stands in a MAC input, and the fingerprint starts. */
+const VERSION_AT = MAC_LABEL.length;
+const FINGERPRINT_AT = VERSION_AT + 2;
+const DIGIT_0 = 0x30;
+
 /** `createCursorCodec` with the paginator's extra entry point. Internal: not exported from the package. */
 export function createPaginatorCursorCodec(options: CursorCodecOptions): PaginatorCursorCodec {
   const { secrets, ttlSeconds, maxLength = 2048, crypto = defaultCrypto, clock = systemClock } = options;
@@ -154,6 +161,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   // A provider that hands the MAC over as a binary string (node:crypto) saves a byte
   // array per MAC; the tag is compared or copied from the string's first 16 characters.
   const hmacBinary = crypto.hmacSha256Binary;
+  // A provider that MACs bytes synchronously (node:crypto) takes the byte path below.
+  const hmacBytes = crypto.hmacSha256BinaryBytes;
   /** The output buffer `0x02 ‖ payload ‖ tag` is assembled in, reused by every encode. */
   let scratch = new Uint8Array(256);
 
@@ -187,6 +196,12 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   /** The cursor's parts once the signature is known good: shape, types, expiry. */
   function read(version: number, payload: string, sort: SortSpec): DecodedCursor {
     // Signed by us, yet still checked: the sort spec's types may have changed under an old secret.
+    if (version === VERSION) {
+      // The payload as `payloadText` writes it, read without JSON.parse; anything else
+      // (another spelling of the same JSON, a version 1 payload) takes JSON.parse below.
+      const values = scanPayload(payload);
+      if (values !== NOT_SCANNED) return checked(scannedBackward ? 'backward' : 'forward', values, scannedTime, sort);
+    }
     const parsed: unknown = JSON.parse(payload);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Rejected('shape');
     const { d, p, t } = parsed as { d?: unknown; p?: unknown; t?: unknown };
@@ -199,7 +214,12 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       if (members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) throw new Rejected('shape');
       if (d === 'b') direction = 'backward';
     }
-    const values = p as unknown[] | null;
+    return checked(direction, p as unknown[] | null, t, sort);
+  }
+
+  /** The decoded cursor from its parts, once `t` is known to be JSON's number: arity, types, expiry. */
+  function checked(direction: CursorDirection, values: unknown[] | null, t: unknown, sort: SortSpec): DecodedCursor {
+    if (!Number.isSafeInteger(t) || (t as number) < 0) throw new Rejected('shape');
     if (values !== null) {
       if (values.length !== sort.length) throw new Rejected('arity');
       for (let i = 0; i < values.length; i++) if (!isSortValue(sort[i] as SortKey, values[i])) throw new Rejected(`type of ${sort[i]?.key}`);
@@ -211,6 +231,11 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
 
   function verify(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
     if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
+    return hmacBytes !== undefined ? verifyBytes(hmacBytes, text, fingerprint, sort) : verifyText(text, fingerprint, sort);
+  }
+
+  /** Verification over the payload as text: providers without a MAC over bytes. */
+  function verifyText(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
     const bytes = base64.decode(text);
     if (bytes === undefined) throw new Rejected('base64url');
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
@@ -226,6 +251,102 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       if (!ok) throw new Rejected('signature');
       return read(version, payload, sort);
     });
+  }
+
+  // The byte path (synchronous MAC over bytes): the MAC input `keyset-cursor\0 ‖ version
+  // digit ‖ \0 ‖ fingerprint ‖ \0 ‖ payload` (as `macInput` spells it, in UTF-8) is kept in
+  // one buffer whose head is written once per fingerprint. A cursor is base64-decoded
+  // straight into it, its version byte landing on the NUL before the payload and its tag
+  // after the payload; a cursor is assembled in it the same way round. No string is built
+  // for a MAC, no text is encoded twice, no byte array is made per call.
+  let frame = new Uint8Array(512);
+  frame.set(MAC_LABEL);
+  /** The fingerprint whose bytes stand in `frame`, and where its payload starts. */
+  let framedFingerprint: string | undefined;
+  let payloadAt = 0;
+  // Views of `frame` for the head it holds, by where the payload ends: the MAC input, the
+  // payload, the cursor's bytes; and the room after the head. Cursors of one endpoint come
+  // in a few lengths, so a request takes views made earlier instead of making its own.
+  let inputViews: Uint8Array[] = [];
+  let payloadViews: Uint8Array[] = [];
+  let cursorViews: Uint8Array[] = [];
+  let tail = frame;
+  let viewsAt = -1;
+
+  /** `buffer[start, end)`: a kept view when `buffer` is `frame` (cache by `end`), else a new one. */
+  function range(buffer: Uint8Array, cache: Uint8Array[], start: number, end: number): Uint8Array {
+    if (buffer !== frame) return buffer.subarray(start, end);
+    let view = cache[end];
+    if (view === undefined) cache[end] = view = buffer.subarray(start, end);
+    return view;
+  }
+
+  /**
+   * `frame` (or a buffer of its own, past MAX_SCRATCH) with the MAC input head for
+   * `fingerprint` and room for `room` bytes after it; `payloadAt` says where they start.
+   */
+  function framed(fingerprint: string, room: number): Uint8Array {
+    if (fingerprint === framedFingerprint && payloadAt + room <= frame.length) return frame;
+    const head = FINGERPRINT_AT + fingerprint.length * 3 + 1;
+    let target = frame;
+    if (head + room > frame.length) {
+      target = new Uint8Array(Math.max(head + room, frame.length * 2));
+      target.set(MAC_LABEL);
+      if (target.length <= MAX_SCRATCH) {
+        frame = target;
+        viewsAt = -1;
+      }
+    }
+    let at = FINGERPRINT_AT;
+    for (let i = 0; i < fingerprint.length; i++) {
+      const c = fingerprint.charCodeAt(i);
+      if (c >= 0x80) {
+        at = FINGERPRINT_AT + encoder.encodeInto(fingerprint, target.subarray(FINGERPRINT_AT)).written;
+        break;
+      }
+      target[at++] = c;
+    }
+    target[at] = 0;
+    payloadAt = at + 1;
+    // A buffer of its own is not remembered: the next call writes the head into `frame` again.
+    framedFingerprint = target === frame ? fingerprint : undefined;
+    if (target === frame && viewsAt !== payloadAt) {
+      inputViews = [];
+      payloadViews = [];
+      cursorViews = [];
+      tail = frame.subarray(payloadAt);
+      viewsAt = payloadAt;
+    }
+    return target;
+  }
+
+  function verifyBytes(mac: NonNullable<typeof hmacBytes>, text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
+    const buffer = framed(fingerprint, decodedLength(text.length));
+    const at = payloadAt;
+    // The version byte lands on the NUL before the payload; put back once read.
+    const length = decodeBase64urlInto(text, buffer, at - 1);
+    const version = buffer[at - 1] as number;
+    buffer[at - 1] = 0;
+    if (length < 0) throw new Rejected('base64url');
+    if (length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
+    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
+    const end = at - 1 + length - TAG_BYTES;
+    const payload = utf8Decode(range(buffer, payloadViews, at, end));
+    if (payload === undefined) throw new Rejected('utf-8');
+    // A leading byte-order mark is dropped by the UTF-8 decoder, so the text MAC covers
+    // the payload without it: the text path keeps that rare case exactly as it was.
+    if (buffer[at] === 0xef && buffer[at + 1] === 0xbb && buffer[at + 2] === 0xbf) return verifyText(text, fingerprint, sort);
+    buffer[VERSION_AT] = DIGIT_0 + version;
+    const input = range(buffer, inputViews, 0, end);
+    let valid = false;
+    for (const key of keys) {
+      if (binaryTagAt(mac(key, input), buffer, end)) {
+        valid = true;
+        break;
+      }
+    }
+    if (!valid) throw new Rejected('signature');
+    return read(version, payload, sort);
   }
 
   function invalid(cause: unknown): KeysetError {
@@ -255,6 +376,7 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   /** Signs and assembles a cursor whose position is known to fit `sort`. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
     const payload = payloadText(direction, position, Math.floor(clock() / 1000));
+    if (hmacBytes !== undefined) return signBytes(hmacBytes, payload, fingerprint);
     // UTF-8 is at most 3 bytes per UTF-16 unit: room for the version, payload and tag.
     const room = 1 + payload.length * 3 + TAG_BYTES;
     let out = scratch;
@@ -281,6 +403,21 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       own.set(tag, 1 + written);
       return finish(base64.encode(own));
     });
+  }
+
+  /** {@link sign} on the byte path: the payload encoded once, after the MAC input head, then framed as the cursor. */
+  function signBytes(mac: NonNullable<typeof hmacBytes>, payload: string, fingerprint: string): string {
+    // UTF-8 is at most 3 bytes per UTF-16 unit: room for the payload and the tag.
+    const buffer = framed(fingerprint, payload.length * 3 + TAG_BYTES);
+    const at = payloadAt;
+    const end = at + encoder.encodeInto(payload, buffer === frame ? tail : buffer.subarray(at)).written;
+    buffer[VERSION_AT] = DIGIT_0 + VERSION;
+    const tag = mac(signer, range(buffer, inputViews, 0, end));
+    for (let i = 0; i < TAG_BYTES; i++) buffer[end + i] = tag.charCodeAt(i);
+    buffer[at - 1] = VERSION;
+    const text = base64.encode(range(buffer, cursorViews, at - 1, end + TAG_BYTES));
+    buffer[at - 1] = 0;
+    return finish(text);
   }
 
   function finish(text: string): string {
@@ -311,6 +448,113 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   });
 }
 
+/** Whether the first 16 characters of a binary-string MAC equal `bytes[at, at + 16)`, without an early exit. */
+function binaryTagAt(mac: string, bytes: Uint8Array, at: number): boolean {
+  let diff = mac.length < TAG_BYTES ? 1 : 0;
+  for (let i = 0; i < TAG_BYTES; i++) diff |= mac.charCodeAt(i) ^ (bytes[at + i] as number);
+  return diff === 0;
+}
+
+/** What `scanPayload` returns for a payload not in `payloadText`'s own form. */
+const NOT_SCANNED = Symbol('not scanned');
+/** The direction and time `scanPayload` read, beside the position it returns. */
+let scannedBackward = false;
+let scannedTime = 0;
+
+/**
+ * The position of a version 2 payload written as `payloadText` writes it: exactly
+ * `{"d":"f"|"b","p":null|[values],"t":number}`, values being `null`, `true`, `false`,
+ * JSON numbers and strings without escapes, and no whitespace; sets `scannedBackward`
+ * and `scannedTime`. Anything else, valid JSON or not, is `NOT_SCANNED` and goes to
+ * `JSON.parse`, so what is accepted, and how it reads, is exactly what `JSON.parse` says.
+ */
+function scanPayload(text: string): unknown[] | null | typeof NOT_SCANNED {
+  if (!text.startsWith('{"d":"')) return NOT_SCANNED;
+  const d = text.charCodeAt(6);
+  if ((d !== 0x66 /* f */ && d !== 0x62) /* b */ || !text.startsWith('","p":', 7)) return NOT_SCANNED;
+  let i = 13;
+  let values: unknown[] | null = null;
+  if (text.startsWith('null', i)) {
+    i += 4;
+  } else if (text.charCodeAt(i) === 0x5b /* [ */) {
+    values = [];
+    i++;
+    if (text.charCodeAt(i) === 0x5d /* ] */) {
+      i++;
+    } else {
+      for (;;) {
+        const c = text.charCodeAt(i);
+        if (c === 0x22 /* " */) {
+          let j = i + 1;
+          for (let u = text.charCodeAt(j); u !== 0x22; u = text.charCodeAt(++j)) {
+            // An escape, a control character or the end of the text (NaN): JSON.parse decides.
+            if (!(u >= 0x20) || u === 0x5c /* \ */) return NOT_SCANNED;
+          }
+          values.push(text.slice(i + 1, j));
+          i = j + 1;
+        } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+          const j = numberEnd(text, i);
+          if (j < 0) return NOT_SCANNED;
+          values.push(Number(text.slice(i, j)));
+          i = j;
+        } else if (text.startsWith('null', i)) {
+          values.push(null);
+          i += 4;
+        } else if (text.startsWith('true', i)) {
+          values.push(true);
+          i += 4;
+        } else if (text.startsWith('false', i)) {
+          values.push(false);
+          i += 5;
+        } else {
+          return NOT_SCANNED;
+        }
+        const next = text.charCodeAt(i++);
+        if (next === 0x5d /* ] */) break;
+        if (next !== 0x2c /* , */) return NOT_SCANNED;
+      }
+    }
+  } else {
+    return NOT_SCANNED;
+  }
+  if (!text.startsWith(',"t":', i)) return NOT_SCANNED;
+  i += 5;
+  const end = numberEnd(text, i);
+  if (end < 0 || end !== text.length - 1 || text.charCodeAt(end) !== 0x7d /* } */) return NOT_SCANNED;
+  scannedBackward = d === 0x62;
+  scannedTime = Number(text.slice(i, end));
+  return values;
+}
+
+/** Where the JSON number (RFC 8259 §6) starting at `i` ends, or -1 when none starts there. */
+function numberEnd(text: string, i: number): number {
+  if (text.charCodeAt(i) === 0x2d) i++;
+  const first = text.charCodeAt(i);
+  if (first === 0x30) i++;
+  else if (first >= 0x31 && first <= 0x39) i = digitsEnd(text, i + 1);
+  else return -1;
+  if (text.charCodeAt(i) === 0x2e /* . */) {
+    const j = digitsEnd(text, i + 1);
+    if (j === i + 1) return -1;
+    i = j;
+  }
+  const e = text.charCodeAt(i);
+  if (e === 0x65 || e === 0x45 /* e E */) {
+    let j = i + 1;
+    const sign = text.charCodeAt(j);
+    if (sign === 0x2b || sign === 0x2d) j++;
+    const k = digitsEnd(text, j);
+    if (k === j) return -1;
+    i = k;
+  }
+  return i;
+}
+
+function digitsEnd(text: string, i: number): number {
+  for (let c = text.charCodeAt(i); c >= 0x30 && c <= 0x39; c = text.charCodeAt(++i));
+  return i;
+}
+
 /**
  * Whether the first 16 characters of a binary-string MAC equal the 16 tag bytes `given`,
  * in time that does not depend on where they differ (no early exit).
@@ -328,5 +572,40 @@ function binaryTagEquals(mac: string, given: Uint8Array): boolean {
  * `t` an integer number of seconds. Internal: not exported from the package.
  */
 export function payloadText(direction: CursorDirection, position: CursorPosition | null, issuedAt: number): string {
-  return `{"d":"${direction === 'forward' ? 'f' : 'b'}","p":${position === null ? 'null' : JSON.stringify(position)},"t":${JSON.stringify(issuedAt)}}`;
+  const t = Number.isSafeInteger(issuedAt) ? `${issuedAt}` : JSON.stringify(issuedAt);
+  return `{"d":"${direction === 'forward' ? 'f' : 'b'}","p":${position === null ? 'null' : positionJson(position)},"t":${t}}`;
+}
+
+/**
+ * `JSON.stringify(position)`, written by hand for the values cursors hold: strings that
+ * need no escape, finite numbers, booleans, null. Anything else is left to JSON.stringify.
+ */
+function positionJson(position: CursorPosition): string {
+  let out = '[';
+  for (let i = 0; i < position.length; i++) {
+    const value = position[i];
+    if (i > 0) out += ',';
+    if (typeof value === 'string') {
+      if (!plainString(value)) return JSON.stringify(position);
+      out += `"${value}"`;
+    } else if (typeof value === 'number') {
+      // A finite number's JSON is its String (-0 included: both say "0").
+      if (!Number.isFinite(value)) return JSON.stringify(position);
+      out += `${value}`;
+    } else if (value === null || value === true || value === false) {
+      out += `${value}`;
+    } else {
+      return JSON.stringify(position);
+    }
+  }
+  return `${out}]`;
+}
+
+/** Whether JSON.stringify writes `text` between quotes as it is: no quote, backslash, control character or surrogate. */
+function plainString(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
 }

@@ -1,0 +1,272 @@
+/**
+ * The codec's byte path (MAC over bytes, base64url decoded into one buffer, payloads read
+ * without JSON.parse when in the encoder's own form) against the codec as it was
+ * (cursor-codec.reference.test-support.ts): the same cursor text for every encode, and
+ * for every input — random text, and signed payloads in and around the encoder's form,
+ * which only a holder of the secret can produce — the same outcome: the same direction
+ * and position (-0 kept apart from 0), or the same error with the same cause.
+ */
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { nodeCrypto } from '../crypto/crypto.node.ts';
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { isKeysetError } from '../errors.ts';
+import { createPaginatorCursorCodec, type CursorCodecOptions, type PaginatorCursorCodec } from './cursor-codec.ts';
+import { createReferenceCursorCodec } from './cursor-codec.reference.test-support.ts';
+import { defineSortSpec } from './sort-spec.ts';
+import type { SortKey, SortSpec, SortValueType } from './types.ts';
+
+const SECRETS = ['reference-test-secret-reference-test-secret', 'older-secret-older-secret-older-secret-0000'];
+const NOW = 1_790_000_000_500;
+
+function pair(options: Partial<CursorCodecOptions> = {}): [PaginatorCursorCodec, PaginatorCursorCodec] {
+  const all: CursorCodecOptions = { secrets: SECRETS, clock: () => NOW, ...options };
+  return [createPaginatorCursorCodec(all), createReferenceCursorCodec(all)];
+}
+
+type Outcome = { ok: true; direction: string; position: unknown[] | null } | { ok: false; code: string; detail: string | undefined; cause: string };
+
+function outcome(codec: PaginatorCursorCodec, text: string, fingerprint: string, sort: SortSpec): Outcome {
+  try {
+    const decoded = codec.decodeMaybeSync(text, fingerprint, sort);
+    if (decoded instanceof Promise) throw new Error('expected a synchronous decode');
+    return { ok: true, direction: decoded.direction, position: decoded.position === null ? null : [...decoded.position] };
+  } catch (err) {
+    if (!isKeysetError(err)) throw err;
+    const cause = err.cause as Error;
+    return { ok: false, code: err.code, detail: err.detail, cause: `${cause.constructor.name === 'SyntaxError' ? 'SyntaxError: ' : ''}${cause.message}` };
+  }
+}
+
+/** Deep equality with Object.is for numbers: -0 and 0 are told apart. */
+function same(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return Object.is(a, b);
+}
+
+function expectSameOutcome(codecs: [PaginatorCursorCodec, PaginatorCursorCodec], text: string, fingerprint: string, sort: SortSpec): Outcome {
+  const now = outcome(codecs[0], text, fingerprint, sort);
+  const before = outcome(codecs[1], text, fingerprint, sort);
+  if (!same(now, before)) expect(now).toEqual(before);
+  expect(same(now, before)).toBe(true);
+  return now;
+}
+
+/** A cursor for any payload text, signed as the codec signs (version byte, payload, 16-byte tag). */
+function signed(version: number, payload: string, fingerprint: string, secret = SECRETS[0]!): string {
+  const tag = createHmac('sha256', secret).update(`keyset-cursor\u0000${version}\u0000${fingerprint}\u0000${payload}`, 'utf8').digest().subarray(0, 16);
+  return Buffer.concat([Buffer.from([version]), Buffer.from(payload, 'utf8'), tag]).toString('base64url');
+}
+
+const TYPES: SortValueType[] = ['string', 'int', 'bigint', 'decimal', 'number', 'timestamp', 'boolean'];
+const sortSpec: fc.Arbitrary<SortSpec> = fc
+  .array(fc.tuple(fc.constantFrom(...TYPES), fc.boolean()), { minLength: 1, maxLength: 3 })
+  .map((keys) =>
+    defineSortSpec(
+      keys.map(([type, nullable], i): SortKey => {
+        const last = i === keys.length - 1;
+        return { key: `k${i}`, dir: 'asc', type, nullable: nullable && !last ? { nulls: 'last' } : false, unique: last };
+      }),
+    ),
+  );
+
+const fingerprint = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 43, maxLength: 43 }),
+  fc.string({ unit: 'binary', maxLength: 60 }),
+  fc.string({ maxLength: 3000 }),
+);
+
+// JSON number spellings, valid and not.
+const numberText = fc.oneof(
+  fc.integer().map(String),
+  fc.maxSafeInteger().map(String),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+  fc.constantFrom('-0', '0', '00', '01', '-', '1.', '.5', '1.50', '1e3', '1E+3', '2e-2', '1e', '1e+', '-01', '9007199254740993', '1e400', '-1e400', '0x10', '+1', 'Infinity', 'NaN'),
+);
+const timestampText = fc.constantFrom(
+  '2026-01-01T00:00:01.123456Z',
+  '2024-05-01 10:00:00.123456+00',
+  '2024-02-29 10:00:00+05:30',
+  '2023-02-29 10:00:00Z',
+  'infinity',
+  '0044-03-15T12:00:00Z BC',
+  '10000-01-01T00:00:00Z',
+  '2024-05-01T10:00:00.1234567Z',
+);
+// String literals: plain, with escapes, with raw control characters or quotes, unterminated.
+const stringText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 12 }).map((s) => JSON.stringify(s)),
+  fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => `"${s}"`),
+  timestampText.map((s) => JSON.stringify(s)),
+  fc.integer().map((n) => JSON.stringify(String(n))),
+  fc.constantFrom('"\\u0041"', '"a\\"b"', '"\t"', '"a', '"\\"', '"\u2028"', '"\u007f"', "'a'"),
+);
+const valueText = fc.oneof(
+  { arbitrary: stringText, weight: 4 },
+  { arbitrary: numberText, weight: 3 },
+  { arbitrary: fc.constantFrom('null', 'true', 'false', 'nul', 'True', '[]', '{}', '[1]', '{"a":1}', ''), weight: 2 },
+);
+/** Value text of each type's cursor form, mostly valid for it. */
+const TYPED: Record<SortValueType, fc.Arbitrary<string>> = {
+  string: stringText,
+  int: fc.oneof(fc.maxSafeInteger().map(String), numberText),
+  bigint: fc.oneof(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((n) => JSON.stringify(String(n))), fc.constantFrom('"-0"', '"01"', '"1.0"', '12')),
+  decimal: fc.oneof(fc.constantFrom('"12.50"', '"-0.001"', '"1e3"', '"00.1"', '".5"', '12.5'), fc.integer().map((n) => JSON.stringify(`${n}.${Math.abs(n % 100)}`))),
+  number: numberText,
+  timestamp: timestampText.map((s) => JSON.stringify(s)),
+  boolean: fc.constantFrom('true', 'false', '"true"', '0'),
+};
+/** Position text for `sort`: one value per key, mostly of its type (sometimes null, or anything). */
+const positionFor = (sort: SortSpec): fc.Arbitrary<string> =>
+  fc.oneof(
+    { arbitrary: fc.tuple(...sort.map((k) => fc.oneof({ arbitrary: TYPED[k.type], weight: 16 }, { arbitrary: fc.constant('null'), weight: 1 }, { arbitrary: valueText, weight: 1 }))).map((values) => `[${values.join(',')}]`), weight: 6 },
+    { arbitrary: fc.array(valueText, { maxLength: 4 }).map((values) => `[${values.join(',')}]`), weight: 2 },
+    { arbitrary: fc.constantFrom('null', '[]', '[', '[,]', '[1,]', '{}', '"x"', '1'), weight: 1 },
+  );
+const timeText = fc.oneof(fc.constant(String(Math.floor(NOW / 1000))), fc.nat().map(String), numberText);
+/** Payloads in the encoder's form, its neighbours, other spellings of the same JSON, and broken ones. */
+const payloadFor = (sort: SortSpec): fc.Arbitrary<string> => fc
+  .tuple(
+    fc.constantFrom('f', 'b', 'f', 'b', 'x', '', 'ff'),
+    positionFor(sort),
+    timeText,
+    fc.constantFrom('canonical', 'canonical', 'canonical', 'reordered', 'spaced', 'duplicate', 'extra', 'v1'),
+  )
+  .map(([d, p, t, form]) => {
+    switch (form) {
+      case 'canonical':
+        return `{"d":"${d}","p":${p},"t":${t}}`;
+      case 'reordered':
+        return `{"p":${p},"d":"${d}","t":${t}}`;
+      case 'spaced':
+        return `{ "d" : "${d}", "p" : ${p}, "t" : ${t} }`;
+      case 'duplicate':
+        return `{"d":"${d}","p":${p},"t":${t},"d":"f"}`;
+      case 'extra':
+        return `{"d":"${d}","p":${p},"t":${t},"x":1}`;
+      default:
+        return `{"p":${p},"t":${t}}`;
+    }
+  });
+/** One character inserted, deleted or replaced, sometimes. */
+const mutated = (sort: SortSpec) => fc.tuple(payloadFor(sort), fc.oneof(
+    { arbitrary: fc.constant(null), weight: 3 },
+    { arbitrary: fc.tuple(fc.nat(), fc.constantFrom('insert', 'delete', 'replace'), fc.constantFrom(...' ,:{}[]"\\\t\n0-.eEntf\u00e9\ufeff')), weight: 1 },
+  ), fc.constantFrom(2, 2, 2, 1, 3)).map(([text, edit, version]) => {
+  let out = text;
+  if (edit !== null) {
+    const [at, kind, char] = edit;
+    const i = at % (text.length + 1);
+    out = kind === 'insert' ? text.slice(0, i) + char + text.slice(i) : kind === 'delete' ? text.slice(0, i) + text.slice(i + 1) : text.slice(0, i) + char + text.slice(i + 1);
+  }
+  return { version, payload: out };
+});
+const signedCase = sortSpec.chain((sort) => mutated(sort).map((m) => ({ ...m, sort })));
+
+describe('cursor codec against the reference (the codec before its byte path)', () => {
+  it('encodes the same text for any position, direction, fingerprint and clock', () => {
+    const direction = fc.constantFrom('forward' as const, 'backward' as const);
+    const position = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.maxSafeInteger(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)), { maxLength: 4 });
+    fc.assert(
+      fc.property(fc.option(position, { nil: null }), direction, fingerprint, fc.nat({ max: 4_000_000_000_000 }), (p, dir, fp, now) => {
+        const [current, reference] = pair({ clock: () => now, maxLength: 1_000_000 });
+        // encodeChecked: the position is signed as given (the paginator's path), so any values do.
+        expect(current.encodeChecked(p, fp, [], dir)).toBe(reference.encodeChecked(p, fp, [], dir));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('one codec, many encodes and decodes in turn: fingerprints and lengths change under its shared buffer', () => {
+    const [current, reference] = pair({ maxLength: 100_000 });
+    const sort = defineSortSpec([{ key: 's', dir: 'asc', type: 'string', unique: true }]);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fingerprint, fc.string({ maxLength: 5000 })), { minLength: 1, maxLength: 8 }), (steps) => {
+        for (const [fp, value] of steps) {
+          const text = current.encodeChecked([value], fp, sort, 'forward') as string;
+          expect(text).toBe(reference.encodeChecked([value], fp, sort, 'forward'));
+          expectSameOutcome([current, reference], text, fp, sort);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('decodes signed payloads in and around the encoder form exactly as JSON.parse and the checks did', () => {
+    const codecs = pair();
+    let accepted = 0;
+    fc.assert(
+      fc.property(signedCase, ({ version, payload: text, sort }) => {
+        const fp = 'fingerprint-of-the-scope-fingerprint-of-the';
+        if (expectSameOutcome(codecs, signed(version, text, fp), fp, sort).ok) accepted++;
+        // Under the older secret too (rotation), and under another fingerprint (refused).
+        expectSameOutcome(codecs, signed(version, text, fp, SECRETS[1]), fp, sort);
+        expectSameOutcome(codecs, signed(version, text, 'another'), fp, sort);
+      }),
+      { numRuns: 3000 },
+    );
+    // The generator is only worth something if it reaches acceptance often.
+    expect(accepted).toBeGreaterThan(150);
+  });
+
+  it('decodes like the reference with a TTL: fresh, expired and future cursors', () => {
+    const codecs = pair({ ttlSeconds: 60 });
+    const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
+    fc.assert(
+      fc.property(fc.integer({ min: -200, max: 200 }), fc.constantFrom('f', 'b'), (age, d) => {
+        const fp = 'fp';
+        expectSameOutcome(codecs, signed(2, `{"d":"${d}","p":[1],"t":${Math.floor(NOW / 1000) - age}}`, fp), fp, sort);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('any text decodes like the reference', () => {
+    const codecs = pair();
+    const sort = defineSortSpec([
+      { key: 't', dir: 'desc', type: 'timestamp' },
+      { key: 'id', dir: 'desc', type: 'int', unique: true },
+    ]);
+    const fp = 'fingerprint';
+    const near = fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/ .%\u00e9\u0100'), maxLength: 200 });
+    const text = fc.oneof(
+      near,
+      fc.string({ unit: 'binary', maxLength: 3000 }),
+      fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64url')),
+      fc.uint8Array({ minLength: 19, maxLength: 300 }).map((b) => Buffer.from([2, ...b]).toString('base64url')),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        expectSameOutcome(codecs, t, fp, sort);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('a byte-order mark before a signed payload reads as the reference reads it', () => {
+    const codecs = pair();
+    const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
+    const fp = 'fp';
+    const payload = `{"d":"f","p":[7],"t":${Math.floor(NOW / 1000)}}`;
+    // The MAC the text path computes covers the payload without the mark the UTF-8 decoder drops.
+    const tag = createHmac('sha256', SECRETS[0]!).update(`keyset-cursor\u00002\u0000${fp}\u0000${payload}`, 'utf8').digest().subarray(0, 16);
+    const text = Buffer.concat([Buffer.from([2, 0xef, 0xbb, 0xbf]), Buffer.from(payload), tag]).toString('base64url');
+    expect(expectSameOutcome(codecs, text, fp, sort)).toEqual({ ok: true, direction: 'forward', position: [7] });
+    expectSameOutcome(codecs, signed(2, `\ufeff${payload}`, fp), fp, sort);
+  });
+
+  it('a provider without the byte MAC takes the text path, with the same cursors', () => {
+    const { hmacSha256BinaryBytes: _, ...rest } = nodeCrypto;
+    const textOnly: CryptoProvider = rest;
+    const [current, reference] = pair({ crypto: textOnly });
+    const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
+    const text = current.encodeChecked([42], 'fp', sort, 'backward') as string;
+    expect(text).toBe(reference.encodeChecked([42], 'fp', sort, 'backward'));
+    expect(outcome(current, text, 'fp', sort)).toEqual({ ok: true, direction: 'backward', position: [42] });
+  });
+});
