@@ -14,8 +14,11 @@
  * @module
  */
 
-interface Slot<V> {
-  value: V;
+/**
+ * The fields the cache keeps on each value it holds (set by `set`): the entry is the
+ * value itself, so a hit reads one object, not a slot and then the value.
+ */
+export interface LruSlot {
   /** Epoch ms after which the entry is gone. */
   until: number;
   /** 1 when hit since it was (re)queued, else 0 (a small integer: no write barrier). */
@@ -23,9 +26,9 @@ interface Slot<V> {
 }
 
 /** Bounded cache with TTL and second-chance eviction. Not exported from the package. */
-export class LruCache<V> {
+export class LruCache<V extends LruSlot> {
   readonly #max: number;
-  readonly #map = new Map<string, Slot<V>>();
+  readonly #map = new Map<string, V>();
 
   constructor(max: number) {
     this.#max = max;
@@ -44,16 +47,21 @@ export class LruCache<V> {
       return undefined;
     }
     slot.hit = 1;
-    return slot.value;
+    return slot;
   }
 
-  /** Stores `value` until `until` (epoch ms), evicting one entry first when full. */
+  /**
+   * Stores `value` until `until` (epoch ms), evicting one entry first when full. Writes
+   * `until` and `hit` on `value`: give each key its own object.
+   */
   set(key: string, value: V, until: number): void {
     if (this.#max <= 0) return;
     // A replaced key frees its own place; a new one needs a free place before it is queued,
     // so the sweep below can never pick the entry being set.
     if (!this.#map.delete(key) && this.#map.size >= this.#max) this.#evictOne();
-    this.#map.set(key, { value, until, hit: 0 });
+    value.until = until;
+    value.hit = 0;
+    this.#map.set(key, value);
   }
 
   /**
@@ -78,7 +86,7 @@ export class LruCache<V> {
   deleteWhere(predicate: (value: V) => boolean): number {
     let removed = 0;
     for (const [key, slot] of this.#map) {
-      if (predicate(slot.value)) {
+      if (predicate(slot)) {
         this.#map.delete(key);
         removed++;
       }

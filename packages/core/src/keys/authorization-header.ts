@@ -8,8 +8,38 @@
 export type ApiKeyHeader = { kind: 'missing' } | { kind: 'key'; text: string };
 
 const MISSING: ApiKeyHeader = Object.freeze({ kind: 'missing' });
-/** RFC 9110 §5.6.2 `token`: the auth-scheme. */
-const SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+/;
+
+/** RFC 9110 §5.6.2 `tchar`, by char code: the characters of an auth-scheme. */
+const TCHAR = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1;
+
+/** `apikey`, lowercase: a header character `c` matches when `c | 0x20` equals it (letters only do). */
+const SCHEME = 'apikey';
+
+/**
+ * The text after `ApiKey 1*SP` (see `readApiKeyHeader`), or `undefined` when `value` holds
+ * no ApiKey credentials. Scans by char code: no regular expression, no result object.
+ */
+export function apiKeyText(value: string | null | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  // Leading OWS is stripped by HTTP parsers already; tolerate it when a caller did not.
+  let start = 0;
+  while (value.charCodeAt(start) === 32 || value.charCodeAt(start) === 9) start++;
+  // The scheme is the longest run of tchar: exactly `apikey` in any case, then no tchar.
+  // (`c | 0x20` maps only A-Z onto a-z among the characters that can equal a letter here.)
+  for (let k = 0; k < 6; k++) if ((value.charCodeAt(start + k) | 0x20) !== SCHEME.charCodeAt(k)) return undefined;
+  const after = value.charCodeAt(start + 6);
+  if (after < 128 && TCHAR[after] === 1) return undefined;
+  let i = start + 6;
+  while (value.charCodeAt(i) === 32) i++;
+  // No space after the scheme: `ApiKey`, `ApiKey\tk…`. The empty text is malformed downstream.
+  if (i === start + 6) return value.slice(i);
+  // Trailing OWS dropped by a loop, not `/[ \t]+$/`: that regex backtracks quadratically
+  // over a run of spaces that is not at the end (16 KB of them cost ~100 ms per request).
+  let end = value.length;
+  while (end > i && (value.charCodeAt(end - 1) === 32 || value.charCodeAt(end - 1) === 9)) end--;
+  return value.slice(i, end);
+}
 
 /**
  * Reads the ApiKey credentials of an `Authorization` value. No header, an empty one or
@@ -19,18 +49,6 @@ const SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+/;
  * instead of a space, or two tokens are `malformed` (401 `invalid_api_key`).
  */
 export function readApiKeyHeader(value: string | null | undefined): ApiKeyHeader {
-  if (typeof value !== 'string') return MISSING;
-  // Leading OWS is stripped by HTTP parsers already; tolerate it when a caller did not.
-  const header = value.replace(/^[ \t]+/, '');
-  const scheme = SCHEME.exec(header)?.[0];
-  if (scheme === undefined || scheme.length !== 6 || scheme.toLowerCase() !== 'apikey') return MISSING;
-  let i = 6;
-  while (header.charCodeAt(i) === 32) i++;
-  // No space after the scheme: `ApiKey`, `ApiKey\tk…`. The empty text is malformed downstream.
-  if (i === 6) return { kind: 'key', text: header.slice(6) };
-  // Trailing OWS dropped by a loop, not `/[ \t]+$/`: that regex backtracks quadratically
-  // over a run of spaces that is not at the end (16 KB of them cost ~100 ms per request).
-  let end = header.length;
-  while (end > i && (header.charCodeAt(end - 1) === 32 || header.charCodeAt(end - 1) === 9)) end--;
-  return { kind: 'key', text: header.slice(i, end) };
+  const text = apiKeyText(value);
+  return text === undefined ? MISSING : { kind: 'key', text };
 }

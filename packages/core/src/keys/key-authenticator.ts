@@ -6,13 +6,13 @@
  * @module
  */
 import { AuthenticationError, KeysetError } from '../errors.ts';
-import { readApiKeyHeader } from './authorization-header.ts';
+import { apiKeyText } from './authorization-header.ts';
 import { ipAllowed } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import { withRefusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
-import { findQueryCredential } from './query-credentials.ts';
+import { createQueryCredentialFinder } from './query-credentials.ts';
 import { missingScopes } from './scopes.ts';
 
 /** The request parts authentication looks at. */
@@ -60,12 +60,13 @@ const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 /** Creates `authenticateMaybeSync` for a keyring (its `authenticate` is the same, always a promise). */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, scopeWildcards, log, verify } = options;
+  const findQueryCredential = createQueryCredentialFinder(prefixes);
 
   return function authenticateMaybeSync(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): VerifiedKey | Promise<VerifiedKey> {
     const { scopes, realm = defaultRealm } = authOptions;
     const url = request.url;
     if (url !== undefined && url !== null) {
-      const found = findQueryCredential(String(url), prefixes);
+      const found = findQueryCredential(typeof url === 'string' ? url : String(url));
       if (found !== undefined) {
         if (log.warns()) log.warn({ reason: 'api_key_in_query', ...(found.kind === 'named' ? { param: found.name } : {}) }, 'api key rejected');
         throw new KeysetError('api_key_in_query', {
@@ -76,10 +77,10 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    const header = readApiKeyHeader(request.authorization);
-    if (header.kind === 'missing') throw new AuthenticationError('missing_api_key', { realm });
+    const text = apiKeyText(request.authorization);
+    if (text === undefined) throw new AuthenticationError('missing_api_key', { realm });
     // A warm cache answers synchronously: wait only for a real promise (the store).
-    const verified = verify(header.text, realm);
+    const verified = verify(text, realm);
     return verified instanceof Promise ? verified.then((key) => admit(key, request, scopes)) : admit(verified, request, scopes);
   };
 

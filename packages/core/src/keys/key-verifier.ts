@@ -14,7 +14,7 @@
  */
 import { AuthenticationError, type InvalidKeyReason } from '../errors.ts';
 import { fromByteString, fromHex, toByteString, toHex } from '../internal/hex.ts';
-import { LruCache } from '../internal/lru-cache.ts';
+import { LruCache, type LruSlot } from '../internal/lru-cache.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import { judge } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
@@ -47,10 +47,14 @@ export interface KeyVerifier {
   forgetRejection(digest: string): void;
 }
 
-interface ValidEntry {
+/**
+ * A cached valid result: one object that is also the cache's slot and, with a last-use
+ * writer, the record of the digest's last use, so a hit reads one object.
+ */
+interface ValidEntry extends LruSlot, LastUse {
   verified: VerifiedKey;
-  /** Where this digest's uses are recorded (`undefined` without a last-use writer). */
-  lastUse: LastUse | undefined;
+  /** Whether uses are recorded on this entry (a last-use writer is configured). */
+  tracked: boolean;
   identityId: string;
   /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
   validUntil: number;
@@ -58,10 +62,13 @@ interface ValidEntry {
   endReason: 'expired' | 'revoked';
 }
 
-interface InvalidEntry {
+interface InvalidEntry extends LruSlot {
   reason: 'unknown' | 'expired' | 'revoked';
   identityId: string | undefined;
 }
+
+/** A negative cache entry (the cache sets `until`). */
+const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undefined): InvalidEntry => ({ reason, identityId, until: 0, hit: 0 });
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
@@ -114,11 +121,11 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     const hit = valid?.get(cacheKey, now);
     if (hit !== undefined) {
       if (now < hit.validUntil) {
-        if (hit.lastUse !== undefined) writer!.use(hit.lastUse, now);
+        if (hit.tracked) writer!.use(hit, now);
         return hit.verified;
       }
       valid!.delete(cacheKey);
-      invalidCache?.set(cacheKey, { reason: hit.endReason, identityId: hit.identityId }, now + negativeTtlMs);
+      invalidCache?.set(cacheKey, invalidEntry(hit.endReason, hit.identityId), now + negativeTtlMs);
       throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
     }
     if (!checked) refuseBadKey(text, prefix, realm);
@@ -137,21 +144,32 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     // The store matched by digest; compare again in constant time so a store that matches
     // loosely (collation, prefix index) can never let a different key through.
     if (found === undefined || storedDigest === undefined || !crypto.timingSafeEqual(storedDigest, bytes)) {
-      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: 'unknown', identityId: undefined }, now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('unknown', undefined), now + negativeTtlMs);
       throw reject('unknown', last4, undefined, realm);
     }
     const { identity } = found;
     const verdict = judge(identity, found.secret, now);
     if ('reason' in verdict) {
-      if (epoch === startEpoch) invalidCache?.set(cacheKey, { reason: verdict.reason, identityId: identity.id }, now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry(verdict.reason, identity.id), now + negativeTtlMs);
       throw reject(verdict.reason, last4, identity.id, realm);
     }
     // The digest matched the whole text, prefix included: this is the key's environment.
     const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4);
-    const lastUse = writer?.track(digest, now);
-    if (epoch === startEpoch) {
-      valid?.set(cacheKey, { verified, lastUse, identityId: identity.id, validUntil: verdict.until, endReason: verdict.endReason }, now + ttlMs);
-    }
+    const entry: ValidEntry = {
+      verified,
+      tracked: writer !== undefined,
+      identityId: identity.id,
+      validUntil: verdict.until,
+      endReason: verdict.endReason,
+      digest,
+      at: now,
+      queued: 0,
+      batch: 0,
+      until: 0,
+      hit: 0,
+    };
+    writer?.track(entry);
+    if (epoch === startEpoch) valid?.set(cacheKey, entry, now + ttlMs);
     return verified;
   }
 

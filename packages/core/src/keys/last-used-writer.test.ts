@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { KeyStore } from './key-store.ts';
-import { LastUsedWriter } from './last-used-writer.ts';
+import { LastUsedWriter, type LastUse } from './last-used-writer.ts';
+
+function tracked(writer: LastUsedWriter, digest: string, at: number): LastUse {
+  const record: LastUse = { digest, at, queued: 0, batch: 0 };
+  writer.track(record);
+  return record;
+}
 
 type Update = { digest: string; at: Date };
 
@@ -28,8 +34,8 @@ describe('LastUsedWriter records (track / use)', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { store, batches } = recordingStore();
     const writer = new LastUsedWriter(store, 1000, () => {});
-    const a = writer.track('aa', 10);
-    const b = writer.track('bb', 11);
+    const a = tracked(writer, 'aa', 10);
+    const b = tracked(writer, 'bb', 11);
     for (let t = 12; t < 5000; t++) writer.use(t % 2 === 0 ? a : b, t);
     expect(batches).toHaveLength(0);
     expect(writer.pending('aa')).toBe(4998);
@@ -50,8 +56,8 @@ describe('LastUsedWriter records (track / use)', () => {
     const { store, batches, fail } = recordingStore();
     const errors: number[] = [];
     const writer = new LastUsedWriter(store, 1000, (_error, count) => errors.push(count));
-    const first = writer.track('aa', 10);
-    const second = writer.track('aa', 5); // a second cache entry for the same digest
+    const first = tracked(writer, 'aa', 10);
+    const second = tracked(writer, 'aa', 5); // a second cache entry for the same digest
     writer.use(second, 20);
     writer.use(first, 15);
     writer.touch('aa', 12);
@@ -69,7 +75,7 @@ describe('LastUsedWriter records (track / use)', () => {
   it('ignores uses after close and writes what was pending on close', async () => {
     const { store, batches } = recordingStore();
     const writer = new LastUsedWriter(store, 60_000, () => {});
-    const a = writer.track('aa', 1);
+    const a = tracked(writer, 'aa', 1);
     writer.use(a, 2);
     expect(await writer.close()).toEqual({ ok: true });
     writer.use(a, 3);
@@ -84,13 +90,13 @@ describe('LastUsedWriter records (track / use)', () => {
         (uses) => {
           const { store } = recordingStore();
           const writer = new LastUsedWriter(store, 60_000, () => {});
-          const records = new Map<string, ReturnType<LastUsedWriter['track']>[]>();
+          const records = new Map<string, LastUse[]>();
           const latest = new Map<string, number>();
           for (const { record, digest, at } of uses) {
             const list = records.get(digest) ?? [];
             records.set(digest, list);
             if (record < 0) writer.touch(digest, at);
-            else if (record >= list.length) list.push(writer.track(digest, at));
+            else if (record >= list.length) list.push(tracked(writer, digest, at));
             else writer.use(list[record]!, at);
             latest.set(digest, Math.max(latest.get(digest) ?? -Infinity, at));
           }

@@ -15,14 +15,14 @@ import type { KeyStore } from './key-store.ts';
 /** Where the writer reports a failed batch. */
 export type FlushErrorHandler = (error: unknown, count: number) => void;
 
-/** One digest's latest use, kept beside a cached verification and updated in place. */
+/** One digest's latest use, kept on a cached verification and updated in place. */
 export interface LastUse {
   readonly digest: string;
   /** Latest use recorded here (epoch ms). */
   at: number;
-  /** 1 while queued for the next fold, else 0. */
+  /** 1 while queued for the next fold, else 0 (set by the writer). */
   queued: number;
-  /** The writer's batch number when this use was last recorded. */
+  /** The writer's batch number when this use was last recorded (set by the writer). */
   batch: number;
 }
 
@@ -57,12 +57,14 @@ export class LastUsedWriter {
   }
 
   /**
-   * Records a use, as `touch` does, and returns a record for the next uses of the same
-   * digest (`use`), which cost no map operation.
+   * Records the use `record.at` of `record.digest`, as `touch` does, and readies `record`
+   * (which the caller keeps, e.g. on a cache entry) for the next uses of the same digest
+   * (`use`), which cost no map operation.
    */
-  track(digest: string, at: number): LastUse {
-    this.touch(digest, at);
-    return { digest, at, queued: 0, batch: this.#batch };
+  track(record: LastUse): void {
+    record.queued = 0;
+    record.batch = this.#batch;
+    this.touch(record.digest, record.at);
   }
 
   /**

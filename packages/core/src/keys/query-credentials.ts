@@ -89,19 +89,34 @@ function containsKey(text: string, prefix: string): boolean {
  * match). Values are percent-decoded first, so encoding a key does not hide it.
  */
 export function findQueryCredential(url: string, prefixes: string | readonly string[]): QueryCredential | undefined {
-  const query = rawQuery(url);
-  if (query === '') return undefined;
-  const all = typeof prefixes === 'string' ? [prefixes] : prefixes;
-  // Fast path for the common request: nothing encoded, no `prefix_`, and no parameter
-  // named like a credential. Only the names are looked at (and lowercased), never the
-  // values: a cursor is long and can hold no credential name that matters here.
-  if (query.indexOf('%') < 0 && all.every((prefix) => query.indexOf(`${prefix}_`) < 0) && !hasCredentialName(query)) return undefined;
-  for (const [name, value] of new URLSearchParams(query.replace(SEPARATORS, '&'))) {
-    const credential = credentialName(name);
-    if (credential !== undefined) return { kind: 'named', name: credential };
-    if (all.some((prefix) => containsKey(value, prefix) || containsKey(name, prefix))) return { kind: 'key' };
-  }
-  return undefined;
+  return createQueryCredentialFinder(typeof prefixes === 'string' ? [prefixes] : prefixes)(url);
+}
+
+/**
+ * `findQueryCredential` for fixed `prefixes`, with the `<prefix>_` markers built once (the
+ * keyring's request path). Internal: not exported from the package.
+ */
+export function createQueryCredentialFinder(prefixes: readonly string[]): (url: string) => QueryCredential | undefined {
+  const all = [...prefixes];
+  const markers = all.map((prefix) => `${prefix}_`);
+  const hasMarker = (query: string): boolean => {
+    for (let i = 0; i < markers.length; i++) if (query.indexOf(markers[i] as string) >= 0) return true;
+    return false;
+  };
+  return (url) => {
+    const query = rawQuery(url);
+    if (query === '') return undefined;
+    // Fast path for the common request: nothing encoded, no `prefix_`, and no parameter
+    // named like a credential. Only the names are looked at (and lowercased), never the
+    // values: a cursor is long and can hold no credential name that matters here.
+    if (query.indexOf('%') < 0 && !hasMarker(query) && !hasCredentialName(query)) return undefined;
+    for (const [name, value] of new URLSearchParams(query.replace(SEPARATORS, '&'))) {
+      const credential = credentialName(name);
+      if (credential !== undefined) return { kind: 'named', name: credential };
+      if (all.some((prefix) => containsKey(value, prefix) || containsKey(name, prefix))) return { kind: 'key' };
+    }
+    return undefined;
+  };
 }
 
 function safeDecode(text: string): string {
