@@ -58,6 +58,23 @@ describe('createPaginator', () => {
     expect(Object.isFrozen(plan)).toBe(true);
   });
 
+  it('plans carry their members in one order, frozen, with and without filters, in both modes', async () => {
+    const first = await paginator.plan(new URLSearchParams('limit=3'));
+    expect(Object.keys(first)).toEqual(['mode', 'limit', 'take', 'direction', 'after', 'sort', 'fingerprint']);
+    const filtered = await paginator.plan(new URLSearchParams('limit=3'), { filters: { status: 'paid' } });
+    expect(Object.keys(filtered)).toEqual(['mode', 'limit', 'take', 'direction', 'after', 'sort', 'fingerprint', 'filters']);
+    const offset = await paginator.plan(new URLSearchParams('offset=4'));
+    expect(Object.keys(offset)).toEqual(['mode', 'limit', 'take', 'offset', 'sort', 'fingerprint', 'total']);
+    const offsetFiltered = await paginator.plan(new URLSearchParams('offset=4'), { filters: { status: 'paid' } });
+    expect(Object.keys(offsetFiltered)).toEqual(['mode', 'limit', 'take', 'offset', 'sort', 'fingerprint', 'total', 'filters']);
+    for (const plan of [first, filtered, offset, offsetFiltered]) expect(Object.isFrozen(plan)).toBe(true);
+    const { rows } = paginateArray(orders, filtered, paginator.sort);
+    const { body } = await paginator.page(filtered, rows, { url: URL_ });
+    const next = await paginator.plan(new URLSearchParams(`cursor=${(body as CursorPage<Order>).nextCursor!}`), { filters: { status: 'paid' } });
+    expect(Object.keys(next)).toEqual(['mode', 'limit', 'take', 'direction', 'after', 'sort', 'fingerprint', 'filters']);
+    expect(Object.isFrozen(next) && Object.isFrozen(next.mode === 'cursor' && next.after) && Object.isFrozen(next.filters)).toBe(true);
+  });
+
   it('pages in cursor mode: limit + 1 decides has-more, Link keeps the other parameters', async () => {
     const url = new URL(URL_);
     const plan = await paginator.plan(url.searchParams, { filters: { status: 'paid' } });

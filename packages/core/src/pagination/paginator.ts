@@ -212,8 +212,14 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
 
   function planned(parsed: PageQuery, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan | Promise<PagePlan> {
     if (parsed.mode === 'offset') {
-      const carried = filters === undefined ? {} : { filters };
-      return Object.freeze({ mode: 'offset', limit, take: limit + 1, offset: parsed.offset, sort: spec, fingerprint, total: totalPolicy, ...carried });
+      // Literals, not a spread: a spread object's shape has no frozen twin to move to, and
+      // freezing it cost about 1 µs (a new hidden class per call).
+      const { offset } = parsed;
+      return Object.freeze(
+        filters === undefined
+          ? { mode: 'offset', limit, take: limit + 1, offset, sort: spec, fingerprint, total: totalPolicy }
+          : { mode: 'offset', limit, take: limit + 1, offset, sort: spec, fingerprint, total: totalPolicy, filters },
+      );
     }
     if (parsed.cursor === null) return cursorPlan(null, limit, spec, fingerprint, filters);
     const cursor = codec.decodeMaybeSync(parsed.cursor, fingerprint, spec);
@@ -223,16 +229,14 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   }
 
   function cursorPlan(cursor: DecodedCursor | null, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan {
-    const plan = {
-      mode: 'cursor' as const,
-      limit,
-      take: limit + 1,
-      direction: cursor === null ? ('forward' as const) : cursor.direction,
-      after: cursor === null ? null : cursor.position,
-      sort: spec,
-      fingerprint,
-    };
-    return Object.freeze(filters === undefined ? plan : { ...plan, filters });
+    const direction = cursor === null ? 'forward' : cursor.direction;
+    const after = cursor === null ? null : cursor.position;
+    // Two literals rather than a spread (see the offset plan above).
+    return Object.freeze(
+      filters === undefined
+        ? { mode: 'cursor', limit, take: limit + 1, direction, after, sort: spec, fingerprint }
+        : { mode: 'cursor', limit, take: limit + 1, direction, after, sort: spec, fingerprint, filters },
+    );
   }
 
   function pageMaybeSync(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): PageResult<Row> | Promise<PageResult<Row>> {
