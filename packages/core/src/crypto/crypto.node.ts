@@ -116,10 +116,12 @@ function outerHash(hash: NonNullable<typeof oneShotHash>, pads: HmacPads, inner:
   } else {
     view = new Uint8Array(inner.buffer, inner.byteOffset, length);
   }
-  // A 32-byte binary string: cheaper to produce and copy than a Buffer.
+  // A 32-byte binary string: cheaper to produce and copy than a Buffer; copied by hand,
+  // which costs less than Buffer#write's argument checks for 32 bytes.
   const innerDigest = hash('sha256', view, 'latin1') as string;
-  pads.outer.write(innerDigest, BLOCK, 'latin1');
-  return hash('sha256', pads.outer, output);
+  const outer = pads.outer;
+  for (let i = 0; i < DIGEST; i++) outer[BLOCK + i] = innerDigest.charCodeAt(i);
+  return hash('sha256', outer, output);
 }
 
 /** A Buffer over each ArrayBuffer the base64url encoder was given; weak, so it keeps none alive. */

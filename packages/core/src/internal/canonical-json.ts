@@ -39,10 +39,20 @@ export function canonicalJson(value: unknown, depth = 0): string {
         );
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record)
-        .filter((k) => record[k] !== undefined)
-        .sort();
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k], depth + 1)}`).join(',')}}`;
+      const keys = Object.keys(record);
+      // Sorted by UTF-16 code units, as Array#sort does; most filters come sorted already
+      // (one or two members), and then no array is sorted, mapped or joined.
+      let sorted = true;
+      for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);
+      if (!sorted) keys.sort();
+      let out = '{';
+      for (const k of keys) {
+        const member = record[k];
+        if (member === undefined) continue;
+        if (out.length > 1) out += ',';
+        out += `${JSON.stringify(k)}:${canonicalJson(member, depth + 1)}`;
+      }
+      return `${out}}`;
     }
     default:
       throw new TypeError(`cannot fingerprint a ${typeof value} in filters`);

@@ -70,7 +70,7 @@ describe('pageLinks', () => {
       fc.property(
         fc.constantFrom('https://api.test/api/orders', 'http://localhost:3000/v1/items', 'https://api.test'),
         fc.option(fc.array(part, { maxLength: 8 }), { nil: undefined }),
-        fc.option(fc.constantFrom('#frag', '#', '#a?b=c'), { nil: '' }),
+        fc.option(fc.constantFrom('#frag', '#', '#a?b=c', '#x&cursor=1&offset=2'), { nil: '' }),
         fc.array(target, { minLength: 1, maxLength: 3 }),
         (base, query, fragment, targets) => {
           const url = `${base}${query === undefined ? '' : `?${query.join('&')}`}${fragment}`;
@@ -78,6 +78,24 @@ describe('pageLinks', () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+
+  it('builds the same header when every target moves one parameter (the links of one page: one pass over the query)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('https://api.test/api/orders', 'http://localhost:3000/v1/items', 'https://api.test'),
+        fc.option(fc.array(part, { maxLength: 8 }), { nil: undefined }),
+        fc.option(fc.constantFrom('#frag', '#', '#a?b=c', '#x&cursor=1&offset=2', '?#'), { nil: '' }),
+        fc.constantFrom('cursor' as const, 'offset' as const),
+        fc.array(target, { minLength: 1, maxLength: 3 }),
+        (base, query, fragment, name, targets) => {
+          const url = `${base}${query === undefined ? '' : `?${query.join('&')}`}${fragment}`;
+          const same = targets.map((t) => ({ ...t, name }));
+          expect(pageLinks(url, same)).toBe(previous(url, same));
+        },
+      ),
+      { numRuns: 3000 },
     );
   });
 });

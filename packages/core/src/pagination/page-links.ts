@@ -38,6 +38,49 @@ function viaUrl(text: string, target: PageLinkTarget): string {
   return next.href;
 }
 
+/** {@link pageLinks} for targets that move different parameters: each link built on its own. */
+function mixedLinks(text: string, targets: readonly PageLinkTarget[]): string {
+  const hash = text.indexOf('#');
+  const withoutHash = hash < 0 ? text : text.slice(0, hash);
+  const q = withoutHash.indexOf('?');
+  const path = q < 0 ? withoutHash : withoutHash.slice(0, q);
+  // The query split once: each part as written and its decoded name, side by side.
+  const parts: string[] = [];
+  const names: string[] = [];
+  if (q >= 0) {
+    for (const part of withoutHash.slice(q + 1).split('&')) {
+      if (part === '') continue;
+      const eq = part.indexOf('=');
+      parts.push(part);
+      names.push(paramName(eq < 0 ? part : part.slice(0, eq)));
+    }
+  }
+  let header = '';
+  for (const target of targets) {
+    const { name, value } = target;
+    const other = name === 'cursor' ? 'offset' : 'cursor';
+    const position = value === null ? null : `${name}=${value}`;
+    let query = '';
+    let placed = position === null;
+    for (let i = 0; i < parts.length; i++) {
+      const key = names[i] as string;
+      if (key === other) continue;
+      let piece: string;
+      if (key !== name) piece = parts[i] as string;
+      else if (!placed) {
+        // Where the old position stood, like URLSearchParams#set.
+        piece = position as string;
+        placed = true;
+      } else continue;
+      query = query === '' ? piece : `${query}&${piece}`;
+    }
+    if (!placed) query = query === '' ? (position as string) : `${query}&${position as string}`;
+    if (header !== '') header += ', ';
+    header += `<${query === '' ? path : `${path}?${query}`}>; rel="${target.rel}"`;
+  }
+  return header;
+}
+
 /**
  * The `Link` header value for `targets` (in order), from the absolute request `url`, or
  * `undefined` when there are none. The other mode's parameter (`offset` for a cursor
@@ -62,42 +105,48 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
     return targets.map((t) => `<${viaUrl(text, t)}>; rel="${t.rel}"`).join(', ');
   }
   const hash = text.indexOf('#');
-  const withoutHash = hash < 0 ? text : text.slice(0, hash);
-  const q = withoutHash.indexOf('?');
-  const path = q < 0 ? withoutHash : withoutHash.slice(0, q);
-  // The query split once: each part as written and its decoded name, side by side.
-  const parts: string[] = [];
-  const names: string[] = [];
-  if (q >= 0) {
-    for (const part of withoutHash.slice(q + 1).split('&')) {
-      if (part === '') continue;
-      const eq = part.indexOf('=');
-      parts.push(part);
-      names.push(paramName(eq < 0 ? part : part.slice(0, eq)));
+  const end = hash < 0 ? text.length : hash;
+  const q = text.indexOf('?');
+  const path = q < 0 || q > end ? text.slice(0, end) : text.slice(0, q);
+  const name = (targets[0] as PageLinkTarget).name;
+  for (const target of targets) if (target.name !== name) return mixedLinks(text, targets);
+  const other = name === 'cursor' ? 'offset' : 'cursor';
+  // One pass over the query, shared by every link: the parameters kept as written before
+  // the first position parameter (where the new one goes, like URLSearchParams#set) and
+  // after it; the other mode's parameter and repeated positions are dropped.
+  let before = '';
+  let after = '';
+  let found = false;
+  if (q >= 0 && q < end) {
+    for (let start = q + 1; start <= end; ) {
+      let stop = text.indexOf('&', start);
+      if (stop < 0 || stop > end) stop = end;
+      if (stop > start) {
+        const part = text.slice(start, stop);
+        const eq = part.indexOf('=');
+        const key = paramName(eq < 0 ? part : part.slice(0, eq));
+        if (key === name) found = true;
+        else if (key === other) {
+          // dropped
+        } else if (found) after = after === '' ? part : `${after}&${part}`;
+        else before = before === '' ? part : `${before}&${part}`;
+      }
+      start = stop + 1;
     }
   }
+  const rest = before === '' ? after : after === '' ? before : `${before}&${after}`;
   let header = '';
   for (const target of targets) {
-    const { name, value } = target;
-    const other = name === 'cursor' ? 'offset' : 'cursor';
+    const { value } = target;
     // Cursor values are base64url and offsets digits: both safe in a query as they are.
-    const position = value === null ? null : `${name}=${value}`;
-    // Built as a string, not an array joined: this runs for every link of every page.
-    let query = '';
-    let placed = position === null;
-    for (let i = 0; i < parts.length; i++) {
-      const key = names[i] as string;
-      if (key === other) continue;
-      let piece: string;
-      if (key !== name) piece = parts[i] as string;
-      else if (!placed) {
-        // Where the old position stood, like URLSearchParams#set.
-        piece = position as string;
-        placed = true;
-      } else continue;
-      query = query === '' ? piece : `${query}&${piece}`;
+    let query: string;
+    if (value === null) query = rest;
+    else {
+      const position = `${name}=${value}`;
+      const head = before === '' ? position : `${before}&${position}`;
+      // Not found: every kept parameter is in `before`, and the position goes last.
+      query = after === '' ? head : `${head}&${after}`;
     }
-    if (!placed) query = query === '' ? (position as string) : `${query}&${position as string}`;
     if (header !== '') header += ', ';
     header += `<${query === '' ? path : `${path}?${query}`}>; rel="${target.rel}"`;
   }
