@@ -6,6 +6,7 @@
 import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
+import { setHeaders } from './internal/set-headers.ts';
 import { guardUrl } from './internal/request-url.ts';
 
 declare global {
@@ -65,7 +66,8 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
     // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
     const request = {
-      authorization: req.get('authorization'),
+      // What `req.get('authorization')` reads, without its name lowercasing and Referer alias.
+      authorization: req.headers.authorization,
       url: guardUrl(req),
       remoteAddress: req.socket.remoteAddress,
       forwardedFor: req.headers['x-forwarded-for'],
@@ -81,6 +83,6 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
 
 function admit(res: Response, next: NextFunction, { key, headers }: ApiKeyGuardResult): void {
   res.locals.apiKey = key;
-  res.set(headers);
+  setHeaders(res, headers);
   next();
 }

@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
-import { notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
+import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
 import type { PaginateOptions } from './index.ts';
 import { listen } from './testing/listen.ts';
 import { rawRequest } from './testing/raw-request.ts';
@@ -154,5 +154,36 @@ describe('paginate() for Express', () => {
       await sendPage(res, []);
     });
     await expectProblem(await fetch(await serve(app)), 500, 'internal_error');
+  });
+});
+
+describe('paginate() after apiKey()', () => {
+  it('leaves only apiKey and page as res.locals names, and sends the page', async () => {
+    const app = express();
+    let names: string[] = [];
+    app.get('/items', apiKey({ guard: fixture.guard }), paginate(fixture.paginator), async (_req, res) => {
+      names = Object.keys(res.locals);
+      await sendPage(res, fixture.list(res.locals.page, new URLSearchParams()).rows);
+    });
+    const origin = await serve(app);
+    const res = await fetch(`${origin}/items?limit=2`, { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
+    expect(res.status).toBe(200);
+    expect(linkOf(res)).toMatch(new RegExp(`^${origin}/items\\?limit=2&cursor=`));
+    expect(names.sort()).toEqual(['apiKey', 'page']);
+  });
+
+  it("builds the Link from the sub-app's own view of the URL when apiKey() ran in the parent app", async () => {
+    const parent = express();
+    const api = express();
+    api.set('trust proxy', true);
+    api.get('/items', paginate(fixture.paginator), async (_req, res) => {
+      await sendPage(res, fixture.list(res.locals.page, new URLSearchParams()).rows);
+    });
+    parent.use('/v1', apiKey({ guard: fixture.guard }), api);
+    const origin = await serve(parent);
+    const headers = { authorization: `ApiKey ${fixture.keys.reader}`, 'x-forwarded-host': 'api.example.com', 'x-forwarded-proto': 'https' };
+    const res = await fetch(`${origin}/v1/items?limit=2`, { headers });
+    expect(res.status).toBe(200);
+    expect(linkOf(res)).toMatch(/^https:\/\/api\.example\.com\/v1\/items\?limit=2&cursor=/);
   });
 });

@@ -7,6 +7,7 @@ import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { publicUrl } from './internal/request-url.ts';
+import { setHeaders } from './internal/set-headers.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -51,10 +52,12 @@ interface PageState {
   readonly url: string;
 }
 
-// On the response itself (a symbol-keyed property), not in a WeakMap keyed by it: a
-// WeakMap entry per request is an ephemeron every scavenge must trace.
+// In `res.locals` (a symbol-keyed property), not in a WeakMap keyed by the response: a
+// WeakMap entry per request is an ephemeron every scavenge must trace. `res.locals` is a
+// prototype-less dictionary Express makes per request, so adding to it changes no
+// object shape, as adding to `res` itself would.
 const STATE = Symbol('keyset.pageState');
-const slot = (res: Response): { [STATE]?: PageState } => res as unknown as { [STATE]?: PageState };
+const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown as { [STATE]?: PageState };
 
 /**
  * Middleware that plans this request's page and stores the plan as `res.locals.page`.
@@ -117,5 +120,6 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
   const { body, headers } = isPromiseLike(page) ? await page : page;
-  res.set(headers).json(body);
+  setHeaders(res, headers);
+  res.json(body);
 }

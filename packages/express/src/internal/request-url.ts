@@ -28,15 +28,18 @@ export function requestPath(req: Request): string {
 }
 
 /** The request's own absolute URL, built by `guardUrl` and taken over once by `publicUrl`. */
-// On the request itself (a symbol-keyed property), not in a WeakMap keyed by it: a WeakMap
-// entry per request is an ephemeron every scavenge must trace.
+// In the response's `res.locals` (a symbol-keyed property), not in a WeakMap keyed by the
+// request: a WeakMap entry per request is an ephemeron every scavenge must trace.
+// `res.locals` is a prototype-less dictionary Express makes per request, so adding to it
+// changes no object shape, as adding to `req` itself would.
 const OWN_URL = Symbol('keyset.ownUrl');
 interface OwnUrl {
   app: unknown;
   target: string;
   url: URL;
 }
-const slot = (req: Request): { [OWN_URL]?: OwnUrl | undefined } => req as unknown as { [OWN_URL]?: OwnUrl | undefined };
+type Slot = { [OWN_URL]?: OwnUrl | undefined };
+const slot = (req: Request): Slot => (req.res?.locals ?? req) as unknown as Slot;
 
 // RFC 9110 §7.2 Host: a reg-name, IPv4 or bracketed IPv6 literal, and an optional port.
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
