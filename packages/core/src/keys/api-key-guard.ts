@@ -108,6 +108,10 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   // once with `apiKeyCheckOptions`, so this is one entry per route).
   const authOptionsCache = new WeakMap<ApiKeyGuardCheckOptions, AuthenticateOptions>();
   const authOptionsOf = (checkOptions: ApiKeyGuardCheckOptions): AuthenticateOptions => {
+    // Without a realm of the guard's own, the route's options are the authenticate options
+    // as they are (`authenticate` reads `scopes` and `realm`; they hold no `realm`): no copy,
+    // no lookup.
+    if (realm === undefined && (checkOptions as AuthenticateOptions).realm === undefined) return checkOptions;
     let out = authOptionsCache.get(checkOptions);
     if (out === undefined) {
       const { scopes } = checkOptions;

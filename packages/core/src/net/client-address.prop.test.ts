@@ -102,3 +102,19 @@ describe('createClientAddressResolver', () => {
     },
   );
 });
+
+describe('the socket peer, remembered per text', () => {
+  it('answers as parsing afresh would, for repeated, new, junk and far more than 256 distinct peers', () => {
+    const peer = fc.oneof(publicV4, proxyV4, publicV6, fc.constant('::ffff:127.0.0.1'), fc.constant('::1'), fc.string({ maxLength: 12 }), fc.constant('1'.repeat(120)));
+    fc.assert(
+      fc.property(fc.array(peer, { minLength: 1, maxLength: 700 }), fc.constantFrom(false as const, { hops: 1 } as const), (peers, trustProxy) => {
+        const resolve = createClientAddressResolver(trustProxy);
+        for (const remoteAddress of [...peers, ...peers]) {
+          const bytes = parseIp(remoteAddress);
+          expect(resolve({ remoteAddress })).toBe(bytes === undefined ? undefined : formatIp(bytes));
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+});

@@ -17,6 +17,11 @@ import { ConfigError } from '../errors.ts';
 import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitRequest, RateLimitStore } from './types.ts';
 
+/** One (key, policy) entry: its TAT in µs, updated in place. */
+interface Cell {
+  tat: number;
+}
+
 /** Options of `createMemoryRateLimitStore`. */
 export interface MemoryRateLimitStoreOptions {
   /**
@@ -61,19 +66,22 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
   // string object request after request, its hash cached by V8) is looked up as it is,
   // instead of building and hashing a `name + key` string per request.
   const generation = Math.max(1, Math.floor(max / 2));
-  let young = new Map<string, Map<string, number>>();
-  let old = new Map<string, Map<string, number>>();
+  // Each entry is a cell holding the TAT, updated in place: a hot key costs one lookup
+  // per decision, not a lookup and then a `set` that finds the entry again.
+  let young = new Map<string, Map<string, Cell>>();
+  let old = new Map<string, Map<string, Cell>>();
   let youngSize = 0;
   let oldSize = 0;
 
   function read(name: string, key: string): number | undefined {
-    return young.get(name)?.get(key) ?? old.get(name)?.get(key);
+    return (young.get(name)?.get(key) ?? old.get(name)?.get(key))?.tat;
   }
 
   function write(name: string, key: string, tat: number): void {
     let entries = young.get(name);
-    if (entries !== undefined && entries.has(key)) {
-      entries.set(key, tat);
+    const cell = entries?.get(key);
+    if (cell !== undefined) {
+      cell.tat = tat;
       return;
     }
     if (old.get(name)?.delete(key) === true) oldSize--;
@@ -88,7 +96,7 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
       entries = new Map();
       young.set(name, entries);
     }
-    entries.set(key, tat);
+    entries.set(key, { tat });
     youngSize++;
   }
 
@@ -118,13 +126,12 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
     const name = parameters.name;
     // The young generation's entry, looked up once: a hot key is read and updated there
     // with one lookup each, not read, then found again with `has` before the update.
-    const youngEntries = young.get(name);
-    const inYoung = youngEntries?.get(key);
-    const stored = inYoung ?? old.get(name)?.get(key);
+    const inYoung = young.get(name)?.get(key);
+    const stored = inYoung !== undefined ? inYoung.tat : old.get(name)?.get(key)?.tat;
     const tat = stored !== undefined && stored > now ? stored : undefined;
     const decision = evaluateOne(parameters, tat, now, cost);
     const next = decision.allowed ? (tat ?? now) + cost * parameters.emissionMicros : tat;
-    if (inYoung !== undefined && next !== undefined && next > now) youngEntries!.set(key, next);
+    if (inYoung !== undefined && next !== undefined && next > now) inYoung.tat = next;
     else store(name, key, next, now);
     return [decision];
   }
