@@ -18,11 +18,14 @@ const MAYBE_SYNC = Symbol.for('keyset.maybeSync');
 type Twin<A extends unknown[], R> = (...args: A) => MaybePromise<R>;
 
 /**
- * Whether `value` is a promise or another thenable, i.e. something to await.
+ * Whether `value` is a promise or another thenable, i.e. something to await. For what a
+ * twin from `maybeSyncVariant` answered, `instanceof Promise` is the cheaper test: reading
+ * `then` from result objects of every shape makes this function's property load
+ * megamorphic in a hot path.
  *
  * @example
  * ```ts
- * const planned = paginator.plan(query);
+ * const planned = myPlanner(query); // a plan, or a promise of one, from code of your own
  * const plan = isPromiseLike(planned) ? await planned : planned;
  * ```
  */
@@ -33,13 +36,15 @@ export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLik
 /**
  * The variant of keyset's async function `fn` that answers without a promise when it can
  * (the same value, or the same error thrown instead of a rejection), or `undefined` when
- * `fn` has none (a function of your own): then call `fn` and await it.
+ * `fn` has none (a function of your own): then call `fn` and await it. When the variant
+ * has to wait, it answers with a native `Promise` (never another thenable), so
+ * `instanceof Promise` tells the two answers apart.
  *
  * @example
  * ```ts
  * const fast = maybeSyncVariant(guard.check);
- * const result = fast !== undefined ? fast(request, options) : guard.check(request, options);
- * const { key, headers } = isPromiseLike(result) ? await result : result;
+ * const result = fast !== undefined ? fast(request, options) : await guard.check(request, options);
+ * const { key, headers } = result instanceof Promise ? await result : result;
  * ```
  */
 export function maybeSyncVariant<A extends unknown[], R>(fn: ((...args: A) => Promise<R>) | undefined): Twin<A, R> | undefined {

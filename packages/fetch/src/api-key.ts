@@ -3,7 +3,7 @@
  * `scopes`, receives the verified key, and its response gets the `RateLimit` headers.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { rememberHeaders, withHeaders } from './internal/request-state.ts';
@@ -79,10 +79,11 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
       remoteAddress: clientAddress?.(request, ...rest),
       forwardedFor: request.headers.get('x-forwarded-for'),
     };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
+    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to
+    // wait for, and a native one otherwise (maybe-promise.ts), so `instanceof` tells.
     const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(checked, checkOptions) : guard.check(checked, checkOptions);
-    const { key, headers } = isPromiseLike(result) ? await result : result;
+    const result = fast !== undefined ? fast(checked, checkOptions) : await guard.check(checked, checkOptions);
+    const { key, headers } = result instanceof Promise ? await result : result;
     rememberHeaders(request, headers);
     return withHeaders(await handler(request, key, ...rest), headers);
   };

@@ -4,9 +4,10 @@
  * limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
+import { parseQuery, rawQuery } from './internal/query.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
@@ -66,14 +67,16 @@ export async function paginate<Row>(request: Request, paginator: Paginator<Row>,
     throw new ConfigError('paginate() filters must be an object or a function of the query');
   }
   const base = normalizeBaseUrl(baseUrl);
-  const query = new URL(request.url).searchParams;
+  // The raw query string sliced from the request URL (serialized, so its first `?` starts
+  // the query) rather than parsed again with `new URL`.
+  const query = parseQuery(rawQuery(request.url));
   const bound = typeof filters === 'function' ? filters(query) : filters;
   const planOptions = bound === undefined ? {} : { filters: bound };
   // Answered synchronously when the paginator can (a synchronous crypto provider, as on Node).
   // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
   const fast = maybeSyncVariant(paginator.plan);
-  const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-  const plan = isPromiseLike(planned) ? await planned : planned;
+  const planned = fast !== undefined ? fast(query, planOptions) : await paginator.plan(query, planOptions);
+  const plan = planned instanceof Promise ? await planned : planned;
   states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base) });
   return plan;
 }
@@ -94,8 +97,8 @@ export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], option
   const { paginator, url } = state;
   const pageOptions = total === undefined ? { url } : { url, total };
   const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = isPromiseLike(page) ? await page : page;
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : await paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = page instanceof Promise ? await page : page;
   const response = new Headers(extra);
   for (const [name, value] of Object.entries(headers)) response.set(name, value);
   response.set('content-type', 'application/json');

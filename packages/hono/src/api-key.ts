@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { holdGuardHeaders, takeGuardHeaders } from './internal/guard-headers.ts';
@@ -72,10 +72,11 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       remoteAddress: clientAddress(c),
       forwardedFor: c.req.header('x-forwarded-for'),
     };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
+    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to
+    // wait for, and a native one otherwise (maybe-promise.ts), so `instanceof` tells.
     const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-    const { key, headers } = isPromiseLike(result) ? await result : result;
+    const result = fast !== undefined ? fast(request, checkOptions) : await guard.check(request, checkOptions);
+    const { key, headers } = result instanceof Promise ? await result : result;
     c.set('apiKey', key);
     holdGuardHeaders(c, headers);
     await next();

@@ -3,11 +3,12 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
 import { publicUrl } from './internal/public-url.ts';
+import { parseQuery, rawQuery } from './internal/query.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -54,14 +55,6 @@ const stateOf = (c: Context): PageState | undefined => (c as unknown as { [STATE
 
 const NO_FILTERS = Object.freeze({});
 
-/** The query of an absolute URL (after `?`, before `#`), or `''`: what `URL#search` holds, without the `?`. */
-function rawQuery(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return '';
-  const hash = url.indexOf('#', q);
-  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
-}
-
 /**
  * Middleware that plans this request's page and stores the plan as `c.var.page`.
  * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
@@ -86,12 +79,12 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const url = publicUrl(requestUrl, base);
     // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
     // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
-    const query = new URLSearchParams(rawQuery(requestUrl));
+    const query = parseQuery(rawQuery(requestUrl));
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    const plan = isPromiseLike(planned) ? await planned : planned;
+    const planned = fast !== undefined ? fast(query, planOptions) : await paginator.plan(query, planOptions);
+    const plan = planned instanceof Promise ? await planned : planned;
     (c as unknown as { [STATE]?: PageState })[STATE] = { paginator: paginator as Paginator<never>, plan, url };
     c.set('page', plan);
     await next();
@@ -114,8 +107,8 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const { paginator, plan, url } = state;
   const pageOptions = total === undefined ? { url } : { url, total };
   const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = isPromiseLike(page) ? await page : page;
+  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : await paginator.page(plan, rows as readonly never[], pageOptions);
+  const { body, headers } = page instanceof Promise ? await page : page;
   // One plain header record for the whole response: the guard's RateLimit headers, the
   // page's Link, the content type.
   const guardHeaders = peekGuardHeaders(c);
