@@ -19,7 +19,7 @@
  * count. Traffic rotates through BENCH_KEYS (10,000) keys and more than 500 distinct
  * valid cursors per stack, as in the HTTP benchmark.
  *
- * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS,
+ * Env: BENCH_ROUNDS (21), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS,
  * BENCH_ADAPTERS (comma-separated subset of express,fastify,fetch,hono).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -29,7 +29,7 @@ import { KEY_COUNT } from './http/orders.ts';
 import { build } from './http/stacks.ts';
 import { save } from './support.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 250);
 const FILTERS = ['', 'status=paid&', 'status=refunded&'];

@@ -48,6 +48,15 @@ const sections = {
     const micro = table(['operation', 'µs/op (median of rounds)', 'interquartile'], r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile]));
     return `${stacks}\n\n${micro}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
   },
+  'inprocess-adapters'() {
+    const r = load('inprocess-adapters');
+    if (!r) return undefined;
+    const rows = table(
+      ['stack', 'CPU µs/request', 'CPU µs over its bare framework (median of rounds)', 'interquartile', '× bare (median of rounds)'],
+      r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile'], fmt(t['× bare'], 2)]),
+    );
+    return `${rows}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, one process per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
+  },
   cursor() {
     const r = load('cursor');
     if (!r) return undefined;
