@@ -375,8 +375,13 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
 
   /** Signs and assembles a cursor whose position is known to fit `sort`. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
-    const payload = payloadText(direction, position, Math.floor(clock() / 1000));
-    if (hmacBytes !== undefined) return signBytes(hmacBytes, payload, fingerprint);
+    const issuedAt = Math.floor(clock() / 1000);
+    if (hmacBytes !== undefined) {
+      const end = writePayload(direction, position, issuedAt, fingerprint);
+      if (end >= 0) return seal(hmacBytes, frame, payloadAt, end);
+      return signBytes(hmacBytes, payloadText(direction, position, issuedAt), fingerprint);
+    }
+    const payload = payloadText(direction, position, issuedAt);
     // UTF-8 is at most 3 bytes per UTF-16 unit: room for the version, payload and tag.
     const room = 1 + payload.length * 3 + TAG_BYTES;
     let out = scratch;
@@ -411,6 +416,59 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     const buffer = framed(fingerprint, payload.length * 3 + TAG_BYTES);
     const at = payloadAt;
     const end = at + encoder.encodeInto(payload, buffer === frame ? tail : buffer.subarray(at)).written;
+    return seal(mac, buffer, at, end);
+  }
+
+  /**
+   * The bytes of `payloadText(direction, position, issuedAt)` written straight into `frame`
+   * after the head for `fingerprint`, when every value is one whose JSON is ASCII written
+   * as it is (a string of printable ASCII without `"` or `\`, a finite number, a boolean,
+   * null) and it fits: the payload's end; otherwise -1, and the caller goes through the text.
+   */
+  function writePayload(direction: CursorDirection, position: CursorPosition | null, issuedAt: number, fingerprint: string): number {
+    const buffer = framed(fingerprint, 128);
+    if (buffer !== frame || !Number.isSafeInteger(issuedAt)) return -1;
+    const limit = buffer.length - TAG_BYTES;
+    let p = payloadAt;
+    buffer.set(direction === 'forward' ? OPEN_FORWARD : OPEN_BACKWARD, p);
+    p += OPEN_FORWARD.length;
+    if (position === null) {
+      p = writeAscii(buffer, p, limit, 'null');
+    } else {
+      buffer[p++] = 0x5b; // [
+      for (let i = 0; i < position.length && p >= 0; i++) {
+        if (i > 0) {
+          if (p >= limit) return -1;
+          buffer[p++] = 0x2c; // ,
+        }
+        const value = position[i];
+        if (typeof value === 'string') {
+          if (p + value.length + 2 > limit) return -1;
+          buffer[p++] = 0x22;
+          for (let j = 0; j < value.length; j++) {
+            const c = value.charCodeAt(j);
+            if (c < 0x20 || c > 0x7f || c === 0x22 || c === 0x5c) return -1;
+            buffer[p++] = c;
+          }
+          buffer[p++] = 0x22;
+        } else if ((typeof value === 'number' && Number.isFinite(value)) || value === null || value === true || value === false) {
+          p = writeAscii(buffer, p, limit, `${value}`);
+        } else {
+          return -1;
+        }
+      }
+      if (p < 0 || p >= limit) return -1;
+      buffer[p++] = 0x5d; // ]
+    }
+    p = writeAscii(buffer, p, limit, ',"t":');
+    p = writeAscii(buffer, p, limit, `${issuedAt}`);
+    if (p < 0 || p >= limit) return -1;
+    buffer[p++] = 0x7d; // }
+    return p;
+  }
+
+  /** Signs the payload standing in `buffer[at, end)` after its MAC head and returns the cursor text. */
+  function seal(mac: NonNullable<typeof hmacBytes>, buffer: Uint8Array, at: number, end: number): string {
     buffer[VERSION_AT] = DIGIT_0 + VERSION;
     const tag = mac(signer, range(buffer, inputViews, 0, end));
     for (let i = 0; i < TAG_BYTES; i++) buffer[end + i] = tag.charCodeAt(i);
@@ -453,6 +511,17 @@ function binaryTagAt(mac: string, bytes: Uint8Array, at: number): boolean {
   let diff = mac.length < TAG_BYTES ? 1 : 0;
   for (let i = 0; i < TAG_BYTES; i++) diff |= mac.charCodeAt(i) ^ (bytes[at + i] as number);
   return diff === 0;
+}
+
+/** `{"d":"f","p":` and `{"d":"b","p":`, as bytes. */
+const OPEN_FORWARD = encoder.encode('{"d":"f","p":');
+const OPEN_BACKWARD = encoder.encode('{"d":"b","p":');
+
+/** Writes ASCII `text` at `p` if it fits before `limit`: the position after it, or -1 (also for `p` = -1). */
+function writeAscii(buffer: Uint8Array, p: number, limit: number, text: string): number {
+  if (p < 0 || p + text.length > limit) return -1;
+  for (let i = 0; i < text.length; i++) buffer[p++] = text.charCodeAt(i);
+  return p;
 }
 
 /** What `scanPayload` returns for a payload not in `payloadText`'s own form. */
