@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { setHeaders } from './internal/set-headers.ts';
@@ -75,7 +75,9 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
     // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
     const fast = maybeSyncVariant(guard.check);
     const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-    if (isPromiseLike(result)) return result.then((passed) => admit(res, next, passed));
+    // A twin that has to wait answers with a native Promise, so `instanceof Promise` tells its
+    // answers apart (no `then` read from result objects of every shape); without a twin, await.
+    if (fast === undefined || result instanceof Promise) return Promise.resolve(result).then((passed) => admit(res, next, passed));
     admit(res, next, result);
     return undefined;
   };

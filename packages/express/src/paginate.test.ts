@@ -187,3 +187,20 @@ describe('paginate() after apiKey()', () => {
     expect(linkOf(res)).toMatch(/^https:\/\/api\.example\.com\/v1\/items\?limit=2&cursor=/);
   });
 });
+
+describe('paginate() with a paginator of your own (no synchronous twin)', () => {
+  it('answers as the core paginator does', async () => {
+    // Methods replaced by wrappers: the twins stay behind, every answer is a promise.
+    const own = { ...fixture.paginator, plan: (q: URLSearchParams, o?: object) => fixture.paginator.plan(q, o), page: (...a: Parameters<typeof fixture.paginator.page>) => fixture.paginator.page(...a) };
+    const app = express();
+    app.get('/items', paginate(own), async (_req, res) => {
+      await sendPage(res, fixture.list(res.locals.page, new URLSearchParams()).rows);
+    });
+    const origin = await serve(app);
+    const [mine, core] = await Promise.all([fetch(`${origin}/items?limit=2`), fetch(`${await serve(itemsApp())}/items?limit=2`)]);
+    expect(mine.status).toBe(200);
+    expect(((await mine.json()) as { items: unknown[] }).items).toEqual(((await core.json()) as { items: unknown[] }).items);
+    expect(linkOf(mine)).toMatch(new RegExp(`^${origin}/items\\?limit=2&cursor=`));
+    await expectProblem(await fetch(`${origin}/items?limit=0`), 400, 'invalid_limit');
+  });
+});

@@ -3,9 +3,10 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parseQuery } from './internal/query.ts';
 import { publicUrl } from './internal/request-url.ts';
 import { setHeaders } from './internal/set-headers.ts';
 
@@ -82,13 +83,16 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
   return function paginate(req, res, next) {
     const url = publicUrl(req, base);
-    const query = url.searchParams;
+    // The URL's query as the core reads it, split without URLSearchParams' per-character parser when nothing needs decoding.
+    const query = parseQuery(url.search);
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);
     const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
     const href = url.href;
-    if (isPromiseLike(planned)) return planned.then((page) => keep(res, next, paginator as Paginator<never>, page, href));
+    // A twin that has to wait answers with a native Promise, so `instanceof Promise` tells its
+    // answers apart (no `then` read from result objects of every shape); without a twin, await.
+    if (fast === undefined || planned instanceof Promise) return Promise.resolve(planned).then((page) => keep(res, next, paginator as Paginator<never>, page, href));
     keep(res, next, paginator as Paginator<never>, planned, href);
     return undefined;
   };
@@ -119,7 +123,7 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   const pageOptions = total === undefined ? { url } : { url, total };
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = isPromiseLike(page) ? await page : page;
+  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
   setHeaders(res, headers);
   res.json(body);
 }

@@ -5,7 +5,7 @@
  * caller without a valid key never gets a body parsed (or a 400 for a malformed one).
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, isPromiseLike, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';
@@ -59,7 +59,10 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
-  const check = (request: FastifyRequest): ApiKeyGuardResult | PromiseLike<ApiKeyGuardResult> => {
+  // A native Promise when the answer has to wait (a twin that waits answers with one; a
+  // guard without a twin is awaited), so `instanceof Promise` tells the answers apart
+  // without reading `then` from result objects of every shape.
+  const check = (request: FastifyRequest): ApiKeyGuardResult | Promise<ApiKeyGuardResult> => {
     // The socket's peer and the raw header; the guard's `trustProxy` decides what to
     // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
@@ -71,7 +74,7 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     };
     // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
     const fast = maybeSyncVariant(guard.check);
-    return fast !== undefined ? fast(guardRequest, checkOptions) : guard.check(guardRequest, checkOptions);
+    return fast !== undefined ? fast(guardRequest, checkOptions) : Promise.resolve(guard.check(guardRequest, checkOptions));
   };
   // Not `async`: Fastify passes `done`, and a synchronous answer then costs no promise.
   // A throw reaches Fastify's error handler either way (its hook runner catches it, as it
@@ -83,14 +86,14 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
       // Called by hand (`await hook(request, reply)`): a promise, as an async hook gives.
       try {
         const result = check(request);
-        return isPromiseLike(result) ? Promise.resolve(result).then((passed) => admit(request, reply, passed)) : Promise.resolve(admit(request, reply, result));
+        return result instanceof Promise ? result.then((passed) => admit(request, reply, passed)) : Promise.resolve(admit(request, reply, result));
       } catch (error) {
         return Promise.reject(error);
       }
     }
     const result = check(request);
-    if (isPromiseLike(result)) {
-      Promise.resolve(result).then(
+    if (result instanceof Promise) {
+      result.then(
         (passed) => {
           admit(request, reply, passed);
           done();

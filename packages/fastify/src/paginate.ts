@@ -4,9 +4,10 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, isPromiseLike, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { parseQuery } from './internal/query.ts';
 import { publicUrl } from './internal/request-url.ts';
 
 /** Options of `paginate()`. */
@@ -76,13 +77,15 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
-  const planOf = (request: FastifyRequest): { url: URL; planned: PagePlan | PromiseLike<PagePlan> } => {
+  const planOf = (request: FastifyRequest): { url: URL; planned: PagePlan | Promise<PagePlan> } => {
     const url = publicUrl(request, base);
-    const query = url.searchParams;
+    // The URL's query as the core reads it, split without URLSearchParams' per-character parser when nothing needs decoding.
+    const query = parseQuery(url.search);
     const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);
-    return { url, planned: fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions) };
+    // A native Promise when the plan has to wait (see apiKey()), told apart with `instanceof Promise`.
+    return { url, planned: fast !== undefined ? fast(query, planOptions) : Promise.resolve(paginator.plan(query, planOptions)) };
   };
   const keep = (request: FastifyRequest, url: URL, plan: PagePlan): void => {
     slot(request)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
@@ -98,14 +101,14 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
       // Called by hand (`await hook(request, reply)`): a promise, as an async hook gives.
       try {
         const { url, planned } = planOf(request);
-        return isPromiseLike(planned) ? Promise.resolve(planned).then((plan) => keep(request, url, plan)) : Promise.resolve(keep(request, url, planned));
+        return planned instanceof Promise ? planned.then((plan) => keep(request, url, plan)) : Promise.resolve(keep(request, url, planned));
       } catch (error) {
         return Promise.reject(error);
       }
     }
     const { url, planned } = planOf(request);
-    if (isPromiseLike(planned)) {
-      Promise.resolve(planned).then(
+    if (planned instanceof Promise) {
+      planned.then(
         (plan) => {
           keep(request, url, plan);
           done();
@@ -137,6 +140,6 @@ export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], o
   const pageOptions = total === undefined ? { url } : { url, total };
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = isPromiseLike(page) ? await page : page;
+  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
   return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
