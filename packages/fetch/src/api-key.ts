@@ -6,7 +6,7 @@
 import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
-import { rememberHeaders, withHeaders } from './internal/request-state.ts';
+import { carries, rememberHeaders, withHeaders } from './internal/request-state.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions<Rest extends unknown[] = []> {
@@ -85,6 +85,8 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
     const result = fast !== undefined ? fast(checked, checkOptions) : await guard.check(checked, checkOptions);
     const { key, headers } = result instanceof Promise ? await result : result;
     rememberHeaders(request, headers);
-    return withHeaders(await handler(request, key, ...rest), headers);
+    const response = await handler(request, key, ...rest);
+    // sendPage() built its response with them; any other gets them now, where it lacks them.
+    return carries(request, response) ? response : withHeaders(response, headers);
   };
 }

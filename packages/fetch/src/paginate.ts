@@ -8,6 +8,7 @@ import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 import { parseQuery, rawQuery } from './internal/query.ts';
+import { carriedBy, rememberedHeaders } from './internal/request-state.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
@@ -42,6 +43,7 @@ export interface SendPageOptions {
 interface PageState {
   readonly paginator: Paginator<never>;
   readonly url: string;
+  readonly request: Request;
 }
 
 const states = new WeakMap<PagePlan, PageState>();
@@ -77,7 +79,7 @@ export async function paginate<Row>(request: Request, paginator: Paginator<Row>,
   const fast = maybeSyncVariant(paginator.plan);
   const planned = fast !== undefined ? fast(query, planOptions) : await paginator.plan(query, planOptions);
   const plan = planned instanceof Promise ? await planned : planned;
-  states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base) });
+  states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base), request });
   return plan;
 }
 
@@ -94,13 +96,30 @@ export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], option
   const state = states.get(plan);
   if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request');
   const { total, headers: extra } = options;
-  const { paginator, url } = state;
+  const { paginator, url, request } = state;
   const pageOptions = total === undefined ? { url } : { url, total };
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : await paginator.page(plan, rows as readonly never[], pageOptions);
   const { body, headers } = page instanceof Promise ? await page : page;
-  const response = new Headers(extra);
-  for (const [name, value] of Object.entries(headers)) response.set(name, value);
-  response.set('content-type', 'application/json');
-  return new Response(JSON.stringify(body), { status: 200, headers: response });
+  const text = JSON.stringify(body);
+  if (extra !== undefined) {
+    const response = new Headers(extra);
+    for (const [name, value] of Object.entries(headers)) response.set(name, value);
+    response.set('content-type', 'application/json');
+    return new Response(text, { status: 200, headers: response });
+  }
+  // One plain header record: the page's headers, the RateLimit headers `apiKey()` recorded
+  // for this request (where the page has none of that name), the content type, in the
+  // order a `Headers` object lists them. `@hono/node-server` writes such a record as it is;
+  // other runtimes build their `Headers` from it.
+  const guard = rememberedHeaders(request);
+  const names = ['content-type'];
+  for (const name in headers) if (name !== 'content-type') names.push(name);
+  for (const name in guard) if (name !== 'content-type' && !Object.hasOwn(headers, name)) names.push(name);
+  names.sort();
+  const record: Record<string, string> = {};
+  for (const name of names) record[name] = name === 'content-type' ? 'application/json' : ((headers[name] ?? guard[name]) as string);
+  const response = new Response(text, { status: 200, headers: record });
+  carriedBy(request, response);
+  return response;
 }
