@@ -49,7 +49,12 @@ interface HmacPads {
 const MAX_VIEW = 2048;
 const hmacPads = new WeakMap<Uint8Array, HmacPads>();
 
+/** The last key's pads: most processes MAC with one key (the cursor secret), so one compare replaces a WeakMap lookup. */
+let lastKey: Uint8Array | undefined;
+let lastPads: HmacPads | undefined;
+
 function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPads {
+  if (key === lastKey) return lastPads as HmacPads;
   let pads = hmacPads.get(key);
   if (pads === undefined) {
     // Keys longer than a block are hashed first; shorter ones are zero-padded.
@@ -64,6 +69,8 @@ function padsOf(key: Uint8Array, hash: NonNullable<typeof oneShotHash>): HmacPad
     pads = { inner, outer, views: [] };
     hmacPads.set(key, pads);
   }
+  lastKey = key;
+  lastPads = pads;
   return pads;
 }
 

@@ -564,7 +564,7 @@ function scanPayload(text: string): unknown[] | null | typeof NOT_SCANNED {
         } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
           const j = numberEnd(text, i);
           if (j < 0) return NOT_SCANNED;
-          values.push(Number(text.slice(i, j)));
+          values.push(numberAt(text, i, j));
           i = j;
         } else if (text.startsWith('null', i)) {
           values.push(null);
@@ -591,7 +591,7 @@ function scanPayload(text: string): unknown[] | null | typeof NOT_SCANNED {
   const end = numberEnd(text, i);
   if (end < 0 || end !== text.length - 1 || text.charCodeAt(end) !== 0x7d /* } */) return NOT_SCANNED;
   scannedBackward = d === 0x62;
-  scannedTime = Number(text.slice(i, end));
+  scannedTime = numberAt(text, i, end);
   return values;
 }
 
@@ -617,6 +617,25 @@ function numberEnd(text: string, i: number): number {
     i = k;
   }
   return i;
+}
+
+/**
+ * The value of the JSON number `text[i, end)`: what `Number` reads, computed from the
+ * digits for an integer of up to 15 of them (exact: below 2^53), else by `Number`.
+ */
+function numberAt(text: string, i: number, end: number): number {
+  const negative = text.charCodeAt(i) === 0x2d;
+  let n = 0;
+  if (end - i <= 15) {
+    for (let k = negative ? i + 1 : i; k < end; k++) {
+      const d = text.charCodeAt(k) - 0x30;
+      if (d < 0 || d > 9) return Number(text.slice(i, end));
+      n = n * 10 + d;
+    }
+    // -0 stays -0, as Number('-0') says.
+    return negative ? -n : n;
+  }
+  return Number(text.slice(i, end));
 }
 
 function digitsEnd(text: string, i: number): number {
