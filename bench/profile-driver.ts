@@ -4,14 +4,15 @@
  *   perf record -F 999 -g -o keyset.perf -- node --perf-basic-prof --import tsx bench/profile-driver.ts full
  *   node bench/perf-breakdown.mjs keyset.perf <µs/request printed by this run>
  *
- * Stacks: `bare` (Hono), `auth`, `pagination`, `full` (keyset on Hono). Requests are
+ * Stacks: `bare` (Hono), `auth`, `pagination`, `full` (keyset on Hono), `fetch` (keyset's
+ * Fetch adapter, full stack, as `keysetFetch()` serves it). Requests are
  * injected into @hono/node-server's listener as in bench/inprocess.bench.ts, rotating
  * through BENCH_KEYS keys and ~600 cursors. Prints CPU µs per request.
  * Env: PROFILE_REQUESTS (200000).
  */
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import { keysetHono } from './http/keyset-stacks.ts';
+import { keysetFetch, keysetHono } from './http/keyset-stacks.ts';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
 
@@ -19,17 +20,22 @@ type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unk
 const which = process.argv[2] ?? 'full';
 const N = Number(process.env.PROFILE_REQUESTS ?? 200_000);
 
-let app: Hono;
+let fetchHandler: (request: Request) => Response | Promise<Response>;
 let keys: string[];
 if (which === 'bare') {
-  app = new Hono();
+  const app = new Hono();
   app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  fetchHandler = app.fetch;
   keys = peerKeys(KEY_COUNT).keys;
+} else if (which === 'fetch') {
+  ({ handler: fetchHandler, keys } = await keysetFetch());
 } else {
   const parts = { auth: which !== 'pagination', paginate: which !== 'auth' };
-  ({ app, keys } = await keysetHono(parts));
+  const stack = await keysetHono(parts);
+  fetchHandler = stack.app.fetch;
+  keys = stack.keys;
 }
-const listener = getRequestListener(app.fetch) as unknown as Listener;
+const listener = getRequestListener(fetchHandler) as unknown as Listener;
 
 class FakeResponse {
   statusCode = 200;
