@@ -20,6 +20,11 @@ describe('parsePageQuery', () => {
     expect(parsePageQuery(q('status=paid'), { defaultMode: 'offset' })).toEqual({ mode: 'offset', limit: undefined, offset: 0 });
   });
 
+  it('returns a frozen query', () => {
+    expect(Object.isFrozen(parsePageQuery(q('limit=5&cursor=abc')))).toBe(true);
+    expect(Object.isFrozen(parsePageQuery(q('offset=5')))).toBe(true);
+  });
+
   it('reads limit, offset and cursor', () => {
     expect(parsePageQuery(q('limit=50&offset=0'))).toEqual({ mode: 'offset', limit: 50, offset: 0 });
     expect(parsePageQuery(q('offset=40'))).toEqual({ mode: 'offset', limit: undefined, offset: 40 });

@@ -82,10 +82,13 @@ export function resolveModes(options: ParsePageQueryOptions): { defaultMode: Pag
  * ```
  */
 export function parsePageQuery(query: URLSearchParams, options: ParsePageQueryOptions = {}): PageQuery {
-  return parseWithModes(query, resolveModes(options));
+  return Object.freeze(parseWithModes(query, resolveModes(options)));
 }
 
-/** {@link parsePageQuery} with modes already validated by `resolveModes` (the paginator's hot path). */
+/**
+ * {@link parsePageQuery} with modes already validated by `resolveModes` (the paginator's
+ * hot path), not frozen: the paginator reads it and lets it go.
+ */
 export function parseWithModes(
   query: URLSearchParams,
   { defaultMode, modes }: { defaultMode: PaginationMode; modes: readonly PaginationMode[] },
@@ -109,5 +112,5 @@ export function parseWithModes(
       extensions: { parameter },
     });
   }
-  return Object.freeze(mode === 'cursor' ? { mode, limit, cursor: cursor ?? null } : { mode, limit, offset: offset ?? 0 });
+  return mode === 'cursor' ? { mode, limit, cursor: cursor ?? null } : { mode, limit, offset: offset ?? 0 };
 }
