@@ -6,7 +6,7 @@
 import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
-import { carries, rememberHeaders, withHeaders } from './internal/request-state.ts';
+import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions<Rest extends unknown[] = []> {
@@ -87,6 +87,8 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
     rememberHeaders(request, headers);
     const response = await handler(request, key, ...rest);
     // sendPage() built its response with them; any other gets them now, where it lacks them.
-    return carries(request, response) ? response : withHeaders(response, headers);
+    // Only this layer's own: behind another apiKey() (nested guards), sendPage() used the
+    // innermost layer's headers, and each outer layer still adds its own where missing.
+    return carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers);
   };
 }
