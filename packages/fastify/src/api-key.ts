@@ -92,16 +92,9 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
       }
     }
     const result = check(request);
-    if (result instanceof Promise) {
-      result.then(
-        (passed) => {
-          admit(request, reply, passed);
-          done();
-        },
-        (error: Error) => done(error),
-      );
-      return;
-    }
+    // Waiting: the promise goes back to Fastify, which treats it as an async hook's (a
+    // rejection without a reason still stops the request); `done(undefined)` would go on.
+    if (result instanceof Promise) return result.then((passed) => admit(request, reply, passed));
     admit(request, reply, result);
     done();
   }

@@ -107,16 +107,9 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
       }
     }
     const { url, planned } = planOf(request);
-    if (planned instanceof Promise) {
-      planned.then(
-        (plan) => {
-          keep(request, url, plan);
-          done();
-        },
-        (error: Error) => done(error),
-      );
-      return;
-    }
+    // Waiting: the promise goes back to Fastify, which treats it as an async hook's (a
+    // rejection without a reason still stops the request); `done(undefined)` would go on.
+    if (planned instanceof Promise) return planned.then((plan) => keep(request, url, plan));
     keep(request, url, planned);
     done();
   }
