@@ -35,7 +35,8 @@ export function compareDecimal(a: string, b: string): number {
   const y = split(b);
   if (x.negative !== y.negative) return x.negative ? -1 : 1;
   const m = compareMagnitude(x, y);
-  return x.negative ? -m : m;
+  // `0 - m`, not `-m`: equal negatives compare as 0, never -0 (which `Object.is` and `toBe` tell apart).
+  return x.negative ? 0 - m : m;
 }
 
 /**
