@@ -65,4 +65,13 @@ describe('paginate() and sendPage()', () => {
     await expect(paginate(request, fixture.paginator, { filters: 'status' as never })).rejects.toThrow(ConfigError);
     await expect(paginate(request, fixture.paginator, { baseUrl: 'not a url' })).rejects.toThrow(ConfigError);
   });
+
+  it('answers a plan once: sendPage() lets go of its state, and a second call with the same plan throws', async () => {
+    const plan = await paginate(new Request('http://localhost/items?limit=2'), fixture.paginator);
+    const { rows } = paginateArray(fixture.items, plan, fixture.sort);
+    const first = await sendPage(plan, rows);
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { items: Item[] }).items).toHaveLength(2);
+    await expect(sendPage(plan, rows)).rejects.toThrow(/answers it once/);
+  });
 });
