@@ -23,6 +23,7 @@ export type {
 } from './errors.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
 export { requestPathError } from './request-path.ts';
+export { parseQueryString, queryStringOf } from './query-string.ts';
 export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
 export type { MaybePromise } from './maybe-promise.ts';
 export { systemClock } from './clock.ts';

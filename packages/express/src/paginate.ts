@@ -3,10 +3,9 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { parseQuery } from './internal/query.ts';
 import { publicUrl } from './internal/request-url.ts';
 import { setHeaders } from './internal/set-headers.ts';
 
@@ -84,7 +83,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   return function paginate(req, res, next) {
     const url = publicUrl(req, base);
     // The URL's query as the core reads it, split without URLSearchParams' per-character parser when nothing needs decoding.
-    const query = parseQuery(url.search);
+    const query = parseQueryString(url.search);
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);

@@ -4,10 +4,9 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { parseQuery } from './internal/query.ts';
 import { publicUrl } from './internal/request-url.ts';
 
 /** Options of `paginate()`. */
@@ -80,7 +79,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   const planOf = (request: FastifyRequest): { url: URL; planned: PagePlan | Promise<PagePlan> } => {
     const url = publicUrl(request, base);
     // The URL's query as the core reads it, split without URLSearchParams' per-character parser when nothing needs decoding.
-    const query = parseQuery(url.search);
+    const query = parseQueryString(url.search);
     const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);

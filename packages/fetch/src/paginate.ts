@@ -4,10 +4,9 @@
  * limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
-import { parseQuery, rawQuery } from './internal/query.ts';
 import { carriedBy, rememberedHeaders } from './internal/request-state.ts';
 
 /** Options of `paginate()`. */
@@ -75,7 +74,7 @@ export async function paginate<Row>(request: Request, paginator: Paginator<Row>,
   const base = normalizeBaseUrl(baseUrl);
   // The raw query string sliced from the request URL (serialized, so its first `?` starts
   // the query) rather than parsed again with `new URL`.
-  const query = parseQuery(rawQuery(request.url));
+  const query = parseQueryString(queryStringOf(request.url));
   const bound = typeof filters === 'function' ? filters(query) : filters;
   const planOptions = bound === undefined ? {} : { filters: bound };
   // Answered synchronously when the paginator can (a synchronous crypto provider, as on Node).

@@ -3,12 +3,11 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl } from '@keyset/core';
+import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
 import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
 import { publicUrl } from './internal/public-url.ts';
-import { parseQuery, rawQuery } from './internal/query.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -79,7 +78,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const url = publicUrl(requestUrl, base);
     // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
     // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
-    const query = parseQuery(rawQuery(requestUrl));
+    const query = parseQueryString(queryStringOf(requestUrl));
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
     // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
     const fast = maybeSyncVariant(paginator.plan);

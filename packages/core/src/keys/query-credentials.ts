@@ -7,6 +7,7 @@
 import { KEY_CHECKSUM_LENGTH, KEY_OK, KEY_RANDOM_LENGTH, checkKey } from './key-format.ts';
 import { redactKey } from './redact-key.ts';
 import { redactEncodedText } from './redact-text.ts';
+import { queryStringOf } from '../query-string.ts';
 
 /**
  * Query parameter names that carry credentials (compared case-insensitively). `key` is
@@ -38,14 +39,6 @@ const BODY = KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH;
 
 /** What `findQueryCredential` found: a credential-named parameter, or a valid key anywhere. */
 export type QueryCredential = { kind: 'named'; name: string } | { kind: 'key' };
-
-/** The raw query of `url` (after `?`, before `#`), or `''`. Accepts absolute URLs and paths. */
-function rawQuery(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return '';
-  const hash = url.indexOf('#', q);
-  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
-}
 
 /**
  * Whether a parameter name of the raw (not percent-encoded) `query` is a credential name,
@@ -104,7 +97,7 @@ export function createQueryCredentialFinder(prefixes: readonly string[]): (url: 
     return false;
   };
   return (url) => {
-    const query = rawQuery(url);
+    const query = queryStringOf(url);
     if (query === '') return undefined;
     // Fast path for the common request: nothing encoded, no `prefix_`, and no parameter
     // named like a credential. Only the names are looked at (and lowercased), never the
