@@ -6,7 +6,7 @@
 import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { holdGuardHeaders, takeGuardHeaders } from './internal/guard-headers.ts';
+import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';
 import { nodeSocketAddress } from './internal/socket-address.ts';
 
 declare module 'hono' {
@@ -81,9 +81,9 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     holdGuardHeaders(c, headers);
     await next();
     // sendPage() built its response with them; any other response (a handler's own, an
-    // error's problem) gets them now, unless it already names them.
-    const held = takeGuardHeaders(c);
-    if (held !== undefined) addMissingHeaders(c, held);
+    // error's problem, or a page built with an inner apiKey() layer's headers) gets them
+    // now, unless it already names them.
+    if (lacksGuardHeaders(c, headers)) addMissingHeaders(c, headers);
   };
 }
 

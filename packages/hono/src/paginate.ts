@@ -114,7 +114,7 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const record: Record<string, string> = { 'content-type': 'application/json' };
   if (guardHeaders !== undefined) for (const name in guardHeaders) record[name] = guardHeaders[name] as string;
   for (const name in headers) record[name] = headers[name] as string;
-  return respond(c, JSON.stringify(body as CursorPage<Row> | OffsetPage<Row>), record);
+  return respond(c, JSON.stringify(body as CursorPage<Row> | OffsetPage<Row>), record, guardHeaders);
 }
 
 /**
@@ -123,7 +123,7 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
  * straight from the plain record, which `@hono/node-server` writes as it is; otherwise
  * Hono merges them, as `c.json()` does.
  */
-function respond(c: Context, text: string, record: Record<string, string>): Response {
+function respond(c: Context, text: string, record: Record<string, string>, guardHeaders: Readonly<Record<string, string>> | undefined): Response {
   // Reading `c.res` gives the response Hono prepared, with whatever `c.header()` set so far.
   let empty = true;
   for (const _ of c.res.headers) {
@@ -137,6 +137,6 @@ function respond(c: Context, text: string, record: Record<string, string>): Resp
   c.res = undefined;
   c.finalized = false;
   const response = new Response(text, { status: 200, headers: record });
-  carriedBy(c, response);
+  carriedBy(c, response, guardHeaders);
   return response;
 }

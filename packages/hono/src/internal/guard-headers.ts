@@ -14,38 +14,41 @@ import type { Context } from 'hono';
 
 const HELD = Symbol('keyset.guardHeaders');
 const CARRIER = Symbol('keyset.guardHeadersCarrier');
+const CARRIED = Symbol('keyset.guardHeadersCarried');
 
 interface Slots {
   [HELD]?: Readonly<Record<string, string>> | undefined;
   [CARRIER]?: Response | undefined;
+  [CARRIED]?: Readonly<Record<string, string>> | undefined;
 }
 
 const slots = (c: Context): Slots => c as unknown as Slots;
 
-/** Holds `headers` for the response to `c`. */
+/**
+ * Holds `headers` for the response to `c`. Behind several `apiKey()` layers the innermost
+ * one's are held (it runs last), and each layer adds its own after the handler (below).
+ */
 export function holdGuardHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
   slots(c)[HELD] = headers;
 }
 
-/** The headers held for `c` (or `undefined`), still held. */
+/** The headers held for `c` (or `undefined`). */
 export function peekGuardHeaders(c: Context): Readonly<Record<string, string>> | undefined {
   return slots(c)[HELD];
 }
 
-/** Records that `response` carries the held headers, so `apiKey()` need not check it. */
-export function carriedBy(c: Context, response: Response): void {
-  slots(c)[CARRIER] = response;
+/** Records that `response` was built with the held `headers`, so the layer that holds them need not check it. */
+export function carriedBy(c: Context, response: Response, headers: Readonly<Record<string, string>> | undefined): void {
+  const s = slots(c);
+  s[CARRIER] = response;
+  s[CARRIED] = headers;
 }
 
 /**
- * The headers held for `c` that its final response may still lack: `undefined` when there
- * are none, or when that response is the one `sendPage()` built with them.
+ * Whether the final response to `c` still needs a look for `headers` (one `apiKey()`
+ * layer's): `false` only when it is the response `sendPage()` built with exactly them.
  */
-export function takeGuardHeaders(c: Context): Readonly<Record<string, string>> | undefined {
+export function lacksGuardHeaders(c: Context, headers: Readonly<Record<string, string>>): boolean {
   const s = slots(c);
-  const headers = s[HELD];
-  if (headers === undefined) return undefined;
-  s[HELD] = undefined;
-  const carrier = s[CARRIER];
-  return carrier !== undefined && carrier === c.res ? undefined : headers;
+  return !(s[CARRIED] === headers && s[CARRIER] !== undefined && s[CARRIER] === c.res);
 }
