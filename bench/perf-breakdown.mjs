@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Per-request on-CPU breakdown from a `perf record -g` file of bench/profile-driver.ts
+// Per-request on-CPU breakdown from a `perf record -g` file of bench/profile-driver.ts or
+// bench/profile-driver-adapters.ts
 // (run with node --perf-basic-prof, so JIT frames have names). Each sample is charged to
 // the first frame of its call chain, leaf upwards, that a rule below recognises: leaf
 // work with a name of its own (JSON, hashing, GC, kernel) stays there, while V8 builtins
@@ -32,10 +33,17 @@ const rules = [
   ['keyset core: pagination (query, plan, cursor codec, Link, sort values)', (f) => /packages\/core\/src\/(pagination|internal)\//.test(f)],
   ['keyset core: crypto provider', (f) => f.includes('packages/core/src/crypto/')],
   ['keyset Hono adapter (apiKey, paginate, sendPage)', (f) => f.includes('packages/hono/src/')],
+  ['keyset Express adapter', (f) => f.includes('packages/express/src/')],
+  ['keyset Fastify adapter', (f) => f.includes('packages/fastify/src/')],
+  ['keyset Fetch adapter', (f) => f.includes('packages/fetch/src/')],
+  ['peer middleware (passport, rate limiters, bearer auth)', (f) => /passport|rate-limit|bearer-auth|rateLimit|lodash/.test(f)],
+  ['Express (router, req/res helpers, etag, send)', (f) => /node_modules\/\.pnpm\/(express|router|etag|send|finalhandler|qs|content-type|fresh|mime|on-finished|parseurl|type-is|accepts|negotiator)@/.test(f)],
+  ['Fastify (hooks, routing, reply, light internals)', (f) => /node_modules\/\.pnpm\/(fastify|find-my-way|avvio|@fastify|fast-json-stringify|light-my-request|fast-querystring)/.test(f)],
   ['undici Headers / Response', (f) => f.includes('undici')],
   ['Hono (router, context, compose)', (f) => /\/hono\/dist\//.test(f) && !f.includes('node-server')],
   ['@hono/node-server (request/response translation)', (f) => f.includes('@hono/node-server') || f.includes('@hono+node-server')],
   ['benchmark data and driver (orders, pageAfter, fake socket)', (f) => /bench\/(http\/|profile-driver)/.test(f)],
+  ['node:http (IncomingMessage, ServerResponse, head)', (f) => /node:_http|node:internal\/http|_http_(outgoing|server|incoming|common)/.test(f)],
 ];
 const SETUP = /key-admin\.ts|\bissue\b/;
 
