@@ -95,6 +95,35 @@ describe('apiKey() for Hono', () => {
     await expectProblem(await app.request('/', auth(fixture.keys.reader)), 503, 'unavailable');
   });
 
+  it('returns a promise as an async middleware would: rejected, never thrown, when refused; resolved with nothing after the chain', async () => {
+    // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
+    const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
+    const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
+    for (const guard of [fixture.guard, later, thenable]) {
+      const middleware = apiKey({ guard });
+      const app = new Hono();
+      app.get('/', async (c) => {
+        let ranNext = false;
+        let returned: unknown;
+        try {
+          returned = middleware(c, async () => {
+            ranNext = true;
+          });
+        } catch {
+          return c.text('threw');
+        }
+        expect(returned).toBeInstanceOf(Promise);
+        const outcome = await (returned as Promise<unknown>).then(
+          (value) => `resolved ${String(value)} after next: ${ranNext}`,
+          (error: { code?: string }) => `rejected ${error.code}`,
+        );
+        return c.text(outcome);
+      });
+      expect(await (await app.request('/')).text()).toBe('rejected missing_api_key');
+      expect(await (await app.request('/', auth(fixture.keys.reader))).text()).toBe('resolved undefined after next: true');
+    }
+  });
+
   it('refuses to be created without a guard', () => {
     expect(() => apiKey({} as never)).toThrow(ConfigError);
     expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);

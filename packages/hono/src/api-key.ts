@@ -4,8 +4,8 @@
  * @module
  */
 import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
-import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';
 import { nodeSocketAddress } from './internal/socket-address.ts';
 
@@ -65,26 +65,44 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
-  return async function apiKey(c, next) {
-    const request = {
-      authorization: c.req.header('authorization'),
-      url: c.req.url,
-      remoteAddress: clientAddress(c),
-      forwardedFor: c.req.header('x-forwarded-for'),
-    };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to
-    // wait for, and a native one otherwise (maybe-promise.ts), so `instanceof` tells.
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(request, checkOptions) : await guard.check(request, checkOptions);
-    const { key, headers } = result instanceof Promise ? await result : result;
-    c.set('apiKey', key);
-    holdGuardHeaders(c, headers);
-    await next();
+  // Not an `async` function: on the synchronous path (warm cache, memory store) the request
+  // waits on nothing but the rest of the chain, and a `then` after `next()` costs less than
+  // an async function's suspended frame. Its promise settles as the async version's did:
+  // after the chain, with nothing, or rejected with what the guard or the chain threw.
+  return function apiKey(c, next) {
+    try {
+      const request = {
+        authorization: c.req.header('authorization'),
+        url: c.req.url,
+        remoteAddress: clientAddress(c),
+        forwardedFor: c.req.header('x-forwarded-for'),
+      };
+      // The guard's synchronous twin when it has one: no promise to wait for, and a native
+      // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.
+      const fast = maybeSyncVariant(guard.check);
+      const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
+      return result instanceof Promise || fast === undefined ? admitWhenChecked(c, next, result) : admit(c, next, result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+}
+
+/** admit() once the guard has answered (a helper of its own: the synchronous path allocates no closure). */
+function admitWhenChecked(c: Context, next: Next, result: ApiKeyGuardResult | PromiseLike<ApiKeyGuardResult>): Promise<void> {
+  return Promise.resolve(result).then((checked) => admit(c, next, checked));
+}
+
+/** Exposes the caller, runs the rest of the chain, then makes sure the response carries the guard's headers. */
+function admit(c: Context, next: Next, { key, headers }: ApiKeyGuardResult): Promise<void> {
+  c.set('apiKey', key);
+  holdGuardHeaders(c, headers);
+  return next().then(() => {
     // sendPage() built its response with them; any other response (a handler's own, an
     // error's problem, or a page built with an inner apiKey() layer's headers) gets them
     // now, unless it already names them.
     if (lacksGuardHeaders(c, headers)) addMissingHeaders(c, headers);
-  };
+  });
 }
 
 function addMissingHeaders(c: Context, headers: Readonly<Record<string, string>>): void {

@@ -103,6 +103,38 @@ describe('paginate() for Hono', () => {
     expect(String(reported[0])).toContain('paginate()');
   });
 
+  it('returns a promise as an async middleware would: rejected, never thrown, on a bad query; resolved with nothing after the chain', async () => {
+    // The paginator's synchronous twin, a plan given later, and a plan as a non-native thenable.
+    const later = { ...fixture.paginator, plan: async (...args: Parameters<typeof fixture.paginator.plan>) => fixture.paginator.plan(...args) };
+    const thenable = {
+      ...fixture.paginator,
+      plan: (...args: Parameters<typeof fixture.paginator.plan>) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.paginator.plan(...args).then(ok, fail) }) as never,
+    };
+    for (const paginator of [fixture.paginator, later, thenable]) {
+      const middleware = paginate(paginator);
+      const app = new Hono();
+      app.get('/', async (c) => {
+        let ranNext = false;
+        let returned: unknown;
+        try {
+          returned = middleware(c, async () => {
+            ranNext = c.var.page !== undefined;
+          });
+        } catch {
+          return c.text('threw');
+        }
+        expect(returned).toBeInstanceOf(Promise);
+        const outcome = await (returned as Promise<unknown>).then(
+          (value) => `resolved ${String(value)}, page set before next: ${ranNext}`,
+          (error: { code?: string }) => `rejected ${error.code}`,
+        );
+        return c.text(outcome);
+      });
+      expect(await (await app.request('/?limit=abc')).text()).toMatch(/^rejected [a-z_]+$/);
+      expect(await (await app.request('/?limit=2')).text()).toBe('resolved undefined, page set before next: true');
+    }
+  });
+
   it('plans once per request and never mutates the paginator', async () => {
     let plans = 0;
     const paginator = createPaginator<{ id: number }>({

@@ -5,7 +5,7 @@
  */
 import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
 import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
 import { publicUrl } from './internal/public-url.ts';
 
@@ -73,22 +73,43 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
-  return async function paginate(c, next) {
-    const requestUrl = c.req.url;
-    const url = publicUrl(requestUrl, base);
-    // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
-    // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
-    const query = parseQueryString(queryStringOf(requestUrl));
-    const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
-    // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : await paginator.plan(query, planOptions);
-    const plan = planned instanceof Promise ? await planned : planned;
-    (c as unknown as { [STATE]?: PageState })[STATE] = { paginator: paginator as Paginator<never>, plan, url };
-    c.set('page', plan);
-    await next();
+  // sendPage() takes the rows as they come: the paginator is kept without its row type.
+  const pages = paginator as Paginator<never>;
+  // Not an `async` function, as apiKey() is not (see there): the plan is usually ready at
+  // once, and the promise returned settles after the rest of the chain, with nothing.
+  return function paginate(c, next) {
+    try {
+      const requestUrl = c.req.url;
+      const url = publicUrl(requestUrl, base);
+      // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
+      // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
+      const query = parseQueryString(queryStringOf(requestUrl));
+      const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
+      // The paginator's synchronous twin when it has one (a synchronous crypto provider): no
+      // promise to wait for. Any other paginator is awaited.
+      const fast = maybeSyncVariant(paginator.plan);
+      const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+      return planned instanceof Promise || fast === undefined ? proceedWhenPlanned(c, next, pages, planned, url) : proceed(c, next, { paginator: pages, plan: planned, url });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
 }
+
+/** proceed() once the plan is ready (a helper of its own: the synchronous path allocates no closure). */
+function proceedWhenPlanned(c: Context, next: Next, paginator: Paginator<never>, planned: PagePlan | PromiseLike<PagePlan>, url: string): Promise<void> {
+  return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator, plan, url }));
+}
+
+/** Stores the plan for `c.var.page` and sendPage(), then runs the rest of the chain. */
+function proceed(c: Context, next: Next, state: PageState): Promise<void> {
+  (c as unknown as { [STATE]?: PageState })[STATE] = state;
+  c.set('page', state.plan);
+  return next().then(settledWithNothing);
+}
+
+/** A middleware's promise resolves to nothing once the chain has run (a value would be taken for the response). */
+const settledWithNothing = (): undefined => undefined;
 
 /**
  * Sends `rows` (fetched with `c.var.page`) as the page envelope, with a `Link` header
