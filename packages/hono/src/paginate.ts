@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
-import type { CountedTotal, CursorPage, OffsetPage, PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
 import { publicUrl } from './internal/public-url.ts';
@@ -120,22 +120,35 @@ const settledWithNothing = (): undefined => undefined;
  * return sendPage(c, rows, { total });
  * ```
  */
-export async function sendPage<Row>(c: Context, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
-  const state = stateOf(c);
-  if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
-  const { total } = options;
-  const { paginator, plan, url } = state;
-  const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : await paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = page instanceof Promise ? await page : page;
-  // One plain header record for the whole response: the guard's RateLimit headers, the
-  // page's Link, the content type.
+export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
+  // Not an `async` function (see apiKey()): the page is usually ready at once. Whatever it
+  // throws still comes back as a rejected promise.
+  try {
+    const state = stateOf(c);
+    if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
+    const total = options === undefined ? undefined : options.total;
+    const { paginator, plan, url } = state;
+    const pageOptions = total === undefined ? { url } : { url, total };
+    const fast = maybeSyncVariant(paginator.page);
+    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+    return page instanceof Promise || fast === undefined ? respondWhenPaged(c, page) : Promise.resolve(pageResponse(c, page));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** pageResponse() once the paginator has answered (a helper of its own: the synchronous path allocates no closure). */
+function respondWhenPaged(c: Context, page: PageResult<unknown> | PromiseLike<PageResult<unknown>>): Promise<Response> {
+  return Promise.resolve(page).then((paged) => pageResponse(c, paged));
+}
+
+/** The page as a 200: its envelope as JSON, under one plain header record (the guard's RateLimit headers, the page's Link, the content type). */
+function pageResponse(c: Context, { body, headers }: PageResult<unknown>): Response {
   const guardHeaders = peekGuardHeaders(c);
   const record: Record<string, string> = { 'content-type': 'application/json' };
   if (guardHeaders !== undefined) for (const name in guardHeaders) record[name] = guardHeaders[name] as string;
   for (const name in headers) record[name] = headers[name] as string;
-  return respond(c, JSON.stringify(body as CursorPage<Row> | OffsetPage<Row>), record, guardHeaders);
+  return respond(c, JSON.stringify(body), record, guardHeaders);
 }
 
 /**
