@@ -25,10 +25,14 @@ export interface LruSlot {
   hit: number;
 }
 
-/** Bounded cache with TTL and second-chance eviction. Not exported from the package. */
-export class LruCache<V extends LruSlot> {
+/**
+ * Bounded cache with TTL and second-chance eviction, keyed by strings or, where a key
+ * can be a small integer (`keys/internal/digest-cache.ts`), by numbers. Not exported
+ * from the package.
+ */
+export class LruCache<V extends LruSlot, K extends string | number = string> {
   readonly #max: number;
-  readonly #map = new Map<string, V>();
+  readonly #map = new Map<K, V>();
 
   constructor(max: number) {
     this.#max = max;
@@ -39,7 +43,7 @@ export class LruCache<V extends LruSlot> {
   }
 
   /** The live value for `key` at time `now`, marking it used. */
-  get(key: string, now: number): V | undefined {
+  get(key: K, now: number): V | undefined {
     const slot = this.#map.get(key);
     if (slot === undefined) return undefined;
     if (now >= slot.until) {
@@ -54,7 +58,7 @@ export class LruCache<V extends LruSlot> {
    * Stores `value` until `until` (epoch ms), evicting one entry first when full. Writes
    * `until` and `hit` on `value`: give each key its own object.
    */
-  set(key: string, value: V, until: number): void {
+  set(key: K, value: V, until: number): void {
     if (this.#max <= 0) return;
     // A replaced key frees its own place; a new one needs a free place before it is queued,
     // so the sweep below can never pick the entry being set.
@@ -78,7 +82,12 @@ export class LruCache<V extends LruSlot> {
     }
   }
 
-  delete(key: string): boolean {
+  /** The value held for `key`, live or not, without marking it used. */
+  peek(key: K): V | undefined {
+    return this.#map.get(key);
+  }
+
+  delete(key: K): boolean {
     return this.#map.delete(key);
   }
 

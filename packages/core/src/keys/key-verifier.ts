@@ -14,8 +14,8 @@
  */
 import { AuthenticationError, type InvalidKeyReason } from '../errors.ts';
 import { fromByteString, fromHex, toByteString, toHex } from '../internal/hex.ts';
-import { LruCache, type LruSlot } from '../internal/lru-cache.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
+import { DigestCache, type DigestSlot } from './internal/digest-cache.ts';
 import { judge } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
@@ -51,7 +51,7 @@ export interface KeyVerifier {
  * A cached valid result: one object that is also the cache's slot and, with a last-use
  * writer, the record of the digest's last use, so a hit reads one object.
  */
-interface ValidEntry extends LruSlot, LastUse {
+interface ValidEntry extends DigestSlot, LastUse {
   verified: VerifiedKey;
   /** Whether uses are recorded on this entry (a last-use writer is configured). */
   tracked: boolean;
@@ -62,21 +62,21 @@ interface ValidEntry extends LruSlot, LastUse {
   endReason: 'expired' | 'revoked';
 }
 
-interface InvalidEntry extends LruSlot {
+interface InvalidEntry extends DigestSlot {
   reason: 'unknown' | 'expired' | 'revoked';
   identityId: string | undefined;
 }
 
-/** A negative cache entry (the cache sets `until`). */
-const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undefined): InvalidEntry => ({ reason, identityId, until: 0, hit: 0 });
+/** A negative cache entry (the cache sets `digestKey` and `until`). */
+const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undefined): InvalidEntry => ({ reason, identityId, digestKey: '', until: 0, hit: 0 });
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const { store, environments, rawDigest, clock, crypto, log, writer } = options;
   const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
-  const valid = max > 0 && ttlMs > 0 ? new LruCache<ValidEntry>(max) : undefined;
-  const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new LruCache<InvalidEntry>(negativeMax) : undefined;
+  const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, randomSalt(crypto)) : undefined;
+  const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new DigestCache<InvalidEntry>(negativeMax, randomSalt(crypto)) : undefined;
   /** Bumped on every eviction: a store answer that raced with one is not cached. */
   let epoch = 0;
 
@@ -125,7 +125,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
         return hit.verified;
       }
       valid!.delete(cacheKey);
-      invalidCache?.set(cacheKey, invalidEntry(hit.endReason, hit.identityId), now + negativeTtlMs);
+      invalidCache?.set(cacheKey, invalidEntry(hit.endReason, hit.identityId), now + negativeTtlMs, now);
       throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
     }
     if (!checked) refuseBadKey(text, prefix, realm);
@@ -144,13 +144,13 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     // The store matched by digest; compare again in constant time so a store that matches
     // loosely (collation, prefix index) can never let a different key through.
     if (found === undefined || storedDigest === undefined || !crypto.timingSafeEqual(storedDigest, bytes)) {
-      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('unknown', undefined), now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('unknown', undefined), now + negativeTtlMs, now);
       throw reject('unknown', last4, undefined, realm);
     }
     const { identity } = found;
     const verdict = judge(identity, found.secret, now);
     if ('reason' in verdict) {
-      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry(verdict.reason, identity.id), now + negativeTtlMs);
+      if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry(verdict.reason, identity.id), now + negativeTtlMs, now);
       throw reject(verdict.reason, last4, identity.id, realm);
     }
     // The digest matched the whole text, prefix included: this is the key's environment.
@@ -165,11 +165,12 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       at: now,
       queued: 0,
       batch: 0,
+      digestKey: '',
       until: 0,
       hit: 0,
     };
     writer?.track(entry);
-    if (epoch === startEpoch) valid?.set(cacheKey, entry, now + ttlMs);
+    if (epoch === startEpoch) valid?.set(cacheKey, entry, now + ttlMs, now);
     return verified;
   }
 
@@ -191,4 +192,10 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   }
 
   return Object.freeze({ verify, evict, evictAll, forgetRejection });
+}
+
+/** 32 random bits for a `DigestCache`'s salt. */
+function randomSalt(crypto: KeyVerifierOptions['crypto']): number {
+  const [a = 0, b = 0, c = 0, d = 0] = crypto.randomBytes(4);
+  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 }
