@@ -53,7 +53,7 @@ describe('findQueryCredential fast path', () => {
     return undefined;
   }
   const namePiece = fc.oneof(
-    fc.constantFrom('api_key', 'APIKEY', 'Api-Key', 'access_token', 'api_key[]', 'api_key[0]', '[api_key]', 'apikeys', 'xapikey', 'api+key', 'cursor', 'limit'),
+    fc.constantFrom('api_key', 'APIKEY', 'Api-Key', 'access_token', 'api_key[]', 'api_key[0]', '[api_key]', 'apikeys', 'xapikey', 'api+key', 'cursor', 'limit', 'status', 'ACCESS_token', 'Apikey', 'bpikey'),
     fc.string({ unit: fc.constantFrom(...'aKpi_-ey[]+ '), maxLength: 8 }),
   );
   const valuePiece = fc.oneof(fc.constant(''), fc.constantFrom('=1', '=api_key', '=ACCESS_TOKEN', '=', '==x'), fc.string({ maxLength: 6 }).map((v) => `=${v}`));

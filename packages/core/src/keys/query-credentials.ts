@@ -58,8 +58,12 @@ function hasCredentialName(query: string): boolean {
     const bracket = query.indexOf('[', start);
     const baseEnd = bracket > start && bracket < nameEnd ? bracket : nameEnd;
     const length = baseEnd - start;
-    // The credential names are 6 (apikey), 7 (api_key, api-key) or 12 (access_token) long.
-    if ((length === 6 || length === 7 || length === 12) && CREDENTIAL_NAMES.has(query.slice(start, baseEnd).toLowerCase())) return true;
+    // The credential names are 6 (apikey), 7 (api_key, api-key) or 12 (access_token) long
+    // and all start with `a` (only `a` and `A` lowercase to it; `c | 0x20` maps just those
+    // two onto 97): `cursor` or `status`, 6 long, are passed without a slice and a lowercase.
+    if ((length === 6 || length === 7 || length === 12) && (query.charCodeAt(start) | 0x20) === 97 && CREDENTIAL_NAMES.has(query.slice(start, baseEnd).toLowerCase())) {
+      return true;
+    }
     start = end + 1;
   }
   return false;
