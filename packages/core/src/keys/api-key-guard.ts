@@ -93,16 +93,22 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
   // Keyring and limiter functions that can answer synchronously carry a twin that does
   // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
+  // Each twin is looked up again only when the method changed: reading the twin's symbol
+  // property on every request made that load megamorphic (it meets many functions).
+  const authenticateVia = twinCache(keyring.authenticate);
   const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {
-    const fast = maybeSyncVariant(keyring.authenticate);
-    return fast !== undefined ? fast(request, authOptions) : keyring.authenticate(request, authOptions);
+    const method = keyring.authenticate;
+    const fast = authenticateVia(method);
+    return fast !== undefined ? fast(request, authOptions) : method.call(keyring, request, authOptions);
   };
+  const checkVia = limiter === undefined ? undefined : twinCache(limiter.check);
   const limit =
-    limiter === undefined
+    limiter === undefined || checkVia === undefined
       ? undefined
       : (key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[] | undefined, limitOptions: RateLimitCheckOptions): RateLimitCheckResult | Promise<RateLimitCheckResult> => {
-          const fast = maybeSyncVariant(limiter.check);
-          return fast !== undefined ? fast(key, policies, limitOptions) : limiter.check(key, policies, limitOptions);
+          const method = limiter.check;
+          const fast = checkVia(method);
+          return fast !== undefined ? fast(key, policies, limitOptions) : method.call(limiter, key, policies, limitOptions);
         };
   // The options passed to `authenticate`, per route options object (routes build theirs
   // once with `apiKeyCheckOptions`, so this is one entry per route).
@@ -165,6 +171,22 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     // Synchronous when the keyring's caches and the limiter's store are (see maybe-promise.ts).
     check: withMaybeSync(checkMaybeSync),
   });
+}
+
+/**
+ * `maybeSyncVariant` of a method, remembered for the function it was last asked about:
+ * the twin of the same function is answered without reading it again.
+ */
+function twinCache<A extends unknown[], R>(initial: (...args: A) => Promise<R>): (method: (...args: A) => Promise<R>) => ((...args: A) => R | Promise<R>) | undefined {
+  let known = initial;
+  let twin = maybeSyncVariant(initial);
+  return (method) => {
+    if (method !== known) {
+      known = method;
+      twin = maybeSyncVariant(method);
+    }
+    return twin;
+  };
 }
 
 /** The key's policies as the limiter takes them: one policy alone (the cheap path), a list, or the default. */
