@@ -204,7 +204,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
     if (probe) probing = true;
-    const askedAt = performance.now();
+    // When the decision counts as sent (for `failed`) is read after the store's synchronous
+    // part, not before: a clock read costs ~0.15 µs here, and a synchronous answer (every
+    // request on the memory store) needs none. The comparisons come out the same:
+    // `lastSuccessAt` changes only in `settle`, which cannot run while `store.decide` runs.
     let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
       answer = store.decide(requests, 1);
@@ -214,9 +217,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       }
     } catch (error) {
       if (probe) probing = false;
-      return failed(error, requests, askedAt);
+      return failed(error, requests, performance.now());
     }
-    return settle(answer, requests, probe, askedAt);
+    return settle(answer, requests, probe, performance.now());
   }
 
   /** The rest of `decide` for a store that answered with a promise. */
