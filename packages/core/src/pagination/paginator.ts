@@ -22,6 +22,28 @@ import { ConfigError } from '../errors.ts';
 
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
 
+/**
+ * The cursor-form values of `row` for `spec`, checked by `toSortValue`. The first two
+ * keys are read at load sites of their own: a site that only ever sees one property name
+ * (an endpoint's first sort key, say `createdAt`) stays a fast named load, where one
+ * shared site seeing every key's name turns into V8's megamorphic keyed load.
+ */
+function rowPosition(row: Record<string, unknown>, spec: SortSpec): SortValue[] {
+  const length = spec.length;
+  const position: SortValue[] = new Array(length);
+  const first = spec[0] as SortKey;
+  position[0] = toSortValue(first, row[first.key]);
+  if (length > 1) {
+    const second = spec[1] as SortKey;
+    position[1] = toSortValue(second, row[second.key]);
+  }
+  for (let i = 2; i < length; i++) {
+    const key = spec[i] as SortKey;
+    position[i] = toSortValue(key, row[key.key]);
+  }
+  return position;
+}
+
 /** Options of {@link createPaginator}. */
 export interface PaginatorOptions {
   /** Names the collection in cursor fingerprints, e.g. `'GET /api/orders'`. */
@@ -185,14 +207,9 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
   function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): string | Promise<string> {
     if (row === undefined) return codec.encodeChecked(null, plan.fingerprint, plan.sort, direction);
-    const values = row as Record<string, unknown>;
     const spec = plan.sort;
     // Each value read and checked once, by toSortValue; not parsed again to sign it.
-    const position: SortValue[] = new Array(spec.length);
-    for (let i = 0; i < spec.length; i++) {
-      const key = spec[i] as SortKey;
-      position[i] = toSortValue(key, values[key.key]);
-    }
+    const position = rowPosition(row as Record<string, unknown>, spec);
     if (needsRecheck(spec)) return codec.encodeMaybeSync(position, plan.fingerprint, spec, direction);
     return codec.encodeChecked(position, plan.fingerprint, spec, direction);
   }
