@@ -91,6 +91,26 @@ describe('apiKey()', () => {
     ]);
   });
 
+  it('returns a promise as an async handler would: rejected, never thrown, when refused or when the handler throws', async () => {
+    // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
+    const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
+    const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
+    for (const guard of [fixture.guard, later, thenable]) {
+      const outcome = (returned: Promise<Response>) => returned.then((res) => `status ${res.status}`, (error: { code?: string; message?: string }) => `rejected ${error.code ?? error.message}`);
+      const served = apiKey({ guard }, () => new Response('ok'));
+      const throwing = apiKey({ guard }, () => {
+        throw new Error('handler failed');
+      });
+      const withKey = new Request('http://localhost/', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
+      let returned: Promise<Response> | undefined;
+      expect(() => (returned = served(new Request('http://localhost/')))).not.toThrow();
+      expect(await outcome(returned!)).toBe('rejected missing_api_key');
+      expect(await outcome(served(withKey.clone()))).toBe('status 200');
+      expect(() => (returned = throwing(withKey.clone()))).not.toThrow();
+      expect(await outcome(returned!)).toBe('rejected handler failed');
+    }
+  });
+
   it('refuses a bad configuration when the route is built', () => {
     const ok = (): Response => new Response();
     expect(() => apiKey({} as never, ok)).toThrow(ConfigError);

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
-import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';
 
@@ -72,23 +72,41 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
-  return async function apiKey(request, ...rest) {
-    const checked = {
-      authorization: request.headers.get('authorization'),
-      url: request.url,
-      remoteAddress: clientAddress?.(request, ...rest),
-      forwardedFor: request.headers.get('x-forwarded-for'),
-    };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to
-    // wait for, and a native one otherwise (maybe-promise.ts), so `instanceof` tells.
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(checked, checkOptions) : await guard.check(checked, checkOptions);
-    const { key, headers } = result instanceof Promise ? await result : result;
-    rememberHeaders(request, headers);
-    const response = await handler(request, key, ...rest);
-    // sendPage() built its response with them; any other gets them now, where it lacks them.
-    // Only this layer's own: behind another apiKey() (nested guards), sendPage() used the
-    // innermost layer's headers, and each outer layer still adds its own where missing.
-    return carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers);
+  // Not an `async` function: on the synchronous path (warm cache, memory store) nothing is
+  // waited for but the handler, and a `then` costs less than an async function's suspended
+  // frame. Its promise settles as the async version's did: rejected (never thrown) with what
+  // the guard or the handler threw, else with the handler's response carrying the headers.
+  return function apiKey(request, ...rest) {
+    try {
+      const checked = {
+        authorization: request.headers.get('authorization'),
+        url: request.url,
+        remoteAddress: clientAddress?.(request, ...rest),
+        forwardedFor: request.headers.get('x-forwarded-for'),
+      };
+      // The guard's synchronous twin when it has one: no promise to wait for, and a native
+      // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.
+      const fast = maybeSyncVariant(guard.check);
+      const result = fast !== undefined ? fast(checked, checkOptions) : guard.check(checked, checkOptions);
+      return result instanceof Promise || fast === undefined ? serveWhenChecked(request, rest, result) : serve(request, rest, result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   };
+
+  /** serve() once the guard has answered (a helper of its own: the synchronous path allocates no closure). */
+  function serveWhenChecked(request: Request, rest: Rest, result: ApiKeyGuardResult | PromiseLike<ApiKeyGuardResult>): Promise<Response> {
+    return Promise.resolve(result).then((checked) => serve(request, rest, checked));
+  }
+
+  /** Runs the handler for the verified caller; its response gets the guard's headers where it lacks them. */
+  function serve(request: Request, rest: Rest, { key, headers }: ApiKeyGuardResult): Promise<Response> {
+    rememberHeaders(request, headers);
+    return Promise.resolve(handler(request, key, ...rest)).then((response) =>
+      // sendPage() built its response with them; any other gets them now, where it lacks them.
+      // Only this layer's own: behind another apiKey() (nested guards), sendPage() used the
+      // innermost layer's headers, and each outer layer still adds its own where missing.
+      carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers),
+    );
+  }
 }

@@ -74,4 +74,25 @@ describe('paginate() and sendPage()', () => {
     expect(((await first.json()) as { items: Item[] }).items).toHaveLength(2);
     await expect(sendPage(plan, rows)).rejects.toThrow(/answers it once/);
   });
+  it('returns promises as async functions would: rejected, never thrown, for a bad query, a bad paginator or an unknown plan', async () => {
+    const request = (query: string) => new Request(`http://localhost/items${query}`);
+    const settled = (run: () => Promise<unknown>) => {
+      let returned: Promise<unknown> | undefined;
+      expect(() => (returned = run())).not.toThrow();
+      return returned!.then((value) => value, (error: unknown) => error);
+    };
+    expect(await settled(() => paginate(request('?limit=abc'), fixture.paginator))).toHaveProperty('status', 400);
+    expect(await settled(() => paginate(request(''), {} as never))).toBeInstanceOf(ConfigError);
+    expect(await settled(() => sendPage({ mode: 'cursor' } as never, []))).toBeInstanceOf(Error);
+    // A paginator answering later, and one giving a non-native thenable: the plan is still the one sendPage() answers.
+    const later = { ...fixture.paginator, plan: async (...args: Parameters<typeof fixture.paginator.plan>) => fixture.paginator.plan(...args) };
+    const thenable = {
+      ...fixture.paginator,
+      plan: (...args: Parameters<typeof fixture.paginator.plan>) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.paginator.plan(...args).then(ok, fail) }) as never,
+    };
+    for (const paginator of [fixture.paginator, later, thenable]) {
+      const plan = await paginate(request('?limit=2'), paginator);
+      expect((await sendPage(plan, fixture.items.slice(0, 2))).status).toBe(200);
+    }
+  });
 });

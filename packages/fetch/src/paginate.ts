@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
-import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
+import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 import { carriedBy, rememberedHeaders } from './internal/request-state.ts';
 
@@ -63,26 +63,43 @@ const states = new WeakMap<PagePlan, PageState>();
  * return sendPage(page, rows, { total });
  * ```
  */
-export async function paginate<Row>(request: Request, paginator: Paginator<Row>, options: PaginateOptions = {}): Promise<PagePlan> {
-  const { filters, baseUrl } = options;
-  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
-    throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+export function paginate<Row>(request: Request, paginator: Paginator<Row>, options?: PaginateOptions): Promise<PagePlan> {
+  // Not an `async` function: the plan is usually ready at once (a synchronous crypto
+  // provider, as on Node). Whatever it throws still comes back as a rejected promise.
+  try {
+    const { filters, baseUrl } = options === undefined ? NO_OPTIONS : options;
+    if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
+      throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+    }
+    if (filters !== undefined && typeof filters !== 'function' && (typeof filters !== 'object' || filters === null)) {
+      throw new ConfigError('paginate() filters must be an object or a function of the query');
+    }
+    const base = normalizeBaseUrl(baseUrl);
+    // The raw query string sliced from the request URL (serialized, so its first `?` starts
+    // the query) rather than parsed again with `new URL`.
+    const query = parseQueryString(queryStringOf(request.url));
+    const bound = typeof filters === 'function' ? filters(query) : filters;
+    const planOptions = bound === undefined ? {} : { filters: bound };
+    // The paginator's synchronous twin when it has one: no promise to wait for. Any other paginator is awaited.
+    const fast = maybeSyncVariant(paginator.plan);
+    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
+    const pages = paginator as Paginator<never>;
+    return planned instanceof Promise || fast === undefined ? rememberWhenPlanned(planned, pages, request, base) : Promise.resolve(remember(planned, pages, request, base));
+  } catch (error) {
+    return Promise.reject(error);
   }
-  if (filters !== undefined && typeof filters !== 'function' && (typeof filters !== 'object' || filters === null)) {
-    throw new ConfigError('paginate() filters must be an object or a function of the query');
-  }
-  const base = normalizeBaseUrl(baseUrl);
-  // The raw query string sliced from the request URL (serialized, so its first `?` starts
-  // the query) rather than parsed again with `new URL`.
-  const query = parseQueryString(queryStringOf(request.url));
-  const bound = typeof filters === 'function' ? filters(query) : filters;
-  const planOptions = bound === undefined ? {} : { filters: bound };
-  // Answered synchronously when the paginator can (a synchronous crypto provider, as on Node).
-  // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
-  const fast = maybeSyncVariant(paginator.plan);
-  const planned = fast !== undefined ? fast(query, planOptions) : await paginator.plan(query, planOptions);
-  const plan = planned instanceof Promise ? await planned : planned;
-  states.set(plan, { paginator: paginator as Paginator<never>, url: publicUrl(request.url, base), request });
+}
+
+const NO_OPTIONS: PaginateOptions = Object.freeze({});
+
+/** remember() once the plan is ready (a helper of its own: the synchronous path allocates no closure). */
+function rememberWhenPlanned(planned: PagePlan | PromiseLike<PagePlan>, paginator: Paginator<never>, request: Request, base: string | undefined): Promise<PagePlan> {
+  return Promise.resolve(planned).then((plan) => remember(plan, paginator, request, base));
+}
+
+/** Keeps the plan's request state for sendPage(). */
+function remember(plan: PagePlan, paginator: Paginator<never>, request: Request, base: string | undefined): PagePlan {
+  states.set(plan, { paginator, url: publicUrl(request.url, base), request });
   return plan;
 }
 
@@ -96,16 +113,32 @@ export async function paginate<Row>(request: Request, paginator: Paginator<Row>,
  * return sendPage(page, rows, { total });
  * ```
  */
-export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
-  const state = states.get(plan);
-  if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
-  states.delete(plan);
-  const { total, headers: extra } = options;
-  const { paginator, url, request } = state;
-  const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : await paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = page instanceof Promise ? await page : page;
+export function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
+  // Not an `async` function (see paginate()): the page is usually ready at once.
+  try {
+    const state = states.get(plan);
+    if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
+    states.delete(plan);
+    const { total, headers: extra } = options === undefined ? NO_SEND_OPTIONS : options;
+    const { paginator, url, request } = state;
+    const pageOptions = total === undefined ? { url } : { url, total };
+    const fast = maybeSyncVariant(paginator.page);
+    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
+    return page instanceof Promise || fast === undefined ? respondWhenPaged(page, request, extra) : Promise.resolve(pageResponse(page, request, extra));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+const NO_SEND_OPTIONS: SendPageOptions = Object.freeze({});
+
+/** pageResponse() once the paginator has answered (a helper of its own: the synchronous path allocates no closure). */
+function respondWhenPaged(page: PageResult<unknown> | PromiseLike<PageResult<unknown>>, request: Request, extra: HeadersInit | undefined): Promise<Response> {
+  return Promise.resolve(page).then((paged) => pageResponse(paged, request, extra));
+}
+
+/** The page as a 200: its envelope as JSON, with the page's, the guard's and `extra` headers. */
+function pageResponse({ body, headers }: PageResult<unknown>, request: Request, extra: HeadersInit | undefined): Response {
   const text = JSON.stringify(body);
   if (extra !== undefined) {
     const response = new Headers(extra);
