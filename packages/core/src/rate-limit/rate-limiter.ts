@@ -15,7 +15,7 @@ import { createQuotaSpender } from '../quota/quota-spender.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
-import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
+import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';
 
@@ -169,6 +169,16 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   // store would hand every key a new burst at each timeout (issue 9, item 3).
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
+  // The store's single-pair variant, looked up again only when `store.decide` changed.
+  let knownDecide = store.decide;
+  let knownSingle = singlePairVariant(knownDecide);
+  const singlePairOf = (decideFn: RateLimitStore['decide']): DecideSinglePair | undefined => {
+    if (decideFn !== knownDecide) {
+      knownDecide = decideFn;
+      knownSingle = singlePairVariant(decideFn);
+    }
+    return knownSingle;
+  };
   const reported = new WeakSet<object>();
   const validLists = new WeakSet<object>();
 
@@ -200,6 +210,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
    * memory store, the fallbacks), a promise only for an asynchronous store.
    */
   function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    if (!down && !Array.isArray(p)) {
+      const single = singlePairOf(store.decide);
+      if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
+    }
     const requests = requestsOf(key, p);
     if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
@@ -220,6 +234,21 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       return failed(error, requests, performance.now());
     }
     return settle(answer, requests, probe, performance.now());
+  }
+
+  /**
+   * `decide` for one policy while the store is up, through the store's single-pair variant
+   * (the memory store's): the same steps, with the request list built only if it fails.
+   */
+  function decideSingle(single: DecideSinglePair, key: string, policy: RateLimitPolicy): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    try {
+      answer = single(key, policy, 1);
+      if (Array.isArray(answer)) return checked(answer, 1);
+    } catch (error) {
+      return failed(error, requestsOf(key, policy), performance.now());
+    }
+    return settle(answer, requestsOf(key, policy), false, performance.now());
   }
 
   /** The rest of `decide` for a store that answered with a promise. */
