@@ -49,6 +49,10 @@ describe('node provider base64url', () => {
     kept.fill(7);
     expect(native.encode(view)).not.toBe(before);
     expect(native.encode(view)).toBe(encodeBase64url(view));
+    // Views of two memories, and two views of one, in turns: each encodes its own bytes.
+    const other = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const views = [view, other.subarray(1, 8), kept.subarray(0, 8), other.subarray(0, 0), other];
+    for (let round = 0; round < 3; round++) for (const v of views) expect(native.encode(v)).toBe(encodeBase64url(v));
   });
 
   it('decodeBase64urlInto accepts, rejects and writes exactly what decodeBase64url does', () => {
