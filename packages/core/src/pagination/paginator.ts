@@ -9,6 +9,7 @@ import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
 import { createPaginatorCursorCodec, type DecodedCursor } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
+import { frozenFilters } from './frozen-filters.ts';
 import { createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes, type PageQuery } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
@@ -216,7 +217,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
 
   function planMaybeSync(query: URLSearchParams, planOptions: PlanOptions = NO_PLAN_OPTIONS): PagePlan | Promise<PagePlan> {
     const given = planOptions.filters ?? parseFilters?.(query);
-    const filters = given === undefined ? undefined : Object.freeze({ ...given });
+    const filters = given === undefined ? undefined : frozenFilters(given);
     const parsed = parseWithModes(query, modeOptions);
     const limit = limits.resolve(parsed.limit);
     const spec = sortParam === undefined ? sort : sortParam.resolve(query);

@@ -1,0 +1,65 @@
+/**
+ * `frozenFilters(x)` is `Object.freeze({ ...x })`: same own keys in the same order, same
+ * descriptors, same prototype, frozen, on random filters — including own `__proto__`,
+ * `toString` and integer-like keys, symbol keys, non-enumerable members, getters,
+ * null-prototype and array sources, and values that are not objects.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { frozenFilters } from './frozen-filters.ts';
+
+const SYMBOL = Symbol('filter');
+const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('__proto__', 'toString', 'constructor', 'hasOwnProperty', '0', '1', '10', '-1', 'status'));
+const value = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.string(), { maxLength: 2 }));
+
+/** Random filters: members defined (not assigned) so `__proto__` becomes an own key; some extras on top. */
+const filters = fc
+  .record({
+    members: fc.array(fc.tuple(key, value), { maxLength: 6 }),
+    nullPrototype: fc.boolean(),
+    symbol: fc.boolean(),
+    hidden: fc.boolean(),
+    getter: fc.boolean(),
+    array: fc.boolean(),
+  })
+  .map(({ members, nullPrototype, symbol, hidden, getter, array }) => {
+    const target: Record<PropertyKey, unknown> = array ? ([] as unknown as Record<PropertyKey, unknown>) : nullPrototype ? Object.create(null) : {};
+    for (const [k, v] of members) Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
+    if (symbol) target[SYMBOL] = 'symbol value';
+    if (hidden) Object.defineProperty(target, 'hidden', { value: 1, enumerable: false });
+    if (getter) Object.defineProperty(target, 'computed', { get: () => 'got', enumerable: true });
+    return target as Record<string, unknown>;
+  });
+
+function expectSameCopy(actual: object, expected: object): void {
+  expect(Object.getPrototypeOf(actual)).toBe(Object.getPrototypeOf(expected));
+  expect(Object.isFrozen(actual)).toBe(true);
+  expect(Reflect.ownKeys(actual)).toEqual(Reflect.ownKeys(expected));
+  for (const k of Reflect.ownKeys(expected)) expect(Object.getOwnPropertyDescriptor(actual, k)).toEqual(Object.getOwnPropertyDescriptor(expected, k));
+}
+
+describe('frozenFilters', () => {
+  it('copies exactly what a frozen spread copies', () => {
+    fc.assert(
+      fc.property(filters, (given) => {
+        const copy = frozenFilters(given);
+        expect(copy).not.toBe(given);
+        expectSameCopy(copy, Object.freeze({ ...given }));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads each getter once, and copies values that are not plain objects like a spread', () => {
+    let reads = 0;
+    const counted = Object.defineProperty({ status: 'paid' }, 'region', { get: () => `eu-${++reads}`, enumerable: true });
+    expect(frozenFilters(counted)).toEqual({ status: 'paid', region: 'eu-1' });
+    expect(reads).toBe(1);
+    const withSymbol = Object.defineProperty({ status: 'paid', [SYMBOL]: 1 }, 'region', { get: () => `eu-${++reads}`, enumerable: true });
+    expect(frozenFilters(withSymbol)).toEqual({ status: 'paid', region: 'eu-2', [SYMBOL]: 1 });
+    expect(reads).toBe(2);
+    for (const odd of [null, undefined, 'ab', 42, Object.assign(() => 0, { a: 1 })]) {
+      expectSameCopy(frozenFilters(odd as unknown as Record<string, unknown>), Object.freeze({ ...(odd as object) }));
+    }
+  });
+});
