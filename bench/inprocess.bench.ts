@@ -5,7 +5,9 @@
  * Request/Response handling is measured as served, without the kernel and the load
  * generator. Stacks — bare Hono; keyset auth only (`apiKey()` + per-key GCRA);
  * keyset pagination only (`paginate()` + `sendPage()`); keyset full stack; the peer
- * stack (hono/bearer-auth + hono-rate-limiter + unsigned cursor) — share one process
+ * stack (hono/bearer-auth + hono-rate-limiter + unsigned cursor); the full stack's
+ * unavoidable work written plainly by hand with none of keyset's checks
+ * (bench/http/handrolled-stack.ts) — share one process
  * and run interleaved: every round runs a batch of each, in an order that reverses every
  * other round, and each stack's figure is the median over rounds of (its CPU µs/request −
  * bare Hono's CPU µs/request in that round). CPU time (`process.cpuUsage()`), not wall
@@ -23,6 +25,7 @@ import { createCursorCodec, cursorFingerprint, defineSortSpec, maybeSyncVariant,
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';
+import { handRolledHono } from './http/handrolled-stack.ts';
 import { honoPeer } from './http/peer-stacks.ts';
 import { Hono as HonoApp } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
@@ -33,6 +36,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 250);
 const FILTERS = ['', 'status=paid&', 'status=refunded&'];
+/** keyset's unavoidable work written plainly by hand, none of its checks (bench/http/handrolled-stack.ts). */
+const HAND_ROLLED = 'hand-rolled: same hashes, lookups, headers, body; no checks';
 
 type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unknown;
 
@@ -135,6 +140,8 @@ const stacks: Stack[] = [];
   stacks.push(await stack('hono (bare)', bare.app, bare.keys));
   const peer = honoPeer();
   stacks.push(await stack('peer: bearer-auth + hono-rate-limiter + plain cursor', peer.app, peer.keys));
+  const handRolled = handRolledHono();
+  stacks.push(await stack(HAND_ROLLED, handRolled.app as unknown as Hono, handRolled.keys));
   for (const [name, parts] of [
     ['keyset auth only', { auth: true, paginate: false }],
     ['keyset pagination only', { auth: false, paginate: true }],
