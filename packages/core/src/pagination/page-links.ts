@@ -81,6 +81,12 @@ function mixedLinks(text: string, targets: readonly PageLinkTarget[]): string {
   return header;
 }
 
+/** The URL with the kept parameters and no position: `path`, `?` and the parameters, if any. */
+function withoutPosition(path: string, before: string, after: string): string {
+  const rest = before === '' ? after : after === '' ? before : `${before}&${after}`;
+  return rest === '' ? path : `${path}?${rest}`;
+}
+
 /**
  * The `Link` header value for `targets` (in order), from the absolute request `url`, or
  * `undefined` when there are none. The other mode's parameter (`offset` for a cursor
@@ -134,21 +140,16 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
       start = stop + 1;
     }
   }
-  const rest = before === '' ? after : after === '' ? before : `${before}&${after}`;
+  // The text on either side of a position value, built once for every link that carries
+  // one (not found: every kept parameter is in `before`, and the position goes last).
+  const open = before === '' ? `<${path}?${name}=` : `<${path}?${before}&${name}=`;
+  const close = after === '' ? '>; rel="' : `&${after}>; rel="`;
   let header = '';
   for (const target of targets) {
     const { value } = target;
     // Cursor values are base64url and offsets digits: both safe in a query as they are.
-    let query: string;
-    if (value === null) query = rest;
-    else {
-      const position = `${name}=${value}`;
-      const head = before === '' ? position : `${before}&${position}`;
-      // Not found: every kept parameter is in `before`, and the position goes last.
-      query = after === '' ? head : `${head}&${after}`;
-    }
-    if (header !== '') header += ', ';
-    header += `<${query === '' ? path : `${path}?${query}`}>; rel="${target.rel}"`;
+    const link = value !== null ? `${open}${value}${close}${target.rel}"` : `<${withoutPosition(path, before, after)}>; rel="${target.rel}"`;
+    header = header === '' ? link : `${header}, ${link}`;
   }
   return header;
 }
