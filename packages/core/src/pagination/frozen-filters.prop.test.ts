@@ -24,7 +24,11 @@ const filters = fc
   })
   .map(({ members, nullPrototype, symbol, hidden, getter, array }) => {
     const target: Record<PropertyKey, unknown> = array ? ([] as unknown as Record<PropertyKey, unknown>) : nullPrototype ? Object.create(null) : {};
-    for (const [k, v] of members) Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of members) {
+      // An array's own `length` cannot be redefined as enumerable: not a member to draw.
+      if (array && k === 'length') continue;
+      Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
     if (symbol) target[SYMBOL] = 'symbol value';
     if (hidden) Object.defineProperty(target, 'hidden', { value: 1, enumerable: false });
     if (getter) Object.defineProperty(target, 'computed', { get: () => 'got', enumerable: true });
