@@ -167,10 +167,31 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     return admitted(key, checkOptions, clientAddress);
   }
 
-  return Object.freeze({
-    // Synchronous when the keyring's caches and the limiter's store are (see maybe-promise.ts).
-    check: withMaybeSync(checkMaybeSync),
-  });
+  // Synchronous when the keyring's caches and the limiter's store are (see maybe-promise.ts).
+  const check = withMaybeSync(checkMaybeSync);
+  // Whether `check` looks at `forwardedFor` (see `guardReadsForwardedFor`).
+  Object.defineProperty(check, READS_FORWARDED_FOR, { value: trustProxy !== false });
+  return Object.freeze({ check });
+}
+
+const READS_FORWARDED_FOR = Symbol.for('keyset.readsForwardedFor');
+
+/**
+ * Whether `guard.check` may read the request's `forwardedFor`: `false` only for a guard
+ * from `createApiKeyGuard` without `trustProxy`, which resolves the client address from
+ * the socket's peer alone; `true` for any other guard (one of your own, or a `check`
+ * replaced or wrapped), whatever it does. Adapters ask once and skip reading the
+ * `X-Forwarded-For` header per request when the answer is `false`.
+ *
+ * @example
+ * ```ts
+ * const readsForwardedFor = guardReadsForwardedFor(guard);
+ * const forwardedFor = readsForwardedFor ? req.headers['x-forwarded-for'] : undefined;
+ * ```
+ */
+export function guardReadsForwardedFor(guard: Pick<ApiKeyGuard, 'check'>): boolean {
+  const check = guard.check as unknown as Record<symbol, unknown>;
+  return typeof check !== 'function' || check[READS_FORWARDED_FOR] !== false;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** Public exports of the keys area. Names are listed explicitly. */
-export { apiKeyCheckOptions, createApiKeyGuard } from './api-key-guard.ts';
+export { apiKeyCheckOptions, createApiKeyGuard, guardReadsForwardedFor } from './api-key-guard.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './api-key-guard.ts';
 export { MAX_IP_ALLOWLIST } from './ip-allowlist.ts';
 export { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from './key-metadata.ts';
