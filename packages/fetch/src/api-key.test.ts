@@ -1,4 +1,4 @@
-import { ConfigError } from '@keyset/core';
+import { ConfigError, createApiKeyGuard } from '@keyset/core';
 import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
@@ -109,6 +109,30 @@ describe('apiKey()', () => {
       expect(() => (returned = throwing(withKey.clone()))).not.toThrow();
       expect(await outcome(returned!)).toBe('rejected handler failed');
     }
+  });
+
+  it('hands X-Forwarded-For to a guard that trusts a proxy, and to any guard of your own, whatever its check', async () => {
+    const behindProxy = createApiKeyGuard({ keyring: fixture.keyring, trustProxy: { cidrs: ['10.0.0.0/8'] } });
+    const route = problemHandler(apiKey({ guard: behindProxy, clientAddress: () => '10.0.0.1' }, (_request, key) => new Response(key.name)));
+    const elsewhere = (headers: Record<string, string> = {}) =>
+      new Request('http://localhost/orders', { headers: { authorization: `ApiKey ${fixture.keys.elsewhere}`, ...headers } });
+    // The proxy at 10.0.0.1 says the client is 203.0.113.5, inside the key's allowlist.
+    expect(await (await route(elsewhere({ 'x-forwarded-for': '203.0.113.5' }))).text()).toBe('elsewhere');
+    await expectProblem(await route(elsewhere()), 403, 'ip_not_allowed');
+    // A guard of your own built on a check that ignores the header, then given one that reads it.
+    const seen: unknown[] = [];
+    const plain = createApiKeyGuard({ keyring: fixture.keyring });
+    const own: { check: ApiKeyGuard['check'] } = { check: plain.check };
+    const mine = apiKey({ guard: own }, () => new Response('ok'));
+    const reader = (forwardedFor: string) =>
+      new Request('http://localhost/orders', { headers: { authorization: `ApiKey ${fixture.keys.reader}`, 'x-forwarded-for': forwardedFor } });
+    await mine(reader('198.51.100.1'));
+    own.check = (request, options) => {
+      seen.push(request.forwardedFor);
+      return plain.check(request, options);
+    };
+    await mine(reader('198.51.100.2'));
+    expect(seen).toEqual(['198.51.100.2']);
   });
 
   it('refuses a bad configuration when the route is built', () => {

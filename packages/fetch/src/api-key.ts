@@ -3,7 +3,7 @@
  * `scopes`, receives the verified key, and its response gets the `RateLimit` headers.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';
@@ -72,17 +72,26 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
+  // A guard that says it never reads X-Forwarded-For (createApiKeyGuard without
+  // trustProxy) is not handed the header, which saves a header lookup per request; asked
+  // again whenever `guard.check` is replaced.
+  let knownCheck = guard.check;
+  let readsForwardedFor = guardReadsForwardedFor(guard);
   // Not an `async` function: on the synchronous path (warm cache, memory store) nothing is
   // waited for but the handler, and a `then` costs less than an async function's suspended
   // frame. Its promise settles as the async version's did: rejected (never thrown) with what
   // the guard or the handler threw, else with the handler's response carrying the headers.
   return function apiKey(request, ...rest) {
     try {
+      if (guard.check !== knownCheck) {
+        knownCheck = guard.check;
+        readsForwardedFor = guardReadsForwardedFor(guard);
+      }
       const checked = {
         authorization: request.headers.get('authorization'),
         url: request.url,
         remoteAddress: clientAddress?.(request, ...rest),
-        forwardedFor: request.headers.get('x-forwarded-for'),
+        forwardedFor: readsForwardedFor ? request.headers.get('x-forwarded-for') : undefined,
       };
       // The guard's synchronous twin when it has one: no promise to wait for, and a native
       // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.

@@ -124,6 +124,30 @@ describe('apiKey() for Hono', () => {
     }
   });
 
+  it('hands X-Forwarded-For to a guard that trusts a proxy, and to any guard of your own, whatever its check', async () => {
+    const behindProxy = createApiKeyGuard({ keyring: fixture.keyring, trustProxy: { cidrs: ['10.0.0.0/8'] } });
+    const app = new Hono();
+    app.onError(problemHandler());
+    app.get('/', apiKey({ guard: behindProxy, clientAddress: () => '10.0.0.1' }), (c) => c.text(c.var.apiKey.name));
+    const elsewhere = { authorization: `ApiKey ${fixture.keys.elsewhere}` };
+    // The proxy at 10.0.0.1 says the client is 203.0.113.5, inside the key's allowlist.
+    expect(await (await app.request('/', { headers: { ...elsewhere, 'x-forwarded-for': '203.0.113.5' } })).text()).toBe('elsewhere');
+    await expectProblem(await app.request('/', { headers: elsewhere }), 403, 'ip_not_allowed');
+    // A guard of your own built on a check that ignores the header, then given one that reads it.
+    const seen: unknown[] = [];
+    const plain = createApiKeyGuard({ keyring: fixture.keyring });
+    const own: { check: ApiKeyGuard['check'] } = { check: plain.check };
+    const mine = new Hono();
+    mine.get('/', apiKey({ guard: own }), (c) => c.text('ok'));
+    await mine.request('/', { headers: { ...auth(fixture.keys.reader).headers, 'x-forwarded-for': '198.51.100.1' } as Record<string, string> });
+    own.check = (request, options) => {
+      seen.push(request.forwardedFor);
+      return plain.check(request, options);
+    };
+    await mine.request('/', { headers: { ...auth(fixture.keys.reader).headers, 'x-forwarded-for': '198.51.100.2' } as Record<string, string> });
+    expect(seen).toEqual(['198.51.100.2']);
+  });
+
   it('refuses to be created without a guard', () => {
     expect(() => apiKey({} as never)).toThrow(ConfigError);
     expect(() => apiKey({ guard: {} } as never)).toThrow(ConfigError);

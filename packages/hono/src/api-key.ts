@@ -3,7 +3,7 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
+import { ConfigError, apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';
@@ -65,17 +65,26 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     ...(cost === undefined ? {} : { cost }),
     ...(route === undefined ? {} : { route }),
   });
+  // A guard that says it never reads X-Forwarded-For (createApiKeyGuard without
+  // trustProxy) is not handed the header, which saves a header lookup per request; asked
+  // again whenever `guard.check` is replaced.
+  let knownCheck = guard.check;
+  let readsForwardedFor = guardReadsForwardedFor(guard);
   // Not an `async` function: on the synchronous path (warm cache, memory store) the request
   // waits on nothing but the rest of the chain, and a `then` after `next()` costs less than
   // an async function's suspended frame. Its promise settles as the async version's did:
   // after the chain, with nothing, or rejected with what the guard or the chain threw.
   return function apiKey(c, next) {
     try {
+      if (guard.check !== knownCheck) {
+        knownCheck = guard.check;
+        readsForwardedFor = guardReadsForwardedFor(guard);
+      }
       const request = {
         authorization: c.req.header('authorization'),
         url: c.req.url,
         remoteAddress: clientAddress(c),
-        forwardedFor: c.req.header('x-forwarded-for'),
+        forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,
       };
       // The guard's synchronous twin when it has one: no promise to wait for, and a native
       // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.
