@@ -82,6 +82,11 @@ export class LruCache<V extends LruSlot, K extends string | number = string> {
     }
   }
 
+  /** Evicts one entry as a full `set` would (see `#evictOne`); nothing when empty. */
+  evictOne(): void {
+    if (this.#map.size > 0) this.#evictOne();
+  }
+
   /** The value held for `key`, live or not, without marking it used. */
   peek(key: K): V | undefined {
     return this.#map.get(key);

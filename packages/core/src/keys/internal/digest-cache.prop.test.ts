@@ -68,4 +68,48 @@ describe('DigestCache, properties', () => {
       }),
     );
   });
+
+  it('never holds more than max entries, digests sharing their first 30 bits included, and a full cache answers only the right value or nothing', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer(), fc.array(op, { maxLength: 200 }), (max, salt, ops) => {
+        const cache = new DigestCache<Box>(max, salt);
+        const model = new Model();
+        let now = 0;
+        for (const o of ops) {
+          if (o.kind === 'tick') now += o.ms;
+          else if (o.kind === 'set') {
+            cache.set(o.d, box(o.n), now + o.ttl, now);
+            model.set(o.d, o.n, now + o.ttl);
+            expect(cache.get(o.d, now)?.n).toBe(o.n);
+          } else if (o.kind === 'get') {
+            // Evicted (a miss) is allowed; another digest's value, or one deleted, never.
+            const got = cache.get(o.d, now);
+            const want = model.get(o.d, now);
+            if (got !== undefined) {
+              expect(got.n).toBe(want);
+              expect(got.digestKey).toBe(o.d);
+            }
+          } else {
+            cache.delete(o.d);
+            model.delete(o.d);
+            expect(cache.get(o.d, now)).toBeUndefined();
+          }
+          expect(cache.size).toBeLessThanOrEqual(max);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('two digests sharing their integer fill a cache of one entry with one, not two', () => {
+    // Same first 30 bits ('d' and 'e' differ in the lowest two bits of the fourth character).
+    const a = `abcd${'\u0001'.repeat(28)}`;
+    const b = `abce${'\u0001'.repeat(28)}`;
+    const cache = new DigestCache<Box>(1, 0);
+    cache.set(a, box(1), 100, 0);
+    cache.set(b, box(2), 100, 0);
+    expect(cache.size).toBe(1);
+    expect(cache.get(b, 0)?.n).toBe(2);
+    expect(cache.get(a, 0)).toBeUndefined();
+  });
 });

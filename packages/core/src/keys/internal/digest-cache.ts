@@ -10,7 +10,8 @@
  * the square of the count) cannot share the main map: the one that came second is kept in
  * a small overflow cache by its full digest, so neither ever misses for the other's sake.
  * The overflow holds at most `max(16, max / 1024)` entries (expected pairs: 5 at 100,000,
- * 500 at a million), on top of `max`. The integer is mixed with a per-cache random salt,
+ * 500 at a million), and counts toward `max`: the two together never hold more than
+ * `max` entries (the documented bound of `cache.max` and `cache.negativeMax`). The integer is mixed with a per-cache random salt,
  * so which of the `Map`'s buckets a digest lands in cannot be chosen (V8 hashes integer
  * keys unseeded).
  * @module
@@ -29,12 +30,14 @@ export class DigestCache<V extends DigestSlot> {
   /** Entries whose integer a different live digest holds in `#main`: rare, so usually empty. */
   readonly #overflow: LruCache<V>;
   readonly #salt: number;
+  readonly #max: number;
 
   /** `salt`: random bits (any integer; its low 30 bits are used). */
   constructor(max: number, salt: number) {
     this.#main = new LruCache<V, number>(max);
     this.#overflow = new LruCache<V>(max > 0 ? Math.max(16, Math.ceil(max / 1024)) : 0);
     this.#salt = salt & 0x3fffffff;
+    this.#max = max;
   }
 
   get size(): number {
@@ -61,10 +64,14 @@ export class DigestCache<V extends DigestSlot> {
     const held = this.#main.peek(slot);
     if (held !== undefined && held.digestKey !== digest && now < held.until) {
       this.#overflow.set(digest, value, until);
+      // Over the bound: one entry of the main map goes (never the one just set).
+      if (this.size > this.#max) this.#main.evictOne();
       return;
     }
     if (this.#overflow.size !== 0) this.#overflow.delete(digest);
     this.#main.set(slot, value, until);
+    // Over the bound: one entry of the overflow goes (the one just set is in the main map).
+    if (this.size > this.#max) this.#overflow.evictOne();
   }
 
   /** Drops the entry of `digest`, if held (never another digest's). */
