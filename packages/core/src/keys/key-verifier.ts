@@ -75,8 +75,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const { store, environments, rawDigest, clock, crypto, log, writer } = options;
   const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
-  const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, randomSalt(crypto)) : undefined;
-  const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new DigestCache<InvalidEntry>(negativeMax, randomSalt(crypto)) : undefined;
+  const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, () => randomSalt(crypto)) : undefined;
+  const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new DigestCache<InvalidEntry>(negativeMax, () => randomSalt(crypto)) : undefined;
   /** Bumped on every eviction: a store answer that raced with one is not cached. */
   let epoch = 0;
 

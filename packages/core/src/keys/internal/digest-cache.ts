@@ -29,14 +29,22 @@ export class DigestCache<V extends DigestSlot> {
   readonly #main: LruCache<V, number>;
   /** Entries whose integer a different live digest holds in `#main`: rare, so usually empty. */
   readonly #overflow: LruCache<V>;
-  readonly #salt: number;
+  #salt = 0;
+  /** Draws the salt, on the first `set` (see the constructor); `undefined` once drawn. */
+  #drawSalt: (() => number) | undefined;
   readonly #max: number;
 
-  /** `salt`: random bits (any integer; its low 30 bits are used). */
-  constructor(max: number, salt: number) {
+  /**
+   * `salt`: random bits (any integer; its low 30 bits are used), or a function drawing
+   * them, called on the first `set`: an empty cache answers nothing whatever its salt, and
+   * a keyring made at start-up draws no random numbers then (workerd forbids them in a
+   * worker's global scope).
+   */
+  constructor(max: number, salt: number | (() => number)) {
     this.#main = new LruCache<V, number>(max);
     this.#overflow = new LruCache<V>(max > 0 ? Math.max(16, Math.ceil(max / 1024)) : 0);
-    this.#salt = salt & 0x3fffffff;
+    if (typeof salt === 'function') this.#drawSalt = salt;
+    else this.#salt = salt & 0x3fffffff;
     this.#max = max;
   }
 
@@ -59,6 +67,11 @@ export class DigestCache<V extends DigestSlot> {
 
   /** Stores `value` under `digest` until `until` (epoch ms), replacing that digest's entry; see `LruCache.set`. */
   set(digest: string, value: V, until: number, now: number): void {
+    if (this.#drawSalt !== undefined) {
+      // Nothing is held before the first set (clear() may empty it later, with the salt kept).
+      this.#salt = this.#drawSalt() & 0x3fffffff;
+      this.#drawSalt = undefined;
+    }
     value.digestKey = digest;
     const slot = this.#slotOf(digest);
     const held = this.#main.peek(slot);
