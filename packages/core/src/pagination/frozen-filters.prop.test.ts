@@ -66,4 +66,36 @@ describe('frozenFilters', () => {
       expectSameCopy(frozenFilters(odd as unknown as Record<string, unknown>), Object.freeze({ ...(odd as object) }));
     }
   });
+
+  it('copies like a spread when a getter deletes, hides or shows other members while it is read', () => {
+    const member = fc.constantFrom('a', 'b', 'c', 'd');
+    const action = fc.record({ kind: fc.constantFrom('delete' as const, 'hide' as const, 'show' as const), target: member });
+    const shape = fc.array(fc.record({ name: member, enumerable: fc.boolean(), actions: fc.array(action, { maxLength: 2 }) }), { maxLength: 4 });
+    const build = (members: { name: string; enumerable: boolean; actions: { kind: 'delete' | 'hide' | 'show'; target: string }[] }[]): Record<string, unknown> => {
+      const o: Record<string, unknown> = {};
+      for (const { name, enumerable, actions } of members) {
+        if (Object.prototype.hasOwnProperty.call(o, name)) continue;
+        Object.defineProperty(o, name, {
+          enumerable,
+          configurable: true,
+          get() {
+            for (const { kind, target } of actions) {
+              const desc = Object.getOwnPropertyDescriptor(o, target);
+              if (desc === undefined || target === name) continue;
+              if (kind === 'delete') delete o[target];
+              else Object.defineProperty(o, target, { enumerable: kind === 'show' });
+            }
+            return name;
+          },
+        });
+      }
+      return o;
+    };
+    fc.assert(
+      fc.property(shape, (members) => {
+        expectSameCopy(frozenFilters(build(members)), Object.freeze({ ...build(members) }));
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });

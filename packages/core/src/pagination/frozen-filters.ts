@@ -15,15 +15,19 @@
  */
 export function frozenFilters(given: Record<string, unknown>): Readonly<Record<string, unknown>> {
   if (typeof given !== 'object' || given === null) return Object.freeze({ ...(given as object) }) as Readonly<Record<string, unknown>>;
-  const keys = Object.keys(given);
+  // Every own string key, as a spread lists them before reading any: each is copied only if
+  // it is still an own enumerable member when its turn comes (a getter read earlier may
+  // have deleted it, or changed whether it is enumerable), as a spread checks.
+  const keys = Object.getOwnPropertyNames(given);
   for (let i = 0; i < keys.length; i++) if ((keys[i] as string) in OBJECT_PROTOTYPE) return Object.freeze({ ...given });
   if (Object.getOwnPropertySymbols(given).length !== 0) return Object.freeze({ ...given });
   const copy: Record<string, unknown> = {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    copy[key] = given[key];
+    if (isEnumerable.call(given, key)) copy[key] = given[key];
   }
   return Object.freeze(copy);
 }
 
 const OBJECT_PROTOTYPE: object = Object.prototype;
+const isEnumerable = Object.prototype.propertyIsEnumerable;
