@@ -55,6 +55,25 @@ describe('node provider base64url', () => {
     for (let round = 0; round < 3; round++) for (const v of views) expect(native.encode(v)).toBe(encodeBase64url(v));
   });
 
+  it('encodes a view of a resizable ArrayBuffer after the memory grew or shrank, like the portable codec (no throw)', () => {
+    // ES2024 (the TypeScript lib here is older): a resizable ArrayBuffer, Node 20+.
+    type Resizable = ArrayBuffer & { resize(length: number): void };
+    const memory = new (ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => Resizable)(8, { maxByteLength: 64 });
+    const all = new Uint8Array(memory);
+    const fixed = new Uint8Array(memory, 2, 4);
+    all.set([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(native.encode(all)).toBe(encodeBase64url(all));
+    expect(native.encode(fixed)).toBe(encodeBase64url(fixed));
+    memory.resize(16);
+    all.fill(9);
+    const later = new Uint8Array(memory, 4, 12);
+    for (const v of [all, later, fixed, all]) expect(native.encode(v)).toBe(encodeBase64url(v));
+    memory.resize(4);
+    for (const v of [all, fixed, later, all]) expect(native.encode(v)).toBe(encodeBase64url(v));
+    memory.resize(32);
+    for (const v of [all, fixed, later]) expect(native.encode(v)).toBe(encodeBase64url(v));
+  });
+
   it('decodeBase64urlInto accepts, rejects and writes exactly what decodeBase64url does', () => {
     const text = fc.oneof(near, fc.string({ unit: 'binary', maxLength: 40 }), fc.uint8Array({ maxLength: 60 }).map((b) => encodeBase64url(b)));
     fc.assert(

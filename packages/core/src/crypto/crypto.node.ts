@@ -165,6 +165,13 @@ function encodeRange(bytes: Uint8Array): string {
   }
   const start = bytes.byteOffset;
   const end = start + bytes.byteLength;
+  if (end > whole.length) {
+    // A resizable ArrayBuffer grown (or shrunk) since its Buffer was made: that Buffer no
+    // longer covers the range (base64urlSlice would throw, toString cut the text short).
+    whole = Buffer.from(bytes.buffer);
+    wholeBuffers.set(bytes.buffer, whole);
+    lastWhole = whole;
+  }
   return base64urlSlice !== undefined ? base64urlSlice.call(whole, start, end) : whole.toString('base64url', start, end);
 }
 
