@@ -95,6 +95,29 @@ describe('apiKey() for Hono', () => {
     await expectProblem(await app.request('/', auth(fixture.keys.reader)), 503, 'unavailable');
   });
 
+  it('settles after a next() that returns nothing or a bare thenable, as an async middleware awaiting it did', async () => {
+    const nexts: [string, (ran: () => void) => () => Promise<void>][] = [
+      ['nothing', (ran) => () => (ran(), undefined) as never],
+      // A thenable whose then() answers nothing (not a promise), calling back at once.
+      ['bare thenable', (ran) => () => ({ then: (ok: () => void) => void (ran(), ok()) }) as never],
+    ];
+    for (const [name, makeNext] of nexts) {
+      const middleware = apiKey({ guard: fixture.guard });
+      const app = new Hono();
+      app.get('/', async (c) => {
+        let ranNext = false;
+        const returned = middleware(c, makeNext(() => (ranNext = c.var.apiKey !== undefined)));
+        expect(returned).toBeInstanceOf(Promise);
+        const outcome = await (returned as Promise<unknown>).then(
+          (value) => `resolved ${String(value)} after next: ${ranNext}`,
+          (error: unknown) => `rejected ${String(error)}`,
+        );
+        return c.text(outcome);
+      });
+      expect(`${name}: ${await (await app.request('/', auth(fixture.keys.reader))).text()}`).toBe(`${name}: resolved undefined after next: true`);
+    }
+  });
+
   it('returns a promise as an async middleware would: rejected, never thrown, when refused; resolved with nothing after the chain', async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };

@@ -106,7 +106,9 @@ function admitWhenChecked(c: Context, next: Next, result: ApiKeyGuardResult | Pr
 function admit(c: Context, next: Next, { key, headers }: ApiKeyGuardResult): Promise<void> {
   c.set('apiKey', key);
   holdGuardHeaders(c, headers);
-  return next().then(() => {
+  // Promise.resolve: the same promise for Hono's own next(); one that returns nothing or a
+  // bare thenable is waited for as `await next()` did.
+  return Promise.resolve(next()).then(() => {
     // sendPage() built its response with them; any other response (a handler's own, an
     // error's problem, or a page built with an inner apiKey() layer's headers) gets them
     // now, unless it already names them.

@@ -103,6 +103,29 @@ describe('paginate() for Hono', () => {
     expect(String(reported[0])).toContain('paginate()');
   });
 
+  it('settles after a next() that returns nothing or a bare thenable, as an async middleware awaiting it did', async () => {
+    const nexts: [string, (ran: () => void) => () => Promise<void>][] = [
+      ['nothing', (ran) => () => (ran(), undefined) as never],
+      // A thenable whose then() answers nothing (not a promise), calling back at once.
+      ['bare thenable', (ran) => () => ({ then: (ok: () => void) => void (ran(), ok()) }) as never],
+    ];
+    for (const [name, makeNext] of nexts) {
+      const middleware = paginate(fixture.paginator);
+      const app = new Hono();
+      app.get('/', async (c) => {
+        let ranNext = false;
+        const returned = middleware(c, makeNext(() => (ranNext = c.var.page !== undefined)));
+        expect(returned).toBeInstanceOf(Promise);
+        const outcome = await (returned as Promise<unknown>).then(
+          (value) => `resolved ${String(value)} after next: ${ranNext}`,
+          (error: unknown) => `rejected ${String(error)}`,
+        );
+        return c.text(outcome);
+      });
+      expect(`${name}: ${await (await app.request('/?limit=2')).text()}`).toBe(`${name}: resolved undefined after next: true`);
+    }
+  });
+
   it('returns a promise as an async middleware would: rejected, never thrown, on a bad query; resolved with nothing after the chain', async () => {
     // The paginator's synchronous twin, a plan given later, and a plan as a non-native thenable.
     const later = { ...fixture.paginator, plan: async (...args: Parameters<typeof fixture.paginator.plan>) => fixture.paginator.plan(...args) };

@@ -105,7 +105,8 @@ function proceedWhenPlanned(c: Context, next: Next, paginator: Paginator<never>,
 function proceed(c: Context, next: Next, state: PageState): Promise<void> {
   (c as unknown as { [STATE]?: PageState })[STATE] = state;
   c.set('page', state.plan);
-  return next().then(settledWithNothing);
+  // Promise.resolve: as in apiKey(), a next() that returns nothing or a bare thenable is waited for.
+  return Promise.resolve(next()).then(settledWithNothing);
 }
 
 /** A middleware's promise resolves to nothing once the chain has run (a value would be taken for the response). */
