@@ -16,6 +16,7 @@ import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
+import { rememberLast } from '../internal/remember-last.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 
 /** Options of `createApiKeyGuard`. */
@@ -95,13 +96,13 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
   // Each twin is looked up again only when the method changed: reading the twin's symbol
   // property on every request made that load megamorphic (it meets many functions).
-  const authenticateVia = twinCache(keyring.authenticate);
+  const authenticateVia = rememberLast((method: Keyring['authenticate']) => maybeSyncVariant(method), keyring.authenticate);
   const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {
     const method = keyring.authenticate;
     const fast = authenticateVia(method);
     return fast !== undefined ? fast(request, authOptions) : method.call(keyring, request, authOptions);
   };
-  const checkVia = limiter === undefined ? undefined : twinCache(limiter.check);
+  const checkVia = limiter === undefined ? undefined : rememberLast((method: RateLimiter['check']) => maybeSyncVariant(method), limiter.check);
   const limit =
     limiter === undefined || checkVia === undefined
       ? undefined
@@ -192,22 +193,6 @@ const READS_FORWARDED_FOR = Symbol.for('keyset.readsForwardedFor');
 export function guardReadsForwardedFor(guard: Pick<ApiKeyGuard, 'check'>): boolean {
   const check = guard.check as unknown as Record<symbol, unknown>;
   return typeof check !== 'function' || check[READS_FORWARDED_FOR] !== false;
-}
-
-/**
- * `maybeSyncVariant` of a method, remembered for the function it was last asked about:
- * the twin of the same function is answered without reading it again.
- */
-function twinCache<A extends unknown[], R>(initial: (...args: A) => Promise<R>): (method: (...args: A) => Promise<R>) => ((...args: A) => R | Promise<R>) | undefined {
-  let known = initial;
-  let twin = maybeSyncVariant(initial);
-  return (method) => {
-    if (method !== known) {
-      known = method;
-      twin = maybeSyncVariant(method);
-    }
-    return twin;
-  };
 }
 
 /** The key's policies as the limiter takes them: one policy alone (the cheap path), a list, or the default. */

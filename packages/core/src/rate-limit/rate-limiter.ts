@@ -16,6 +16,7 @@ import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
+import { rememberLast } from '../internal/remember-last.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';
 
@@ -170,15 +171,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
   // The store's single-pair variant, looked up again only when `store.decide` changed.
-  let knownDecide = store.decide;
-  let knownSingle = singlePairVariant(knownDecide);
-  const singlePairOf = (decideFn: RateLimitStore['decide']): DecideSinglePair | undefined => {
-    if (decideFn !== knownDecide) {
-      knownDecide = decideFn;
-      knownSingle = singlePairVariant(decideFn);
-    }
-    return knownSingle;
-  };
+  const singlePairOf = rememberLast(singlePairVariant, store.decide);
   const reported = new WeakSet<object>();
   const validLists = new WeakSet<object>();
 
