@@ -41,6 +41,7 @@ const ALL_STACKS = {
   hono: 'hono',
   'hono-keyset': 'hono',
   'hono-peer': 'hono',
+  'hono-handrolled': 'hono',
   express: 'express',
   'express-keyset': 'express',
   'express-peer': 'express',

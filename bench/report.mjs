@@ -41,12 +41,32 @@ const sections = {
   inprocess() {
     const r = load('inprocess');
     if (!r) return undefined;
+    const units = (t, key) => (t[key] === undefined ? '–' : fmt(t[key], 3));
     const stacks = table(
-      ['stack', 'CPU µs/request', 'CPU µs over bare Hono (median of rounds)', 'interquartile'],
-      r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile']]),
+      ['stack', 'CPU µs/request', 'CPU µs over bare Hono (median of rounds)', 'interquartile', 'over bare ÷ bare Hono'],
+      r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile'], units(t, 'over bare ÷ bare')]),
     );
-    const micro = table(['operation', 'µs/op (median of rounds)', 'interquartile'], r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile]));
-    return `${stacks}\n\n${micro}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
+    const micro = table(
+      ['operation', 'µs/op (median of rounds)', 'interquartile', '÷ bare Hono'],
+      r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile, units(t, '÷ bare')]),
+    );
+    // Issue 10's targets, set in µs where bare Hono cost 9.9 µs per request, in units of bare Hono.
+    const ISSUE_BARE = 9.9;
+    const targets = [
+      ['full stack over bare Hono', 'keyset full stack', 'over bare ÷ bare', 10, 19.5, r.data.rows],
+      ['cursor codec decode + encode', 'cursor codec decode + encode', '÷ bare', 3.5, 8.2, r.data.micro],
+      ['warm key verify', 'warm key verify', '÷ bare', 1.0, 1.6, r.data.micro],
+      ['guard + GCRA', 'guard.check (authenticate + GCRA)', '÷ bare', 2.5, 4.5, r.data.micro],
+    ].flatMap(([label, name, key, target, before, list]) => {
+      const t = list.find((x) => (x.stack ?? x.case) === name);
+      if (t?.[key] === undefined) return [];
+      const target1 = target / ISSUE_BARE;
+      return [[label, `${fmt(target, 1)} µs → ${fmt(target1, 3)}`, `${fmt(before, 1)} µs → ${fmt(before / ISSUE_BARE, 3)}`, fmt(t[key], 3), t[key] <= target1 ? 'yes' : 'no']];
+    });
+    const goal = targets.length
+      ? `\n\nIssue 10's in-process targets in units of bare Hono's cost (the issue's machine: bare Hono 9.9 µs):\n\n${table(['target', 'target (issue, ÷ 9.9 µs)', 'issue\'s "today"', 'this run', 'met'], targets)}`
+      : '';
+    return `${stacks}\n\n${micro}${goal}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
   },
   'inprocess-adapters'() {
     const r = load('inprocess-adapters');

@@ -13,6 +13,7 @@ import { KEY_COUNT, plainPage, statusOf } from './orders.ts';
 import { keysetExpress, keysetFetch, keysetHono } from './keyset-stacks.ts';
 import { expressPeer, honoPeer, peerKeys } from './peer-stacks.ts';
 import { fastifyBare, fastifyKeyset, fastifyPeer } from './fastify-stacks.ts';
+import { handRolledHono } from './handrolled-stack.ts';
 
 export type Listener = Parameters<typeof createServer>[1];
 
@@ -50,6 +51,11 @@ export async function build(stack: string): Promise<{ listener: Listener; keys: 
     case 'express-peer': {
       const { app, keys } = expressPeer();
       return { keys, listener: app as unknown as Listener };
+    }
+    case 'hono-handrolled': {
+      // The full stack's unavoidable work written plainly, none of keyset's checks: a floor, not a product.
+      const { app, keys } = handRolledHono();
+      return { keys, listener: honoListener(app as unknown as Hono) };
     }
     case 'hono-keyset': {
       const { app, keys } = await keysetHono();
