@@ -1,0 +1,115 @@
+/**
+ * The memory store (TATs in one array per generation) against the store as it was
+ * (memory-store.reference.test-support.ts): random runs of decisions — one pair through
+ * `decide` and through the single-pair variant, several pairs at once, peeks, costs past
+ * the burst, a pair named twice — with the clock moving and `clear` between them, on
+ * stores small enough that generations turn over all the time. After every step both
+ * answer the same decisions (or throw the same error) and hold the same number of entries.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMemoryRateLimitStore, singlePairVariant, type MemoryRateLimitStore } from './memory-store.ts';
+import { createReferenceMemoryRateLimitStore, referenceSinglePairVariant } from './memory-store.reference.test-support.ts';
+import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest } from './types.ts';
+
+const POLICIES: readonly RateLimitPolicy[] = [
+  Object.freeze({ limit: 3, windowSeconds: 1 }),
+  Object.freeze({ limit: 5, windowSeconds: 10, name: 'ten' }),
+  Object.freeze({ limit: 60, windowSeconds: 60, burst: 2, name: 'steady' }),
+  { limit: 2, windowSeconds: 3, name: 'default' },
+];
+const KEYS = ['a', 'b', 'c', 'd', 'e', 'key_f', ''];
+
+type Step =
+  | { kind: 'one'; key: number; policy: number; cost: number }
+  | { kind: 'pair'; key: number; policy: number; cost: number }
+  | { kind: 'many'; pairs: { key: number; policy: number }[]; cost: number }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'clear' };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('one' as const), key: fc.nat(KEYS.length - 1), policy: fc.nat(POLICIES.length - 1), cost: fc.nat(3) }) },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('pair' as const), key: fc.nat(KEYS.length - 1), policy: fc.nat(POLICIES.length - 1), cost: fc.nat(3) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('many' as const),
+      pairs: fc.array(fc.record({ key: fc.nat(KEYS.length - 1), policy: fc.nat(POLICIES.length - 1) }), { minLength: 0, maxLength: 3 }),
+      cost: fc.nat(2),
+    }),
+  },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.nat(400), fc.nat(70_000)) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'clear' as const }) },
+);
+
+type Outcome = { decisions: RateLimitDecision[] } | { error: string };
+
+function outcome(run: () => RateLimitDecision[]): Outcome {
+  try {
+    return { decisions: run() };
+  } catch (err) {
+    return { error: `${(err as Error).constructor.name}: ${(err as Error).message}` };
+  }
+}
+
+function apply(store: MemoryRateLimitStore, single: ReturnType<typeof singlePairVariant>, s: Step): Outcome | undefined {
+  switch (s.kind) {
+    case 'one':
+      return outcome(() => store.decide([{ key: KEYS[s.key] as string, policy: POLICIES[s.policy] as RateLimitPolicy }], s.cost));
+    case 'pair':
+      return outcome(() => (single as NonNullable<typeof single>)(KEYS[s.key] as string, POLICIES[s.policy] as RateLimitPolicy, s.cost));
+    case 'many': {
+      const requests: RateLimitRequest[] = s.pairs.map((p) => ({ key: KEYS[p.key] as string, policy: POLICIES[p.policy] as RateLimitPolicy }));
+      return outcome(() => store.decide(requests, s.cost));
+    }
+    case 'clear':
+      store.clear();
+      return undefined;
+    case 'advance':
+      return undefined;
+  }
+}
+
+describe('memory store against the reference (cells per key)', () => {
+  it('answers and holds the same at every step', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 9 }), fc.array(step, { maxLength: 120, size: "max" }), (max, steps) => {
+        let now = 1_700_000_000_000;
+        const clock = (): number => now;
+        const store = createMemoryRateLimitStore({ max, clock });
+        const reference = createReferenceMemoryRateLimitStore({ max, clock });
+        const single = singlePairVariant(store.decide);
+        const referenceSingle = referenceSinglePairVariant(reference.decide);
+        expect(single).toBeTypeOf('function');
+        expect(referenceSingle).toBeTypeOf('function');
+        for (const s of steps) {
+          if (s.kind === 'advance') now += s.ms;
+          expect(apply(store, single, s)).toEqual(apply(reference, referenceSingle, s));
+          expect(store.size).toBe(reference.size);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  // Enough keys that a generation's array grows (past 64 slots) and turns over.
+  it('answers the same for many keys through several generations', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 700 }), fc.array(fc.tuple(fc.nat(249), fc.nat(3), fc.nat(4)), { minLength: 300, maxLength: 1500 }), (max, calls) => {
+        let now = 1_700_000_000_000;
+        const clock = (): number => now;
+        const store = createMemoryRateLimitStore({ max, clock });
+        const reference = createReferenceMemoryRateLimitStore({ max, clock });
+        const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
+        const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+        for (const [key, policy, ms] of calls) {
+          now += ms;
+          const p = POLICIES[policy] as RateLimitPolicy;
+          expect(single(`k${key}`, p, 1)).toEqual(referenceSingle(`k${key}`, p, 1));
+          expect(store.size).toBe(reference.size);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
