@@ -45,6 +45,14 @@ interface HmacPads {
   /** Views of `inner` from its start, by length (up to MAX_VIEW): the digest input without a view per call. */
   views: Uint8Array[];
 }
+/**
+ * Buffer's own UTF-8 writer, the method `write(text, offset, 'utf8')` ends in after
+ * resolving the encoding by name (~17 ns per call less); like `base64urlSlice` below,
+ * present on Node's Buffer though undocumented, so picked by capability, with `write` as
+ * the fallback. Without a length it writes up to the buffer's end, as `write` does.
+ */
+const utf8Write = (Buffer.prototype as { utf8Write?: (this: Buffer, text: string, offset: number) => number }).utf8Write;
+
 /** Longest digest input whose view of the scratch buffer is kept. */
 const MAX_VIEW = 2048;
 const hmacPads = new WeakMap<Uint8Array, HmacPads>();
@@ -89,7 +97,7 @@ function hmacByHash(hash: NonNullable<typeof oneShotHash>, key: Uint8Array, data
   const room = BLOCK + data.length * 3;
   let inner = pads.inner;
   if (inner.length < room) inner = grow(pads, room);
-  const length = BLOCK + inner.write(data, BLOCK, 'utf8');
+  const length = BLOCK + (utf8Write !== undefined ? utf8Write.call(inner, data, BLOCK) : inner.write(data, BLOCK, 'utf8'));
   return outerHash(hash, pads, inner, length, output);
 }
 
