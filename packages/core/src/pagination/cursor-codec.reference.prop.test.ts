@@ -182,6 +182,25 @@ describe('cursor codec against the reference (the codec before its byte path)', 
     );
   });
 
+  it('encodes integers written digit by digit as the reference spells them, whatever room is left', () => {
+    // Around every digit count, 2^31 (past which the writer takes the number's text) and -0;
+    // many values, so the 128 bytes of room run out before, inside and after an integer.
+    const integer = fc.oneof(
+      fc.integer(),
+      fc.maxSafeInteger(),
+      fc.integer({ min: 0, max: 16 }).chain((e) => fc.integer({ min: -2, max: 2 }).map((d) => 10 ** e + d)),
+      fc.constantFrom(-0, 0, 9, 10, -9, -10, 2_147_483_647, 2_147_483_648, -2_147_483_647, -2_147_483_648, -2_147_483_649, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER),
+    );
+    const clock = fc.oneof(fc.nat({ max: 4_000_000_000_000 }), fc.constantFrom(0, 999, 2_147_483_647_999, 2_147_483_648_000));
+    fc.assert(
+      fc.property(fc.array(integer, { maxLength: 40 }), fc.constantFrom('forward' as const, 'backward' as const), clock, (p, dir, now) => {
+        const [current, reference] = pair({ clock: () => now, maxLength: 1_000_000 });
+        expect(current.encodeChecked(p, 'fp', [], dir)).toBe(reference.encodeChecked(p, 'fp', [], dir));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('one codec, many encodes and decodes in turn: fingerprints and lengths change under its shared buffer', () => {
     const [current, reference] = pair({ maxLength: 100_000 });
     const sort = defineSortSpec([{ key: 's', dir: 'asc', type: 'string', unique: true }]);

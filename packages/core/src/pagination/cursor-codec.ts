@@ -451,6 +451,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
             buffer[p++] = c;
           }
           buffer[p++] = 0x22;
+        } else if (typeof value === 'number' && Number.isSafeInteger(value)) {
+          p = writeInteger(buffer, p, limit, value);
         } else if ((typeof value === 'number' && Number.isFinite(value)) || value === null || value === true || value === false) {
           p = writeAscii(buffer, p, limit, `${value}`);
         } else {
@@ -461,7 +463,7 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       buffer[p++] = 0x5d; // ]
     }
     p = writeAscii(buffer, p, limit, ',"t":');
-    p = writeAscii(buffer, p, limit, `${issuedAt}`);
+    p = writeInteger(buffer, p, limit, issuedAt);
     if (p < 0 || p >= limit) return -1;
     buffer[p++] = 0x7d; // }
     return p;
@@ -522,6 +524,30 @@ function writeAscii(buffer: Uint8Array, p: number, limit: number, text: string):
   if (p < 0 || p + text.length > limit) return -1;
   for (let i = 0; i < text.length; i++) buffer[p++] = text.charCodeAt(i);
   return p;
+}
+
+/**
+ * Writes the safe integer `n` as `String(n)` spells it (plain decimal digits, `-` before a
+ * negative one, `0` for -0) at `p` if it fits before `limit`: the position after it, or -1
+ * (also for `p` = -1). Digit by digit, without the string `${n}` would make.
+ */
+function writeInteger(buffer: Uint8Array, p: number, limit: number, n: number): number {
+  if (p < 0) return -1;
+  if (n < 0) {
+    if (p >= limit) return -1;
+    buffer[p++] = 0x2d; // -
+    n = -n;
+  }
+  if (n > 0x7fffffff) return writeAscii(buffer, p, limit, `${n}`);
+  let digits = 1;
+  for (let rest = n; rest >= 10; digits++) rest = (rest / 10) | 0;
+  if (p + digits > limit) return -1;
+  for (let i = p + digits - 1; i >= p; i--) {
+    const next = (n / 10) | 0;
+    buffer[i] = 0x30 + n - next * 10;
+    n = next;
+  }
+  return p + digits;
 }
 
 /** What `scanPayload` returns for a payload not in `payloadText`'s own form. */
