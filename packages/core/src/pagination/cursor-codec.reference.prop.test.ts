@@ -267,6 +267,35 @@ describe('cursor codec against the reference (the codec before its byte path)', 
     );
   });
 
+  it('signed payload bytes that are not all ASCII, or not UTF-8 at all, read (or are refused) as the reference reads them', () => {
+    // The byte scanner reads ASCII payloads only and leaves the rest to the text; the UTF-8
+    // check now follows the MAC: a bad payload must still be 'utf-8', signed or not.
+    const codecs = pair();
+    const sort = defineSortSpec([
+      { key: 's', dir: 'asc', type: 'string' },
+      { key: 'id', dir: 'asc', type: 'int', unique: true },
+    ]);
+    const fp = 'fp';
+    const t = Math.floor(NOW / 1000);
+    const base = fc.tuple(fc.string({ unit: fc.constantFrom(...'ab09-:.TZ \u007f'), maxLength: 30 }), fc.integer(), fc.constantFrom('f', 'b')).map(([v, n, d]) => Buffer.from(`{"d":"${d}","p":["${v}",${n}],"t":${t}}`, 'latin1'));
+    const odd = fc.constantFrom(0x80, 0xbf, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xef, 0xbb, 0xff, 0xf0, 0x9f, 0x00, 0x1f, 0x7f, 0x5c, 0x22);
+    const edit = fc.tuple(fc.nat(), fc.constantFrom('insert', 'replace'), fc.array(odd, { minLength: 1, maxLength: 4 }));
+    fc.assert(
+      fc.property(base, fc.option(edit, { nil: null }), fc.boolean(), (bytes, change, goodMac) => {
+        let payload = bytes;
+        if (change !== null) {
+          const [at, kind, inserted] = change;
+          const i = at % (bytes.length + 1);
+          payload = Buffer.concat([bytes.subarray(0, i), Buffer.from(inserted), bytes.subarray(kind === 'insert' ? i : Math.min(bytes.length, i + inserted.length))]);
+        }
+        const key = goodMac ? SECRETS[0]! : 'not-our-secret-not-our-secret-not-our-secret';
+        const tag = createHmac('sha256', key).update(Buffer.concat([Buffer.from(`keyset-cursor\u00002\u0000${fp}\u0000`), payload])).digest().subarray(0, 16);
+        expectSameOutcome(codecs, Buffer.concat([Buffer.from([2]), payload, tag]).toString('base64url'), fp, sort);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('a byte-order mark before a signed payload reads as the reference reads it', () => {
     const codecs = pair();
     const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);

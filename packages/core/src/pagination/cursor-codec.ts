@@ -331,11 +331,10 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     if (length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
     if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
     const end = at - 1 + length - TAG_BYTES;
-    const payload = utf8Decode(range(buffer, payloadViews, at, end));
-    if (payload === undefined) throw new Rejected('utf-8');
     // A leading byte-order mark is dropped by the UTF-8 decoder, so the text MAC covers
-    // the payload without it: the text path keeps that rare case exactly as it was.
-    if (buffer[at] === 0xef && buffer[at + 1] === 0xbb && buffer[at + 2] === 0xbf) return verifyText(text, fingerprint, sort);
+    // the payload without it: the text path keeps that rare case exactly as it was (and
+    // refuses a payload that is not UTF-8 there, as here).
+    if (end - at >= 3 && buffer[at] === 0xef && buffer[at + 1] === 0xbb && buffer[at + 2] === 0xbf) return verifyText(text, fingerprint, sort);
     buffer[VERSION_AT] = DIGIT_0 + version;
     const input = range(buffer, inputViews, 0, end);
     let valid = false;
@@ -345,7 +344,17 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
         break;
       }
     }
-    if (!valid) throw new Rejected('signature');
+    // The payload is known to be UTF-8 before its signature is judged, as it always was:
+    // the MAC runs over bytes, so the order of the checks is only the order of the errors.
+    if (!valid) throw new Rejected(utf8Decode(range(buffer, payloadViews, at, end)) === undefined ? 'utf-8' : 'signature');
+    if (version === VERSION) {
+      // The payload's own bytes, when they are ASCII in the encoder's form: no text is made
+      // for the payload, and each string value is a string of its own (see scanPayloadBytes).
+      const values = scanPayloadBytes(buffer, at, end);
+      if (values !== NOT_SCANNED) return checked(scannedBackward ? 'backward' : 'forward', values, scannedTime, sort);
+    }
+    const payload = utf8Decode(range(buffer, payloadViews, at, end));
+    if (payload === undefined) throw new Rejected('utf-8');
     return read(version, payload, sort);
   }
 
@@ -619,6 +628,114 @@ function scanPayload(text: string): unknown[] | null | typeof NOT_SCANNED {
   scannedBackward = d === 0x62;
   scannedTime = numberAt(text, i, end);
   return values;
+}
+
+/**
+ * {@link scanPayload} over the payload's UTF-8 bytes `bytes[start, end)`, for the common
+ * case only: every byte ASCII, strings of printable characters without escapes, numbers
+ * integers of at most 15 digits (exact), `null`, `true`, `false`. Anything else, a byte
+ * past 0x7f included, is `NOT_SCANNED` and the caller takes the text (`scanPayload`, then
+ * `JSON.parse`), so this reads only payloads on which both agree, and reads them alike.
+ * Each string value is decoded from its own bytes: a flat string, where a slice of the
+ * payload's text would be a V8 sliced string, which every `<`, `>` or `===` the caller's
+ * source runs against it (a keyset walk compares the position with its rows) sends down
+ * the runtime's slow path.
+ */
+function scanPayloadBytes(bytes: Uint8Array, start: number, end: number): unknown[] | null | typeof NOT_SCANNED {
+  // `{"d":"f","p":null,"t":0}`, the shortest payload in the encoder's form.
+  if (end - start < 24) return NOT_SCANNED;
+  for (let k = 0; k < OPEN_FORWARD.length; k++) if (k !== 6 && bytes[start + k] !== OPEN_FORWARD[k]) return NOT_SCANNED;
+  const d = bytes[start + 6];
+  if (d !== 0x66 /* f */ && d !== 0x62 /* b */) return NOT_SCANNED;
+  let i = start + OPEN_FORWARD.length;
+  let values: unknown[] | null = null;
+  if (bytes[i] === 0x6e && bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c /* null */) {
+    i += 4;
+  } else if (bytes[i] === 0x5b /* [ */) {
+    values = [];
+    i++;
+    if (i < end && bytes[i] === 0x5d /* ] */) {
+      i++;
+    } else {
+      for (;;) {
+        if (i >= end) return NOT_SCANNED;
+        const c = bytes[i] as number;
+        if (c === 0x22 /* " */) {
+          let j = i + 1;
+          for (;;) {
+            if (j >= end) return NOT_SCANNED;
+            const u = bytes[j] as number;
+            if (u === 0x22) break;
+            // A control character, an escape or a byte past ASCII: the text path decides.
+            if (u < 0x20 || u > 0x7f || u === 0x5c /* \ */) return NOT_SCANNED;
+            j++;
+          }
+          values.push(i + 1 === j ? '' : (utf8Decode(bytes.subarray(i + 1, j)) as string));
+          i = j + 1;
+        } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+          const j = integerEnd(bytes, i, end);
+          if (j < 0) return NOT_SCANNED;
+          values.push(scannedInteger);
+          i = j;
+        } else if (i + 4 <= end && c === 0x6e && bytes[i + 1] === 0x75 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x6c /* null */) {
+          values.push(null);
+          i += 4;
+        } else if (i + 4 <= end && c === 0x74 && bytes[i + 1] === 0x72 && bytes[i + 2] === 0x75 && bytes[i + 3] === 0x65 /* true */) {
+          values.push(true);
+          i += 4;
+        } else if (i + 5 <= end && c === 0x66 && bytes[i + 1] === 0x61 && bytes[i + 2] === 0x6c && bytes[i + 3] === 0x73 && bytes[i + 4] === 0x65 /* false */) {
+          values.push(false);
+          i += 5;
+        } else {
+          return NOT_SCANNED;
+        }
+        if (i >= end) return NOT_SCANNED;
+        const next = bytes[i++];
+        if (next === 0x5d /* ] */) break;
+        if (next !== 0x2c /* , */) return NOT_SCANNED;
+      }
+    }
+  } else {
+    return NOT_SCANNED;
+  }
+  // `,"t":` then the time, the payload's last byte `}`.
+  if (i + 5 > end || bytes[i] !== 0x2c || bytes[i + 1] !== 0x22 || bytes[i + 2] !== 0x74 || bytes[i + 3] !== 0x22 || bytes[i + 4] !== 0x3a) return NOT_SCANNED;
+  const timeEnd = integerEnd(bytes, i + 5, end);
+  if (timeEnd < 0 || timeEnd !== end - 1 || bytes[timeEnd] !== 0x7d /* } */) return NOT_SCANNED;
+  scannedBackward = d === 0x62;
+  scannedTime = scannedInteger;
+  return values;
+}
+
+/** The integer `integerEnd` last read. */
+let scannedInteger = 0;
+
+/**
+ * Where the JSON integer `-?(0|[1-9][0-9]*)` of at most 15 digits starting at `bytes[i]`
+ * ends (before `end`), its value in `scannedInteger` (-0 for `-0`, as `Number` reads it);
+ * -1 when none starts there, it has more digits, or a fraction or exponent follows.
+ */
+function integerEnd(bytes: Uint8Array, i: number, end: number): number {
+  const negative = bytes[i] === 0x2d;
+  if (negative) i++;
+  if (i >= end) return -1;
+  let n = 0;
+  const first = bytes[i] as number;
+  if (first === 0x30) {
+    i++;
+  } else if (first >= 0x31 && first <= 0x39) {
+    const digits = i;
+    for (let c = first; i < end && c >= 0x30 && c <= 0x39; c = bytes[++i] as number) n = n * 10 + (c - 0x30);
+    if (i - digits > 15) return -1;
+  } else {
+    return -1;
+  }
+  if (i < end) {
+    const c = bytes[i];
+    if (c === 0x2e /* . */ || c === 0x65 || c === 0x45 /* e E */) return -1;
+  }
+  scannedInteger = negative ? -n : n;
+  return i;
 }
 
 /** Where the JSON number (RFC 8259 §6) starting at `i` ends, or -1 when none starts there. */
