@@ -103,4 +103,30 @@ describe('parseTimestamp and isTimestamp (scanner) agree with the regular expres
       { numRuns: 1000 },
     );
   });
+
+  it('on every prefix of valid timestamps, and with a digit replaced by a neighbour of the digits', () => {
+    // The scanner reads the date and time at fixed places once the text is long enough: each
+    // place, the text's end, and the characters either side of '0'-'9' ('/', ':', and '0'
+    // plus 0x100, whose low byte is a digit) are where it could go wrong.
+    const valid = fc.constantFrom(
+      '2026-01-01T00:00:01.123456Z',
+      '2024-05-01 10:00:00.123456+00',
+      '2024-02-29 23:59:59+05:30',
+      '10000-01-01 05:45:00+05:45',
+      '294276-12-31 23:59:59.999999Z',
+      '0044-03-15 17:41:16+05:41:16 BC',
+      '2024-05-01 10:00:00',
+      '1999-12-31T23:59:59.9-0800',
+    );
+    fc.assert(
+      fc.property(valid, fc.nat(), fc.constantFrom('/', ':', '\u0130', '\u0139', '\u0660', '9', '0'), (text, at, c) => {
+        const i = at % (text.length + 1);
+        for (const variant of [text.slice(0, i), text.slice(0, i) + c + text.slice(i + 1)]) {
+          expect(parseTimestamp(variant)).toEqual(byPattern(variant));
+          expect(isTimestamp(variant)).toBe(byPattern(variant) !== undefined);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });

@@ -77,30 +77,51 @@ export function isTimestamp(text: string): boolean {
 
 /** Whether `text` is a finite timestamp `parseTimestamp` accepts; if so its fields are in the `scanned…` variables. */
 function scan(text: string): boolean {
+  const length = text.length;
   // Year: the digits before the first '-': four, or five or six without a leading zero.
   let p = 0;
   let written = 0;
-  for (let d = digitAt(text, 0); d >= 0 && p < 7; d = digitAt(text, ++p)) written = written * 10 + d;
-  if (text.charCodeAt(p) !== 45 /* - */ || (p !== 4 && !((p === 5 || p === 6) && text.charCodeAt(0) !== 48))) return false;
-  const month = twoDigitsAt(text, p + 1);
-  const day = twoDigitsAt(text, p + 4);
+  if (length >= 19 && text.charCodeAt(4) === 45 /* - */) {
+    // Four digits, the common case: read at fixed places (a digit d passes when d and 9 - d
+    // are both non-negative, so one test covers them all; every place is inside the text).
+    const y0 = text.charCodeAt(0) - 48;
+    const y1 = text.charCodeAt(1) - 48;
+    const y2 = text.charCodeAt(2) - 48;
+    const y3 = text.charCodeAt(3) - 48;
+    if ((y0 | (9 - y0) | y1 | (9 - y1) | y2 | (9 - y2) | y3 | (9 - y3)) < 0) return false;
+    written = y0 * 1000 + y1 * 100 + y2 * 10 + y3;
+    p = 4;
+  } else {
+    for (let d = digitAt(text, 0); d >= 0 && p < 7; d = digitAt(text, ++p)) written = written * 10 + d;
+    if (text.charCodeAt(p) !== 45 /* - */ || (p !== 4 && !((p === 5 || p === 6) && text.charCodeAt(0) !== 48))) return false;
+  }
+  // `-MM-DD HH:MM:SS` after the year: 15 characters, all inside the text or it is no timestamp.
+  if (length < p + 15) return false;
+  const mo0 = text.charCodeAt(p + 1) - 48;
+  const mo1 = text.charCodeAt(p + 2) - 48;
+  const d0 = text.charCodeAt(p + 4) - 48;
+  const d1 = text.charCodeAt(p + 5) - 48;
+  const h0 = text.charCodeAt(p + 7) - 48;
+  const h1 = text.charCodeAt(p + 8) - 48;
+  const mi0 = text.charCodeAt(p + 10) - 48;
+  const mi1 = text.charCodeAt(p + 11) - 48;
+  const s0 = text.charCodeAt(p + 13) - 48;
+  const s1 = text.charCodeAt(p + 14) - 48;
   const sep = text.charCodeAt(p + 6);
-  const hour = twoDigitsAt(text, p + 7);
-  const minute = twoDigitsAt(text, p + 10);
-  const second = twoDigitsAt(text, p + 13);
   if (
-    month < 0 ||
+    (mo0 | (9 - mo0) | mo1 | (9 - mo1) | d0 | (9 - d0) | d1 | (9 - d1) | h0 | (9 - h0) | h1 | (9 - h1) | mi0 | (9 - mi0) | mi1 | (9 - mi1) | s0 | (9 - s0) | s1 | (9 - s1)) < 0 ||
     text.charCodeAt(p + 3) !== 45 ||
-    day < 0 ||
     (sep !== 84 /* T */ && sep !== 32) ||
-    hour < 0 ||
     text.charCodeAt(p + 9) !== 58 /* : */ ||
-    minute < 0 ||
-    text.charCodeAt(p + 12) !== 58 ||
-    second < 0
+    text.charCodeAt(p + 12) !== 58
   ) {
     return false;
   }
+  const month = mo0 * 10 + mo1;
+  const day = d0 * 10 + d1;
+  const hour = h0 * 10 + h1;
+  const minute = mi0 * 10 + mi1;
+  const second = s0 * 10 + s1;
   let i = p + 15;
   let micros = 0;
   if (text.charCodeAt(i) === 46 /* . */) {
@@ -142,11 +163,11 @@ function scan(text: string): boolean {
     offset = (zone === 45 ? -1 : 1) * (oh * 3600 + om * 60 + os);
   }
   let bc = false;
-  if (i + 3 === text.length && text.charCodeAt(i) === 32 && text.charCodeAt(i + 1) === 66 /* B */ && text.charCodeAt(i + 2) === 67 /* C */) {
+  if (i + 3 === length && text.charCodeAt(i) === 32 && text.charCodeAt(i + 1) === 66 /* B */ && text.charCodeAt(i + 2) === 67 /* C */) {
     bc = true;
     i += 3;
   }
-  if (i !== text.length) return false;
+  if (i !== length) return false;
   // 1 BC is year 0 of the proleptic Gregorian calendar (ISO 8601, and PostgreSQL's arithmetic).
   const year = bc ? 1 - written : written;
   if (written < 1) return false;
