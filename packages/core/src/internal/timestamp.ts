@@ -125,15 +125,21 @@ function scan(text: string): boolean {
   let i = p + 15;
   let micros = 0;
   if (text.charCodeAt(i) === 46 /* . */) {
-    let n = 0;
-    let fraction = 0;
-    for (let d = digitAt(text, i + 1); d >= 0 && n < 6; d = digitAt(text, i + 1 + n)) {
-      fraction = fraction * 10 + d;
-      n++;
+    if (i + 7 <= length && sixDigitsAt(text, i + 1)) {
+      // All six places (what PostgreSQL and the encoder write), read in one go.
+      micros = scannedFraction;
+      i += 7;
+    } else {
+      let n = 0;
+      let fraction = 0;
+      for (let d = digitAt(text, i + 1); d >= 0 && n < 6; d = digitAt(text, i + 1 + n)) {
+        fraction = fraction * 10 + d;
+        n++;
+      }
+      if (n === 0) return false;
+      micros = fraction * (MICROS_SCALE[n] as number);
+      i += 1 + n;
     }
-    if (n === 0) return false;
-    micros = fraction * (MICROS_SCALE[n] as number);
-    i += 1 + n;
   }
   // No zone (MySQL/MariaDB DATETIME, PostgreSQL timestamp): read as UTC, so the text
   // round-trips unchanged into the same column and orders like the database orders it.
@@ -179,6 +185,22 @@ function scan(text: string): boolean {
   scannedSeconds = hour * 3600 + minute * 60 + second;
   scannedMicros = micros;
   scannedOffset = offset;
+  return true;
+}
+
+/** The fraction `sixDigitsAt` last read. */
+let scannedFraction = 0;
+
+/** Whether `text[i, i + 6)` (inside the text) is six ASCII digits; if so their value is in `scannedFraction`. */
+function sixDigitsAt(text: string, i: number): boolean {
+  const a = text.charCodeAt(i) - 48;
+  const b = text.charCodeAt(i + 1) - 48;
+  const c = text.charCodeAt(i + 2) - 48;
+  const d = text.charCodeAt(i + 3) - 48;
+  const e = text.charCodeAt(i + 4) - 48;
+  const f = text.charCodeAt(i + 5) - 48;
+  if ((a | (9 - a) | b | (9 - b) | c | (9 - c) | d | (9 - d) | e | (9 - e) | f | (9 - f)) < 0) return false;
+  scannedFraction = a * 100_000 + b * 10_000 + c * 1000 + d * 100 + e * 10 + f;
   return true;
 }
 
