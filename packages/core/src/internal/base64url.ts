@@ -119,6 +119,57 @@ export function decodeBase64urlInto(text: string, out: Uint8Array, offset: numbe
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * {@link decodeBase64url} into `target` from its start: the number of bytes written, or -1
+ * for exactly the text `decodeBase64url` refuses. `target` needs `text.length` bytes: the
+ * text is first copied into it as ASCII by the runtime's `TextEncoder.encodeInto`, then
+ * decoded where it stands (each group of four characters becomes three bytes at or before
+ * them), so the characters are read from bytes, not with `charCodeAt`: a cursor taken from
+ * a query string is a V8 sliced string, whose every `charCodeAt` unwraps it again. Bytes
+ * past what it returns are overwritten. A character past ASCII makes the UTF-8 longer than
+ * the text, and none is in the alphabet: -1.
+ */
+export function decodeBase64urlInPlace(text: string, target: Uint8Array): number {
+  const len = text.length;
+  const rest = len & 3;
+  if (rest === 1 || target.length < len) return -1;
+  const copied = encoder.encodeInto(text, target);
+  if (copied.read !== len || copied.written !== len) return -1;
+  const whole = len - rest;
+  let o = 0;
+  // `bad` collects every sextet: -1 for a byte outside the alphabet makes it negative.
+  let bad = 0;
+  for (let i = 0; i < whole; i += 4) {
+    const a = SEXTET[target[i] as number] as number;
+    const b = SEXTET[target[i + 1] as number] as number;
+    const c = SEXTET[target[i + 2] as number] as number;
+    const d = SEXTET[target[i + 3] as number] as number;
+    bad |= a | b | c | d;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    target[o] = n >> 16;
+    target[o + 1] = n >> 8;
+    target[o + 2] = n;
+    o += 3;
+  }
+  if (rest !== 0) {
+    const a = SEXTET[target[whole] as number] as number;
+    const b = SEXTET[target[whole + 1] as number] as number;
+    bad |= a | b;
+    if (rest === 2) {
+      // Leftover bits must be zero, or two strings would decode to the same bytes.
+      if ((b & 15) !== 0) return -1;
+      target[o++] = (a << 2) | (b >> 4);
+    } else {
+      const c = SEXTET[target[whole + 2] as number] as number;
+      bad |= c;
+      if ((c & 3) !== 0) return -1;
+      target[o++] = (a << 2) | (b >> 4);
+      target[o++] = (b << 4) | (c >> 2);
+    }
+  }
+  return bad < 0 ? -1 : o;
+}
+
 export function utf8Encode(text: string): Uint8Array {
   return encoder.encode(text);
 }

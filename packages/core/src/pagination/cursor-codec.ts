@@ -21,7 +21,7 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
-import { decodeBase64url, decodeBase64urlInto, decodedLength, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
+import { decodeBase64url, decodeBase64urlInPlace, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
@@ -271,6 +271,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   let payloadViews: Uint8Array[] = [];
   let cursorViews: Uint8Array[] = [];
   let tail = frame;
+  /** `frame` from the byte before the payload: where a cursor is decoded. */
+  let cursorTail = frame;
   let viewsAt = -1;
 
   /** `buffer[start, end)`: a kept view when `buffer` is `frame` (cache by `end`), else a new one. */
@@ -315,16 +317,18 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       payloadViews = [];
       cursorViews = [];
       tail = frame.subarray(payloadAt);
+      cursorTail = frame.subarray(payloadAt - 1);
       viewsAt = payloadAt;
     }
     return target;
   }
 
   function verifyBytes(mac: NonNullable<typeof hmacBytes>, text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
-    const buffer = framed(fingerprint, decodedLength(text.length));
+    // Room for the text itself: it is copied in as ASCII and decoded where it stands.
+    const buffer = framed(fingerprint, text.length);
     const at = payloadAt;
     // The version byte lands on the NUL before the payload; put back once read.
-    const length = decodeBase64urlInto(text, buffer, at - 1);
+    const length = decodeBase64urlInPlace(text, buffer === frame ? cursorTail : buffer.subarray(at - 1));
     const version = buffer[at - 1] as number;
     buffer[at - 1] = 0;
     if (length < 0) throw new Rejected('base64url');
