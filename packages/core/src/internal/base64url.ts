@@ -55,67 +55,6 @@ export function decodeBase64url(text: string): Uint8Array | undefined {
 const SEXTET = new Int8Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) SEXTET[ALPHABET.charCodeAt(i)] = i;
 
-/** Bytes that strict unpadded base64url text of `length` characters decodes to (when it decodes). */
-export function decodedLength(length: number): number {
-  return Math.floor((length * 3) / 4);
-}
-
-/**
- * {@link decodeBase64url} into `out` from `offset`, without an array of its own: the
- * number of bytes written, or -1 for exactly the text `decodeBase64url` refuses. `out`
- * needs `decodedLength(text.length)` bytes from `offset`; bytes past what it returns may
- * have been written. Four characters at a time, validity folded into one test at the end.
- */
-export function decodeBase64urlInto(text: string, out: Uint8Array, offset: number): number {
-  const len = text.length;
-  const rest = len & 3;
-  if (rest === 1) return -1;
-  const whole = len - rest;
-  let o = offset;
-  // `codes` collects every char code (one past 0xff means a character outside Latin-1),
-  // `bad` every sextet (-1 for a byte outside the alphabet makes it negative).
-  let codes = 0;
-  let bad = 0;
-  for (let i = 0; i < whole; i += 4) {
-    const c0 = text.charCodeAt(i);
-    const c1 = text.charCodeAt(i + 1);
-    const c2 = text.charCodeAt(i + 2);
-    const c3 = text.charCodeAt(i + 3);
-    codes |= c0 | c1 | c2 | c3;
-    const a = SEXTET[c0 & 0xff] as number;
-    const b = SEXTET[c1 & 0xff] as number;
-    const c = SEXTET[c2 & 0xff] as number;
-    const d = SEXTET[c3 & 0xff] as number;
-    bad |= a | b | c | d;
-    const n = (a << 18) | (b << 12) | (c << 6) | d;
-    out[o] = n >> 16;
-    out[o + 1] = n >> 8;
-    out[o + 2] = n;
-    o += 3;
-  }
-  if (rest !== 0) {
-    const c0 = text.charCodeAt(whole);
-    const c1 = text.charCodeAt(whole + 1);
-    const a = SEXTET[c0 & 0xff] as number;
-    const b = SEXTET[c1 & 0xff] as number;
-    codes |= c0 | c1;
-    bad |= a | b;
-    out[o++] = (a << 2) | (b >> 4);
-    if (rest === 2) {
-      // Leftover bits must be zero, or two strings would decode to the same bytes.
-      if ((b & 15) !== 0) return -1;
-    } else {
-      const c2 = text.charCodeAt(whole + 2);
-      const c = SEXTET[c2 & 0xff] as number;
-      codes |= c2;
-      bad |= c;
-      if ((c & 3) !== 0) return -1;
-      out[o++] = (b << 4) | (c >> 2);
-    }
-  }
-  return bad < 0 || codes > 0xff ? -1 : o - offset;
-}
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
