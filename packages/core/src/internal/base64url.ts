@@ -51,7 +51,7 @@ export function decodeBase64url(text: string): Uint8Array | undefined {
   return out;
 }
 
-/** Each byte's sextet, -1 for a byte outside the alphabet; indexed by the low 8 bits of a char code. */
+/** Each byte's sextet, -1 for a byte outside the alphabet. */
 const SEXTET = new Int8Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) SEXTET[ALPHABET.charCodeAt(i)] = i;
 
