@@ -349,8 +349,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
         break;
       }
     }
-    // The payload is known to be UTF-8 before its signature is judged, as it always was:
-    // the MAC runs over bytes, so the order of the checks is only the order of the errors.
+    // A payload that is not UTF-8 is refused as such whatever its signature, as it always
+    // was: the MAC runs over the bytes, so checking UTF-8 after it changes no outcome.
     if (!valid) throw new Rejected(utf8Decode(range(buffer, payloadViews, at, end)) === undefined ? 'utf-8' : 'signature');
     if (version === VERSION) {
       // The payload's own bytes, when they are ASCII in the encoder's form: no text is made
