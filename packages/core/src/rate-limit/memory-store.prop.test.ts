@@ -112,4 +112,46 @@ describe('memory store against the reference (cells per key)', () => {
       { numRuns: 100 },
     );
   });
+  // Working sets around the store's size, each key coming back while its generation still
+  // holds it, over thousands of decisions: arrays grow past 64 slots, are handed to the next
+  // young generation and have freed slots reused. (fast-check's default sizes keep arrays to
+  // ten elements, which never grows a generation: a growth that lost the old values passed.)
+  it('answers the same for working sets around the store size, as arrays grow and are handed over', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 400 }), fc.double({ min: 0.2, max: 2.5, noNaN: true }), fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.constantFrom(0, 1, 5, 50), (max, ratio, seed, tick) => {
+        const working = Math.max(1, Math.round(max * ratio));
+        let now = 1_700_000_000_000;
+        const clock = (): number => now;
+        const store = createMemoryRateLimitStore({ max, clock });
+        const reference = createReferenceMemoryRateLimitStore({ max, clock });
+        const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
+        const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+        let r = seed;
+        const rand = (n: number): number => {
+          r = (Math.imul(r, 1103515245) + 12345) >>> 0;
+          return (r >>> 8) % n;
+        };
+        for (let k = 0; k < 2500; k++) {
+          const key = `w${rand(working)}`;
+          const policy = POLICIES[rand(POLICIES.length)] as RateLimitPolicy;
+          const cost = rand(4);
+          const how = rand(10);
+          if (how < 4) {
+            expect(outcome(() => single(key, policy, cost))).toEqual(outcome(() => referenceSingle(key, policy, cost)));
+          } else if (how < 8) {
+            expect(outcome(() => store.decide([{ key, policy }], cost))).toEqual(outcome(() => reference.decide([{ key, policy }], cost)));
+          } else {
+            const requests: RateLimitRequest[] = [
+              { key, policy },
+              { key: `w${rand(working)}`, policy: POLICIES[rand(POLICIES.length)] as RateLimitPolicy },
+            ];
+            expect(outcome(() => store.decide(requests, cost))).toEqual(outcome(() => reference.decide(requests, cost)));
+          }
+          expect(store.size).toBe(reference.size);
+          if (rand(3) === 0) now += tick;
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
 });
