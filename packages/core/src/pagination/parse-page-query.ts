@@ -125,13 +125,17 @@ export function parseWithModes(
     limitCount = offsetCount = cursorCount = 0;
     firstLimit = firstOffset = firstCursor = undefined;
     query.forEach(tally);
+    const seenLimit = firstLimit;
+    const seenOffset = firstOffset;
+    const seenCursor = firstCursor;
+    // No request's text kept past its parse, refused or not.
+    firstLimit = firstOffset = firstCursor = undefined;
     // Checked in the order the three getAll calls below check them (nothing here runs forEach again).
-    const rawLimit = only(limitCount, firstLimit, 'limit', 'invalid_limit');
+    const rawLimit = only(limitCount, seenLimit, 'limit', 'invalid_limit');
     const limit = rawLimit === undefined ? undefined : integer(rawLimit, 'limit', LIMIT, 'invalid_limit', 'a positive integer');
-    const rawOffset = only(offsetCount, firstOffset, 'offset', 'invalid_offset');
+    const rawOffset = only(offsetCount, seenOffset, 'offset', 'invalid_offset');
     const offset = rawOffset === undefined ? undefined : integer(rawOffset, 'offset', OFFSET, 'invalid_offset', 'a non-negative integer');
-    const cursor = only(cursorCount, firstCursor, 'cursor', 'invalid_cursor');
-    firstLimit = firstOffset = firstCursor = undefined; // no request's text kept past its parse
+    const cursor = only(cursorCount, seenCursor, 'cursor', 'invalid_cursor');
     return resolved(limit, offset, cursor, defaultMode, modes);
   }
   const rawLimit = single(query, 'limit', 'invalid_limit');
