@@ -70,6 +70,15 @@ function apply(store: MemoryRateLimitStore, single: ReturnType<typeof singlePair
   }
 }
 
+/** A store and the reference store over one clock, with their single-pair variants. */
+function storeAndReference(max: number, clock: () => number) {
+  const store = createMemoryRateLimitStore({ max, clock });
+  const reference = createReferenceMemoryRateLimitStore({ max, clock });
+  const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
+  const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+  return { store, reference, single, referenceSingle };
+}
+
 describe('memory store against the reference (cells per key)', () => {
   it('answers and holds the same at every step', () => {
     fc.assert(
@@ -98,10 +107,7 @@ describe('memory store against the reference (cells per key)', () => {
       fc.property(fc.integer({ min: 2, max: 700 }), fc.array(fc.tuple(fc.nat(249), fc.nat(3), fc.nat(4)), { minLength: 300, maxLength: 1500 }), (max, calls) => {
         let now = 1_700_000_000_000;
         const clock = (): number => now;
-        const store = createMemoryRateLimitStore({ max, clock });
-        const reference = createReferenceMemoryRateLimitStore({ max, clock });
-        const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
-        const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+        const { store, reference, single, referenceSingle } = storeAndReference(max, clock);
         for (const [key, policy, ms] of calls) {
           now += ms;
           const p = POLICIES[policy] as RateLimitPolicy;
@@ -122,10 +128,7 @@ describe('memory store against the reference (cells per key)', () => {
         const working = Math.max(1, Math.round(max * ratio));
         let now = 1_700_000_000_000;
         const clock = (): number => now;
-        const store = createMemoryRateLimitStore({ max, clock });
-        const reference = createReferenceMemoryRateLimitStore({ max, clock });
-        const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
-        const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+        const { store, reference, single, referenceSingle } = storeAndReference(max, clock);
         let r = seed;
         const rand = (n: number): number => {
           r = (Math.imul(r, 1103515245) + 12345) >>> 0;
