@@ -234,18 +234,20 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
   }
 
   Object.defineProperty(decide, SINGLE_PAIR, { value: decideSingle });
+
+  function clear(): void {
+    young = emptyGeneration();
+    old = emptyGeneration();
+  }
+
   return Object.freeze({
     decide,
     get size(): number {
       return young.size + old.size;
     },
-    clear(): void {
-      young = emptyGeneration();
-      old = emptyGeneration();
-    },
+    clear,
     close(): Promise<void> {
-      young = emptyGeneration();
-      old = emptyGeneration();
+      clear();
       return Promise.resolve();
     },
   });
