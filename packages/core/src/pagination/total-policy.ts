@@ -7,19 +7,11 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import type { PagePlan } from './types.ts';
+import type { PagePlan, TotalPolicy } from './types.ts';
 
-/**
- * How an endpoint counts offset mode's `total` (the paginator's `total` option, resolved):
- * - `exact`: every matching row is counted; with a `cap`, counting stops after `cap` rows and
- *   a larger collection reports `total: cap` with `totalAtLeast: true`;
- * - `estimated`: the database's estimate, reported with `totalEstimated: true`;
- * - `none`: nothing is counted, `total: null`; has-more comes from the extra row.
- */
-export type TotalPolicy =
-  | { readonly mode: 'exact'; readonly cap: number | null }
-  | { readonly mode: 'estimated' }
-  | { readonly mode: 'none' };
+// TotalPolicy is a field of PagePlan, so it lives with the plan in types.ts (which imports
+// nothing from here); re-exported for the readers of this module.
+export type { TotalPolicy } from './types.ts';
 
 /** The paginator's `total` option: a mode name, or `{ mode: 'exact', cap }`. */
 export type TotalOption = 'exact' | 'estimated' | 'none' | { readonly mode: 'exact'; readonly cap?: number } | { readonly mode: 'estimated' | 'none' };

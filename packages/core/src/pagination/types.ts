@@ -3,8 +3,6 @@
  * response envelopes (docs/architecture.md, "Pagination").
  * @module
  */
-import type { TotalPolicy } from './total-policy.ts';
-
 /** Direction of one sort key. */
 export type SortDirection = 'asc' | 'desc';
 
@@ -63,6 +61,18 @@ export interface LimitPolicy {
   /** A larger `limit` is refused with `limit_too_large`, or served as `max`. */
   readonly overMax: 'reject' | 'clamp';
 }
+
+/**
+ * How an endpoint counts offset mode's `total` (the paginator's `total` option, resolved):
+ * - `exact`: every matching row is counted; with a `cap`, counting stops after `cap` rows and
+ *   a larger collection reports `total: cap` with `totalAtLeast: true`;
+ * - `estimated`: the database's estimate, reported with `totalEstimated: true`;
+ * - `none`: nothing is counted, `total: null`; has-more comes from the extra row.
+ */
+export type TotalPolicy =
+  | { readonly mode: 'exact'; readonly cap: number | null }
+  | { readonly mode: 'estimated' }
+  | { readonly mode: 'none' };
 
 /** Pagination mode of one request. */
 export type PaginationMode = 'cursor' | 'offset';

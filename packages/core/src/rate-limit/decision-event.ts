@@ -7,7 +7,7 @@
  * @module
  */
 import type { Clock } from '../clock.ts';
-import type { RateLimitLogger } from './rate-limiter.ts';
+import type { RateLimitLogger } from './types.ts';
 
 /** What happened to the request. */
 export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'unavailable';

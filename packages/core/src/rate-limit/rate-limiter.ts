@@ -18,15 +18,22 @@ import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
 import { rememberLast } from '../internal/remember-last.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
-import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore, RateLimiter } from './types.ts';
+import type {
+  RateLimitCheckOptions,
+  RateLimitCheckResult,
+  RateLimitDecision,
+  RateLimitLogger,
+  RateLimitPolicy,
+  RateLimitRequest,
+  RateLimitStore,
+  RateLimiter,
+} from './types.ts';
 
 /** What the limiter does while its store fails or times out. */
 export type StoreErrorMode = 'open' | 'closed' | 'local';
 
-/** Where the limiter reports store outages and ignored policies. pino and `console` fit. */
-export interface RateLimitLogger {
-  warn(details: Record<string, unknown>, message: string): void;
-}
+// The logger's shape lives in types.ts, where decision-event.ts reads it too (no circle).
+export type { RateLimitLogger } from './types.ts';
 
 /** Options of `createRateLimiter`. */
 export interface RateLimiterOptions {

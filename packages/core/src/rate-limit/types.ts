@@ -99,3 +99,8 @@ export interface RateLimiter {
   check(key: string, policy?: RateLimitPolicy | readonly RateLimitPolicy[] | null, options?: RateLimitCheckOptions): Promise<RateLimitCheckResult>;
   readonly defaultPolicy: RateLimitPolicy;
 }
+
+/** Where the limiter reports store outages and ignored policies. pino and `console` fit. */
+export interface RateLimitLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}
