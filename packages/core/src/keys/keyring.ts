@@ -92,7 +92,7 @@ export interface Keyring {
 export function createKeyring(options: KeyringOptions): Keyring {
   const config = resolveKeyringOptions(options);
   const { store, prefix, environments, realm, lastUsedIntervalMs } = config;
-  const log = bestEffortLog(config.logger);
+  const log = bestEffortLog(config.logger, config.clock);
   const writer =
     lastUsedIntervalMs === undefined
       ? undefined

@@ -3,11 +3,14 @@
  * store, with a timeout, and turn the answer into a `QuotaDecision`. A failing store is
  * never replaced by a local count (it would start from the full credits and hand them out
  * a second time): with `onStoreError: 'open'` the request is admitted uncounted, otherwise
- * it is refused with 503 `unavailable`.
+ * it is refused with 503 `unavailable`. Failures are logged through a failure log on the
+ * spender: the first of a kind at once, then one line per interval with a count, and one
+ * line when the store answers again, never a line per request.
  * @module
  */
 import type { Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
+import { createFailureLog } from '../internal/failure-log.ts';
 import { withTimeout } from '../internal/silence-timeout.ts';
 import { quotaPeriodStart, quotaSpend } from './quota-period.ts';
 import type { Quota, QuotaDecision, QuotaStore } from './types.ts';
@@ -20,6 +23,11 @@ export interface QuotaSpenderOptions {
   failOpen: boolean;
   retryAfterSeconds: number;
   warn(details: Record<string, unknown>, message: string): void;
+  /**
+   * How often an ongoing outage is logged again, with the count since.
+   * @default 10000
+   */
+  failureLogIntervalMs?: number;
 }
 
 /** Internal: spends or reads a quota. */
@@ -29,9 +37,9 @@ export interface QuotaSpender {
 
 /** Creates the quota step of a limiter. */
 export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
-  const { store, clock, timeoutMs, failOpen, retryAfterSeconds, warn } = options;
+  const { store, clock, timeoutMs, failOpen, retryAfterSeconds, warn, failureLogIntervalMs = 10_000 } = options;
   if (typeof store?.spend !== 'function') throw new ConfigError('quotaStore must implement spend(request)');
-  let failing = false;
+  const failures = createFailureLog({ write: warn, clock, intervalMs: failureLogIntervalMs });
 
   return Object.freeze({
     async spend(key: string, quota: Quota, cost: number): Promise<QuotaDecision & { degraded?: 'open' }> {
@@ -43,14 +51,10 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
       try {
         const pending = store.spend(request);
         answer = isPromise(pending) ? await withTimeout(pending, timeoutMs, 'quota store') : pending;
-        if (failing) {
-          failing = false;
-          warn({}, 'quota store answers again');
-        }
+        if (failures.failing) failures.recovered('quota spend', 'quota store answers again');
       } catch (error) {
         if (error instanceof ConfigError) throw error;
-        if (!failing) warn({ error: describe(error), mode: failOpen ? 'open' : 'closed' }, 'quota store failed');
-        failing = true;
+        failures.failed('quota spend', error, 'quota store failed', { mode: failOpen ? 'open' : 'closed' });
         if (failOpen) return { allowed: true, cost: 0, remaining: 0, nextRefillAt: nextRefillAt === null ? null : new Date(nextRefillAt), retryAfterSeconds: 0, degraded: 'open' };
         throw new KeysetError('unavailable', {
           detail: 'Usage quotas are temporarily unavailable; retry shortly.',
@@ -73,8 +77,4 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
