@@ -5,6 +5,7 @@
  * `toProblem()` redacts every member it sends anyway (members often hold client input).
  * @module
  */
+import { redactRuns } from './keys/redact-runs.ts';
 import { redactEncodedText, redactText } from './keys/redact-text.ts';
 
 /** Stable problem codes, each documented in docs/errors.md. Never renamed once published. */
@@ -268,8 +269,12 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /**
  * Maps any thrown value to a problem response. Keyset errors keep their status, code and
  * extensions; anything else is a server bug and becomes a bare 500 that reveals nothing.
- * Every member built from client input (`instance`, `detail`, `field`, any extension
- * string, at any depth) has key-shaped text redacted here, so no adapter can echo a key.
+ * `instance` is client text: it goes through `redactRuns` (no 8 letters and digits in a
+ * row: `/api/keys/key_7Hq…eWcN`) and is cut to 256 characters. Every other member
+ * (`detail`, `field`, any extension string or name, at any depth) has key-shaped text,
+ * whole or mangled, redacted here and is cut to 1024 characters (names to 128), so no
+ * adapter can echo a key or send back a body many times what was sent. Messages that
+ * quote client text quote it through `clipInput`.
  *
  * @example
  * ```ts
@@ -287,7 +292,7 @@ export function toProblem(error: unknown, options: ToProblemOptions = {}): Probl
       detail: 'The server failed to handle this request.',
       code: 'internal_error',
     };
-    if (instance !== undefined) body.instance = redactEncodedText(instance);
+    if (instance !== undefined) body.instance = clipInstance(instance);
     return { status: 500, headers, body };
   }
   Object.assign(headers, error.headers);
@@ -296,21 +301,45 @@ export function toProblem(error: unknown, options: ToProblemOptions = {}): Probl
     type: `${typeBase}${error.code}`,
     title: TITLES[error.code],
     status: error.status,
-    detail: redactText(error.detail),
+    detail: cut(redactText(error.detail), MAX_MEMBER_LENGTH),
     code: error.code,
   };
-  if (instance !== undefined) body.instance = redactEncodedText(instance);
+  if (instance !== undefined) body.instance = clipInstance(instance);
   return { status: error.status, headers, body };
 }
 
-/** Extension members with key-shaped text redacted in every string, names included. */
+/** Longest `instance`: a path, and what a client sent. */
+const MAX_INSTANCE_LENGTH = 256;
+/** Longest `detail` or extension string: a message with a clipped quote or two fits. */
+const MAX_MEMBER_LENGTH = 1024;
+/** Longest extension member name. */
+const MAX_NAME_LENGTH = 128;
+
+/**
+ * `text` cut to `max` characters, `…` last. Only text with key-shaped text already
+ * redacted: a cut key no longer looks like one.
+ */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--; // not half a surrogate pair
+  return `${text.slice(0, end)}…`;
+}
+
+/** The request path as `instance`: see `toProblem`. */
+function clipInstance(instance: string): string {
+  return cut(redactRuns(redactEncodedText(instance)), MAX_INSTANCE_LENGTH);
+}
+
+/** Extension members with key-shaped text redacted in every string, names included, and cut. */
 function redactMembers(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return redactText(value);
+  if (typeof value === 'string') return cut(redactText(value), MAX_MEMBER_LENGTH);
   if (typeof value !== 'object' || value === null || depth > 8) return value;
   if (Array.isArray(value)) return value.map((item) => redactMembers(item, depth + 1));
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value; // a Date, a URL: left as they serialise
   const out: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(value)) out[redactText(name)] = redactMembers(member, depth + 1);
+  for (const [name, member] of Object.entries(value)) out[cut(redactText(name), MAX_NAME_LENGTH)] = redactMembers(member, depth + 1);
   return out;
 }

@@ -93,10 +93,14 @@ describe('client text quoted in messages holds no key', () => {
     );
   });
 
-  it('clipInput redacts, and does not show text longer than max at all', () => {
-    expect(clipInput('x'.repeat(50), 40)).toBe('…(50 characters)');
+  it('clipInput redacts, shows no 8 letters and digits in a row, and does not show text longer than max at all', () => {
+    expect(clipInput('x'.repeat(50), 40)).toBe('…xxxx'); // 37 or more in a row: a secret, whole or cut
+    expect(clipInput('x'.repeat(20), 40)).toBe('xxx…xxxx');
+    expect(clipInput('- '.repeat(30), 40)).toBe('…(60 characters)');
     expect(clipInput('short', 40)).toBe('short');
+    expect(clipInput('rateLimits[0].windowSecond', 40)).toBe('rat…mits[0].win…cond');
     expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S9`, 40)).toBe('…S9S9');
-    expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S`, 40)).toBe('…(47 characters)'); // one character short of a key
+    expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(3)}S9S9S9S`, 40)).toBe('…9S9S'); // one character short of a key
+    expect(clipInput(`acme_live_${'A1b2C3d4E5'.repeat(2)}_S9S9S9S9S9S9S9S9S9`, 40)).toBe('…S9S9'); // a `_` typed into it
   });
 });

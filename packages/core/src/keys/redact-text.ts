@@ -1,15 +1,25 @@
 /**
  * Finds key-shaped text anywhere in a string, whatever stands before or after it, and
  * replaces it with `…` and its last 4 characters. Used on URLs (`redactUrl`), on every
- * problem member (`toProblem`), and by loggers on whole log lines.
+ * problem member (`toProblem`), by loggers on whole log lines, and to refuse key text in
+ * stored fields (`containsKeyShapedText`).
  *
  * The shape: a key is `<prefix>_` and 38 base62 characters, and its secret part contains
- * no `_`. So every `_` followed by 38 or more letters and digits is redacted, together
- * with the prefix-like text before it, wherever it sits: inside a longer token (`…x`
- * after a key, letters before its prefix), between random characters, in a path segment.
- * An earlier match can never swallow a key's `_` (it is not a letter or digit), so keys
- * that touch each other or other tokens are each found. Any prefix matches, not only the
- * keyring's own: a leaked key of another environment is as secret.
+ * no `_`. Keys also arrive mangled (issue 24, item 2): the separator swapped
+ * (`acme_live-…`, `acme.live.…`), the bare secret, the last character cut or one
+ * character deleted, a `_` or `-` typed into the secret, the `_` percent-encoded. So what
+ * is redacted is
+ * - every run of 37 or more letters and digits (the secret, whole or one character
+ *   short, with anything glued to it), and
+ * - two runs, each shorter, joined by one other character, whose lengths add up to 37
+ *   or more (a secret with a `_` or `-` typed into it),
+ * with the prefix-like text before a `_` taken along (`acme_live_…` → `…abcd`). Runs of
+ * hexadecimal digits in one case are left alone: a SHA-1 or SHA-256 in hex is no key (a
+ * key's 37 characters are all hex with a chance of 1 in 10^21).
+ *
+ * Ids (`key_` and 22 characters), words and timestamps stay readable. What this cannot
+ * recognise (a key cut to 20 characters, split three ways) is why client text is
+ * echoed and logged through `redactRuns` as well, which needs no recognising.
  *
  * Linear time: every character is looked at a bounded number of times, whatever the
  * input (no backtracking regular expression runs on client text).
@@ -23,10 +33,16 @@ import { redactKey } from './redact-key.ts';
  * can use this module without an import cycle.
  */
 const BODY = 38;
+/** A run (or two joined runs) this long is a secret, whole or with one character lost. */
+const SECRET_RUN = BODY - 1;
+/** Neither rule fires without one run of at least half of `SECRET_RUN`: a native pre-check. */
+const HALF_RUN = new RegExp(`[0-9A-Za-z]{${Math.ceil(SECRET_RUN / 2)}}`);
 /** Longest prefix taken along with a match (the keyring's own limit). */
 const MAX_PREFIX_LENGTH = 32;
-/** `_` then the secret part, and any letters and digits glued after it. */
-const SECRET_RUN = new RegExp(`_[0-9A-Za-z]{${BODY},}`, 'g');
+
+function isAlphanumeric(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
 
 function isLowercase(code: number): boolean {
   return code >= 97 && code <= 122;
@@ -36,33 +52,109 @@ function isPrefixChar(code: number): boolean {
   return isLowercase(code) || (code >= 48 && code <= 57) || code === 95; // a-z 0-9 _
 }
 
+/** Whether the letters and digits of `text[start, end)` are hexadecimal digits of one case. */
+function isHexOfOneCase(text: string, start: number, end: number): boolean {
+  let lower = false;
+  let upper = false;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 97 && c <= 102) lower = true;
+    else if (c >= 65 && c <= 70) upper = true;
+    else if (isAlphanumeric(c)) return false;
+  }
+  return !(lower && upper);
+}
+
 /**
- * `text` with everything shaped like an API key replaced by `…` and its last 4
- * characters. Text without a key is returned unchanged (the same string).
+ * The spans of `text` to redact, as `[start, end, start, end, …]`: runs and joined pairs
+ * as the module header says, overlapping ones merged, hexadecimal ones dropped.
+ */
+function secretSpans(text: string): number[] {
+  const spans: number[] = [];
+  let spanStart = -1;
+  let spanEnd = -1;
+  let previousStart = -1;
+  let previousEnd = -2;
+  const mark = (start: number, end: number): void => {
+    if (spanEnd >= start) {
+      if (end > spanEnd) spanEnd = end;
+      return;
+    }
+    if (spanStart >= 0 && !isHexOfOneCase(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
+    spanStart = start;
+    spanEnd = end;
+  };
+  for (let i = 0; i < text.length; ) {
+    if (!isAlphanumeric(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < text.length && isAlphanumeric(text.charCodeAt(i))) i++;
+    const length = i - start;
+    const previousLength = previousEnd - previousStart;
+    if (length >= SECRET_RUN) mark(start, i);
+    // Only runs too short on their own: a whole secret does not pull in the next path segment.
+    else if (start - previousEnd === 1 && previousLength < SECRET_RUN && previousLength + length >= SECRET_RUN) mark(previousStart, i);
+    previousStart = start;
+    previousEnd = i;
+  }
+  if (spanStart >= 0 && !isHexOfOneCase(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
+  return spans;
+}
+
+/**
+ * `text` with everything shaped like an API key, whole or mangled, replaced by `…` and
+ * its last 4 characters. Text without one is returned unchanged (the same string).
  *
  * @example
  * ```ts
  * redactText('GET /api/orders/xacme_live_0123456789abcdefghijABCDEFGHIJKLMN1a2B!'); // 'GET /api/orders/…1a2B!'
+ * redactText('acme.live.0123456789abcdefghijABCDEFGHIJKLMN1a2'); // 'acme.live.…N1a2' (one character cut)
  * ```
  */
 export function redactText(text: string): string {
-  if (typeof text !== 'string' || text.length <= BODY) return text;
+  if (typeof text !== 'string' || text.length < SECRET_RUN || !HALF_RUN.test(text)) return text;
+  const spans = secretSpans(text);
+  if (spans.length === 0) return text;
   let out = '';
   let done = 0;
-  SECRET_RUN.lastIndex = 0;
-  for (let match = SECRET_RUN.exec(text); match !== null; match = SECRET_RUN.exec(text)) {
-    const underscore = match.index;
-    const end = underscore + match[0].length;
+  for (let s = 0; s < spans.length; s += 2) {
+    let start = spans[s] as number;
+    const end = spans[s + 1] as number;
     // Take the prefix along (`acme_live`): it is not secret, but DESIGN §3 shows a key
     // as its last 4 characters only. Bounded, and never into text already written out.
-    let start = underscore;
-    const floor = Math.max(done, underscore - MAX_PREFIX_LENGTH);
-    while (start > floor && isPrefixChar(text.charCodeAt(start - 1))) start--;
-    while (start < underscore && !isLowercase(text.charCodeAt(start))) start++;
+    if (start > done && text.charCodeAt(start - 1) === 95 /* _ */) {
+      const underscore = start - 1;
+      const floor = Math.max(done, underscore - MAX_PREFIX_LENGTH);
+      let back = underscore;
+      while (back > floor && isPrefixChar(text.charCodeAt(back - 1))) back--;
+      while (back < underscore && !isLowercase(text.charCodeAt(back))) back++;
+      if (back < underscore) start = back;
+    }
     out += text.slice(done, start) + redactKey(text.slice(start, end));
     done = end;
   }
-  return done === 0 ? text : out + text.slice(done);
+  return out + text.slice(done);
+}
+
+/** Rounds of percent-decoding looked through; text still encoded after them is suspect. */
+const MAX_DECODE_ROUNDS = 16;
+
+/**
+ * `text` with its ASCII percent-escapes decoded until none is left, or `undefined` when
+ * some are still left after 16 rounds (text encoded that often is nothing to show).
+ * Internal: shared with `redactRuns` and `containsKeyShapedText`.
+ */
+export function decodeAsciiFully(text: string): string | undefined {
+  let decoded = text;
+  for (let round = 0; decoded.indexOf('%') >= 0; round++) {
+    const next = decodeAscii(decoded);
+    if (next === decoded) return decoded;
+    if (round === MAX_DECODE_ROUNDS) return undefined;
+    decoded = next;
+  }
+  return decoded;
 }
 
 /**
@@ -73,15 +165,30 @@ export function redactText(text: string): string {
  */
 export function redactEncodedText(raw: string): string {
   if (raw.indexOf('%') < 0) return redactText(raw);
-  let decoded = raw;
-  for (let round = 0; round < 4 && decoded.indexOf('%') >= 0; round++) {
-    const next = decodeAscii(decoded);
-    if (next === decoded) break;
-    decoded = next;
-  }
+  const decoded = decodeAsciiFully(raw);
+  // Encoded past any reason: redact the whole of what is left of it.
+  if (decoded === undefined) return redactKey(raw);
   // Decoding never breaks up a key written out plainly, so one check covers both forms.
   const redacted = redactText(decoded);
   return redacted === decoded ? raw : redacted;
+}
+
+/**
+ * Whether `text` holds anything `redactText` would redact, plain or percent-encoded (a
+ * whole key of any prefix, or a mangled one). Stored fields that are shown or sent
+ * later (a key's name, its metadata, a rate-limit policy name) refuse such text, and so
+ * does a `Host` header before it becomes a `Link` origin.
+ *
+ * @example
+ * ```ts
+ * containsKeyShapedText('nightly export'); // false
+ * containsKeyShapedText('acme-live-0123456789abcdefghijABCDEFGHIJKLMN1a2B'); // true
+ * ```
+ */
+export function containsKeyShapedText(text: string): boolean {
+  if (typeof text !== 'string') return false;
+  const decoded = decodeAsciiFully(text);
+  return decoded === undefined || redactText(decoded) !== decoded;
 }
 
 /**
