@@ -10,6 +10,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@keyset\/core$/, replacement: src('core') },
+      { find: /^@keyset\/core\/adapter$/, replacement: src('core', 'adapter.ts') },
       { find: /^#crypto$/, replacement: src('core', 'crypto/crypto.node.ts') },
       { find: /^@keyset\/express$/, replacement: src('express') },
       { find: /^@keyset\/hono$/, replacement: src('hono') },

@@ -26,7 +26,8 @@
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
  */
 import { getRequestListener } from '@hono/node-server';
-import { createCursorCodec, cursorFingerprint, defineSortSpec, maybeSyncVariant, type CursorPosition } from '@keyset/core';
+import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
+import { maybeSyncVariant } from '@keyset/core/adapter';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';

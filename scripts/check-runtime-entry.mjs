@@ -3,6 +3,8 @@
 // Crypto elsewhere through its `#crypto` import condition, both when Node loads dist/
 // directly and when a bundler (esbuild) resolves it for each platform. A stray condition
 // (e.g. a `types` entry, which esbuild matches) once made Node bundles use Web Crypto.
+// Since the packages ship one file per module, the root entry also reaches crypto.web.js
+// for its `webCrypto` export, so the check follows the `#crypto` import itself.
 import { build } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,9 +32,11 @@ for (const [platform, format, expected] of [
     external: ['node:*'],
     ...(platform === 'neutral' ? { mainFields: ['module', 'main'], conditions: ['import'] } : {}),
   });
-  const providers = Object.keys(result.metafile.inputs).filter((f) => /crypto\.(node|web)\.(c?js|ts)$/.test(f));
-  const picked = providers.filter((f) => f.includes('/crypto/'));
-  const ok = picked.length === 1 && picked[0].endsWith(expected);
+  const picked = Object.values(result.metafile.inputs)
+    .flatMap((input) => input.imports)
+    .filter((record) => record.original === '#crypto')
+    .map((record) => record.path);
+  const ok = picked.length > 0 && picked.every((path) => path.endsWith(expected));
   console.log(`${ok ? 'ok  ' : 'FAIL'} esbuild platform=${platform} format=${format}: ${picked.join(', ') || 'no provider'}`);
   if (!ok) failed++;
 }
@@ -45,5 +49,14 @@ const sort = [{ key: 'id', dir: 'asc', type: 'string', unique: true }];
 const cursor = await codec.encode(['x'], 'fp', sort);
 const nodeCodec = viaNode.createCursorCodec({ secrets: ['check-runtime-entry-secret-0123456789'], crypto: defaultCrypto });
 const decoded = await nodeCodec.decode(cursor, 'fp', sort);
-console.log(`ok   node runtime: dist/index.js loads and signs; ${defaultCrypto.name} provider decodes it (${decoded[0]})`);
+console.log(`ok   node runtime: dist/index.js loads and signs; ${defaultCrypto.name} provider decodes it (${decoded.position?.[0]})`);
+// The second entry loads from both module systems and shares the root entry's modules
+// (one file per module: a guard made through one entry is recognised by the other).
+const adapter = await import(join(core, 'dist', 'adapter.js'));
+const guard = viaNode.createApiKeyGuard({ keyring: viaNode.createKeyring({ store: viaNode.createMemoryKeyStore(), prefix: 'chk' }) });
+const { createRequire } = await import('node:module');
+const adapterCjs = createRequire(import.meta.url)(join(core, 'dist', 'adapter.cjs'));
+const same = adapter.guardReadsForwardedFor(guard) === false && typeof adapterCjs.maybeSyncVariant === 'function';
+console.log(`${same ? 'ok  ' : 'FAIL'} @keyset/core/adapter loads as ESM and CommonJS and knows the root entry's guard`);
+if (!same) failed++;
 process.exit(failed ? 1 : 0);

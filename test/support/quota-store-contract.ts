@@ -4,7 +4,8 @@
  * on: requests racing on any number of connections never spend more than there is, and
  * a refusal only ever happens when the cost truly did not fit.
  */
-import type { QuotaSpend, QuotaStore } from '@keyset/core';
+import type { QuotaStore } from '@keyset/core';
+import type { QuotaSpend } from '@keyset/core/adapter';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

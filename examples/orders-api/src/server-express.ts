@@ -3,7 +3,7 @@
  * only translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { requestPathError } from '@keyset/core';
+import { requestPathError } from '@keyset/core/adapter';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/express';
 import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';

@@ -3,7 +3,7 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { requestPathError } from '@keyset/core';
+import { requestPathError } from '@keyset/core/adapter';
 import { apiKey, keyset, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type RequestListener, type Server } from 'node:http';

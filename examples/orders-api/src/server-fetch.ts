@@ -6,7 +6,8 @@
  * @module
  */
 import type { HttpBindings } from '@hono/node-server';
-import { KeysetError, requestPathError, type VerifiedKey } from '@keyset/core';
+import { KeysetError, type VerifiedKey } from '@keyset/core';
+import { requestPathError } from '@keyset/core/adapter';
 import { apiKey, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { HttpBindings } from '@hono/node-server';
-import { requestPathError } from '@keyset/core';
+import { requestPathError } from '@keyset/core/adapter';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';

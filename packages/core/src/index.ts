@@ -1,17 +1,15 @@
 /**
  * @keyset/core: signed keyset pagination, API-key authentication and per-key rate
  * limits for HTTP APIs, independent of any framework or runtime.
+ *
+ * This entry holds what an application author uses; every name is listed in
+ * docs/api.md. What only adapter, store and integration authors need lives in
+ * `@keyset/core/adapter` (./adapter.ts, documented in docs/adapters.md).
  * @module
  */
-export {
-  AuthenticationError,
-  ConfigError,
-  ERROR_CATALOGUE,
-  KeysetError,
-  PROBLEM_CONTENT_TYPE,
-  isKeysetError,
-  toProblem,
-} from './errors.ts';
+
+// Errors and RFC 9457 problems
+export { AuthenticationError, ConfigError, ERROR_CATALOGUE, KeysetError, isKeysetError, toProblem } from './errors.ts';
 export type {
   ErrorCatalogueEntry,
   ErrorCode,
@@ -21,22 +19,108 @@ export type {
   ProblemResponse,
   ToProblemOptions,
 } from './errors.ts';
-export { methodNotAllowed } from './method-not-allowed.ts';
-export { requestPathError } from './request-path.ts';
-export { parseQueryString, queryStringOf } from './query-string.ts';
-export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
-export type { MaybePromise } from './maybe-promise.ts';
-export { systemClock } from './clock.ts';
-export type { Clock } from './clock.ts';
-export { constantTimeEqual } from './crypto/crypto-provider.ts';
-export type { CryptoProvider } from './crypto/crypto-provider.ts';
-export { webCrypto } from './crypto/crypto.web.ts';
-export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';
-export { clipInput } from './internal/clip-input.ts';
-export type { SilenceWatch } from './internal/silence-timeout.ts';
 
-export * from './pagination/index.ts';
-export * from './keys/index.ts';
-export * from './rate-limit/index.ts';
-export * from './quota/index.ts';
-export * from './net/index.ts';
+// API keys
+export { createKeyring } from './keys/keyring.ts';
+export type {
+  AuthenticateOptions,
+  AuthenticateRequest,
+  IssuedKey,
+  KeyChangeEvent,
+  KeyChangeListener,
+  KeyListResult,
+  Keyring,
+  KeyringCacheOptions,
+  KeyringLogger,
+  KeyringOptions,
+} from './keys/keyring.ts';
+export { createMemoryKeyStore } from './keys/memory-key-store.ts';
+export type { KeyStore } from './keys/key-store.ts';
+export { createApiKeyGuard } from './keys/api-key-guard.ts';
+export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
+export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
+export type { ParseKeyResult, ParsedKey } from './keys/key-format.ts';
+export { digestKey } from './keys/key-digest.ts';
+export type { DigestKeyOptions } from './keys/key-digest.ts';
+export { keyListSort } from './keys/key-list-sort.ts';
+export type { KeyListSort } from './keys/key-list-sort.ts';
+export type { IssueKeyInput, KeyListPlan, QuotaInput, RotateKeyOptions, UpdateKeyInput, UpdateLimitsInput } from './keys/key-input.ts';
+export type { JsonValue, KeyMetadata } from './keys/key-metadata.ts';
+export type {
+  KeyRateLimit,
+  KeyRecord,
+  KeyRecordJson,
+  QuotaJson,
+  SecretRecord,
+  SecretRecordJson,
+  VerifiedKey,
+  VerifiedKeyJson,
+} from './keys/key-record.ts';
+
+// Redaction
+export { redactKey } from './keys/redact-key.ts';
+export { redactText } from './keys/redact-text.ts';
+export { redactUrl } from './keys/query-credentials.ts';
+export { clipInput } from './internal/clip-input.ts';
+
+// Pagination
+export { createPaginator } from './pagination/paginator.ts';
+export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions } from './pagination/paginator.ts';
+export { cursorSecrets } from './pagination/cursor-secrets.ts';
+export type { CursorSecretsOptions } from './pagination/cursor-secrets.ts';
+export { defineSortSpec } from './pagination/sort-spec.ts';
+export type { SortableField } from './pagination/sort-param.ts';
+export { keysetWhere } from './pagination/keyset-where.ts';
+export type { KeysetQuery, KeysetWhereOptions, SqlDialect } from './pagination/keyset-where.ts';
+export { paginateArray } from './pagination/paginate-array.ts';
+export { countTotal } from './pagination/total-policy.ts';
+export type { CountedTotal, TotalCounters, TotalOption } from './pagination/total-policy.ts';
+export { createCursorCodec } from './pagination/cursor-codec.ts';
+export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './pagination/cursor-codec.ts';
+export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
+export type { CursorScope } from './pagination/cursor-fingerprint.ts';
+export type {
+  CursorDirection,
+  CursorPage,
+  CursorPosition,
+  LimitPolicy,
+  OffsetPage,
+  PagePlan,
+  PaginationMode,
+  SortDirection,
+  SortKey,
+  SortSpec,
+  SortValue,
+  SortValueType,
+} from './pagination/types.ts';
+
+// Rate limits and quotas
+export { createRateLimiter } from './rate-limit/rate-limiter.ts';
+export type { RateLimitLogger, RateLimiterOptions, RateLimiterWithState, StoreErrorMode } from './rate-limit/rate-limiter.ts';
+export type {
+  RateLimitCheckOptions,
+  RateLimitCheckResult,
+  RateLimitDecision,
+  RateLimitPolicy,
+  RateLimitRequest,
+  RateLimitStore,
+  RateLimiter,
+} from './rate-limit/types.ts';
+export type { DecisionEvent, DecisionHook, DecisionOutcome } from './rate-limit/decision-event.ts';
+export { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
+export type { MemoryRateLimitStore, MemoryRateLimitStoreOptions } from './rate-limit/memory-store.ts';
+export { rateLimitHeaders } from './rate-limit/rate-limit-headers.ts';
+export type { RateLimitHeaderFormat, RateLimitHeaderOptions } from './rate-limit/rate-limit-headers.ts';
+export { createMemoryQuotaStore } from './quota/memory-quota-store.ts';
+export type { MemoryQuotaStore } from './quota/memory-quota-store.ts';
+export type { Quota, QuotaDecision, QuotaInterval, QuotaRefill, QuotaStore } from './quota/types.ts';
+
+// Client addresses
+export { createClientAddressResolver } from './net/client-address.ts';
+export type { ClientAddressInput, ClientAddressResolver, TrustProxy } from './net/client-address.ts';
+export { ipInCidrs } from './net/ip-in-cidrs.ts';
+
+// Runtime seams
+export { webCrypto } from './crypto/crypto.web.ts';
+export type { CryptoProvider } from './crypto/crypto-provider.ts';
+export type { Clock } from './clock.ts';

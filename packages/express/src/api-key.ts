@@ -3,7 +3,8 @@
  * scopes, per-key rate limit) and exposes the verified key as `res.locals.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { setHeaders } from './internal/set-headers.ts';

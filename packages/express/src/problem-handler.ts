@@ -5,7 +5,8 @@
  * never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { requestPath } from './internal/request-url.ts';

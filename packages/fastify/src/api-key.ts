@@ -5,7 +5,8 @@
  * caller without a valid key never gets a body parsed (or a 400 for a malformed one).
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';

@@ -4,7 +4,8 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { publicUrl } from './internal/request-url.ts';

@@ -6,7 +6,8 @@
  * messages quote what the client sent), never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { requestPath } from './internal/request-url.ts';

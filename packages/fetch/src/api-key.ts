@@ -3,7 +3,8 @@
  * `scopes`, receives the verified key, and its response gets the `RateLimit` headers.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';

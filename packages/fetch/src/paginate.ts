@@ -4,7 +4,8 @@
  * limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 import { carriedBy, rememberedHeaders } from './internal/request-state.ts';

@@ -5,7 +5,8 @@
  * error where the platform hands you the error (Bun's `error`, Deno's `onError`).
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { AsyncFetchHandler, FetchHandler } from './handler.ts';
 import { pathOf } from './internal/public-url.ts';

@@ -3,7 +3,8 @@
  * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError, apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';

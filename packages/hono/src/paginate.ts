@@ -3,7 +3,8 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';

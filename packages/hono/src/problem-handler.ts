@@ -4,7 +4,8 @@
  * below 500, malformed JSON from `c.req.json()`) become `invalid_request`, never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, methodNotAllowed, requestPathError, toProblem } from '@keyset/core';
+import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
+import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';

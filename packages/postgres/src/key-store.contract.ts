@@ -4,7 +4,8 @@
  * real PostgreSQL server), so both are held to exactly the same assertions.
  * @module
  */
-import type { KeyStore, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
+import type { KeyStore } from '@keyset/core';
+import type { StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 /** What the suite needs from a backend: a store over EMPTY tables, per test. */

@@ -7,7 +7,7 @@
  */
 import { inspect } from 'node:util';
 import { KeysetError, createKeyring, isKeysetError, toProblem } from '@keyset/core';
-import type { StoredSecret } from '@keyset/core';
+import type { StoredSecret } from '@keyset/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';

@@ -5,7 +5,8 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core';
+import type { KeyStore } from '@keyset/core';
+import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import {
   identityColumns,

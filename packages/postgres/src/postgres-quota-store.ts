@@ -5,8 +5,10 @@
  * so they never spend more than there is, and a pooled client needs no transaction.
  * @module
  */
-import { ConfigError, KeysetError, checkQuotaSpend } from '@keyset/core';
-import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '@keyset/core';
+import { ConfigError, KeysetError } from '@keyset/core';
+import { checkQuotaSpend } from '@keyset/core/adapter';
+import type { QuotaStore } from '@keyset/core';
+import type { QuotaSpend, QuotaStoreResult } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import { runQuery } from './internal/run-query.ts';
 import type { TableOptions } from './migrate.ts';

@@ -5,7 +5,8 @@
  * and printed, never asserted against a wall-clock budget.
  */
 import { createKeyring, isKeysetError } from '@keyset/core';
-import type { Keyring, RevocationEvent } from '@keyset/core';
+import type { Keyring } from '@keyset/core';
+import type { RevocationEvent } from '@keyset/core/adapter';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

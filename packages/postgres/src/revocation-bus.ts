@@ -15,8 +15,9 @@
  * served from the cache after it.
  * @module
  */
-import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
-import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core/adapter';
+import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
 import type { Queryable } from './queryable.ts';
 
 /** A notification as node-postgres hands it out. */

@@ -6,8 +6,10 @@
  * `maxmemory-policy`, which never evicts keys without a TTL).
  * @module
  */
-import { ConfigError, checkQuotaSpend, createSilenceWatch } from '@keyset/core';
-import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { checkQuotaSpend, createSilenceWatch } from '@keyset/core/adapter';
+import type { QuotaStore } from '@keyset/core';
+import type { QuotaSpend, QuotaStoreResult } from '@keyset/core/adapter';
 import { QUOTA_SCRIPT } from './internal/quota-script.ts';
 import { sha1Hex } from './internal/sha1.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';

@@ -6,8 +6,10 @@
  * by the keys active within one window.
  * @module
  */
-import { ConfigError, createSilenceWatch, evaluateGcra, prepareGcra } from '@keyset/core';
-import type { GcraParameters, RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { createSilenceWatch, evaluateGcra, prepareGcra } from '@keyset/core/adapter';
+import type { RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
+import type { GcraParameters } from '@keyset/core/adapter';
 import { GCRA_SCRIPT } from './internal/gcra-script.ts';
 import { sha1Hex } from './internal/sha1.ts';
 

@@ -16,10 +16,11 @@
  * subscribed anew: no key revoked during the gap is served from the cache after it.
  * @module
  */
-import { ConfigError, createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core';
-import type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
+import { createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core/adapter';
+import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
 
-export type { RevocationBusLogger, RevocationEvent } from '@keyset/core';
+export type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
 
 /**
  * What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). A keyring

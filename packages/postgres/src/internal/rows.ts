@@ -7,7 +7,8 @@
  * JSON. Drivers that leave `json`/`float8` unparsed (strings) work too.
  * @module
  */
-import type { KeyMetadata, KeyRateLimit, Quota, StoredIdentity, StoredSecret } from '@keyset/core';
+import type { KeyMetadata, KeyRateLimit, Quota } from '@keyset/core';
+import type { StoredIdentity, StoredSecret } from '@keyset/core/adapter';
 
 /** SQL: a timestamptz column as epoch milliseconds. */
 export function epochMs(column: string): string {

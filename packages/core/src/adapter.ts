@@ -1,0 +1,80 @@
+/**
+ * @keyset/core/adapter: the contract for writing an adapter (a framework's request →
+ * core input, core result → response), a store (keys, rate limits, quotas) or a
+ * revocation bus. Application code needs none of it: `@keyset/core` is its entry.
+ * Every name is documented in docs/adapters.md ("Writing an adapter or a store").
+ * @module
+ */
+
+// Requests: query strings, paths, methods, problems
+export { PROBLEM_CONTENT_TYPE } from './errors.ts';
+export { parseQueryString, queryStringOf } from './query-string.ts';
+export { requestInstance, requestPathError } from './request-path.ts';
+export { contentTypeError, hostError, requestError } from './request-error.ts';
+export type { RequestFacts } from './request-error.ts';
+export { methodNotAllowed } from './method-not-allowed.ts';
+
+// Hot paths that answer synchronously when they can
+export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
+export type { MaybePromise } from './maybe-promise.ts';
+
+// The guard, as adapters drive it
+export { apiKeyCheckOptions, guardReadsForwardedFor } from './keys/api-key-guard.ts';
+
+// Pagination building blocks (what `createPaginator` composes)
+export { normalizeBaseUrl } from './pagination/base-url.ts';
+export { createLimitPolicy } from './pagination/limit-policy.ts';
+export type { LimitResolver } from './pagination/limit-policy.ts';
+export { parsePageQuery } from './pagination/parse-page-query.ts';
+export type { PageQuery, ParsePageQueryOptions } from './pagination/parse-page-query.ts';
+export { createSortParam } from './pagination/sort-param.ts';
+export type { SortParam } from './pagination/sort-param.ts';
+export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
+export { pageItems } from './pagination/page-items.ts';
+export { pageLinks } from './pagination/page-links.ts';
+export type { PageLinkTarget, PageRel } from './pagination/page-links.ts';
+export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
+export type { SettledTotal, TotalPolicy } from './pagination/total-policy.ts';
+
+// Key stores: record shapes and the bounds every store must hold
+export type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './keys/key-store.ts';
+export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, isValidKeyPrefix } from './keys/key-format.ts';
+export { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from './keys/key-metadata.ts';
+export { MAX_IP_ALLOWLIST } from './keys/ip-allowlist.ts';
+export { isValidScope, missingScopes } from './keys/scopes.ts';
+export { CREDENTIAL_QUERY_PARAMS } from './keys/query-credentials.ts';
+
+// Revocation buses
+export { createRevocationProtocol, isRevocationEvent } from './keys/revocation-protocol.ts';
+export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './keys/revocation-protocol.ts';
+
+// Rate-limit stores: the one GCRA every store runs
+export { evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } from './rate-limit/gcra.ts';
+export type { GcraOutcome, GcraParameters } from './rate-limit/gcra.ts';
+export { headerFormats } from './rate-limit/rate-limit-headers.ts';
+export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
+
+// Quota stores
+export { checkQuotaSpend } from './quota/check-quota-spend.ts';
+export {
+  MAX_QUOTA_COST,
+  MAX_QUOTA_CREDITS,
+  applyQuotaSpend,
+  quotaIntervalProblem,
+  quotaPeriod,
+  quotaPeriodStart,
+  quotaProblem,
+  quotaSpend,
+} from './quota/quota-period.ts';
+export type { QuotaState } from './quota/quota-period.ts';
+export type { QuotaSpend, QuotaStoreResult } from './quota/types.ts';
+export { isLaterQuotaState, laterQuotaState } from './quota/durable-quota.ts';
+export type { DurableQuotaEntry, DurableQuotaStore } from './quota/durable-quota.ts';
+
+// Store calls: deadlines and silence
+export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';
+export type { SilenceWatch } from './internal/silence-timeout.ts';
+
+// Runtime seams
+export { systemClock } from './clock.ts';
+export { constantTimeEqual } from './crypto/crypto-provider.ts';
