@@ -10,13 +10,14 @@
  */
 import { ConfigError, KeysetError } from '../errors.ts';
 import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
-import { createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
+import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
 import { refusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
 import { rememberLast } from '../internal/remember-last.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 
 /** Options of `createApiKeyGuard`. */
@@ -39,6 +40,9 @@ export interface ApiKeyGuardOptions {
    */
   trustProxy?: TrustProxy;
 }
+
+/** Every name `ApiKeyGuardOptions` knows, checked when the guard is made. */
+const GUARD_OPTIONS = { keyring: true, limiter: true, realm: true, trustProxy: TRUST_PROXY_OPTIONS } as const satisfies KnownOptions<ApiKeyGuardOptions>;
 
 /**
  * The request parts the guard reads. Adapters pass the socket's peer address and the
@@ -88,6 +92,7 @@ const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
  * ```
  */
 export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
+  checkOptions('createApiKeyGuard', options, GUARD_OPTIONS);
   const { keyring, limiter, realm, trustProxy = false } = options;
   const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');

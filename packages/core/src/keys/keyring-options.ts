@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import { createRawDigest, type RawDigest } from './key-digest.ts';
 import { resolveEnvironments, type KeyEnvironments } from './key-environments.ts';
 import type { KeyStore } from './key-store.ts';
@@ -87,6 +88,20 @@ export interface KeyringOptions {
   logger?: KeyringLogger;
 }
 
+/** Every name `KeyringOptions` knows, checked when the keyring is made. */
+const KEYRING_OPTIONS = {
+  store: true,
+  prefix: true,
+  pepper: true,
+  cache: { max: true, ttlMs: true, negativeTtlMs: true, negativeMax: true },
+  lastUsed: { intervalMs: true },
+  scopeWildcards: true,
+  realm: true,
+  clock: true,
+  crypto: true,
+  logger: true,
+} as const satisfies KnownOptions<KeyringOptions>;
+
 /** `KeyringOptions` after validation and defaults. Internal: not exported from the package. */
 export interface ResolvedKeyringOptions {
   readonly store: KeyStore;
@@ -118,6 +133,7 @@ function positiveInteger(value: unknown, name: string, min = 1): number {
 
 /** Validates `options` (never mutating them) and applies the defaults. Throws `ConfigError`. */
 export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringOptions {
+  checkOptions('createKeyring', options, KEYRING_OPTIONS);
   const {
     store,
     prefix,

@@ -15,6 +15,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 
 /** A keyring change worth telling other instances about (the keyring's `KeyChangeEvent`). */
 export interface RevocationEvent {
@@ -44,6 +45,9 @@ export interface RevocationProtocolOptions {
   /** @default console */
   logger?: RevocationBusLogger;
 }
+
+/** Every name `RevocationProtocolOptions` knows, checked when the protocol is made. */
+const PROTOCOL_OPTIONS = { invalidate: true, sendAck: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<RevocationProtocolOptions>;
 
 /** One instance's side of the protocol. */
 export interface RevocationProtocol {
@@ -86,6 +90,7 @@ type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }
  * ```
  */
 export function createRevocationProtocol(options: RevocationProtocolOptions): RevocationProtocol {
+  checkOptions('createRevocationProtocol', options, PROTOCOL_OPTIONS);
   const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleLogger } = options;
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (typeof invalidate !== 'function' || typeof sendAck !== 'function') throw new ConfigError('createRevocationProtocol needs invalidate(id) and sendAck(message)');

@@ -10,6 +10,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import { anyCidrContains, parseCidr, type Cidr } from './cidr.ts';
 import { formatIp, parseIp, type IpBytes } from './ip-address.ts';
 
@@ -22,6 +23,9 @@ import { formatIp, parseIp, type IpBytes } from './ip-address.ts';
  *   first address, reading from the right, outside them.
  */
 export type TrustProxy = false | { readonly hops: number } | { readonly cidrs: readonly string[] };
+
+/** Every name a `TrustProxy` object knows (the guard's `trustProxy` too). Internal. */
+export const TRUST_PROXY_OPTIONS: KnownOptions<TrustProxy> = { hops: true, cidrs: true };
 
 /** What the resolver reads from a request. Adapters fill it in; they decide nothing. */
 export interface ClientAddressInput {
@@ -103,6 +107,7 @@ function canonicalPeer(): (input: ClientAddressInput) => string | undefined {
  */
 export function createClientAddressResolver(trustProxy: TrustProxy = false): ClientAddressResolver {
   if (trustProxy === false) return canonicalPeer();
+  if (typeof trustProxy === 'object' && trustProxy !== null) checkOptions('createClientAddressResolver', trustProxy, TRUST_PROXY_OPTIONS, 'trustProxy');
   if (typeof trustProxy !== 'object' || trustProxy === null) {
     throw new ConfigError('trustProxy must be false, { hops: n } or { cidrs: [...] }');
   }

@@ -4,6 +4,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { LimitPolicy } from './types.ts';
 
 /** A validated {@link LimitPolicy} that resolves a request's page size. */
@@ -11,6 +12,9 @@ export interface LimitResolver extends LimitPolicy {
   /** Page size for a syntactically valid `limit` (or none). Throws `limit_too_large` under `reject`. */
   resolve(requested: number | undefined): number;
 }
+
+/** Every name a limit policy knows (the paginator's `limits` too). Internal. */
+export const LIMIT_OPTIONS: KnownOptions<LimitPolicy> = { default: true, max: true, overMax: true };
 
 /**
  * Validates a limit policy (integers, `1 ≤ default ≤ max`, `overMax` known) and fills in
@@ -24,6 +28,7 @@ export interface LimitResolver extends LimitPolicy {
  * ```
  */
 export function createLimitPolicy(options: Partial<LimitPolicy> = {}): LimitResolver {
+  checkOptions('createLimitPolicy', options, LIMIT_OPTIONS);
   const { max = 100, overMax = 'reject' } = options;
   // `{ max: 10 }` alone means "at most 10", not a config error about the implicit 20.
   const byDefault = options.default ?? Math.min(20, max);

@@ -10,16 +10,17 @@ import { toSortValue } from '../internal/sort-values.ts';
 import { createPaginatorCursorCodec, type DecodedCursor } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { frozenFilters } from './frozen-filters.ts';
-import { createLimitPolicy } from './limit-policy.ts';
+import { LIMIT_OPTIONS, createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes, type PageQuery } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
 import { pageLinks, type PageLinkTarget } from './page-links.ts';
-import { createSortParam, type SortableField } from './sort-param.ts';
-import { defineSortSpec } from './sort-spec.ts';
+import { SORTABLE_FIELD_OPTIONS, createSortParam, type SortableField } from './sort-param.ts';
+import { SORT_KEY_OPTIONS, defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPage, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
 import { ConfigError } from '../errors.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
 
@@ -109,6 +110,21 @@ export interface PaginatorOptions {
   clock?: Clock;
 }
 
+/** Every name `PaginatorOptions` knows, checked when the paginator is made. */
+const PAGINATOR_OPTIONS = {
+  endpoint: true,
+  sort: SORT_KEY_OPTIONS,
+  sortable: SORTABLE_FIELD_OPTIONS,
+  limits: LIMIT_OPTIONS,
+  defaultMode: true,
+  modes: true,
+  filters: true,
+  total: { mode: true, cap: true },
+  cursor: { secrets: true, ttlSeconds: true, maxLength: true },
+  crypto: true,
+  clock: true,
+} as const satisfies KnownOptions<PaginatorOptions>;
+
 /** Options of `Paginator.plan`. */
 export interface PlanOptions {
   /** The query's own filters (e.g. `{ status: 'paid' }`), bound into the cursor. */
@@ -170,6 +186,7 @@ export interface Paginator<Row> {
  * ```
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
+  checkOptions('createPaginator', options, PAGINATOR_OPTIONS);
   const { endpoint, sort: keys, sortable, limits: limitOptions = {}, filters: parseFilters, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
   if (parseFilters !== undefined && typeof parseFilters !== 'function') throw new ConfigError('filters must be a function of the query (query: URLSearchParams) => filters');
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');

@@ -18,6 +18,7 @@
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError } from '../errors.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 
@@ -80,6 +81,9 @@ export interface MemoryRateLimitStoreOptions {
   clock?: Clock;
 }
 
+/** Every name `MemoryRateLimitStoreOptions` knows, checked when the store is made. */
+const MEMORY_STORE_OPTIONS = { max: true, clock: true } as const satisfies KnownOptions<MemoryRateLimitStoreOptions>;
+
 /** The memory store: synchronous `decide`, plus its size for monitoring. */
 export interface MemoryRateLimitStore extends RateLimitStore {
   decide(requests: readonly RateLimitRequest[], cost?: number): RateLimitDecision[];
@@ -101,6 +105,7 @@ export interface MemoryRateLimitStore extends RateLimitStore {
  * ```
  */
 export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions = {}): MemoryRateLimitStore {
+  checkOptions('createMemoryRateLimitStore', options, MEMORY_STORE_OPTIONS);
   const { max = 100_000, clock = systemClock } = options;
   if (!Number.isSafeInteger(max) || max < 1) throw new ConfigError(`max must be a positive integer, got ${String(max)}`);
   // Each generation holds at most floor(max / 2) entries, so both together hold ≤ max.

@@ -17,6 +17,7 @@ import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutc
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
 import { rememberLast } from '../internal/remember-last.ts';
+import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type {
   RateLimitCheckOptions,
@@ -100,6 +101,20 @@ export interface RateLimiterOptions {
   logger?: RateLimitLogger;
 }
 
+/** Every name `RateLimiterOptions` knows, checked when the limiter is made. */
+const LIMITER_OPTIONS = {
+  store: true,
+  defaultPolicy: { limit: true, windowSeconds: true, burst: true, name: true },
+  quotaStore: true,
+  headers: true,
+  onDecision: true,
+  onStoreError: true,
+  timeoutMs: true,
+  retryIntervalMs: true,
+  clock: true,
+  logger: true,
+} as const satisfies KnownOptions<RateLimiterOptions>;
+
 /** A limiter that also exposes how it is doing. */
 export interface RateLimiterWithState extends RateLimiter {
   /** `'up'` while the store answers, else the failure mode in effect. */
@@ -130,6 +145,7 @@ const consoleLogger: RateLimitLogger = {
  * ```
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithState {
+  checkOptions('createRateLimiter', options, LIMITER_OPTIONS);
   const {
     defaultPolicy,
     onStoreError = 'local',
