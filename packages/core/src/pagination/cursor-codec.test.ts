@@ -141,6 +141,25 @@ describe('createCursorCodec', () => {
     expect(await createCursorCodec({ secrets: [OLD], clock: () => now + 1e12 }).decode(text, fp, sort)).toEqual(forward);
   });
 
+  it('refuses a cursor issued further in the future than the clock skew allowance (60 s by default)', async () => {
+    const issuedAt = 1_714_557_600_000;
+    // An instance whose clock runs ahead issues a cursor; this one reads it.
+    const text = await createCursorCodec({ secrets: [OLD], clock: () => issuedAt }).encode(position, fp, sort);
+    const readAt = (now: number, options: { ttlSeconds?: number; clockSkewSeconds?: number } = {}) =>
+      createCursorCodec({ secrets: [OLD], clock: () => now, ...options }).decode(text, fp, sort);
+    expect(await readAt(issuedAt - 60_000)).toEqual(forward);
+    const err = await refused(readAt(issuedAt - 60_001));
+    expect((err.cause as Error).message).toBe('future');
+    expect(err.detail).toMatch(/malformed or was not issued/);
+    // With a TTL as without one: a cursor from the future would otherwise outlive it.
+    await refused(readAt(issuedAt - 3_600_000, { ttlSeconds: 60 }));
+    // The allowance is configurable, down to none.
+    expect(await readAt(issuedAt - 300_000, { clockSkewSeconds: 300 })).toEqual(forward);
+    await refused(readAt(issuedAt - 300_001, { clockSkewSeconds: 300 }));
+    expect(await readAt(issuedAt, { clockSkewSeconds: 0 })).toEqual(forward);
+    await refused(readAt(issuedAt - 1_000, { clockSkewSeconds: 0 }));
+  });
+
   it('works with the Web Crypto provider too, and both providers agree', async () => {
     const web = createCursorCodec({ secrets: [OLD], crypto: webCrypto, clock: () => 0 });
     const node = createCursorCodec({ secrets: [OLD], clock: () => 0 });
@@ -208,6 +227,10 @@ describe('createCursorCodec', () => {
     [{ secrets: [OLD], ttlSeconds: 0 }, /ttlSeconds/],
     [{ secrets: [OLD], ttlSeconds: Number.POSITIVE_INFINITY }, /ttlSeconds/],
     [{ secrets: [OLD], maxLength: 10 }, /maxLength/],
+    [{ secrets: [OLD], clockSkewSeconds: -1 }, /clockSkewSeconds/],
+    [{ secrets: [OLD], clockSkewSeconds: Number.NaN }, /clockSkewSeconds/],
+    [{ secrets: [OLD], clockSkewSeconds: Number.POSITIVE_INFINITY }, /clockSkewSeconds/],
+    [{ secrets: [OLD], clockSkewSeconds: '60' as unknown as number }, /clockSkewSeconds/],
   ])('refuses bad options %# with ConfigError', (options, message) => {
     expect(() => createCursorCodec(options)).toThrow(ConfigError);
     expect(() => createCursorCodec(options)).toThrow(message);
