@@ -4,7 +4,7 @@
  * @module
  */
 export { createRedisQuotaStore } from './redis-quota-store.ts';
-export type { RedisQuotaStore, RedisQuotaStoreOptions } from './redis-quota-store.ts';
+export type { RedisQuotaStore, RedisQuotaStoreLogger, RedisQuotaStoreOptions } from './redis-quota-store.ts';
 export { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
 export type { RedisRateLimitStore, RedisRateLimitStoreOptions, RedisScriptClient } from './redis-rate-limit-store.ts';
 export { createRevocationBus } from './revocation-bus.ts';

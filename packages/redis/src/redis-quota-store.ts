@@ -4,15 +4,28 @@
  * there is. Keys are hash-tagged with the identity, `<prefix>{<key>}`, and never expire:
  * a lost count would hand its credits back (run Redis with `noeviction` or a `volatile-*`
  * `maxmemory-policy`, which never evicts keys without a TTL).
+ *
+ * Redis can still lose a count: a restart without persistence, a failover to a replica
+ * that is behind. With `durable` (a `createPostgresQuotaStore`), what was spent is written
+ * there every `flushIntervalMs` (the states this instance's spends left, the later of
+ * each key's), and a count Redis does not hold is rebuilt from the durable state before
+ * it is spent from, never started again from the full credits. So losing Redis hands back
+ * at most what was spent since each instance's last flush: one flush interval while the
+ * durable store answers (docs/rate-limits.md, "Quotas").
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { checkQuotaSpend, createSilenceWatch } from '@keyset/core/adapter';
+import { checkQuotaSpend, createSilenceWatch, isLaterQuotaState, laterQuotaState } from '@keyset/core/adapter';
 import type { QuotaStore } from '@keyset/core';
-import type { QuotaSpend, QuotaStoreResult } from '@keyset/core/adapter';
-import { QUOTA_SCRIPT } from './internal/quota-script.ts';
+import type { DurableQuotaStore, QuotaSpend, QuotaState, QuotaStoreResult } from '@keyset/core/adapter';
+import { QUOTA_SCRIPT, RAISE_SCRIPT } from './internal/quota-script.ts';
 import { sha1Hex } from './internal/sha1.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';
+
+/** Where flush failures are reported. pino and `console` fit. */
+export interface RedisQuotaStoreLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}
 
 /** Options of `createRedisQuotaStore`. */
 export interface RedisQuotaStoreOptions {
@@ -31,6 +44,24 @@ export interface RedisQuotaStoreOptions {
    * @default 500
    */
   timeoutMs?: number;
+  /**
+   * Where spent quota is kept for good, e.g. `createPostgresQuotaStore({ client: pool })`
+   * over the database that holds the keys. Without it a count Redis loses starts again
+   * from the credits the key store holds: everything spent in the period comes back.
+   */
+  durable?: DurableQuotaStore;
+  /**
+   * With `durable`: how often what was spent through this instance is written there. The
+   * most spending a loss of Redis can hand back is what all instances admitted in one
+   * interval (plus whatever piled up while the durable store was failing).
+   * @default 1000
+   */
+  flushIntervalMs?: number;
+  /**
+   * Receives failed flushes (one line per failed flush, so at most one per interval).
+   * @default console
+   */
+  logger?: RedisQuotaStoreLogger;
 }
 
 /** The Redis quota store; `spend` always answers asynchronously. */
@@ -38,7 +69,22 @@ export interface RedisQuotaStore extends QuotaStore {
   spend(request: QuotaSpend): Promise<QuotaStoreResult>;
   /** The Redis key of one identity's quota, for operators and tests. */
   keyOf(key: string): string;
+  /**
+   * Writes what was spent through this instance since the last flush to `durable` now
+   * (the timer does it every `flushIntervalMs`). Resolves when written; rejects when the
+   * durable store failed (the states are kept for the next flush). No-op without `durable`.
+   */
+  flush(): Promise<void>;
+  /** Stops the flush timer and flushes once more. Never closes the Redis client or the durable store. */
+  close(): Promise<void>;
 }
+
+/** Keys written to the durable store in one statement. */
+const FLUSH_BATCH = 500;
+
+const consoleLogger: RedisQuotaStoreLogger = {
+  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
+};
 
 /**
  * Creates a quota store shared by every instance that uses the same Redis (or Cluster).
@@ -47,15 +93,18 @@ export interface RedisQuotaStore extends QuotaStore {
  * ```ts
  * import { Redis } from 'ioredis';
  * const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+ * const quotaStore = createRedisQuotaStore({ redis, durable: createPostgresQuotaStore({ client: pool }) });
  * const limiter = createRateLimiter({
  *   store: createRedisRateLimitStore({ redis }),
- *   quotaStore: createRedisQuotaStore({ redis }),
+ *   quotaStore,
  *   defaultPolicy: { limit: 100, windowSeconds: 60 },
  * });
+ * // on shutdown, before closing the pool:
+ * await quotaStore.close();
  * ```
  */
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
-  const { redis, prefix = 'keyset:quota:', timeoutMs = 500 } = options;
+  const { redis, prefix = 'keyset:quota:', timeoutMs = 500, durable, flushIntervalMs = 1000, logger = consoleLogger } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisQuotaStore needs `redis`: an ioredis client (evalsha and eval)');
   }
@@ -65,32 +114,129 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
   }
+  if (durable !== undefined && (typeof durable?.load !== 'function' || typeof durable.save !== 'function')) {
+    throw new ConfigError('durable must be a durable quota store with load(key) and save(entries), e.g. createPostgresQuotaStore({ client: pool })');
+  }
+  if (!Number.isFinite(flushIntervalMs) || flushIntervalMs < 10 || flushIntervalMs > 3_600_000) {
+    throw new ConfigError(`flushIntervalMs must be a number of milliseconds from 10 to 3600000, got ${String(flushIntervalMs)}`);
+  }
   // Silence, not latency: a loaded Redis whose replies keep coming never times out (see the rate-limit store).
   const watch = createSilenceWatch(timeoutMs, 'Redis quota store');
-  let sha: string | undefined;
-  const shaReady = sha1Hex(QUOTA_SCRIPT).then((value) => (sha = value));
+  const shas = new Map<string, string>();
+  const shasReady = Promise.all([QUOTA_SCRIPT, RAISE_SCRIPT].map(async (script) => shas.set(script, await sha1Hex(script))));
   const keyOf = (key: string): string => `${prefix}{${key}}`;
 
-  async function run(key: string, args: (string | number)[]): Promise<unknown> {
-    const digest = sha ?? (await shaReady);
+  /** The latest state this instance's spends left per key, not yet written to `durable`. */
+  let unsaved = new Map<string, QuotaState>();
+  let flushing: Promise<void> | undefined;
+  let timer: unknown;
+  let closed = false;
+
+  async function run(script: string, key: string, args: (string | number)[]): Promise<unknown> {
+    const digest = shas.get(script) ?? (await shasReady, shas.get(script) as string);
     try {
       return await redis.evalsha(digest, 1, key, ...args);
     } catch (error) {
       // Script cache flushed or a fresh server: EVAL runs and caches it again.
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(QUOTA_SCRIPT, 1, key, ...args);
+      return redis.eval(script, 1, key, ...args);
     }
   }
 
   async function spend(request: QuotaSpend): Promise<QuotaStoreResult> {
     checkQuotaSpend(request);
     const { key, generation, initial, period, refillAmount, cost } = request;
-    const reply = await watch.wait(run(keyOf(key), [generation, initial, period, refillAmount ?? -1, cost]));
-    if (!Array.isArray(reply) || reply.length !== 2 || !reply.every((n) => Number.isSafeInteger(n)) || (reply[1] as number) < 0) {
+    const args: (string | number)[] = [generation, initial, period, refillAmount ?? -1, cost];
+    // With a durable store a missing count is not started from `initial` at once: the
+    // script answers -1 and the durable state (what was spent before Redis lost it) seeds it.
+    let reply = await watch.wait(run(QUOTA_SCRIPT, keyOf(key), [...args, durable === undefined ? 1 : 0]));
+    if (durable !== undefined && Array.isArray(reply) && reply[0] === -1) {
+      const seed = await durable.load(key);
+      reply = await watch.wait(
+        run(QUOTA_SCRIPT, keyOf(key), seed === undefined ? [...args, 1] : [...args, 2, seed.generation, seed.period, seed.remaining]),
+      );
+    }
+    if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => Number.isSafeInteger(n)) || (reply[0] !== 0 && reply[0] !== 1) || (reply[1] as number) < 0) {
       throw new Error('Unexpected reply from the Redis quota script');
     }
-    return { allowed: reply[0] === 1, remaining: reply[1] as number };
+    const [allowed, remaining, storedGeneration, storedPeriod] = reply as [number, number, number, number];
+    if (durable !== undefined) {
+      const state = { generation: storedGeneration, period: storedPeriod, remaining };
+      unsaved.set(key, laterQuotaState(unsaved.get(key), state) as QuotaState);
+    }
+    return { allowed: allowed === 1, remaining };
   }
 
-  return Object.freeze({ spend, keyOf });
+  /** One flush: the unsaved states to `durable`; Redis raised where the durable state is further along. */
+  async function flushOnce(store: DurableQuotaStore): Promise<void> {
+    if (unsaved.size === 0) return;
+    const batch = unsaved;
+    unsaved = new Map();
+    // Sorted: concurrent flushes from several instances lock the rows in one order.
+    const entries = [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, state]) => ({ key, state }));
+    try {
+      for (let i = 0; i < entries.length; i += FLUSH_BATCH) {
+        const chunk = entries.slice(i, i + FLUSH_BATCH);
+        const saved = await store.save(chunk);
+        // The durable state is further along than what Redis answered here: Redis lost
+        // spending (a replica that was behind). Raise it; never lower it.
+        const raises = chunk.flatMap((entry, j) => {
+          const durableState = saved[j];
+          return durableState !== undefined && isLaterQuotaState(durableState, entry.state)
+            ? [run(RAISE_SCRIPT, keyOf(entry.key), [durableState.generation, durableState.period, durableState.remaining])]
+            : [];
+        });
+        await Promise.all(raises);
+        for (const entry of chunk) batch.delete(entry.key);
+      }
+    } catch (error) {
+      // Kept for the next flush, merged with whatever was spent meanwhile.
+      for (const [key, state] of batch) unsaved.set(key, laterQuotaState(unsaved.get(key), state) as QuotaState);
+      throw error;
+    }
+  }
+
+  function flush(): Promise<void> {
+    if (durable === undefined) return Promise.resolve();
+    // One flush at a time; a call during one waits for it, then runs its own.
+    const next = (flushing ?? Promise.resolve()).then(() => flushOnce(durable));
+    const settled: Promise<void> = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    flushing = settled;
+    void settled.then(() => {
+      if (flushing === settled) flushing = undefined;
+    });
+    return next;
+  }
+
+  function schedule(): void {
+    if (durable === undefined || closed) return;
+    timer = setTimeout(() => {
+      flush()
+        .catch((error: unknown) => {
+          logger.warn(
+            { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), pendingKeys: unsaved.size },
+            'quota flush to the durable store failed; retrying next interval (a Redis loss now hands back what was spent since the last flush)',
+          );
+        })
+        .finally(schedule);
+    }, flushIntervalMs);
+    // Node's timer has `unref` (a flush must not keep the process alive); the DOM types say `number`.
+    (timer as { unref?: () => void }).unref?.();
+  }
+  schedule();
+
+  return Object.freeze({
+    spend,
+    keyOf,
+    flush,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+      await flush();
+    },
+  });
 }
