@@ -76,3 +76,85 @@ describe.each(published)('$manifest.name', ({ dir, manifest }) => {
     expect(relative).toEqual([]);
   });
 });
+
+/**
+ * Core's public face (issue 22): the root entry holds what an application author uses and
+ * each of its names is documented in docs/api.md; `@keyset/core/adapter` holds what adapter
+ * and store authors use, each name documented in docs/adapters.md. Both list their names
+ * explicitly, and every other package reaches core through these two entries only.
+ */
+describe("core's two entries", () => {
+  const entryFile = (name: string): string => readFileSync(join(root, 'packages', 'core', 'src', `${name}.ts`), 'utf8');
+  /** Every exported name of an entry file: `export { … }` and `export type { … }` lists. */
+  const exportedNames = (text: string): { values: string[]; types: string[] } => {
+    const values: string[] = [];
+    const types: string[] = [];
+    for (const m of text.matchAll(/^export\s+(type\s+)?\{([^}]*)\}\s+from\s/gm)) {
+      const names = m[2]!.split(',').map((n) => n.trim()).filter((n) => n !== '');
+      (m[1] === undefined ? values : types).push(...names.map((n) => n.replace(/^.*\s+as\s+/, '')));
+    }
+    return { values, types };
+  };
+  const documented = (page: string): string => readFileSync(join(root, 'docs', page), 'utf8');
+  const undocumented = (names: string[], page: string): string[] => {
+    const text = documented(page);
+    return names.filter((n) => !new RegExp(`\`${n}[\`(<]`).test(text));
+  };
+
+  it.each(['index', 'adapter'])('%s.ts re-exports names explicitly: no export *, no value through export type', (name) => {
+    const text = entryFile(name);
+    expect(text).not.toMatch(/export\s+\*/);
+    expect(text).not.toMatch(/export\s+\{[^}]*\btype\s/);
+  });
+
+  it('the root entry is small: at most 50 run-time names, and none is also in the adapter entry', async () => {
+    const core = await import('@keyset/core');
+    const adapter = await import('@keyset/core/adapter');
+    const rootNames = Object.keys(core);
+    expect(rootNames.length).toBeLessThanOrEqual(50);
+    expect(rootNames.filter((n) => n in adapter)).toEqual([]);
+    // The file's lists are what the module exports (the docs check below reads the lists).
+    expect(exportedNames(entryFile('index')).values.sort()).toEqual(rootNames.sort());
+    expect(exportedNames(entryFile('adapter')).values.sort()).toEqual(Object.keys(adapter).sort());
+  });
+
+  it('documents every root export in docs/api.md, values and types', () => {
+    const { values, types } = exportedNames(entryFile('index'));
+    expect(undocumented([...values, ...types], 'api.md')).toEqual([]);
+  });
+
+  it('documents every adapter-entry export in docs/adapters.md, values and types', () => {
+    const { values, types } = exportedNames(entryFile('adapter'));
+    expect(undocumented([...values, ...types], 'adapters.md')).toEqual([]);
+  });
+
+  /** Non-test source files of a folder, recursively. */
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return entry.name === 'testing' || entry.name === 'node_modules' ? [] : sources(path);
+      return entry.name.endsWith('.ts') && !TEST_CODE.test(entry.name) ? [path] : [];
+    });
+  const specifiers = (file: string): string[] =>
+    [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?\bfrom\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => (m[1] ?? m[2])!);
+
+  const others = readdirSync(join(root, 'packages')).filter((dir) => dir !== 'core' && existsSync(join(root, 'packages', dir, 'src')));
+  it.each(others)('packages/%s reaches core through @keyset/core and @keyset/core/adapter only, and no other package', (dir) => {
+    const offending = sources(join(root, 'packages', dir, 'src')).flatMap((file) =>
+      specifiers(file)
+        .filter((s) => (s.startsWith('@keyset/') && s !== '@keyset/core' && s !== '@keyset/core/adapter') || /^(\.\.\/){2,}/.test(s))
+        .map((s) => `${file.slice(root.length)}: ${s}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the example and the benchmarks import no file inside a package', () => {
+    const files = [...sources(join(root, 'examples')), ...sources(join(root, 'bench'))];
+    const offending = files.flatMap((file) =>
+      specifiers(file)
+        .filter((s) => /^@keyset\/[a-z-]+\/(?!adapter$|fixture$)/.test(s) || /packages\/[a-z-]+\/(src|dist)\//.test(s))
+        .map((s) => `${file.slice(root.length)}: ${s}`),
+    );
+    expect(offending).toEqual([]);
+  });
+});
