@@ -9,9 +9,7 @@
 // Requests: query strings, paths, methods, problems
 export { PROBLEM_CONTENT_TYPE } from './errors.ts';
 export { parseQueryString, queryStringOf } from './query-string.ts';
-export { requestInstance, requestPathError } from './request-path.ts';
-export { contentTypeError, hostError, requestError } from './request-error.ts';
-export type { RequestFacts } from './request-error.ts';
+export { requestPathError } from './request-path.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
 
 // Hot paths that answer synchronously when they can
