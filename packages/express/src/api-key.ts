@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { setHeaders } from './internal/set-headers.ts';
@@ -40,6 +40,9 @@ export interface ApiKeyOptions {
   route?: string;
 }
 
+/** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
+const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+
 /**
  * Middleware that refuses the request unless it carries a valid API key with `scopes`.
  * Errors are the core's problems (400, 401, 403, 429, 503) for `problemHandler()`; the
@@ -54,6 +57,7 @@ export interface ApiKeyOptions {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): RequestHandler {
+  assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
   const { guard, scopes, cost, route } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   const checkOptions = apiKeyCheckOptions({

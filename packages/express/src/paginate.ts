@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { publicUrl } from './internal/request-url.ts';
@@ -37,6 +37,9 @@ export interface PaginateOptions {
    */
   baseUrl?: string | URL;
 }
+
+/** Every name `PaginateOptions` knows, checked when the middleware is made. */
+const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
@@ -74,6 +77,7 @@ const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown a
  * ```
  */
 export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): RequestHandler {
+  assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
   const { filters, baseUrl } = options;
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');

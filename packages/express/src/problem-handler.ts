@@ -6,7 +6,7 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { requestPath } from './internal/request-url.ts';
@@ -30,6 +30,9 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
+/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
+const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
+
 /**
  * Error middleware, registered last: keyset errors keep their status, code, extensions and
  * headers (`WWW-Authenticate`, `Retry-After`, `RateLimit`); anything else is a bare 500.
@@ -41,6 +44,7 @@ export interface ProblemHandlerOptions {
  * ```
  */
 export function problemHandler(options: ProblemHandlerOptions = {}): ErrorRequestHandler {
+  assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
   const { onError, typeBase } = options;
   return function problemHandler(raw: unknown, req, res, next) {
     // Too late for a problem: Express's default handler closes the connection.

@@ -6,7 +6,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { guardUrl } from './internal/request-url.ts';
@@ -31,6 +31,9 @@ export interface ApiKeyOptions {
   route?: string;
 }
 
+/** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
+const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+
 /**
  * A Fastify hook (`onRequest`, or `preHandler`) that authenticates the request. Fastify
  * calls it with `done`, so it finishes without a promise (no microtask hop) when the guard
@@ -53,6 +56,7 @@ export interface ApiKeyHook {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): ApiKeyHook {
+  assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
   const { guard, scopes, cost, route } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   const checkOptions = apiKeyCheckOptions({

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { publicUrl } from './internal/request-url.ts';
@@ -27,6 +27,9 @@ export interface PaginateOptions {
    */
   baseUrl?: string | URL;
 }
+
+/** Every name `PaginateOptions` knows, checked when the middleware is made. */
+const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
@@ -71,6 +74,7 @@ const slot = (request: FastifyRequest): { [STATE]?: PageState } => request as un
  * ```
  */
 export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): PaginateHook {
+  assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
   const { filters, baseUrl } = options;
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');

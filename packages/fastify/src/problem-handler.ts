@@ -7,7 +7,7 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { requestPath } from './internal/request-url.ts';
@@ -28,8 +28,14 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
+/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
+const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
+
 /** Options of `notFoundHandler()`. */
 export type NotFoundHandlerOptions = Pick<ProblemHandlerOptions, 'typeBase'>;
+
+/** Every name `NotFoundHandlerOptions` knows, checked when the handler is made. */
+const NOT_FOUND_HANDLER_OPTIONS = { typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /** Fastify's error handler shape (`setErrorHandler`, and the factory's `frameworkErrors`). */
 export type ProblemErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
@@ -50,6 +56,7 @@ export type ProblemNotFoundHandler = (request: FastifyRequest, reply: FastifyRep
  * ```
  */
 export function problemHandler(options: ProblemHandlerOptions = {}): ProblemErrorHandler {
+  assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
   const { onError, typeBase } = options;
   return function problemHandler(error, request, reply) {
     const { problem, status } = clientProblem(error, request, typeBase);
@@ -75,6 +82,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ProblemErro
  * ```
  */
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): ProblemNotFoundHandler {
+  assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
   const { typeBase } = options;
   return function notFoundHandler(request, reply) {
     const path = requestPath(request);

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { AsyncFetchHandler } from './handler.ts';
 import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';
@@ -40,6 +40,9 @@ export interface ApiKeyOptions<Rest extends unknown[] = []> {
   route?: string;
 }
 
+/** Every name `ApiKeyOptions` knows, checked when the handler is made. */
+const API_KEY_OPTIONS = { guard: true, scopes: true, clientAddress: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+
 /** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
 export type ApiKeyHandler<Rest extends unknown[] = []> = (
   request: Request,
@@ -64,6 +67,7 @@ export type ApiKeyHandler<Rest extends unknown[] = []> = (
  * ```
  */
 export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
+  assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
   const { guard, scopes, cost, route, clientAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (typeof handler !== 'function') throw new ConfigError('apiKey(options, handler) needs the handler to protect');

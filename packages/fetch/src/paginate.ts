@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import { publicUrl } from './internal/public-url.ts';
 import { carriedBy, rememberedHeaders } from './internal/request-state.ts';
@@ -25,6 +25,9 @@ export interface PaginateOptions {
    */
   baseUrl?: string | URL;
 }
+
+/** Every name `PaginateOptions` knows, checked on every call (a misspelt `filters` would list what it should filter). */
+const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
@@ -65,6 +68,7 @@ const states = new WeakMap<PagePlan, PageState>();
  * ```
  */
 export function paginate<Row>(request: Request, paginator: Paginator<Row>, options?: PaginateOptions): Promise<PagePlan> {
+  assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
   // Not an `async` function: the plan is usually ready at once (a synchronous crypto
   // provider, as on Node). Whatever it throws still comes back as a rejected promise.
   try {

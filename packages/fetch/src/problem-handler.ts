@@ -6,7 +6,7 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { AsyncFetchHandler, FetchHandler } from './handler.ts';
 import { pathOf } from './internal/public-url.ts';
@@ -31,6 +31,9 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
+/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
+const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
+
 /** Options of `problemResponse()`. */
 export interface ProblemResponseOptions {
   /**
@@ -45,6 +48,9 @@ export interface ProblemResponseOptions {
    */
   typeBase?: string;
 }
+
+/** Every name `ProblemResponseOptions` knows, checked on every call. */
+const PROBLEM_RESPONSE_OPTIONS = { request: true, typeBase: true } as const satisfies KnownOptions<ProblemResponseOptions>;
 
 /**
  * Wraps `handler` so that whatever it throws is answered as a problem: keyset errors keep
@@ -65,6 +71,7 @@ export function problemHandler<Rest extends unknown[]>(
   second?: FetchHandler<Rest>,
 ): AsyncFetchHandler<Rest> {
   const [options, handler] = typeof first === 'function' ? [{}, first] : [first, second];
+  assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
   if (typeof handler !== 'function') throw new TypeError('problemHandler(options, handler) needs the handler to wrap');
   const { onError, typeBase } = options ?? {};
   return async function problemHandler(request, ...rest) {
@@ -95,6 +102,9 @@ export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typ
   allowedMethods?: (pathname: string) => Iterable<string>;
 }
 
+/** Every name `NotFoundHandlerOptions` knows, checked when the handler is made. */
+const NOT_FOUND_HANDLER_OPTIONS = { allowedMethods: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
+
 /**
  * A router's fallback: a 404 `not_found` problem, or a 405 `method_not_allowed` problem
  * with `Allow` when `allowedMethods` knows the path under other methods.
@@ -109,6 +119,7 @@ export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typ
  * ```
  */
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request: Request) => Response {
+  assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
   const { typeBase, allowedMethods } = options;
   if (allowedMethods !== undefined && typeof allowedMethods !== 'function') {
     throw new TypeError('notFoundHandler() allowedMethods must be a function of the path');
@@ -133,6 +144,7 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
  * ```
  */
 export function problemResponse(error: unknown, options: ProblemResponseOptions = {}): Response {
+  assertKnownOptions('problemResponse', options, PROBLEM_RESPONSE_OPTIONS);
   const { request, typeBase } = options;
   return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request));
 }

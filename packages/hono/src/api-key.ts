@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, guardReadsForwardedFor, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';
@@ -46,6 +46,9 @@ export interface ApiKeyOptions {
   route?: string;
 }
 
+/** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
+const API_KEY_OPTIONS = { guard: true, scopes: true, clientAddress: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+
 /**
  * Middleware that refuses the request unless it carries a valid API key with `scopes`.
  * Errors are the core's problems (400, 401, 403, 429, 503); the `RateLimit` headers go on
@@ -58,6 +61,7 @@ export interface ApiKeyOptions {
  * ```
  */
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
+  assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
   const { guard, scopes, cost, route, clientAddress = nodeSocketAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
@@ -32,6 +32,9 @@ export interface PaginateOptions {
    */
   baseUrl?: string | URL;
 }
+
+/** Every name `PaginateOptions` knows, checked when the middleware is made. */
+const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
@@ -68,6 +71,7 @@ const NO_FILTERS = Object.freeze({});
  * ```
  */
 export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOptions = {}): MiddlewareHandler {
+  assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
   const { filters, baseUrl } = options;
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');

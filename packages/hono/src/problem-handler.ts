@@ -5,7 +5,7 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -31,6 +31,9 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
+/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
+const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
+
 /**
  * `app.onError()` handler: keyset errors keep their status, code, extensions and headers
  * (`WWW-Authenticate`, `Retry-After`, `RateLimit`); anything else is a bare 500 problem.
@@ -41,6 +44,7 @@ export interface ProblemHandlerOptions {
  * ```
  */
 export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandler {
+  assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
   const { onError, typeBase } = options;
   return async function problemHandler(error, c) {
     const { problem, reported } = await clientProblem(error, c, typeBase);
@@ -65,6 +69,9 @@ export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typ
   app?: Pick<Hono<any, any, any>, 'routes' | 'router'>;
 }
 
+/** Every name `NotFoundHandlerOptions` knows, checked when the handler is made. */
+const NOT_FOUND_HANDLER_OPTIONS = { app: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
+
 /**
  * `app.notFound()` handler: a 404 `not_found` problem, or, when the path exists under
  * other methods, a 405 `method_not_allowed` problem with `Allow` (RFC 9110 §15.5.6).
@@ -75,6 +82,7 @@ export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typ
  * ```
  */
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): NotFoundHandler {
+  assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
   const { typeBase, app } = options;
   return function notFoundHandler(c) {
     const error =

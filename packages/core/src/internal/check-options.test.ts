@@ -1,12 +1,12 @@
 /**
- * `checkOptions`: an unknown option name is a `ConfigError` naming it with its path and
+ * `assertKnownOptions`: an unknown option name is a `ConfigError` naming it with its path and
  * the closest known name; known names, `undefined` options and values it must not
  * descend into pass. The factories' own refusals are in `test/unknown-options.prop.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
 import { generateKey } from '../keys/key-format.ts';
-import { checkOptions, closestName, editDistance, type OptionShape } from './check-options.ts';
+import { assertKnownOptions, closestName, editDistance, type OptionShape } from './check-options.ts';
 
 const SHAPE: OptionShape = {
   keyring: true,
@@ -19,7 +19,7 @@ const SHAPE: OptionShape = {
 
 function refusal(options: unknown, shape: OptionShape = SHAPE): string {
   try {
-    checkOptions('createThing', options, shape);
+    assertKnownOptions('createThing', options, shape);
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
     return (error as ConfigError).message;
@@ -27,7 +27,7 @@ function refusal(options: unknown, shape: OptionShape = SHAPE): string {
   throw new Error('expected a ConfigError');
 }
 
-describe('checkOptions', () => {
+describe('assertKnownOptions', () => {
   it('names an unknown top-level option and suggests the closest known one', () => {
     expect(refusal({ keyring: {}, limitter: {} })).toBe('createThing: unknown option `limitter` (did you mean `limiter`?)');
   });
@@ -54,29 +54,29 @@ describe('checkOptions', () => {
   });
 
   it('accepts known names at every depth, and no options at all', () => {
-    expect(() => checkOptions('createThing', undefined, SHAPE)).not.toThrow();
-    expect(() => checkOptions('createThing', {}, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', undefined, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', {}, SHAPE)).not.toThrow();
     expect(() =>
-      checkOptions('createThing', { keyring: {}, realm: 'api', cursor: { secrets: [] }, limits: { max: 5 }, policies: [{ limit: 1, windowSeconds: 2 }] }, SHAPE),
+      assertKnownOptions('createThing', { keyring: {}, realm: 'api', cursor: { secrets: [] }, limits: { max: 5 }, policies: [{ limit: 1, windowSeconds: 2 }] }, SHAPE),
     ).not.toThrow();
   });
 
   it('does not descend into values whose rule is `true`, nor into class instances, maps or functions', () => {
     const store = { anything: 1, goes: 2 };
-    expect(() => checkOptions('createThing', { keyring: store, limiter: new Map([['x', 1]]) }, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', { keyring: store, limiter: new Map([['x', 1]]) }, SHAPE)).not.toThrow();
     class CursorSettings {
       unrelated = 1;
     }
     const fn = Object.assign(() => 0, { unrelated: 1 });
-    expect(() => checkOptions('createThing', { cursor: new CursorSettings(), limits: fn }, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', { cursor: new CursorSettings(), limits: fn }, SHAPE)).not.toThrow();
     // Primitives and null where a nested object may stand are the factory's to judge.
-    expect(() => checkOptions('createThing', { cursor: null, limits: false, policies: [1, null] }, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', { cursor: null, limits: false, policies: [1, null] }, SHAPE)).not.toThrow();
   });
 
   it('reads only own enumerable names: prototype members and symbols are not options', () => {
     const inherited = Object.create({ limitter: 1 }) as object;
-    expect(() => checkOptions('createThing', inherited, SHAPE)).not.toThrow();
-    expect(() => checkOptions('createThing', { [Symbol('x')]: 1 }, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', inherited, SHAPE)).not.toThrow();
+    expect(() => assertKnownOptions('createThing', { [Symbol('x')]: 1 }, SHAPE)).not.toThrow();
     // An own `__proto__` (as JSON.parse makes it) is a name like any other.
     expect(refusal(JSON.parse('{"__proto__": {"realm": 1}}'))).toContain('unknown option `__proto__`');
   });
@@ -90,11 +90,11 @@ describe('checkOptions', () => {
     ] as const) {
       expect(refusal(options)).toBe(`createThing: options must be an object, got ${got}`);
     }
-    expect(() => checkOptions('createSortParam', 'x', SHAPE, 'sortable[2]')).toThrow('createSortParam: `sortable[2]` must be an object, got string');
+    expect(() => assertKnownOptions('createSortParam', 'x', SHAPE, 'sortable[2]')).toThrow('createSortParam: `sortable[2]` must be an object, got string');
   });
 
   it('prefixes names with the path it is given', () => {
-    expect(() => checkOptions('createSortParam', { nmae: 'x' }, { name: true, type: true }, 'sortable[2]')).toThrow(
+    expect(() => assertKnownOptions('createSortParam', { nmae: 'x' }, { name: true, type: true }, 'sortable[2]')).toThrow(
       'createSortParam: unknown option `sortable[2].nmae` (did you mean `sortable[2].name`?)',
     );
   });

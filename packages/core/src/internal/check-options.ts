@@ -1,7 +1,7 @@
 /**
  * Options checked at run time, not only by TypeScript. A misspelt option is otherwise
  * silently ignored, and some are security settings: `createKeyring({ pepperr })` would run
- * without its pepper. Every factory calls `checkOptions` first; an unknown name throws a
+ * without its pepper. Every factory calls `assertKnownOptions` first; an unknown name throws a
  * `ConfigError` that names it with its path and suggests the closest known name:
  *
  *     createApiKeyGuard: unknown option `limitter` (did you mean `limiter`?)
@@ -146,11 +146,11 @@ function checkNested(where: string, value: unknown, shape: OptionShape, path: st
  * @example
  * ```ts
  * const KNOWN = { keyring: true, limiter: true, realm: true, trustProxy: { hops: true, cidrs: true } } as const satisfies KnownOptions<ApiKeyGuardOptions>;
- * checkOptions('createApiKeyGuard', { limitter }, KNOWN);
+ * assertKnownOptions('createApiKeyGuard', { limitter }, KNOWN);
  * // ConfigError: createApiKeyGuard: unknown option `limitter` (did you mean `limiter`?)
  * ```
  */
-export function checkOptions(where: string, options: unknown, known: OptionShape, path?: string): void {
+export function assertKnownOptions(where: string, options: unknown, known: OptionShape, path?: string): void {
   if (options === undefined) return;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     const got = options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options;

@@ -17,7 +17,7 @@ import type { VerifiedKey } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
 import { rememberLast } from '../internal/remember-last.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 
 /** Options of `createApiKeyGuard`. */
@@ -92,7 +92,7 @@ const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
  * ```
  */
 export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
-  checkOptions('createApiKeyGuard', options, GUARD_OPTIONS);
+  assertKnownOptions('createApiKeyGuard', options, GUARD_OPTIONS);
   const { keyring, limiter, realm, trustProxy = false } = options;
   const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');

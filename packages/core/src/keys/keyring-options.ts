@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { createRawDigest, type RawDigest } from './key-digest.ts';
 import { resolveEnvironments, type KeyEnvironments } from './key-environments.ts';
 import type { KeyStore } from './key-store.ts';
@@ -133,7 +133,7 @@ function positiveInteger(value: unknown, name: string, min = 1): number {
 
 /** Validates `options` (never mutating them) and applies the defaults. Throws `ConfigError`. */
 export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringOptions {
-  checkOptions('createKeyring', options, KEYRING_OPTIONS);
+  assertKnownOptions('createKeyring', options, KEYRING_OPTIONS);
   const {
     store,
     prefix,

@@ -15,7 +15,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 
 /** A keyring change worth telling other instances about (the keyring's `KeyChangeEvent`). */
 export interface RevocationEvent {
@@ -90,7 +90,7 @@ type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }
  * ```
  */
 export function createRevocationProtocol(options: RevocationProtocolOptions): RevocationProtocol {
-  checkOptions('createRevocationProtocol', options, PROTOCOL_OPTIONS);
+  assertKnownOptions('createRevocationProtocol', options, PROTOCOL_OPTIONS);
   const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleLogger } = options;
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (typeof invalidate !== 'function' || typeof sendAck !== 'function') throw new ConfigError('createRevocationProtocol needs invalidate(id) and sendAck(message)');

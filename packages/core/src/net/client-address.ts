@@ -10,7 +10,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { anyCidrContains, parseCidr, type Cidr } from './cidr.ts';
 import { formatIp, parseIp, type IpBytes } from './ip-address.ts';
 
@@ -107,7 +107,7 @@ function canonicalPeer(): (input: ClientAddressInput) => string | undefined {
  */
 export function createClientAddressResolver(trustProxy: TrustProxy = false): ClientAddressResolver {
   if (trustProxy === false) return canonicalPeer();
-  if (typeof trustProxy === 'object' && trustProxy !== null) checkOptions('createClientAddressResolver', trustProxy, TRUST_PROXY_OPTIONS, 'trustProxy');
+  if (typeof trustProxy === 'object' && trustProxy !== null) assertKnownOptions('createClientAddressResolver', trustProxy, TRUST_PROXY_OPTIONS, 'trustProxy');
   if (typeof trustProxy !== 'object' || trustProxy === null) {
     throw new ConfigError('trustProxy must be false, { hops: n } or { cidrs: [...] }');
   }

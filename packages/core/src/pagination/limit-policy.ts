@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { LimitPolicy } from './types.ts';
 
 /** A validated {@link LimitPolicy} that resolves a request's page size. */
@@ -28,7 +28,7 @@ export const LIMIT_OPTIONS: KnownOptions<LimitPolicy> = { default: true, max: tr
  * ```
  */
 export function createLimitPolicy(options: Partial<LimitPolicy> = {}): LimitResolver {
-  checkOptions('createLimitPolicy', options, LIMIT_OPTIONS);
+  assertKnownOptions('createLimitPolicy', options, LIMIT_OPTIONS);
   const { max = 100, overMax = 'reject' } = options;
   // `{ max: 10 }` alone means "at most 10", not a config error about the implicit 20.
   const byDefault = options.default ?? Math.min(20, max);

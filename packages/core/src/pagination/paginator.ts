@@ -20,7 +20,7 @@ import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } 
 import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPage, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
 import { ConfigError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
 
@@ -186,7 +186,7 @@ export interface Paginator<Row> {
  * ```
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
-  checkOptions('createPaginator', options, PAGINATOR_OPTIONS);
+  assertKnownOptions('createPaginator', options, PAGINATOR_OPTIONS);
   const { endpoint, sort: keys, sortable, limits: limitOptions = {}, filters: parseFilters, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
   if (parseFilters !== undefined && typeof parseFilters !== 'function') throw new ConfigError('filters must be a function of the query (query: URLSearchParams) => filters');
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');

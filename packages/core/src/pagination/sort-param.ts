@@ -7,7 +7,7 @@
  */
 import { ConfigError, KeysetError } from '../errors.ts';
 import { clipInput } from '../internal/clip-input.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import type { SortDirection, SortKey, SortSpec, SortValueType } from './types.ts';
 
@@ -74,7 +74,7 @@ export function createSortParam(fields: readonly SortableField[], defaultSort: S
   fields.forEach((field, i) => {
     const where = `sortable[${i}]`;
     if (typeof field !== 'object' || field === null) throw new ConfigError(`${where} must be an object`);
-    checkOptions('createSortParam', field, SORTABLE_FIELD_OPTIONS, where);
+    assertKnownOptions('createSortParam', field, SORTABLE_FIELD_OPTIONS, where);
     const { name, column = name, type, nullable = false, unique = false } = field;
     if (typeof name !== 'string' || !NAME.test(name)) throw new ConfigError(`${where}.name must match [A-Za-z_][A-Za-z0-9_]* (it is written in ?sort=)`);
     if (byName.has(name)) throw new ConfigError(`sortable field ${JSON.stringify(name)} appears twice`);

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { PagePlan, SortKey, SortSpec, SortValueType } from './types.ts';
 
 const TYPES: ReadonlySet<SortValueType> = new Set(['string', 'int', 'bigint', 'decimal', 'number', 'timestamp', 'boolean']);
@@ -65,7 +65,7 @@ function checkKey(input: SortKey, index: number, last: boolean): SortKey {
 export function defineSortSpec(keys: readonly SortKey[]): SortSpec {
   if (validated.has(keys)) return keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new ConfigError('sort must be a non-empty array of sort keys');
-  keys.forEach((key, i) => checkOptions('defineSortSpec', key, SORT_KEY_OPTIONS, `sort[${i}]`));
+  keys.forEach((key, i) => assertKnownOptions('defineSortSpec', key, SORT_KEY_OPTIONS, `sort[${i}]`));
   const spec = keys.map((k, i) => checkKey(k, i, i === keys.length - 1));
   const seenKeys = new Set<string>();
   const seenColumns = new Set<string>();

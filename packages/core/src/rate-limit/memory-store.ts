@@ -18,7 +18,7 @@
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError } from '../errors.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 
@@ -105,7 +105,7 @@ export interface MemoryRateLimitStore extends RateLimitStore {
  * ```
  */
 export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions = {}): MemoryRateLimitStore {
-  checkOptions('createMemoryRateLimitStore', options, MEMORY_STORE_OPTIONS);
+  assertKnownOptions('createMemoryRateLimitStore', options, MEMORY_STORE_OPTIONS);
   const { max = 100_000, clock = systemClock } = options;
   if (!Number.isSafeInteger(max) || max < 1) throw new ConfigError(`max must be a positive integer, got ${String(max)}`);
   // Each generation holds at most floor(max / 2) entries, so both together hold ≤ max.

@@ -17,7 +17,7 @@ import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutc
 import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
 import { rememberLast } from '../internal/remember-last.ts';
-import { checkOptions, type KnownOptions } from '../internal/check-options.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type {
   RateLimitCheckOptions,
@@ -145,7 +145,7 @@ const consoleLogger: RateLimitLogger = {
  * ```
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithState {
-  checkOptions('createRateLimiter', options, LIMITER_OPTIONS);
+  assertKnownOptions('createRateLimiter', options, LIMITER_OPTIONS);
   const {
     defaultPolicy,
     onStoreError = 'local',
