@@ -12,12 +12,12 @@ export { parseQueryString, queryStringOf } from './query-string.ts';
 export { requestPathError } from './request-path.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
 
-// Hot paths that answer synchronously when they can
-export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
 // Options: every factory refuses a name it does not know (docs/errors.md, "Configuration errors")
 export { assertKnownOptions, closestName } from './internal/check-options.ts';
 export type { KnownOptions, OptionRule, OptionShape } from './internal/check-options.ts';
 
+// Hot paths that answer synchronously when they can
+export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
 export type { MaybePromise } from './maybe-promise.ts';
 
 // The guard, as adapters drive it
