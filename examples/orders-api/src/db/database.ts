@@ -16,9 +16,17 @@ export interface SqlClient {
   exec?(text: string): Promise<unknown>;
 }
 
+/** A dedicated PostgreSQL session for `LISTEN` (what `createPostgresRevocationBus` takes). */
+export type ListenerClient = pg.Client;
+
 /** An open database. */
 export interface Database extends SqlClient {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * PostgreSQL only: connects a new session of its own (not from the pool, which would
+   * hand it back), for the revocation bus's `LISTEN`. The caller ends it.
+   */
+  connectListener?: () => Promise<ListenerClient>;
   /**
    * Runs `fn` on one connection while holding a cluster-wide advisory lock, so that
    * several instances starting at once migrate, seed and bootstrap one at a time.
@@ -97,6 +105,20 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       } finally {
         await client.end().catch(() => undefined);
       }
+    },
+    async connectListener(): Promise<ListenerClient> {
+      // keepAlive: a server that vanished without closing the connection is noticed, so
+      // the bus drops its cache and listens again instead of waiting on a dead socket.
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis, keepAlive: true });
+      // Until the bus attaches its own handlers, an error must not crash the process.
+      client.on('error', (error) => options.onError?.(error));
+      try {
+        await client.connect();
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw asUnavailable(error);
+      }
+      return client;
     },
     close: () => pool.end(),
   });

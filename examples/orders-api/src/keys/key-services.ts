@@ -1,14 +1,18 @@
 /**
  * The keyring over the PostgreSQL key store, the per-key GCRA limiter and the guard
- * the routes use. Memory rate-limit state by default; with `REDIS_URL`, rate limits and
- * revocations go through Redis so several instances share them.
+ * the routes use. Memory rate-limit state by default; with `REDIS_URL`, rate limits,
+ * quotas and revocations go through Redis so several instances share them. With
+ * `DATABASE_URL`, revocations also go through PostgreSQL `LISTEN/NOTIFY`, so instances
+ * without Redis (or while Redis is down) still evict a revoked key before the admin
+ * route answers.
  * @module
  */
 import { createApiKeyGuard, createKeyring, createRateLimiter, type ApiKeyGuard, type Keyring, type KeyStore, type RateLimiterWithState } from '@keyset/core';
 import { createPostgresKeyStore, createPostgresQuotaStore } from '@keyset/postgres';
 import type { Config } from '../config.ts';
-import type { SqlClient } from '../db/database.ts';
+import type { Database, SqlClient } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
+import { connectPostgresBus, type PostgresBus } from './postgres-bus.ts';
 import { connectRedis, type RedisServices } from './redis-services.ts';
 
 /** Realm of the `WWW-Authenticate: ApiKey realm="orders-api"` challenge. */
@@ -20,13 +24,13 @@ export interface KeyServices {
   keyring: Keyring;
   limiter: RateLimiterWithState;
   guard: ApiKeyGuard;
-  /** Flushes `lastUsedAt`, then disconnects Redis. Never closes the database. */
+  /** Flushes `lastUsedAt`, stops the buses, flushes quota counts, then disconnects Redis. Never closes the database. */
   close(): Promise<void>;
 }
 
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
-  db: SqlClient;
+  db: SqlClient & Pick<Database, 'connectListener'>;
   config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'>;
   logger: Logger;
 }): Promise<KeyServices> {
@@ -39,10 +43,19 @@ export async function createKeyServices(deps: {
     logger: logger.child({ component: 'keyring' }),
     ...(config.keyPepper === undefined ? {} : { pepper: config.keyPepper }),
   });
+  // Quota counts live with the keys in the database (shared by every instance, kept
+  // across restarts). With REDIS_URL the live count is in Redis and this store is its
+  // durable copy, flushed every second: a Redis that loses its data hands back at most
+  // one second's spending (docs/rate-limits.md, "Quotas").
+  const quotaStore = createPostgresQuotaStore({ client: db });
   let redis: RedisServices | undefined;
+  let bus: PostgresBus | undefined;
   try {
-    redis = config.redisUrl === undefined ? undefined : await connectRedis({ url: config.redisUrl, keyring, logger });
+    const { connectListener } = db;
+    bus = connectListener === undefined ? undefined : await connectPostgresBus({ db, connectListener, keyring, logger });
+    redis = config.redisUrl === undefined ? undefined : await connectRedis({ url: config.redisUrl, keyring, durableQuotas: quotaStore, logger });
   } catch (error) {
+    await bus?.close();
     await keyring.close().catch(() => undefined);
     throw error;
   }
@@ -51,9 +64,7 @@ export async function createKeyServices(deps: {
     // Redis down: each instance limits on its own rather than refusing or waving through.
     onStoreError: 'local',
     logger: logger.child({ component: 'rate-limit' }),
-    // Quota counts live with the keys in the database (shared by every instance, kept
-    // across restarts), or in Redis with REDIS_URL.
-    quotaStore: redis?.quotaStore ?? createPostgresQuotaStore({ client: db }),
+    quotaStore: redis?.quotaStore ?? quotaStore,
     ...(redis === undefined ? {} : { store: redis.rateLimitStore }),
   });
   const guard = createApiKeyGuard({ keyring, limiter, trustProxy: config.trustProxy });
@@ -68,6 +79,7 @@ export async function createKeyServices(deps: {
         try {
           await keyring.close();
         } finally {
+          await bus?.close();
           await redis?.close();
         }
       })()),

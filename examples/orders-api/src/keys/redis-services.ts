@@ -1,12 +1,15 @@
 /**
- * Redis, when `REDIS_URL` is set: the shared GCRA store (one script call per request)
- * and the revocation bus that evicts cached keys on every instance before `revoke()`
- * returns. Two connections: a subscribed connection cannot run other commands.
+ * Redis, when `REDIS_URL` is set: the shared GCRA store (one script call per request),
+ * the quota store (its counts flushed to the database every second, and rebuilt from
+ * there if Redis loses them) and the revocation bus that evicts cached keys on every
+ * instance before `revoke()` returns. Two connections: a subscribed connection cannot
+ * run other commands.
  * A wrong or unreachable `REDIS_URL` stops the start with a clear error; an outage
  * later degrades to per-instance limits (`onStoreError: 'local'`).
  * @module
  */
 import type { Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
+import type { DurableQuotaStore } from '@keyset/core/adapter';
 import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
@@ -30,8 +33,8 @@ function redactRedisUrl(url: string): string {
 }
 
 /** Connects to Redis and wires the rate-limit store and the revocation bus to `keyring`. */
-export async function connectRedis(deps: { url: string; keyring: Keyring; logger: Logger }): Promise<RedisServices> {
-  const { url, keyring, logger } = deps;
+export async function connectRedis(deps: { url: string; keyring: Keyring; durableQuotas: DurableQuotaStore; logger: Logger }): Promise<RedisServices> {
+  const { url, keyring, durableQuotas, logger } = deps;
   const log = logger.child({ component: 'redis' });
   // No offline queue: while Redis is away, commands fail at once and the limiter falls
   // back, instead of requests piling up behind a reconnect.
@@ -53,11 +56,14 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; logger
     await Promise.all([redis.connect(), subscriber.connect()]);
     const bus = createRevocationBus({ publisher: redis, subscriber, keyring, logger: log });
     await bus.ready;
+    const quotaStore = createRedisQuotaStore({ redis, durable: durableQuotas, logger: log });
     return {
       rateLimitStore: createRedisRateLimitStore({ redis }),
-      quotaStore: createRedisQuotaStore({ redis }),
+      quotaStore,
       async close() {
         await bus.close().catch(() => undefined);
+        // The last flush of quota counts, while Redis and the database are still open.
+        await quotaStore.close().catch((error: unknown) => log.warn({ err: error }, 'last quota flush failed'));
         await Promise.allSettled([redis.quit(), subscriber.quit()]);
       },
     };
