@@ -1,3 +1,4 @@
 export { mysqlUrl, postgresUrl, redisUrl, uniqueSchema } from './services.ts';
 export * from './quota-store-contract.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+export { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak, type Mangle } from './mangled-keys.ts';

@@ -94,7 +94,8 @@ describe('client text quoted in messages holds no key', () => {
   });
 
   it('clipInput redacts, shows no 8 letters and digits in a row, and does not show text longer than max at all', () => {
-    expect(clipInput('x'.repeat(50), 40)).toBe('…xxxx'); // 37 or more in a row: a secret, whole or cut
+    expect(clipInput('x'.repeat(50), 40)).toBe('xxx…xxxx');
+    expect(clipInput('Zz0Yy1Xx2Ww3'.repeat(4), 40)).toBe('…2Ww3'); // 37 or more in a row: a secret, whole or cut
     expect(clipInput('x'.repeat(20), 40)).toBe('xxx…xxxx');
     expect(clipInput('- '.repeat(30), 40)).toBe('…(60 characters)');
     expect(clipInput('short', 40)).toBe('short');

@@ -5,6 +5,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
+import { clipInput } from '../internal/clip-input.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
 import { quotaProblem } from '../quota/quota-period.ts';
 import type { Quota, QuotaRefill } from '../quota/types.ts';
@@ -13,6 +14,7 @@ import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity } from '.
 import { validateIpAllowlist } from './ip-allowlist.ts';
 import { validateMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { KeyRateLimit } from './key-record.ts';
+import { containsKeyShapedText } from './redact-text.ts';
 import { isValidScope } from './scopes.ts';
 
 /** What `Keyring.issue` takes. */
@@ -129,6 +131,17 @@ function invalid(field: string, detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail, extensions: { field } });
 }
 
+/**
+ * The refusal of key-shaped text in a stored field (issue 24, item 8): a name, scope,
+ * metadata string or rate-limit policy name is shown in lists, logs and the
+ * `RateLimit-Policy` header of every request, so a key pasted into one would be sent
+ * everywhere. "Key-shaped" is whatever redaction would hide, mangled keys included
+ * (`containsKeyShapedText`); key-metadata.ts words its own alike.
+ */
+function keyTextRefusal(field: string): KeysetError {
+  return invalid(field, `\`${field}\` must not hold an API key or anything shaped like one (a long run of letters and digits).`);
+}
+
 /** Identity fields from `input`, validated; `now` is epoch ms. Throws `invalid_request`. */
 export function validateIssueInput(
   input: IssueKeyInput,
@@ -139,9 +152,12 @@ export function validateIssueInput(
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name) || LONE_SURROGATE.test(name)) {
     throw invalid('name', `\`name\` must be 1–${MAX_NAME} characters of Unicode text without control characters.`);
   }
+  if (containsKeyShapedText(name)) throw keyTextRefusal('name');
   if (!Array.isArray(scopes) || scopes.length > MAX_SCOPES || !scopes.every(isValidScope)) {
     throw invalid('scopes', `\`scopes\` must be an array of at most ${MAX_SCOPES} scope tokens (printable ASCII without spaces, quotes or backslashes).`);
   }
+  const keyShaped = scopes.findIndex((scope: string) => containsKeyShapedText(scope));
+  if (keyShaped >= 0) throw keyTextRefusal(`scopes[${keyShaped}]`);
   const limits = validateRateLimits(input);
   const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
   let expires: Date | null = null;
@@ -170,8 +186,17 @@ export function validateUpdateInput(input: UpdateKeyInput): Partial<Pick<StoredI
 
 const MAX_RATE_LIMITS = 10;
 
+/** A rate-limit policy name (gcra.ts's rule): 1–64 of `A-Z a-z 0-9 _ . -`. */
+const POLICY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
 function validateRateLimit(value: unknown, field: string): KeyRateLimit {
   const { limit, windowSeconds, name, burst } = (typeof value === 'object' && value !== null ? value : {}) as Partial<KeyRateLimit>;
+  // The name first, in our words: the limiter's message quotes it, and it is client text.
+  if (name !== undefined) {
+    if (typeof name !== 'string' || !POLICY_NAME.test(name)) throw invalid(`${field}.name`, `\`${field}.name\` must be 1–64 characters of A-Z a-z 0-9 _ . -`);
+    // Sent in the RateLimit-Policy header of every request made with the key.
+    if (containsKeyShapedText(name)) throw keyTextRefusal(`${field}.name`);
+  }
   // One rule for key limits and limiter policies: a limit the limiter would refuse
   // must be refused here, not silently replaced by the default policy later.
   const problem = rateLimitPolicyProblem({ limit, windowSeconds, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) });
@@ -203,7 +228,7 @@ export function validateRateLimits(input: { rateLimit?: unknown; rateLimits?: un
   const list = rateLimits.map((value: unknown, i: number) => {
     const one = validateRateLimit(value, `rateLimits[${i}]`);
     const name = one.name ?? 'default';
-    if (names.has(name)) throw invalid(`rateLimits[${i}].name`, `Two rate limits are named "${name}"; give each its own \`name\`.`);
+    if (names.has(name)) throw invalid(`rateLimits[${i}].name`, `Two rate limits are named "${clipInput(name, 64)}"; give each its own \`name\`.`);
     names.add(name);
     return one;
   });

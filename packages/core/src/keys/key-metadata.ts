@@ -7,6 +7,7 @@
  */
 import { KeysetError } from '../errors.ts';
 import { clipInput } from '../internal/clip-input.ts';
+import { containsKeyShapedText } from './redact-text.ts';
 
 /** A JSON value as metadata holds it. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -29,10 +30,17 @@ function invalid(detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail: `\`metadata\` ${detail}`, extensions: { field: 'metadata' } });
 }
 
+/** Key-shaped text (issue 24, item 8) at `path`: refused like key-input.ts's `keyTextRefusal`. */
+function keyText(path: string): KeysetError {
+  return invalid(`must not hold an API key or anything shaped like one (a long run of letters and digits) (at ${path}).`);
+}
+
 function check(value: unknown, depth: number, path: string): void {
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
     if (UNSTORABLE.test(value)) throw invalid(`must not contain U+0000 or unpaired surrogates (at ${path}).`);
+    // Returned on every verification and by the admin API: never a place for key text.
+    if (containsKeyShapedText(value)) throw keyText(path);
     return;
   }
   if (typeof value === 'number') {
@@ -52,6 +60,7 @@ function check(value: unknown, depth: number, path: string): void {
   if (keys.length > MAX_METADATA_ENTRIES) throw invalid(`objects hold at most ${MAX_METADATA_ENTRIES} members (at ${path}).`);
   for (const key of keys) {
     if (UNSTORABLE.test(key)) throw invalid(`member names must not contain U+0000 or unpaired surrogates (at ${path}).`);
+    if (containsKeyShapedText(key)) throw keyText(`${path}.${clipInput(key, 32)}`);
     check((value as Record<string, unknown>)[key], depth + 1, `${path}.${clipInput(key, 32)}`);
   }
 }

@@ -10,8 +10,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeysetError, toProblem } from '../errors.ts';
 import { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, generateKey } from './key-format.ts';
+import { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak } from '@keyset/test-support';
+import { clipInput } from '../internal/clip-input.ts';
 import { redactUrl } from './query-credentials.ts';
-import { redactText } from './redact-text.ts';
+import { redactRuns } from './redact-runs.ts';
+import { containsKeyShapedText, redactEncodedText, redactText } from './redact-text.ts';
+import { redactUrlForLog } from './redact-url-for-log.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = KEY_RANDOM_LENGTH + KEY_CHECKSUM_LENGTH;
@@ -98,7 +102,7 @@ describe('redaction finds keys anywhere (issue 9, items 1 and 2)', () => {
   it('redactText leaves text without a key unchanged', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (text) => {
-        fc.pre(!/_[0-9A-Za-z]{38}/.test(text));
+        fc.pre(!/[0-9A-Za-z]{19}/.test(text)); // neither rule fires without a run of 19
         expect(redactText(text)).toBe(text);
       }),
       RUNS,
@@ -147,5 +151,100 @@ describe('redaction finds keys anywhere (issue 9, items 1 and 2)', () => {
     expect(redactText(`${k}${k}`)).not.toContain(k.slice(-20, -12));
     const { body } = toProblem(new KeysetError('not_found'), { instance: `/api/orders/${k}` });
     expect(body.instance).toBe(`/api/orders/…${k.slice(-4)}`);
+  });
+});
+
+/**
+ * Issue 24, item 2: mangled keys (separator swapped, bare secret, last character cut, one
+ * deleted, `_` or `-` typed in, `_` percent-encoded up to four times, lowercased).
+ */
+describe('mangled keys (issue 24, item 2)', () => {
+  it('redactText and redactEncodedText recognise every single mangling, with anything around it', () => {
+    fc.assert(
+      fc.property(mangledKey, filler, filler, ({ key, sent }, before, after) => {
+        const text = `${before} ${sent} ${after}`;
+        expect(secretLeak(redactEncodedText(text), [key]), text).toBeUndefined();
+        expect(containsKeyShapedText(sent), sent).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
+  /** Arbitrary mangling: any characters typed in anywhere, any cut, any case change. */
+  const anyMangling = fc
+    .record({
+      key: fc.record({ prefix, seed: fc.integer() }).map(({ prefix, seed }) => keyFrom(prefix, seed)),
+      edits: fc.array(fc.tuple(fc.nat({ max: 60 }), fc.constantFrom('', '-', '_', '.', '%5F', '%2541', ' ', '/', 'é', 'x')), { maxLength: 6 }),
+      cut: fc.nat({ max: 30 }),
+      lower: fc.boolean(),
+    })
+    .map(({ key, edits, cut, lower }) => {
+      let sent = key;
+      for (const [at, insert] of edits) sent = insert === '' ? sent.slice(0, at) + sent.slice(at + 1) : sent.slice(0, at) + insert + sent.slice(at);
+      sent = sent.slice(0, sent.length - cut);
+      return { key, sent: lower ? sent.toLowerCase() : sent };
+    });
+
+  it('redactRuns, clipInput and redactUrlForLog show no 8 characters of the secret, whatever was done to the key', () => {
+    fc.assert(
+      fc.property(anyMangling, filler, fc.constantFrom('path', 'name', 'value', 'fragment'), ({ key, sent }, glue, where) => {
+        const text = `${glue}${sent}${glue}`;
+        expect(secretLeak(redactRuns(text), [key]), text).toBeUndefined();
+        expect(secretLeak(clipInput(text, 200), [key]), text).toBeUndefined();
+        const url =
+          where === 'path' ? `/api/keys/${text}/rotate` :
+          where === 'name' ? `/api/orders?limit=5&${text}=1` :
+          where === 'value' ? `/api/orders?q=${text}&limit=5` :
+          `/api/orders#${text}`;
+        expect(secretLeak(redactUrlForLog(url), [key]), url).toBeUndefined();
+      }),
+      RUNS,
+    );
+  });
+
+  it('toProblem: instance and clipped quotes in detail and field show none of it; the body stays small', () => {
+    fc.assert(
+      fc.property(anyMangling, fc.constantFrom(...MANGLES), fc.nat(), ({ key, sent }, how, at) => {
+        const other = keyFrom('ks_live', at);
+        const listed = mangleKey(other, how, at, 1 + (at % 4));
+        const error = new KeysetError('invalid_request', {
+          detail: `Unknown field \`${clipInput(sent, 64)}\`, near ${listed}`,
+          extensions: { field: `rateLimits[0].${clipInput(sent, 64)}`, raw: listed },
+        });
+        const { body } = toProblem(error, { instance: `/api/keys/${sent}/limits` });
+        const text = JSON.stringify(body);
+        expect(secretLeak(text, [key, other]), text).toBeUndefined();
+      }),
+      RUNS,
+    );
+    const huge = 'x'.repeat(9000);
+    const { body } = toProblem(new KeysetError('invalid_request', { detail: `Unknown \`${huge}\``, extensions: { field: huge, [huge]: huge } }), { instance: `/${huge}` });
+    expect(JSON.stringify(body).length).toBeLessThan(4096); // each member cut: 18 KB before
+  });
+
+  it('ordinary text is not key-shaped: names, ids, hex digests, UUIDs, hosts, timestamps', () => {
+    for (const text of [
+      'CI deploy bot',
+      'nightly-export (billing team)',
+      'key_7Hq2mXbP0aLr9sVtY3eWcN',
+      'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+      'E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855',
+      '550e8400-e29b-41d4-a716-446655440000',
+      'ip-10-0-1-23.eu-west-1.compute.internal',
+      '2025-01-31T12:34:56.789123Z',
+      'internationalization-localization',
+      'orders:read reports:read',
+    ]) {
+      expect(containsKeyShapedText(text), text).toBe(false);
+      expect(redactText(text)).toBe(text);
+    }
+  });
+
+  it('redactRuns shows short text as sent and long runs as their first 3 and last 4 characters', () => {
+    expect(redactRuns('?limit=20&status=paid')).toBe('?limit=20&status=paid');
+    expect(redactRuns('/api/keys/key_7Hq2mXbP0aLr9sVtY3eWcN')).toBe('/api/keys/key_7Hq…eWcN');
+    expect(redactRuns('windowSecond')).toBe('win…cond');
+    expect(redactRuns('%2541%2542%2543%2544%2545%2546%2547%2548')).toBe('ABC…EFGH');
+    expect(redactRuns(`x%${'25'.repeat(20)}41`)).toMatch(/^…\(\d+ characters\)$/);
   });
 });

@@ -14,8 +14,9 @@
  * - two runs, each shorter, joined by one other character, whose lengths add up to 37
  *   or more (a secret with a `_` or `-` typed into it),
  * with the prefix-like text before a `_` taken along (`acme_live_…` → `…abcd`). Runs of
- * hexadecimal digits in one case are left alone: a SHA-1 or SHA-256 in hex is no key (a
- * key's 37 characters are all hex with a chance of 1 in 10^21).
+ * hexadecimal digits in one case (a SHA-1 or SHA-256 in hex) and runs of fewer than 10
+ * distinct characters (`xxxx…`) are left alone: a key's are neither, but for a chance
+ * below 1 in 10^21.
  *
  * Ids (`key_` and 22 characters), words and timestamps stay readable. What this cannot
  * recognise (a key cut to 20 characters, split three ways) is why client text is
@@ -52,22 +53,33 @@ function isPrefixChar(code: number): boolean {
   return isLowercase(code) || (code >= 48 && code <= 57) || code === 95; // a-z 0-9 _
 }
 
-/** Whether the letters and digits of `text[start, end)` are hexadecimal digits of one case. */
-function isHexOfOneCase(text: string, start: number, end: number): boolean {
+/** Fewer distinct characters than this in a span: repetition, no secret (a key's 37 have about 28). */
+const MIN_DISTINCT = 10;
+
+/**
+ * Whether the letters and digits of `text[start, end)` could be a secret: not hexadecimal
+ * digits of one case (a SHA-1 or SHA-256 in hex; a key's 37 characters are all hex with a
+ * chance of 1 in 10^21) and not fewer than 10 distinct characters (`xxxx…`, `0000…`).
+ */
+function couldBeSecret(text: string, start: number, end: number): boolean {
   let lower = false;
   let upper = false;
+  let other = false;
+  const seen = new Set<number>();
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
+    if (!isAlphanumeric(c)) continue;
+    if (seen.size < MIN_DISTINCT) seen.add(c);
     if (c >= 97 && c <= 102) lower = true;
     else if (c >= 65 && c <= 70) upper = true;
-    else if (isAlphanumeric(c)) return false;
+    else if (c > 57) other = true;
   }
-  return !(lower && upper);
+  return seen.size >= MIN_DISTINCT && (other || (lower && upper));
 }
 
 /**
  * The spans of `text` to redact, as `[start, end, start, end, …]`: runs and joined pairs
- * as the module header says, overlapping ones merged, hexadecimal ones dropped.
+ * as the module header says, overlapping ones merged, ones that cannot be a secret dropped.
  */
 function secretSpans(text: string): number[] {
   const spans: number[] = [];
@@ -80,7 +92,7 @@ function secretSpans(text: string): number[] {
       if (end > spanEnd) spanEnd = end;
       return;
     }
-    if (spanStart >= 0 && !isHexOfOneCase(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
+    if (spanStart >= 0 && couldBeSecret(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
     spanStart = start;
     spanEnd = end;
   };
@@ -99,7 +111,7 @@ function secretSpans(text: string): number[] {
     previousStart = start;
     previousEnd = i;
   }
-  if (spanStart >= 0 && !isHexOfOneCase(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
+  if (spanStart >= 0 && couldBeSecret(text, spanStart, spanEnd)) spans.push(spanStart, spanEnd);
   return spans;
 }
 

@@ -1,10 +1,11 @@
 /**
- * The public base URL of an API behind a proxy, validated once when an adapter's
- * middleware is created. `Link` headers are built on it instead of on the Host the
- * server saw.
+ * The origin of `Link` headers: the public base URL of an API behind a proxy, validated
+ * once when an adapter's middleware is created, or else the request's own `Host`, which
+ * must be a valid host name before anything is built on it (`requestOrigin`).
  * @module
  */
-import { ConfigError } from '../errors.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
+import { containsKeyShapedText } from '../keys/redact-text.ts';
 
 /**
  * Validates `baseUrl` and returns it without a trailing slash (`undefined` stays
@@ -30,4 +31,76 @@ export function normalizeBaseUrl(baseUrl: string | URL | undefined): string | un
     throw new ConfigError(`baseUrl must be an http(s) URL without query or fragment, got '${text}'`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+// One DNS label (RFC 1123 §2.1: letters, digits, `-` inside, at most 63), `_` allowed as
+// Docker and Kubernetes service names use it; labels joined by `.`, one trailing `.`.
+const HOST_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
+const PORT = /^[0-9]{1,5}$/;
+/** RFC 1035 §2.3.4: 253 characters of name (255 octets on the wire). */
+const MAX_HOST_NAME = 253;
+
+/**
+ * Whether `host` (a `Host` or `X-Forwarded-Host` value) is a host name worth building a
+ * URL on: a DNS name (labels of letters, digits, `-` and `_`, each at most 63 characters,
+ * at most 253 in all), an IPv4 address or a bracketed IPv6 literal, with an optional
+ * port up to 65535, and no key-shaped text in it (`containsKeyShapedText`: a bare secret
+ * is a valid DNS label). Everything else (an empty value, spaces, `@`, `/`, a second
+ * host, userinfo, percent-encoding) is refused. The one rule every adapter applies before
+ * a `Host` becomes the origin of a `Link` header (issue 24, item 7).
+ *
+ * @example
+ * ```ts
+ * isValidHost('api.example.com:8443'); // true
+ * isValidHost('[::1]:3000'); // true
+ * isValidHost('evil.example@api.example.com'); // false
+ * ```
+ */
+export function isValidHost(host: unknown): host is string {
+  if (typeof host !== 'string' || host.length === 0 || host.length > MAX_HOST_NAME + 7) return false;
+  const bracket = host.lastIndexOf(']');
+  const colon = host.lastIndexOf(':');
+  // A port's colon is the last one, after the IPv6 literal's `]` when there is one.
+  const hasPort = colon > bracket && (host.charCodeAt(0) === 91 /* [ */ ? colon === bracket + 1 : true);
+  const name = hasPort ? host.slice(0, colon) : host;
+  if (hasPort) {
+    const port = host.slice(colon + 1);
+    if (!PORT.test(port) || Number(port) > 65535) return false;
+  }
+  if (name.charCodeAt(0) === 91 /* [ */) {
+    if (!IPV6_LITERAL.test(name) || !name.includes(':')) return false;
+    try {
+      return new URL(`http://${name}/`).hostname !== '';
+    } catch {
+      return false;
+    }
+  }
+  const length = name.endsWith('.') ? name.length - 1 : name.length;
+  return length <= MAX_HOST_NAME && HOST_NAME.test(name) && !containsKeyShapedText(name);
+}
+
+/**
+ * `protocol://host`, the origin of the URL a client used, for `Link` headers. Throws 400
+ * `invalid_request` (`field: 'host'`) unless `protocol` is `http` or `https` (with or
+ * without the `:`) and `host` passes `isValidHost`; the problem never quotes the header.
+ * Adapters call it on every route, so the answer to a bad `Host` is the same everywhere.
+ *
+ * @example
+ * ```ts
+ * requestOrigin('https', request.headers.host); // 'https://api.example.com'
+ * ```
+ */
+export function requestOrigin(protocol: string, host: string | undefined): string {
+  const scheme = protocol.endsWith(':') ? protocol.slice(0, -1) : protocol;
+  if ((scheme !== 'http' && scheme !== 'https') || !isValidHost(host)) throw invalidHost();
+  return `${scheme}://${host}`;
+}
+
+/** The 400 for a `Host` (or forwarded host or protocol) that forms no origin. */
+export function invalidHost(): KeysetError {
+  return new KeysetError('invalid_request', {
+    detail: 'The Host header is not a valid host name (a DNS name, an IPv4 address or a bracketed IPv6 literal, and an optional port).',
+    extensions: { field: 'host' },
+  });
 }
