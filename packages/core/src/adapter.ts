@@ -24,7 +24,7 @@ export type { MaybePromise } from './maybe-promise.ts';
 export { apiKeyCheckOptions, guardReadsForwardedFor } from './keys/api-key-guard.ts';
 
 // Pagination building blocks (what `createPaginator` composes)
-export { normalizeBaseUrl } from './pagination/base-url.ts';
+export { isValidHost, normalizeBaseUrl, requestOrigin } from './pagination/base-url.ts';
 export { createLimitPolicy } from './pagination/limit-policy.ts';
 export type { LimitResolver } from './pagination/limit-policy.ts';
 export { parsePageQuery } from './pagination/parse-page-query.ts';

@@ -59,8 +59,10 @@ export type {
 
 // Redaction
 export { redactKey } from './keys/redact-key.ts';
-export { redactText } from './keys/redact-text.ts';
+export { containsKeyShapedText, redactText } from './keys/redact-text.ts';
+export { redactRuns } from './keys/redact-runs.ts';
 export { redactUrl } from './keys/query-credentials.ts';
+export { redactUrlForLog } from './keys/redact-url-for-log.ts';
 export { clipInput } from './internal/clip-input.ts';
 
 // Pagination

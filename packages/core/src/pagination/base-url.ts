@@ -93,14 +93,11 @@ export function isValidHost(host: unknown): host is string {
  */
 export function requestOrigin(protocol: string, host: string | undefined): string {
   const scheme = protocol.endsWith(':') ? protocol.slice(0, -1) : protocol;
-  if ((scheme !== 'http' && scheme !== 'https') || !isValidHost(host)) throw invalidHost();
+  if ((scheme !== 'http' && scheme !== 'https') || !isValidHost(host)) {
+    throw new KeysetError('invalid_request', {
+      detail: 'The Host header is not a valid host name (a DNS name, an IPv4 address or a bracketed IPv6 literal, and an optional port).',
+      extensions: { field: 'host' },
+    });
+  }
   return `${scheme}://${host}`;
-}
-
-/** The 400 for a `Host` (or forwarded host or protocol) that forms no origin. */
-export function invalidHost(): KeysetError {
-  return new KeysetError('invalid_request', {
-    detail: 'The Host header is not a valid host name (a DNS name, an IPv4 address or a bracketed IPv6 literal, and an optional port).',
-    extensions: { field: 'host' },
-  });
 }
