@@ -77,6 +77,14 @@ const sections = {
     );
     return `${rows}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, one process per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
   },
+  'bundle-size'() {
+    const r = load('bundle-size');
+    if (!r) return undefined;
+    const kb = (n) => fmt(n / 1000, 1);
+    const sizes = table(['bundle', 'KB minified', 'KB gzip'], r.data.rows.map((t) => [t.bundle, kb(t.bytes), kb(t.gzipBytes)]));
+    const largest = table(['module (minimal handler)', 'bytes minified'], r.data.minimalLargest.map((t) => [`\`${t.file}\``, fmt(t.bytes)]));
+    return `${sizes}\n\nesbuild \`--bundle --minify --platform=neutral\` over the built packages; 1 KB = 1,000 bytes; limit for the minimal handler ${kb(r.data.limit)} KB. Largest modules in the minimal handler:\n\n${largest}\n\n${stamp(r)}`;
+  },
   cursor() {
     const r = load('cursor');
     if (!r) return undefined;

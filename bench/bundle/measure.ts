@@ -1,0 +1,87 @@
+/**
+ * Bundle sizes as an application's bundler sees keyset: esbuild with `--bundle --minify
+ * --platform=neutral` (a Worker, Deno or edge build: no Node built-ins, `#crypto` picks Web
+ * Crypto). Used by `pnpm bench bundle-size` and test/bundle-size.test.ts.
+ *
+ * `from: 'dist'` resolves `@keyset/*` the way a consumer's bundler does, through each
+ * package's `exports` (import condition) to the built files, so it needs `pnpm build`.
+ * `from: 'src'` maps `@keyset/<name>[/<entry>]` to the package's TypeScript, which needs no
+ * build; esbuild still reads each package's `sideEffects: false`, so module-level
+ * tree-shaking is the same as over the one-file-per-module build.
+ */
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The minimal handler's entry (committed beside this file). */
+export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetch.ts');
+
+/** The ceiling issue 22 sets for the minimal handler, in bytes (1 KB = 1,000 bytes). */
+export const MINIMAL_FETCH_LIMIT = 60_000;
+
+export type Source = 'dist' | 'src';
+
+export interface BundleSize {
+  /** Minified bytes. */
+  bytes: number;
+  /** The same, gzip level 9 (what a CDN sends). */
+  gzipBytes: number;
+  /** Minified bytes per input file that kept any code, largest first (paths from the repo root). */
+  inputs: Array<{ file: string; bytes: number }>;
+}
+
+const PACKAGE = /^@keyset\/([a-z-]+)(?:\/([a-z-]+))?$/;
+
+function resolveKeyset(from: Source): Plugin {
+  return {
+    name: `keyset-${from}`,
+    setup(b) {
+      b.onResolve({ filter: PACKAGE }, (args) => {
+        const [, name, entry] = PACKAGE.exec(args.path)!;
+        const dir = join(ROOT, 'packages', name!);
+        if (from === 'src') return { path: join(dir, 'src', `${entry ?? 'index'}.ts`) };
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+          exports: Record<string, { import: { default: string } }>;
+        };
+        const target = manifest.exports[entry === undefined ? '.' : `./${entry}`];
+        if (target === undefined) return { errors: [{ text: `${args.path} is not exported` }] };
+        return { path: join(dir, target.import.default) };
+      });
+      // Sources only: `#crypto` as the package's `imports` map resolves it off Node.
+      if (from === 'src') b.onResolve({ filter: /^#crypto$/ }, () => ({ path: join(ROOT, 'packages', 'core', 'src', 'crypto', 'crypto.web.ts') }));
+    },
+  };
+}
+
+/** Bundles `entry` (a file) or `contents` (module text) and measures the result. */
+export async function bundleSize(input: { entry: string } | { contents: string }, from: Source): Promise<BundleSize> {
+  const result = await build({
+    ...('entry' in input ? { entryPoints: [input.entry] } : { stdin: { contents: input.contents, resolveDir: ROOT, loader: 'ts' as const } }),
+    bundle: true,
+    minify: true,
+    platform: 'neutral',
+    format: 'esm',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    // As a consumer resolves a published package: no repository tsconfig `paths`.
+    tsconfigRaw: '{}',
+    plugins: [resolveKeyset(from)],
+  });
+  const output = result.outputFiles[0]!.contents;
+  const meta: Metafile = result.metafile;
+  const inputs = Object.entries(Object.values(meta.outputs)[0]!.inputs)
+    .map(([file, { bytesInOutput }]) => ({ file, bytes: bytesInOutput }))
+    .filter((i) => i.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  return { bytes: output.length, gzipBytes: gzipSync(output, { level: 9 }).length, inputs };
+}
+
+/** Every run-time name of an entry, as one module that re-exports them all (nothing to shake). */
+export function wholeEntry(specifier: string): { contents: string } {
+  return { contents: `export * from '${specifier}';` };
+}
