@@ -13,7 +13,7 @@ describe('normalizeBaseUrl', () => {
   });
 
   it('refuses what cannot prefix a request path', () => {
-    for (const bad of ['api.example.com', '/v1', 'ftp://example.com', 'https://example.com/?a=1', 'https://example.com/#x']) {
+    for (const bad of ['api.example.com', '/v1', 'ftp://example.com', 'https://example.com/?a=1', 'https://example.com/#x', 'https://user:pw@example.com', 'https://ks-live-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AB.example.com']) {
       expect(() => normalizeBaseUrl(bad), bad).toThrow(ConfigError);
     }
   });

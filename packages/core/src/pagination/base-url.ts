@@ -11,7 +11,8 @@ import { containsKeyShapedText } from '../keys/redact-text.ts';
  * Validates `baseUrl` and returns it without a trailing slash (`undefined` stays
  * `undefined`). It may carry a path prefix: a proxy serving `https://example.com/v1/*`
  * from the app's `/*` → `'https://example.com/v1'`. Throws `ConfigError` for anything
- * that is not an absolute http(s) URL without query or fragment.
+ * that is not an absolute http(s) URL without credentials, query or fragment, on a host
+ * `isValidHost` accepts.
  *
  * @example
  * ```ts
@@ -29,6 +30,10 @@ export function normalizeBaseUrl(baseUrl: string | URL | undefined): string | un
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
     throw new ConfigError(`baseUrl must be an http(s) URL without query or fragment, got '${text}'`);
+  }
+  // Links are refused on a host `isValidHost` refuses: say so now, not on every request.
+  if (url.username !== '' || url.password !== '' || !isValidHost(url.host)) {
+    throw new ConfigError(`baseUrl must name its host without credentials, as a DNS name, IPv4 or bracketed IPv6 address and an optional port, got '${url.host}'`);
   }
   return url.href.replace(/\/+$/, '');
 }

@@ -1,8 +1,15 @@
 /**
  * RFC 8288 `Link` headers of a page: the request URL with only the position moved, so
  * every other parameter (limit, filters, sort) stays byte for byte as the client sent it.
+ * What is sent back is client text, so it is checked first (issue 24, item 7): a host
+ * that is no host name, or key-shaped text in the path or a kept parameter, is refused
+ * rather than echoed.
  * @module
  */
+import { KeysetError } from '../errors.ts';
+import { clipInput } from '../internal/clip-input.ts';
+import { containsKeyShapedText } from '../keys/redact-text.ts';
+import { isValidHost } from './base-url.ts';
 
 /** Relation types a page links to (RFC 8288 §2.1.1; IANA link relations registry). */
 export type PageRel = 'next' | 'prev' | 'first';
@@ -81,6 +88,55 @@ function mixedLinks(text: string, targets: readonly PageLinkTarget[]): string {
   return header;
 }
 
+/** Shorter text cannot be key-shaped (a run of 19 letters and digits at least): not checked. */
+const MIN_KEY_SHAPED = 19;
+
+/**
+ * Throws rather than send back in a `Link` what must not be echoed: a host that is not a
+ * host name (`isValidHost`: 400 `invalid_request`, field `host`), or key-shaped text,
+ * whole or mangled, in the path (field `path`) or in a parameter the links keep (400
+ * `api_key_in_query`, DESIGN §3). The position parameters are replaced or dropped, so
+ * they are not looked at: a cursor is long random text by nature.
+ */
+function refuseReflected(text: string): void {
+  const scheme = text.indexOf('://');
+  if (scheme < 0) return; // relative: the URL path throws its TypeError
+  let end = scheme + 3;
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+    end++;
+  }
+  if (!isValidHost(text.slice(scheme + 3, end))) {
+    throw new KeysetError('invalid_request', {
+      detail: 'The Host header is not a valid host name (a DNS name, an IPv4 address or a bracketed IPv6 literal, and an optional port).',
+      extensions: { field: 'host' },
+    });
+  }
+  const hash = text.indexOf('#', end);
+  const stop = hash < 0 ? text.length : hash;
+  if (stop - end < MIN_KEY_SHAPED) return;
+  const q = text.indexOf('?', end);
+  const pathEnd = q < 0 || q > stop ? stop : q;
+  if (pathEnd - end >= MIN_KEY_SHAPED && containsKeyShapedText(text.slice(end, pathEnd))) {
+    throw new KeysetError('invalid_request', { detail: 'The request path holds an API key or text shaped like one.', extensions: { field: 'path' } });
+  }
+  if (pathEnd === stop) return;
+  for (const part of text.slice(pathEnd + 1, stop).split('&')) {
+    if (part.length < MIN_KEY_SHAPED) continue;
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    const name = paramName(rawName);
+    if (name === 'cursor' || name === 'offset') continue;
+    if (containsKeyShapedText(rawName) || (eq >= 0 && containsKeyShapedText(part.slice(eq + 1)))) {
+      throw new KeysetError('api_key_in_query', {
+        detail: `The query parameter \`${clipInput(name, 32)}\` holds an API key or text shaped like one: send keys in the Authorization header, never in a URL.`,
+        extensions: { field: clipInput(name, 32) },
+      });
+    }
+  }
+}
+
 /** The URL with the kept parameters and no position: `path`, `?` and the parameters, if any. */
 function withoutPosition(path: string, before: string, after: string): string {
   const rest = before === '' ? after : after === '' ? before : `${before}&${after}`;
@@ -93,7 +149,8 @@ function withoutPosition(path: string, before: string, after: string): string {
  * link, `cursor` for an offset link) is dropped. A plain string edit, because
  * re-serialising through `URL` costs more than the rest of the page; URLs with
  * characters that need escaping take the `URL` path instead. Throws `TypeError` for a
- * relative URL.
+ * relative URL, and a 400 `KeysetError` rather than echo an invalid host or key-shaped
+ * text in the path or a kept parameter (see `refuseReflected`).
  *
  * @example
  * ```ts
@@ -107,6 +164,7 @@ function withoutPosition(path: string, before: string, after: string): string {
 export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[]): string | undefined {
   if (targets.length === 0) return undefined;
   const text = typeof url === 'string' ? url : url.href;
+  refuseReflected(text);
   if (!URI_SAFE.test(text) || !ABSOLUTE.test(text)) {
     return targets.map((t) => `<${viaUrl(text, t)}>; rel="${t.rel}"`).join(', ');
   }

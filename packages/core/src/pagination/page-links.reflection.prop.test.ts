@@ -1,0 +1,59 @@
+/**
+ * Issue 24, item 7: a `Link` header sends the request URL back, so what must not be
+ * echoed is refused before it is: a `Host` that is no host name (a key sent as `Host`
+ * came back in `Link`), and key-shaped text, whole or mangled, in the path or in a
+ * parameter the links keep. Ordinary URLs (long cursors included) still get their links.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { mangledKey, secretLeak } from '@keyset/test-support';
+import { KeysetError, toProblem } from '../errors.ts';
+import { pageLinks, type PageLinkTarget } from './page-links.ts';
+
+const NEXT: PageLinkTarget[] = [{ rel: 'next', name: 'cursor', value: 'AnsiZCI6ImYiLCJwIjpbIjIwMjYtMTEtMjZUMTM6NTA6NDIuMDAwMDAwWiIsIjMyIl0sInQiOjE3OTU3MDEwNDR90DG7dxMyv_b8Zpis' }];
+
+function refusal(url: string, targets: readonly PageLinkTarget[] = NEXT): KeysetError {
+  try {
+    pageLinks(url, targets);
+  } catch (error) {
+    if (error instanceof KeysetError) return error;
+    throw error;
+  }
+  throw new Error(`expected a refusal for ${url}`);
+}
+
+describe('pageLinks refuses to echo what it must not (issue 24, item 7)', () => {
+  it('a mangled key as the host, in the path, or in a kept parameter name or value', () => {
+    fc.assert(
+      fc.property(mangledKey, fc.constantFrom('host', 'path', 'name', 'value'), fc.constantFrom<readonly PageLinkTarget[]>(NEXT, [{ rel: 'next', name: 'offset', value: '20' }, { rel: 'first', name: 'cursor', value: null }]), ({ key, sent }, where, targets) => {
+        const url =
+          where === 'host' ? `http://${sent}/api/orders?limit=2` :
+          where === 'path' ? `http://127.0.0.1:3000/api/customers/${sent}/orders?limit=2` :
+          where === 'name' ? `http://127.0.0.1:3000/api/orders?limit=2&${sent}=1` :
+          `http://127.0.0.1:3000/api/orders?status=${sent}&limit=2`;
+        // Mangled keys with `%` fail isValidHost as well: any refusal is a 400, none echoes.
+        const error = refusal(url, targets);
+        const { status, body } = toProblem(error, { instance: '/api/orders' });
+        expect(status).toBe(400);
+        expect(body.code).toBe(where === 'name' || where === 'value' ? 'api_key_in_query' : 'invalid_request');
+        expect(secretLeak(JSON.stringify(body), [key])).toBeUndefined();
+      }),
+    );
+  });
+
+  it('hosts that are no host names are refused with field host', () => {
+    for (const host of ['user@api.example.com', 'a..b', 'h:99999', 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AB']) {
+      expect(refusal(`http://${host}/api/orders?limit=2`).extensions).toEqual({ field: 'host' });
+    }
+  });
+
+  it('ordinary URLs keep their links: filters, ids, a cursor being replaced, hex digests', () => {
+    const urls = [
+      'https://api.example.com/api/orders?limit=2&status=paid',
+      'http://[::1]:3000/api/orders?cursor=AnsiZCI6ImYiLCJwIjpbIjIwMjYtMTEtMjZUMTM6NTA6NDIuMDAwMDAwWiIsIjMyIl0sInQiOjE3OTU3MDEwNDR90DG7dxMyv&limit=2',
+      'http://localhost:3000/api/keys/key_7Hq2mXbP0aLr9sVtY3eWcN/events?since=da39a3ee5e6b4b0d3255bfef95601890afd80709',
+      'http://orders_api:3000/api/orders?customer=cust_0278&from=2025-01-31T00:00:00Z',
+    ];
+    for (const url of urls) expect(pageLinks(url, NEXT), url).toContain('rel="next"');
+  });
+});
