@@ -30,43 +30,16 @@ export type PageQuery =
   | { readonly mode: 'cursor'; readonly limit: number | undefined; readonly cursor: string | null }
   | { readonly mode: 'offset'; readonly limit: number | undefined; readonly offset: number };
 
+/** The one value of parameter `name`: `undefined` when absent; a 400 when repeated or empty. */
 function single(query: URLSearchParams, name: string, code: 'invalid_limit' | 'invalid_offset' | 'invalid_cursor'): string | undefined {
   const values = query.getAll(name);
-  return only(values.length, values[0], name, code);
-}
-
-/** The one value of a parameter given `count` times, `first` the first: `undefined` for none; a 400 for more, or for an empty one. */
-function only(count: number, first: string | undefined, name: string, code: 'invalid_limit' | 'invalid_offset' | 'invalid_cursor'): string | undefined {
-  if (count === 0) return undefined;
-  if (count > 1) {
-    throw new KeysetError(code, { detail: `\`${name}\` must appear at most once, got ${count} values`, extensions: { parameter: name } });
+  if (values.length === 0) return undefined;
+  if (values.length > 1) {
+    throw new KeysetError(code, { detail: `\`${name}\` must appear at most once, got ${values.length} values`, extensions: { parameter: name } });
   }
-  if (first === '') throw new KeysetError(code, { detail: `\`${name}\` must not be empty`, extensions: { parameter: name } });
-  return first;
-}
-
-// The runtime's own URLSearchParams methods: a query whose getAll and forEach are these is
-// read in one pass (forEach), which lists what three getAll calls would; any other object
-// (a subclass or a wrapper with methods of its own) is asked with getAll, as before.
-const nativeGetAll = typeof URLSearchParams === 'function' ? URLSearchParams.prototype.getAll : undefined;
-const nativeForEach = typeof URLSearchParams === 'function' ? URLSearchParams.prototype.forEach : undefined;
-
-// What one pass found (module state: `tally` runs inside forEach and is read at once after it).
-let limitCount = 0;
-let offsetCount = 0;
-let cursorCount = 0;
-let firstLimit: string | undefined;
-let firstOffset: string | undefined;
-let firstCursor: string | undefined;
-
-function tally(value: string, name: string): void {
-  if (name === 'limit') {
-    if (limitCount++ === 0) firstLimit = value;
-  } else if (name === 'offset') {
-    if (offsetCount++ === 0) firstOffset = value;
-  } else if (name === 'cursor') {
-    if (cursorCount++ === 0) firstCursor = value;
-  }
+  const value = values[0] as string;
+  if (value === '') throw new KeysetError(code, { detail: `\`${name}\` must not be empty`, extensions: { parameter: name } });
+  return value;
 }
 
 function integer(value: string, name: string, pattern: RegExp, code: 'invalid_limit' | 'invalid_offset', rule: string): number {
@@ -121,38 +94,11 @@ export function parseWithModes(
   query: URLSearchParams,
   { defaultMode, modes }: { defaultMode: PaginationMode; modes: readonly PaginationMode[] },
 ): PageQuery {
-  if (query.getAll === nativeGetAll && query.forEach === nativeForEach && nativeForEach !== undefined) {
-    limitCount = offsetCount = cursorCount = 0;
-    firstLimit = firstOffset = firstCursor = undefined;
-    query.forEach(tally);
-    const seenLimit = firstLimit;
-    const seenOffset = firstOffset;
-    const seenCursor = firstCursor;
-    // No request's text kept past its parse, refused or not.
-    firstLimit = firstOffset = firstCursor = undefined;
-    // Checked in the order the three getAll calls below check them (nothing here runs forEach again).
-    const rawLimit = only(limitCount, seenLimit, 'limit', 'invalid_limit');
-    const limit = rawLimit === undefined ? undefined : integer(rawLimit, 'limit', LIMIT, 'invalid_limit', 'a positive integer');
-    const rawOffset = only(offsetCount, seenOffset, 'offset', 'invalid_offset');
-    const offset = rawOffset === undefined ? undefined : integer(rawOffset, 'offset', OFFSET, 'invalid_offset', 'a non-negative integer');
-    const cursor = only(cursorCount, seenCursor, 'cursor', 'invalid_cursor');
-    return resolved(limit, offset, cursor, defaultMode, modes);
-  }
   const rawLimit = single(query, 'limit', 'invalid_limit');
   const limit = rawLimit === undefined ? undefined : integer(rawLimit, 'limit', LIMIT, 'invalid_limit', 'a positive integer');
   const rawOffset = single(query, 'offset', 'invalid_offset');
   const offset = rawOffset === undefined ? undefined : integer(rawOffset, 'offset', OFFSET, 'invalid_offset', 'a non-negative integer');
-  return resolved(limit, offset, single(query, 'cursor', 'invalid_cursor'), defaultMode, modes);
-}
-
-/** The query's mode and position from its checked parameters (conflicts and unserved modes refused). */
-function resolved(
-  limit: number | undefined,
-  offset: number | undefined,
-  cursor: string | undefined,
-  defaultMode: PaginationMode,
-  modes: readonly PaginationMode[],
-): PageQuery {
+  const cursor = single(query, 'cursor', 'invalid_cursor');
   if (cursor !== undefined && offset !== undefined) {
     throw new KeysetError('conflicting_pagination', {
       detail: 'Send either `cursor` or `offset`, not both',

@@ -75,59 +75,18 @@ export function rateLimitPolicyProblem(policy: unknown): string | undefined {
  * ```
  */
 export function gcraParameters(policy: RateLimitPolicy): GcraParameters {
-  // Policies are usually long-lived objects (a default, a cached identity's limit):
-  // remember their constants, re-checked against the fields in case one was mutated.
-  // The policy asked for last (every request of a limiter with one default policy) is
-  // answered without the WeakMap's lookup.
-  const cached = policy === lastPolicy ? lastKnown : typeof policy === 'object' && policy !== null ? known.get(policy) : undefined;
-  if (
-    cached !== undefined &&
-    cached.limit === policy.limit &&
-    cached.windowSeconds === policy.windowSeconds &&
-    cached.burstField === policy.burst &&
-    cached.nameField === policy.name
-  ) {
-    lastPolicy = policy;
-    lastKnown = cached;
-    return cached.parameters;
-  }
   const problem = rateLimitPolicyProblem(policy);
   if (problem !== undefined) throw new ConfigError(`Invalid rate-limit policy: ${problem}`);
   const burst = policy.burst ?? policy.limit;
   const emissionMicros = Math.ceil((policy.windowSeconds * MICROS_PER_SECOND) / policy.limit);
-  const parameters: GcraParameters = Object.freeze({
+  return Object.freeze({
     policy,
     name: policy.name ?? 'default',
     emissionMicros,
     burstMicros: emissionMicros * burst,
     burst,
   });
-  const entry: KnownPolicy = {
-    parameters,
-    limit: policy.limit,
-    windowSeconds: policy.windowSeconds,
-    burstField: policy.burst,
-    nameField: policy.name,
-  };
-  known.set(policy, entry);
-  lastPolicy = policy;
-  lastKnown = entry;
-  return parameters;
 }
-
-/** A policy's constants and the fields they were computed from. */
-interface KnownPolicy {
-  parameters: GcraParameters;
-  limit: number;
-  windowSeconds: number;
-  burstField: number | undefined;
-  nameField: string | undefined;
-}
-
-const known = new WeakMap<object, KnownPolicy>();
-/** The policy `gcraParameters` answered last from `known`, and its entry there. */
-let lastPolicy: RateLimitPolicy | undefined;
-let lastKnown: KnownPolicy | undefined;
 
 /**
  * Validates one decision's input for a store: each key a string, each policy valid,

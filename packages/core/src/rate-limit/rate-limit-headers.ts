@@ -89,15 +89,6 @@ export function rateLimitHeaders(
   options?: RateLimitHeaderOptions,
 ): Record<string, string> {
   const option = options?.headers;
-  if (option === undefined && !Array.isArray(decision)) {
-    // The default format for one decision (every request of a one-policy limiter): the
-    // same record as below, built from the policy's memoised parts.
-    const d = decision as RateLimitDecision;
-    const parts = draft11Parts(d.policy);
-    const single: Record<string, string> = { 'ratelimit-policy': parts.policy, ratelimit: `${parts.state}${d.remaining};t=${d.resetSeconds}` };
-    if (!d.allowed) single['retry-after'] = String(Math.max(1, d.retryAfterSeconds));
-    return single;
-  }
   const formats = typeof option === 'object' && option !== null && 'draft11' in option ? option : headerFormats(option);
   const decisions: readonly RateLimitDecision[] = Array.isArray(decision) ? decision : [decision as RateLimitDecision];
   const headers: Record<string, string> = {};
@@ -108,24 +99,17 @@ export function rateLimitHeaders(
     if (d.retryAfterSeconds > retryAfter) retryAfter = d.retryAfterSeconds;
   }
   if (formats.draft11) {
-    if (decisions.length === 1) {
-      // One policy (the common case): its fixed parts come from the memo.
-      const d = decisions[0] as RateLimitDecision;
-      const parts = draft11Parts(d.policy);
-      headers['ratelimit-policy'] = parts.policy;
-      headers.ratelimit = `${parts.state}${d.remaining};t=${d.resetSeconds}`;
-    } else {
-      let policies = '';
-      let states = '';
-      for (const d of decisions) {
-        const name = sfString(d.policy.name ?? 'default');
-        const sep = policies === '' ? '' : ', ';
-        policies += `${sep}${name};q=${d.policy.limit};w=${d.policy.windowSeconds}`;
-        states += `${sep}${name};r=${d.remaining};t=${d.resetSeconds}`;
-      }
-      headers['ratelimit-policy'] = policies;
-      headers.ratelimit = states;
+    // One list member per policy, keyed by its name as an sf-string.
+    let policies = '';
+    let states = '';
+    for (const d of decisions) {
+      const name = sfString(d.policy.name ?? 'default');
+      const sep = policies === '' ? '' : ', ';
+      policies += `${sep}${name};q=${d.policy.limit};w=${d.policy.windowSeconds}`;
+      states += `${sep}${name};r=${d.remaining};t=${d.resetSeconds}`;
     }
+    headers['ratelimit-policy'] = policies;
+    headers.ratelimit = states;
   }
   if (formats.draft7 || formats.legacy) {
     const tightest = closestToExhaustion(decisions);
@@ -161,32 +145,7 @@ export function closestToExhaustion(decisions: readonly RateLimitDecision[]): Ra
   return best;
 }
 
-/** The fixed parts of a policy's draft-11 headers: `RateLimit-Policy`, and `RateLimit` up to `r=`. */
-interface Draft11Parts {
-  readonly policy: string;
-  readonly state: string;
-}
-
-/**
- * The last policy's parts, with the fields they were built from: requests under one
- * policy (a limiter's default) build the same text every time. Re-checked against the
- * fields, so a policy object changed in place is never shown stale.
- */
-let memo: { readonly of: RateLimitDecision['policy']; readonly limit: number; readonly windowSeconds: number; readonly name: string | undefined; readonly parts: Draft11Parts } | undefined;
-
-function draft11Parts(policy: RateLimitDecision['policy']): Draft11Parts {
-  const { limit, windowSeconds, name } = policy;
-  if (memo !== undefined && memo.of === policy && memo.limit === limit && memo.windowSeconds === windowSeconds && memo.name === name) return memo.parts;
-  const quoted = sfString(name ?? 'default');
-  const parts = { policy: `${quoted};q=${limit};w=${windowSeconds}`, state: `${quoted};r=` };
-  memo = { of: policy, limit, windowSeconds, name, parts };
-  return parts;
-}
-
 /** RFC 9651 §4.1.6 sf-string: quoted, with `"` and `\` escaped. */
 function sfString(value: string): string {
-  // Policy names are validated to A-Z a-z 0-9 _ . -, so the escape pass rarely has work:
-  // skip its regular expression and callback unless there is something to escape.
-  if (value.indexOf('"') < 0 && value.indexOf('\\') < 0) return `"${value}"`;
-  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
