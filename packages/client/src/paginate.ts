@@ -5,6 +5,7 @@
  * @module
  */
 import { PaginationCycleError, PaginationFormatError, PaginationHttpError } from './errors.ts';
+import { assertKnownOptions, type KnownOptions } from './known-options.ts';
 import { findLink } from './link-header.ts';
 
 /** Options of {@link paginate} and {@link pages}. */
@@ -45,6 +46,18 @@ export interface PaginateOptions {
   maxRetryAfterSeconds?: number;
 }
 
+/** Every name `PaginateOptions` knows, checked when a walk starts. */
+const PAGINATE_OPTIONS = {
+  direction: true,
+  apiKey: true,
+  headers: true,
+  fetch: true,
+  maxPages: true,
+  signal: true,
+  maxRetries: true,
+  maxRetryAfterSeconds: true,
+} as const satisfies KnownOptions<PaginateOptions>;
+
 /** One fetched page. */
 export interface Page<T> {
   items: T[];
@@ -73,6 +86,7 @@ export interface Page<T> {
  * ```
  */
 export async function* paginate<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<T, void, undefined> {
+  assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
   const backward = options.direction === 'backward';
   for await (const page of pages<T>(url, options)) {
     if (!backward) yield* page.items;
@@ -95,6 +109,7 @@ export async function* paginate<T = unknown>(url: string | URL, options: Paginat
  * ```
  */
 export async function* pages<T = unknown>(url: string | URL, options: PaginateOptions = {}): AsyncGenerator<Page<T>, void, undefined> {
+  assertKnownOptions('pages', options, PAGINATE_OPTIONS);
   const { maxPages = Infinity, signal, direction = 'forward' } = options;
   if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
   const seen = new Set<string>();

@@ -5,6 +5,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { sql, type SQL, type Table } from 'drizzle-orm';
 
 // drizzle-orm's own marker on alias() proxies (`Table.Symbol.IsAlias`, not in its public types).
@@ -25,6 +26,9 @@ export interface CountRowsOptions {
    */
   limit?: number;
 }
+
+/** Every name `CountRowsOptions` knows, checked on each call (a misspelt `limit` would count every row). */
+const COUNT_ROWS_OPTIONS = { limit: true } as const satisfies KnownOptions<CountRowsOptions>;
 
 /** What `estimateRows` needs from a Drizzle PostgreSQL database (node-postgres, PGlite, postgres.js). */
 export interface ExplainingDatabase {
@@ -50,6 +54,7 @@ function checkTable(table: Table, name: string): void {
  * ```
  */
 export async function countRows(db: CountingDatabase, table: Table, filters?: SQL, options: CountRowsOptions = {}): Promise<number> {
+  assertKnownOptions('countRows', options, COUNT_ROWS_OPTIONS);
   checkTable(table, 'countRows');
   const { limit } = options;
   if (limit === undefined) {

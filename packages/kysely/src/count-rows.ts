@@ -5,6 +5,7 @@
  * total mode.
  * @module
  */
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { CompiledQuery, type Kysely, type SelectQueryBuilder } from 'kysely';
 
 /**
@@ -33,9 +34,13 @@ export interface CountRowsOptions {
   limit?: number;
 }
 
+/** Every name `CountRowsOptions` knows, checked on each call (a misspelt `limit` would count every row). */
+const COUNT_ROWS_OPTIONS = { limit: true } as const satisfies KnownOptions<CountRowsOptions>;
+
 // `any`: the query's database type may be wider than `db`'s (table aliases add to it).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function countRows<DB>(db: Kysely<DB>, query: SelectQueryBuilder<any, any, any>, options: CountRowsOptions = {}): Promise<number> {
+  assertKnownOptions('countRows', options, COUNT_ROWS_OPTIONS);
   const { limit } = options;
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new RangeError(`countRows: limit must be a positive integer, got ${String(limit)}`);
   const bare = query.clearOrderBy().clearLimit().clearOffset();

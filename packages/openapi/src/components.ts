@@ -7,6 +7,7 @@
  * @module
  */
 import { ERROR_CATALOGUE, type ErrorCode } from '@keyset/core';
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { JsonObject } from './json.ts';
 
 /** Options of `keysetComponents()`. */
@@ -28,6 +29,9 @@ export interface KeysetComponentsOptions {
    */
   keyPrefix?: string;
 }
+
+/** Every name `KeysetComponentsOptions` knows, checked on each call. */
+const COMPONENTS_OPTIONS = { limits: { default: true, max: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
 
 /** Statuses a keyset error response can have, each with a component name. */
 export const ERROR_RESPONSES: Readonly<Record<number, string>> = Object.freeze({
@@ -109,6 +113,7 @@ function errorResponse(status: number, codes: readonly ErrorCode[]): JsonObject 
  * ```
  */
 export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObject {
+  assertKnownOptions('keysetComponents', options, COMPONENTS_OPTIONS);
   const { limits = { default: 20, max: 100 }, sortValues, keyPrefix } = options;
   const responses: Record<string, JsonObject> = {};
   for (const [status, codes] of Object.entries(problemCodes())) {

@@ -3,6 +3,7 @@
  * key-protected endpoint has, with references into `keysetComponents()`.
  * @module
  */
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { ERROR_RESPONSES } from './components.ts';
 import type { JsonObject } from './json.ts';
 
@@ -21,6 +22,12 @@ export interface PageResponsesOptions {
    */
   authenticated?: boolean;
 }
+
+/** Every name `PageResponsesOptions` knows, checked on each call. */
+const PAGE_RESPONSES_OPTIONS = { modes: true, authenticated: true } as const satisfies KnownOptions<PageResponsesOptions>;
+
+/** Every name `pageParameters`' options know, checked on each call. */
+const PAGE_PARAMETERS_OPTIONS = { modes: true, sort: true } as const satisfies KnownOptions<NonNullable<Parameters<typeof pageParameters>[0]>>;
 
 /** References to the error responses, by status, for an operation's `responses`. */
 export function errorResponses(statuses: readonly number[]): Record<string, JsonObject> {
@@ -43,6 +50,7 @@ export function errorResponses(statuses: readonly number[]): Record<string, Json
  * ```
  */
 export function pageResponses(item: JsonObject, options: PageResponsesOptions = {}): Record<string, JsonObject> {
+  assertKnownOptions('pageResponses', options, PAGE_RESPONSES_OPTIONS);
   const { modes = ['cursor', 'offset'], authenticated = true } = options;
   if (modes.length === 0) throw new TypeError('modes must name at least one page mode');
   const envelope = (mode: 'cursor' | 'offset'): JsonObject => ({
@@ -73,6 +81,7 @@ export function pageResponses(item: JsonObject, options: PageResponsesOptions = 
  * ```
  */
 export function pageParameters(options: { modes?: readonly ('cursor' | 'offset')[]; sort?: boolean } = {}): JsonObject[] {
+  assertKnownOptions('pageParameters', options, PAGE_PARAMETERS_OPTIONS);
   const { modes = ['cursor', 'offset'], sort = false } = options;
   return [
     ref('parameters', 'limit'),

@@ -11,6 +11,7 @@
  * - every version runs at most once, recorded in `<prefix>migrations`.
  * @module
  */
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { tableNames, type TableNames } from './internal/identifiers.ts';
 import { runQuery } from './internal/run-query.ts';
 import type { MultiStatementQueryable } from './queryable.ts';
@@ -28,6 +29,9 @@ export interface TableOptions {
    */
   tablePrefix?: string;
 }
+
+/** Every name `TableOptions` knows, checked by `migrationSql` and `migrate`. */
+const TABLE_OPTIONS = { schema: true, tablePrefix: true } as const satisfies KnownOptions<TableOptions>;
 
 interface Migration {
   version: number;
@@ -223,6 +227,7 @@ export const SCHEMA_VERSION: number = MIGRATIONS.length;
  * ```
  */
 export function migrationSql(options: TableOptions = {}): string {
+  assertKnownOptions('migrationSql', options, TABLE_OPTIONS);
   const { schema = 'public', tablePrefix = 'keyset_' } = options;
   const t = tableNames(schema, tablePrefix);
   const steps = MIGRATIONS.map(
@@ -260,6 +265,7 @@ CREATE TABLE IF NOT EXISTS ${t.migrations} (
  * ```
  */
 export async function migrate(client: MultiStatementQueryable, options: TableOptions = {}): Promise<void> {
+  assertKnownOptions('migrate', options, TABLE_OPTIONS);
   const sql = migrationSql(options);
   // Capability, not name: PGlite's query() takes one statement, its exec() several.
   const exec = typeof client.exec === 'function' ? client.exec.bind(client) : undefined;

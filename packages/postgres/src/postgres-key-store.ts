@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '@keyset/core';
 import type { KeyStore } from '@keyset/core';
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import {
@@ -31,6 +32,9 @@ export interface PostgresKeyStoreOptions extends TableOptions {
   client: Queryable;
 }
 
+/** Every name `PostgresKeyStoreOptions` knows, checked when the store is made. */
+const KEY_STORE_OPTIONS = { client: true, schema: true, tablePrefix: true } as const satisfies KnownOptions<PostgresKeyStoreOptions>;
+
 /** A boolean column, whether or not the driver parses booleans. */
 function isTrue(value: unknown): boolean {
   return value === true || value === 't';
@@ -55,6 +59,7 @@ function checkCount(name: string, value: number | undefined): void {
  * ```
  */
 export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeyStore {
+  assertKnownOptions('createPostgresKeyStore', options, KEY_STORE_OPTIONS);
   const { client, schema = 'public', tablePrefix = 'keyset_' } = options;
   if (typeof client?.query !== 'function') {
     throw new ConfigError('client must have a query(text, params) method, e.g. a node-postgres Pool or a PGlite instance');

@@ -12,7 +12,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { checkQuotaSpend, laterQuotaState } from '@keyset/core/adapter';
+import { assertKnownOptions, checkQuotaSpend, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
 import type { QuotaStore } from '@keyset/core';
 import type { DurableQuotaEntry, DurableQuotaStore, QuotaSpend, QuotaState, QuotaStoreResult } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
@@ -25,6 +25,9 @@ export interface PostgresQuotaStoreOptions extends TableOptions {
   /** Any `{ query(text, params) }` client: node-postgres `Pool` or `Client`, PGlite. Never ended by the store. */
   client: Queryable;
 }
+
+/** Every name `PostgresQuotaStoreOptions` knows, checked when the store is made. */
+const QUOTA_STORE_OPTIONS = { client: true, schema: true, tablePrefix: true } as const satisfies KnownOptions<PostgresQuotaStoreOptions>;
 
 /** The PostgreSQL quota store; `spend` always answers asynchronously. Also a durable store for Redis. */
 export interface PostgresQuotaStore extends QuotaStore, DurableQuotaStore {
@@ -44,6 +47,7 @@ export interface PostgresQuotaStore extends QuotaStore, DurableQuotaStore {
  * ```
  */
 export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): PostgresQuotaStore {
+  assertKnownOptions('createPostgresQuotaStore', options, QUOTA_STORE_OPTIONS);
   const { client, schema = 'public', tablePrefix = 'keyset_' } = options;
   if (typeof client?.query !== 'function') {
     throw new ConfigError('client must have a query(text, params) method, e.g. a node-postgres Pool or a PGlite instance');

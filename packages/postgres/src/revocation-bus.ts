@@ -16,7 +16,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core/adapter';
+import { assertKnownOptions, createRevocationProtocol, isRevocationEvent, type KnownOptions, withTimeout } from '@keyset/core/adapter';
 import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
 import type { Queryable } from './queryable.ts';
 
@@ -89,6 +89,9 @@ export interface PostgresRevocationBusOptions {
   logger?: RevocationBusLogger;
 }
 
+/** Every name `PostgresRevocationBusOptions` knows, checked when the bus is made. */
+const BUS_OPTIONS = { client: true, listener: true, connectListener: true, keyring: true, channel: true, publishOnChange: true, timeoutMs: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<PostgresRevocationBusOptions>;
+
 /** A running bus. */
 export interface PostgresRevocationBus {
   /** Resolves once the listening session runs `LISTEN`; rejects if that failed. */
@@ -122,6 +125,7 @@ const consoleLogger: RevocationBusLogger = {
  * ```
  */
 export function createPostgresRevocationBus(options: PostgresRevocationBusOptions): PostgresRevocationBus {
+  assertKnownOptions('createPostgresRevocationBus', options, BUS_OPTIONS);
   const {
     client,
     listener,

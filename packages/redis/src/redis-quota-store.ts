@@ -15,7 +15,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { checkQuotaSpend, createSilenceWatch, isLaterQuotaState, laterQuotaState } from '@keyset/core/adapter';
+import { assertKnownOptions, checkQuotaSpend, createSilenceWatch, isLaterQuotaState, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
 import type { QuotaStore } from '@keyset/core';
 import type { DurableQuotaStore, QuotaSpend, QuotaState, QuotaStoreResult } from '@keyset/core/adapter';
 import { QUOTA_SCRIPT, RAISE_SCRIPT } from './internal/quota-script.ts';
@@ -64,6 +64,9 @@ export interface RedisQuotaStoreOptions {
   logger?: RedisQuotaStoreLogger;
 }
 
+/** Every name `RedisQuotaStoreOptions` knows, checked when the store is made. */
+const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true, durable: true, flushIntervalMs: true, logger: true } as const satisfies KnownOptions<RedisQuotaStoreOptions>;
+
 /** The Redis quota store; `spend` always answers asynchronously. */
 export interface RedisQuotaStore extends QuotaStore {
   spend(request: QuotaSpend): Promise<QuotaStoreResult>;
@@ -104,6 +107,7 @@ const consoleLogger: RedisQuotaStoreLogger = {
  * ```
  */
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
+  assertKnownOptions('createRedisQuotaStore', options, STORE_OPTIONS);
   const { redis, prefix = 'keyset:quota:', timeoutMs = 500, durable, flushIntervalMs = 1000, logger = consoleLogger } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisQuotaStore needs `redis`: an ioredis client (evalsha and eval)');

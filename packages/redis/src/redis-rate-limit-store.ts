@@ -7,7 +7,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { createSilenceWatch, evaluateGcra, prepareGcra } from '@keyset/core/adapter';
+import { assertKnownOptions, createSilenceWatch, evaluateGcra, type KnownOptions, prepareGcra } from '@keyset/core/adapter';
 import type { RateLimitDecision, RateLimitRequest, RateLimitStore } from '@keyset/core';
 import type { GcraParameters } from '@keyset/core/adapter';
 import { GCRA_SCRIPT } from './internal/gcra-script.ts';
@@ -43,6 +43,9 @@ export interface RedisRateLimitStoreOptions {
   timeoutMs?: number;
 }
 
+/** Every name `RedisRateLimitStoreOptions` knows, checked when the store is made. */
+const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true } as const satisfies KnownOptions<RedisRateLimitStoreOptions>;
+
 /** The Redis store; `decide` always answers asynchronously. */
 export interface RedisRateLimitStore extends RateLimitStore {
   decide(requests: readonly RateLimitRequest[], cost?: number): Promise<RateLimitDecision[]>;
@@ -66,6 +69,7 @@ export interface RedisRateLimitStore extends RateLimitStore {
  * ```
  */
 export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): RedisRateLimitStore {
+  assertKnownOptions('createRedisRateLimitStore', options, STORE_OPTIONS);
   const { redis, prefix = 'keyset:rl:', timeoutMs = 500 } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisRateLimitStore needs `redis`: an ioredis client (evalsha and eval)');

@@ -17,7 +17,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { createRevocationProtocol, isRevocationEvent, withTimeout } from '@keyset/core/adapter';
+import { assertKnownOptions, createRevocationProtocol, isRevocationEvent, type KnownOptions, withTimeout } from '@keyset/core/adapter';
 import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
 
 export type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
@@ -100,6 +100,9 @@ export interface RevocationBusOptions {
   logger?: RevocationBusLogger;
 }
 
+/** Every name `RevocationBusOptions` knows, checked when the bus is made. */
+const BUS_OPTIONS = { publisher: true, subscriber: true, keyring: true, channel: true, publishOnChange: true, sharded: true, timeoutMs: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<RevocationBusOptions>;
+
 /** A running bus. */
 export interface RevocationBus {
   /**
@@ -134,6 +137,7 @@ const consoleLogger: RevocationBusLogger = {
  * ```
  */
 export function createRevocationBus(options: RevocationBusOptions): RevocationBus {
+  assertKnownOptions('createRevocationBus', options, BUS_OPTIONS);
   const {
     publisher,
     subscriber,
