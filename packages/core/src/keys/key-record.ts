@@ -260,33 +260,42 @@ export function toKeyRecord(
   });
 }
 
-/** Distinct scope lists shared between verified keys before new ones get their own copy. */
+/** Distinct scope lists one verifier shares between its keys before new ones get their own copy. */
 const MAX_SHARED_SCOPE_LISTS = 1024;
-const sharedScopeLists = new Map<string, readonly string[]>();
+
+/** Turns a stored scope list into the frozen list a `VerifiedKey` holds. */
+export type ScopeLists = (scopes: readonly string[]) => readonly string[];
 
 /**
- * A frozen copy of `scopes`, shared by every verified key with the same list (keys of a
- * fleet mostly hold a few distinct lists): the scope check on each request then reads one
- * list that stays in the CPU cache, not one per key. Keyed by the list's JSON, which no
- * two different lists share; bounded, after which each key gets its own copy.
+ * Scope lists shared by the keys of one verifier (the instance keeps them): a frozen copy
+ * of `scopes`, the same one for every key with the same list (keys of a fleet mostly hold
+ * a few distinct lists), so the scope check on each request reads one list that stays in
+ * the CPU cache, not one per key. Keyed by the list's JSON, which no two different lists
+ * share; bounded, after which each key gets its own copy.
  */
-function sharedScopes(scopes: readonly string[]): readonly string[] {
-  const id = JSON.stringify(scopes);
-  let list = sharedScopeLists.get(id);
-  if (list === undefined) {
-    list = Object.freeze([...scopes]);
-    if (sharedScopeLists.size < MAX_SHARED_SCOPE_LISTS) sharedScopeLists.set(id, list);
-  }
-  return list;
+export function createScopeLists(): ScopeLists {
+  const lists = new Map<string, readonly string[]>();
+  return (scopes) => {
+    const id = JSON.stringify(scopes);
+    let list = lists.get(id);
+    if (list === undefined) {
+      list = Object.freeze([...scopes]);
+      if (lists.size < MAX_SHARED_SCOPE_LISTS) lists.set(id, list);
+    }
+    return list;
+  };
 }
 
-/** Builds the frozen `VerifiedKey` a cache entry hands out to every request. */
-export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: string, last4: string): VerifiedKey {
+/** Each key its own frozen copy of its scopes. */
+const ownScopes: ScopeLists = (scopes) => Object.freeze([...scopes]);
+
+/** Builds the frozen `VerifiedKey` a cache entry hands out to every request; its scopes from `scopeLists`. */
+export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: string, last4: string, scopeLists: ScopeLists = ownScopes): VerifiedKey {
   const { identity } = stored;
   return withProto<VerifiedKey>(VERIFIED_PROTO, {
     id: identity.id,
     name: identity.name,
-    scopes: sharedScopes(identity.scopes),
+    scopes: scopeLists(identity.scopes),
     ...limitsOf(identity),
     environment,
     metadata: freezeMetadata(identity.metadata),

@@ -19,7 +19,7 @@ import { DigestCache, type DigestSlot } from './internal/digest-cache.ts';
 import { judge } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
-import { toVerifiedKey, type VerifiedKey } from './key-record.ts';
+import { createScopeLists, toVerifiedKey, type VerifiedKey } from './key-record.ts';
 import type { ResolvedKeyringOptions } from './keyring-options.ts';
 import type { LastUse, LastUsedWriter } from './last-used-writer.ts';
 import { safeLast4 } from './redact-key.ts';
@@ -77,6 +77,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
   const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, () => randomSalt(crypto)) : undefined;
   const invalidCache = negativeMax > 0 && negativeTtlMs > 0 ? new DigestCache<InvalidEntry>(negativeMax, () => randomSalt(crypto)) : undefined;
+  // One frozen scope list per distinct list among this verifier's keys.
+  const scopeLists = createScopeLists();
   /** Bumped on every eviction: a store answer that raced with one is not cached. */
   let epoch = 0;
 
@@ -154,7 +156,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       throw reject(verdict.reason, last4, identity.id, realm);
     }
     // The digest matched the whole text, prefix included: this is the key's environment.
-    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4);
+    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists);
     const entry: ValidEntry = {
       verified,
       tracked: writer !== undefined,
