@@ -66,6 +66,23 @@ describe('keysetComponents', () => {
     expect(Object.keys(parameters)).toEqual(['limit', 'offset', 'cursor', 'sort']);
   });
 
+  it('describes the key as the Authorization header with the ApiKey scheme, in a form tools can send', () => {
+    const scheme = (keysetComponents({ keyPrefix: 'acme_live' }).securitySchemes as JsonObject).ApiKey as JsonObject;
+    // `type: http` with `scheme: ApiKey` is what tools cannot send (Scalar sent `Basic …`).
+    expect({ type: scheme.type, in: scheme.in, name: scheme.name }).toEqual({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(scheme.description).toContain('`Authorization: ApiKey <key>`');
+    expect(scheme.description).toContain('`acme_live_…`');
+  });
+
+  it('takes the paginator\'s own limits, overMax included, and describes a clamp as one', () => {
+    const limit = (clamp: boolean): JsonObject =>
+      ((keysetComponents({ limits: { default: 10, max: 50, overMax: clamp ? 'clamp' : 'reject' } }).parameters as JsonObject).limit as JsonObject);
+    expect(limit(false).schema).toEqual({ type: 'integer', minimum: 1, maximum: 50, default: 10 });
+    expect(limit(false).description).toContain('`51` or more is 400 `limit_too_large`');
+    expect(limit(true).schema).toEqual({ type: 'integer', minimum: 1, default: 10 });
+    expect(limit(true).description).toContain('a larger one is served as 50');
+  });
+
   it('refuses an error status keyset does not define', () => {
     expect(() => errorResponses([418])).toThrow(/418/);
   });

@@ -13,10 +13,12 @@ import type { JsonObject } from './json.ts';
 /** Options of `keysetComponents()`. */
 export interface KeysetComponentsOptions {
   /**
-   * Page-size limits the API enforces, for the `limit` parameter's schema.
+   * Page-size limits the API enforces, for the `limit` parameter's schema: the same
+   * object the paginator takes. With `overMax: 'clamp'` a larger `limit` is described
+   * as served at the maximum instead of refused.
    * @default { default: 20, max: 100 }
    */
-  limits?: { default: number; max: number };
+  limits?: { default: number; max: number; overMax?: 'reject' | 'clamp' };
   /**
    * The accepted `sort` values, when the API lets clients choose a sort (e.g.
    * `['-createdAt', 'createdAt']`). Without them `sort` is a plain string.
@@ -31,7 +33,7 @@ export interface KeysetComponentsOptions {
 }
 
 /** Every name `KeysetComponentsOptions` knows, checked on each call. */
-const COMPONENTS_OPTIONS = { limits: { default: true, max: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
+const COMPONENTS_OPTIONS = { limits: { default: true, max: true, overMax: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
 
 /** Statuses a keyset error response can have, each with a component name. */
 export const ERROR_RESPONSES: Readonly<Record<number, string>> = Object.freeze({
@@ -53,6 +55,29 @@ export function problemCodes(): Record<number, ErrorCode[]> {
     (byStatus[status] ??= []).push(code);
   }
   return byStatus;
+}
+
+/**
+ * The `ApiKey` scheme: the `Authorization` header, whose value is `ApiKey <key>`.
+ *
+ * Described as `type: apiKey` named `Authorization`, not as `type: http` with
+ * `scheme: ApiKey`: OpenAPI's `http` type is for schemes in the IANA registry, and
+ * tools implement `basic` and `bearer` there (Scalar shows any other scheme as a username
+ * and password and sends `Basic …`). An `apiKey` header is what they all support: the
+ * value is sent as typed (Scalar, Swagger UI), or with a prefix the client is given
+ * (openapi-generator's `apiKeyPrefix`).
+ */
+function apiKeyScheme(keyPrefix: string | undefined): JsonObject {
+  const looks = keyPrefix === undefined ? '' : ` (keys look like \`${keyPrefix}_…\`)`;
+  return {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description:
+      `The \`Authorization\` header with the \`ApiKey\` scheme: \`Authorization: ApiKey <key>\`${looks}. ` +
+      'A tool that sends this value as typed needs the whole of it, `ApiKey ` included. ' +
+      'Never in the query string: a key there is refused with 400 `api_key_in_query`.',
+  };
 }
 
 function problemSchema(): JsonObject {
@@ -121,15 +146,7 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
     if (name !== undefined) responses[name] = errorResponse(Number(status), codes);
   }
   return {
-    securitySchemes: {
-      ApiKey: {
-        type: 'http',
-        scheme: 'ApiKey',
-        description:
-          `\`Authorization: ApiKey <key>\`${keyPrefix === undefined ? '' : ` (keys look like \`${keyPrefix}_…\`)`}. ` +
-          'Never in the query string: a key there is refused with 400 `api_key_in_query`.',
-      },
-    },
+    securitySchemes: { ApiKey: apiKeyScheme(keyPrefix) },
     schemas: {
       Problem: problemSchema(),
       CursorPage: {
@@ -160,8 +177,14 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
       limit: {
         name: 'limit',
         in: 'query',
-        description: `Page size, 1 to ${limits.max}; \`${limits.max + 1}\` or more is 400 \`limit_too_large\`. Digits only.`,
-        schema: { type: 'integer', minimum: 1, maximum: limits.max, default: limits.default },
+        description:
+          limits.overMax === 'clamp'
+            ? `Page size, 1 to ${limits.max}; a larger one is served as ${limits.max}. Digits only.`
+            : `Page size, 1 to ${limits.max}; \`${limits.max + 1}\` or more is 400 \`limit_too_large\`. Digits only.`,
+        schema:
+          limits.overMax === 'clamp'
+            ? { type: 'integer', minimum: 1, default: limits.default }
+            : { type: 'integer', minimum: 1, maximum: limits.max, default: limits.default },
       },
       offset: {
         name: 'offset',
