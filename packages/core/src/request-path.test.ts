@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toProblem } from './errors.ts';
-import { requestPathError } from './request-path.ts';
+import { requestInstance, requestPathError } from './request-path.ts';
 
 describe('requestPathError', () => {
   it('refuses a malformed or non-UTF-8 percent-encoding with 400 invalid_request naming the path', () => {
@@ -38,5 +38,50 @@ describe('requestPathError', () => {
         expect(requestPathError(path) === undefined).toBe(decodes);
       }),
     );
+  });
+
+  it('refuses targets that are no path, and characters a URI path cannot hold', () => {
+    for (const target of ['*', 'x', '\\api/orders', '/api\\orders', '/a"b', '/a b', '/a<b>', '/a{b}', '/a|b', '/a^b', '/a`b', '/caf\u00e9']) {
+      expect(requestPathError(target), target).toMatchObject({ status: 400, code: 'invalid_request', extensions: { field: 'path' } });
+    }
+    // The query is not the path: a backslash there is the parameter's business.
+    expect(requestPathError('/healthz?x=\\')).toBeUndefined();
+  });
+
+  it('refuses percent-encoded unreserved characters, which some routers decode and others not', () => {
+    for (const path of ['/%61pi/keys', '/api/keys/key_%31', '/healthz%7E', '/a%2Db', '/a%5Fb', '/A%5A', '/a%2eb']) {
+      expect(requestPathError(path)?.detail, path).toContain('never need it');
+    }
+    // Reserved and non-ASCII escapes stay: they are how such characters are sent.
+    for (const path of ['/api/keys/a%2Fb', '/a%20b', '/a%25b', '/%E2%9C%93', '/a%3Fb', '/a%40b', '/a%5Bb']) {
+      expect(requestPathError(path), path).toBeUndefined();
+    }
+  });
+
+  it('reads absolute-form targets by their path (RFC 9112 §3.2.2)', () => {
+    expect(requestPathError('http://example.com/api/orders?x=1')).toBeUndefined();
+    expect(requestPathError('http://example.com')).toBeUndefined();
+    expect(requestPathError('http://example.com/%61pi')).toMatchObject({ status: 400 });
+    expect(requestPathError('ftp://example.com/a')).toMatchObject({ status: 400 });
+  });
+
+  it('never refuses a path that encodeURIComponent built from any segments', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme', minLength: 1 }), { maxLength: 6 }), (segments) => {
+        const path = `/${segments.map((s) => encodeURIComponent(s)).filter((s) => s !== '.' && s !== '..').join('/')}`;
+        expect(requestPathError(path)).toBeUndefined();
+      }),
+    );
+  });
+});
+
+describe('requestInstance', () => {
+  it('is the path as sent, without the query, characters a URI cannot hold encoded', () => {
+    expect(requestInstance('/items?limit=0&note=secret')).toBe('/items');
+    expect(requestInstance('/nope/%E0%A4%A')).toBe('/nope/%E0%A4%A');
+    expect(requestInstance('/api\\orders')).toBe('/api%5Corders');
+    expect(requestInstance('http://h/a?b')).toBe('/a');
+    expect(requestInstance('*')).toBe('*');
+    expect(requestInstance('/a\ud800b')).toBe('/a%EF%BF%BDb');
   });
 });

@@ -7,6 +7,7 @@
  */
 import { AuthenticationError, KeysetError } from '../errors.ts';
 import { apiKeyText } from './authorization-header.ts';
+import { singleAuthorization } from './authorization-credentials.ts';
 import { ipAllowed } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import { withRefusedCaller } from './internal/scope-refusal.ts';
@@ -17,8 +18,12 @@ import { missingScopes } from './scopes.ts';
 
 /** The request parts authentication looks at. */
 export interface AuthenticateRequest {
-  /** The `Authorization` header value. */
-  authorization: string | null | undefined;
+  /**
+   * The `Authorization` header: its value, or all its values (Node's
+   * `req.headersDistinct.authorization`). More than one set of credentials is 400
+   * `invalid_request` (`singleAuthorization`).
+   */
+  authorization: string | readonly string[] | null | undefined;
   /** The request URL (absolute, or path and query): checked for keys in the query string. */
   url?: string | URL | null | undefined;
   /**
@@ -77,7 +82,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    const text = apiKeyText(request.authorization);
+    const text = apiKeyText(singleAuthorization(request.authorization));
     if (text === undefined) throw new AuthenticationError('missing_api_key', { realm });
     // A warm cache answers synchronously: wait only for a real promise (the store).
     const verified = verify(text, realm);
