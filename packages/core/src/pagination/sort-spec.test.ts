@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
-import { defineSortSpec } from './sort-spec.ts';
+import { defineSortSpec, reverseSortSpec } from './sort-spec.ts';
 import type { SortKey } from './types.ts';
 
 const id: SortKey = { key: 'id', dir: 'asc', type: 'bigint', unique: true };
@@ -14,6 +14,25 @@ describe('defineSortSpec', () => {
     ]);
     expect(Object.isFrozen(spec) && Object.isFrozen(spec[0])).toBe(true);
     expect(defineSortSpec(spec)).toBe(spec);
+  });
+
+  it('reverses a spec: directions and null placement flipped, frozen, the same object each time, back again to the original', () => {
+    const spec = defineSortSpec([{ key: 'score', dir: 'desc', type: 'decimal', nullable: { nulls: 'last' } }, id]);
+    const back = reverseSortSpec(spec);
+    expect(back).toEqual([
+      { key: 'score', column: 'score', dir: 'asc', type: 'decimal', nullable: { nulls: 'first' }, unique: false },
+      { key: 'id', column: 'id', dir: 'desc', type: 'bigint', nullable: false, unique: true },
+    ]);
+    expect(Object.isFrozen(back) && Object.isFrozen(back[0]) && Object.isFrozen(back[0]?.nullable)).toBe(true);
+    expect(reverseSortSpec(spec)).toBe(back);
+    expect(reverseSortSpec(back)).toBe(spec);
+    expect(defineSortSpec(back)).toBe(back);
+    // A spec not made by defineSortSpec is validated first (and refused when bad).
+    expect(reverseSortSpec([{ ...id }])).toEqual([{ ...id, column: 'id', nullable: false, dir: 'desc' }]);
+    expect(() => reverseSortSpec([{ key: 'n', dir: 'asc', type: 'string' }])).toThrow(ConfigError);
+    // Nothing extra shows: the reverse is not an enumerable member.
+    expect(Object.keys(spec)).toEqual(['0', '1']);
+    expect(JSON.stringify(spec)).toBe(JSON.stringify(defineSortSpec([...spec.map((k) => ({ ...k }))])));
   });
 
   it('accepts mixed directions and nullable keys before the unique one', () => {

@@ -10,7 +10,19 @@ import type { PagePlan, SortKey, SortSpec, SortValueType } from './types.ts';
 
 const TYPES: ReadonlySet<SortValueType> = new Set(['string', 'int', 'bigint', 'decimal', 'number', 'timestamp', 'boolean']);
 const COLUMN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-const validated = new WeakSet<SortSpec>();
+/**
+ * Set by `defineSortSpec` only, as a non-enumerable property of the frozen spec: the spec
+ * in the other direction. Its presence marks a validated spec (no module registry: the
+ * spec carries it).
+ */
+const REVERSE = Symbol('keyset.sortSpec.reverse');
+
+/** A spec `defineSortSpec` made: validated, frozen, carrying its reverse. */
+type DefinedSortSpec = SortSpec & { readonly [REVERSE]: SortSpec };
+
+function isDefined(sort: unknown): sort is DefinedSortSpec {
+  return typeof sort === 'object' && sort !== null && Object.hasOwn(sort, REVERSE);
+}
 
 /** Every name a `SortKey` knows (the paginator's `sort[i]` too). Internal. */
 export const SORT_KEY_OPTIONS: KnownOptions<SortKey> = { key: true, column: true, dir: true, type: true, nullable: { nulls: true }, unique: true };
@@ -63,7 +75,7 @@ function checkKey(input: SortKey, index: number, last: boolean): SortKey {
  * ```
  */
 export function defineSortSpec(keys: readonly SortKey[]): SortSpec {
-  if (validated.has(keys)) return keys;
+  if (isDefined(keys)) return keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new ConfigError('sort must be a non-empty array of sort keys');
   keys.forEach((key, i) => assertKnownOptions('defineSortSpec', key, SORT_KEY_OPTIONS, `sort[${i}]`));
   const spec = keys.map((k, i) => checkKey(k, i, i === keys.length - 1));
@@ -75,17 +87,27 @@ export function defineSortSpec(keys: readonly SortKey[]): SortSpec {
     seenKeys.add(k.key);
     seenColumns.add(k.column as string);
   }
-  const frozen = Object.freeze(spec);
-  validated.add(frozen);
-  return frozen;
+  // Both directions made now, each the other's reverse: a backward page costs no spec.
+  const back = spec.map(flipped);
+  Object.defineProperty(spec, REVERSE, { value: back });
+  Object.defineProperty(back, REVERSE, { value: spec });
+  Object.freeze(back);
+  return Object.freeze(spec);
+}
+
+/** `key` walked the other way: direction and null placement flipped. */
+function flipped(key: SortKey): SortKey {
+  return Object.freeze({
+    ...key,
+    dir: key.dir === 'asc' ? ('desc' as const) : ('asc' as const),
+    nullable: key.nullable ? Object.freeze({ nulls: key.nullable.nulls === 'first' ? ('last' as const) : ('first' as const) }) : false,
+  });
 }
 
 /** `sort` itself when already validated, else its validated copy (ConfigError when bad). */
 export function assertSortSpec(sort: SortSpec): SortSpec {
-  return validated.has(sort) ? sort : defineSortSpec(sort);
+  return isDefined(sort) ? sort : defineSortSpec(sort);
 }
-
-const reversed = new WeakMap<SortSpec, SortSpec>();
 
 /**
  * The walk in the other direction: every key's direction and null placement flipped
@@ -100,19 +122,7 @@ const reversed = new WeakMap<SortSpec, SortSpec>();
  * ```
  */
 export function reverseSortSpec(sort: SortSpec): SortSpec {
-  const spec = assertSortSpec(sort);
-  const hit = reversed.get(spec);
-  if (hit !== undefined) return hit;
-  const back = defineSortSpec(
-    spec.map((k) => ({
-      ...k,
-      dir: k.dir === 'asc' ? ('desc' as const) : ('asc' as const),
-      nullable: k.nullable ? { nulls: k.nullable.nulls === 'first' ? ('last' as const) : ('first' as const) } : false,
-    })),
-  );
-  reversed.set(spec, back);
-  reversed.set(back, spec);
-  return back;
+  return (assertSortSpec(sort) as DefinedSortSpec)[REVERSE];
 }
 
 /**
