@@ -9,7 +9,10 @@
 // Requests: query strings, paths, methods, problems
 export { PROBLEM_CONTENT_TYPE } from './errors.ts';
 export { parseQueryString, queryStringOf } from './query-string.ts';
-export { requestPathError } from './request-path.ts';
+export { requestInstance, requestPathError } from './request-path.ts';
+export { contentTypeError, hostError, requestError } from './request-error.ts';
+export type { RequestFacts } from './request-error.ts';
+export { scrubSyntaxError } from './scrub-syntax-error.ts';
 export { methodNotAllowed } from './method-not-allowed.ts';
 
 // Options: every factory refuses a name it does not know (docs/errors.md, "Configuration errors")

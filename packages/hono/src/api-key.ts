@@ -7,8 +7,7 @@ import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
-import { holdGuardHeaders, lacksGuardHeaders } from './internal/guard-headers.ts';
-import { nodeSocketAddress } from './internal/socket-address.ts';
+import { nodeSocketAddress } from './check-request.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -76,9 +75,8 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   let knownCheck = guard.check;
   let readsForwardedFor = guardReadsForwardedFor(guard);
   // Not an `async` function: on the synchronous path (warm cache, memory store) the request
-  // waits on nothing but the rest of the chain, and a `then` after `next()` costs less than
-  // an async function's suspended frame. Its promise settles as the async version's did:
-  // after the chain, with nothing, or rejected with what the guard or the chain threw.
+  // waits on nothing but the rest of the chain. Its promise settles as the async version's
+  // did: after the chain, with nothing, or rejected with what the guard or the chain threw.
   return function apiKey(c, next) {
     try {
       if (guard.check !== knownCheck) {
@@ -86,6 +84,8 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
         readsForwardedFor = guardReadsForwardedFor(guard);
       }
       const request = {
+        // Every `Authorization` line, joined with `, ` as `Headers` joins them: the guard
+        // refuses more than one set of credentials (core's `singleAuthorization`).
         authorization: c.req.header('authorization'),
         url: c.req.url,
         remoteAddress: clientAddress(c),
@@ -95,43 +95,36 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.
       const fast = maybeSyncVariant(guard.check);
       const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-      return result instanceof Promise || fast === undefined ? admitWhenChecked(c, next, result) : admit(c, next, result);
+      if (result instanceof Promise || fast === undefined) return Promise.resolve(result).then((checked) => admit(c, next, checked));
+      return admit(c, next, result);
     } catch (error) {
       return Promise.reject(error);
     }
   };
 }
 
-/** admit() once the guard has answered (a helper of its own: the synchronous path allocates no closure). */
-function admitWhenChecked(c: Context, next: Next, result: ApiKeyGuardResult | PromiseLike<ApiKeyGuardResult>): Promise<void> {
-  return Promise.resolve(result).then((checked) => admit(c, next, checked));
-}
+/** The guard's headers for this request, for `sendPage()` (a context variable: `c.set`/`c.get`). */
+export const GUARD_HEADERS = 'keyset:guardHeaders';
 
-/** Exposes the caller, runs the rest of the chain, then makes sure the response carries the guard's headers. */
+/** Exposes the caller, runs the rest of the chain, then gives the response the guard's headers it lacks. */
 function admit(c: Context, next: Next, { key, headers }: ApiKeyGuardResult): Promise<void> {
   c.set('apiKey', key);
-  holdGuardHeaders(c, headers);
+  c.set(GUARD_HEADERS, headers);
   // Promise.resolve: the same promise for Hono's own next(); one that returns nothing or a
   // bare thenable is waited for as `await next()` did.
   return Promise.resolve(next()).then(() => {
-    // sendPage() built its response with them; any other response (a handler's own, an
-    // error's problem, or a page built with an inner apiKey() layer's headers) gets them
-    // now, unless it already names them.
-    if (lacksGuardHeaders(c, headers)) addMissingHeaders(c, headers);
-  });
-}
-
-function addMissingHeaders(c: Context, headers: Readonly<Record<string, string>>): void {
-  let present = c.res.headers;
-  // `for…in` over the guard's plain record: no entries array per request.
-  for (const name in headers) {
-    if (present.has(name)) continue;
-    try {
-      present.set(name, headers[name] as string);
-    } catch {
-      // Immutable headers (a Response from fetch()): Hono copies the response to set it.
-      c.header(name, headers[name] as string);
-      present = c.res.headers;
+    // sendPage() built its page with them; any other response (a handler's own, an error's
+    // problem) gets them now, unless it already names them (an inner apiKey() layer's).
+    let present = c.res.headers;
+    for (const name in headers) {
+      if (present.has(name)) continue;
+      try {
+        present.set(name, headers[name] as string);
+      } catch {
+        // Immutable headers (a Response from fetch()): `c.header()` copies the response.
+        c.header(name, headers[name] as string);
+        present = c.res.headers;
+      }
     }
-  }
+  });
 }

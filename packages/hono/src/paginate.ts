@@ -7,8 +7,7 @@ import { ConfigError } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
-import { carriedBy, peekGuardHeaders } from './internal/guard-headers.ts';
-import { publicUrl } from './internal/public-url.ts';
+import { GUARD_HEADERS } from './api-key.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -51,10 +50,8 @@ interface PageState {
   readonly url: string;
 }
 
-// This request's page state, on the context itself (a symbol-keyed property) rather than in
-// a WeakMap: see internal/guard-headers.ts on what a WeakMap entry per request costs.
-const STATE = Symbol('keyset.pageState');
-const stateOf = (c: Context): PageState | undefined => (c as unknown as { [STATE]?: PageState })[STATE];
+/** This request's page state, for `sendPage()` (a context variable: `c.set`/`c.get`). */
+const PAGE_STATE = 'keyset:pageState';
 
 const NO_FILTERS = Object.freeze({});
 
@@ -85,7 +82,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   return function paginate(c, next) {
     try {
       const requestUrl = c.req.url;
-      const url = publicUrl(requestUrl, base);
+      const url = base === undefined ? requestUrl : rebase(requestUrl, base);
       // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
       // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
       const query = parseQueryString(queryStringOf(requestUrl));
@@ -94,21 +91,23 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
       // promise to wait for. Any other paginator is awaited.
       const fast = maybeSyncVariant(paginator.plan);
       const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-      return planned instanceof Promise || fast === undefined ? proceedWhenPlanned(c, next, pages, planned, url) : proceed(c, next, { paginator: pages, plan: planned, url });
+      if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
+      return proceed(c, next, { paginator: pages, plan: planned, url });
     } catch (error) {
       return Promise.reject(error);
     }
   };
 }
 
-/** proceed() once the plan is ready (a helper of its own: the synchronous path allocates no closure). */
-function proceedWhenPlanned(c: Context, next: Next, paginator: Paginator<never>, planned: PagePlan | PromiseLike<PagePlan>, url: string): Promise<void> {
-  return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator, plan, url }));
+/** The request's path and query on the configured public base URL (behind a proxy). */
+function rebase(requestUrl: string, base: string): string {
+  const { pathname, search } = new URL(requestUrl);
+  return `${base}${pathname}${search}`;
 }
 
 /** Stores the plan for `c.var.page` and sendPage(), then runs the rest of the chain. */
 function proceed(c: Context, next: Next, state: PageState): Promise<void> {
-  (c as unknown as { [STATE]?: PageState })[STATE] = state;
+  c.set(PAGE_STATE, state);
   c.set('page', state.plan);
   // Promise.resolve: as in apiKey(), a next() that returns nothing or a bare thenable is waited for.
   return Promise.resolve(next()).then(settledWithNothing);
@@ -130,53 +129,29 @@ export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPa
   // Not an `async` function (see apiKey()): the page is usually ready at once. Whatever it
   // throws still comes back as a rejected promise.
   try {
-    const state = stateOf(c);
+    const state = c.get(PAGE_STATE) as PageState | undefined;
     if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
     const total = options === undefined ? undefined : options.total;
     const { paginator, plan, url } = state;
     const pageOptions = total === undefined ? { url } : { url, total };
     const fast = maybeSyncVariant(paginator.page);
     const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-    return page instanceof Promise || fast === undefined ? respondWhenPaged(c, page) : Promise.resolve(pageResponse(c, page));
+    if (page instanceof Promise || fast === undefined) return Promise.resolve(page).then((paged) => pageResponse(c, paged));
+    return Promise.resolve(pageResponse(c, page));
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-/** pageResponse() once the paginator has answered (a helper of its own: the synchronous path allocates no closure). */
-function respondWhenPaged(c: Context, page: PageResult<unknown> | PromiseLike<PageResult<unknown>>): Promise<Response> {
-  return Promise.resolve(page).then((paged) => pageResponse(c, paged));
-}
-
-/** The page as a 200: its envelope as JSON, under one plain header record (the guard's RateLimit headers, the page's Link, the content type). */
+/**
+ * The page as a 200: its envelope as JSON with the guard's RateLimit headers, the page's
+ * `Link` and the content type, through `c.body()`, which keeps what other middleware set
+ * with `c.header()` (CORS, a request id…).
+ */
 function pageResponse(c: Context, { body, headers }: PageResult<unknown>): Response {
-  const guardHeaders = peekGuardHeaders(c);
+  const guardHeaders = c.get(GUARD_HEADERS) as Readonly<Record<string, string>> | undefined;
   const record: Record<string, string> = { 'content-type': 'application/json' };
   if (guardHeaders !== undefined) for (const name in guardHeaders) record[name] = guardHeaders[name] as string;
   for (const name in headers) record[name] = headers[name] as string;
-  return respond(c, JSON.stringify(body), record, guardHeaders);
-}
-
-/**
- * A 200 with `text` and exactly the headers of `record`, plus any other middleware set
- * on `c` with `c.header()` (CORS, a request id…). With none set, the Response is built
- * straight from the plain record, which `@hono/node-server` writes as it is; otherwise
- * Hono merges them, as `c.json()` does.
- */
-function respond(c: Context, text: string, record: Record<string, string>, guardHeaders: Readonly<Record<string, string>> | undefined): Response {
-  // Reading `c.res` gives the response Hono prepared, with whatever `c.header()` set so far.
-  let empty = true;
-  for (const _ of c.res.headers) {
-    empty = false;
-    break;
-  }
-  if (!empty) return c.body(text, 200, record);
-  // Drop the empty placeholder, so that Hono takes the returned response as it is (it
-  // merges a placeholder's headers into it otherwise), and leave the context unanswered
-  // as `c.json()` does: the response the handler returns is the one sent.
-  c.res = undefined;
-  c.finalized = false;
-  const response = new Response(text, { status: 200, headers: record });
-  carriedBy(c, response, guardHeaders);
-  return response;
+  return c.body(JSON.stringify(body), 200, record);
 }

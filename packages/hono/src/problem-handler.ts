@@ -5,13 +5,11 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { pathOf } from './internal/public-url.ts';
-import { nodeRequestTarget } from './internal/socket-address.ts';
-import { scrubSyntaxError } from './internal/scrub-syntax-error.ts';
+import { instanceOf, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()` and `notFoundHandler()`. */
 export interface ProblemHandlerOptions {
@@ -86,23 +84,12 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): NotFoundH
   const { typeBase, app } = options;
   return function notFoundHandler(c) {
     const error =
-      // A malformed path is refused before routing answers (core's policy), as on every adapter.
-      requestPathError(instanceOf(c)) ??
+      // What checkRequest() refuses is refused here too, before routing answers (core's policy).
+      refusalOf(c) ??
       (app && methodNotAllowed(c.req.method, allowedMethods(app, c.req.path))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(c, problemOf(error, c, typeBase));
   };
-}
-
-/**
- * The path as the client sent it, for `instance` and the path policy: on Node the request
- * line's (as Express and Fastify show it), since `c.req.url` has `/../` resolved.
- */
-function instanceOf(c: Context): string {
-  const target = nodeRequestTarget(c);
-  if (target === undefined || !target.startsWith('/')) return pathOf(c.req.url);
-  const end = target.search(/[?#]/);
-  return end === -1 ? target : target.slice(0, end);
 }
 
 /** The methods the app has a route for at `path` (not middleware: `use()` registers `ALL`). */
@@ -151,14 +138,14 @@ function isHttpException(error: unknown): error is Error & { status: number; get
 }
 
 /**
- * A `SyntaxError` is the client's fault only if the body it sent does not parse:
- * `c.req.json()` caches the text, so the check re-reads no stream.
+ * A `SyntaxError` is the client's fault only if the body it sent does not parse: the
+ * handler read the body (`bodyUsed`), and `c.req.text()` (cached by `c.req.json()`) fails
+ * to parse, or cannot be read again because the handler parsed the raw request itself.
  */
 async function isMalformedJsonBody(c: Context): Promise<boolean> {
-  const text = c.req.bodyCache.text;
-  if (text === undefined) return false;
+  if (!c.req.raw.bodyUsed) return false;
   try {
-    JSON.parse(await text);
+    JSON.parse(await c.req.text());
     return false;
   } catch {
     return true;

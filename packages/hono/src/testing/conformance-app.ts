@@ -4,13 +4,14 @@
  * @module
  */
 import { Hono } from 'hono';
-import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 import type { ConformanceFixture } from '@keyset/conformance';
 
 /** Builds the conformance app over `fixture`. */
 export function conformanceApp(fixture: ConformanceFixture): Hono {
   const { guard, paginator } = fixture;
   const app = new Hono();
+  app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url).searchParams;
   const list = paginate(paginator, { filters: (_c, query) => fixture.filters(query) });
 
