@@ -28,6 +28,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
@@ -75,6 +76,9 @@ export interface CursorCodecOptions {
    */
   clock?: Clock;
 }
+
+/** Every name `CursorCodecOptions` knows, checked when the codec is made. */
+const CODEC_OPTIONS = { secrets: true, ttlSeconds: true, clockSkewSeconds: true, maxLength: true, crypto: true, clock: true } as const satisfies KnownOptions<CursorCodecOptions>;
 
 /** What a verified cursor says: where, and which way. */
 export interface DecodedCursor {
@@ -152,6 +156,7 @@ class Rejected extends Error {}
  * ```
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
+  assertKnownOptions('createCursorCodec', options, CODEC_OPTIONS);
   const { encode, decode } = createPaginatorCursorCodec(options);
   return Object.freeze({ encode, decode });
 }
