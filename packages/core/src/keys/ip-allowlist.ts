@@ -33,28 +33,34 @@ export function validateIpAllowlist(value: unknown): readonly string[] | null {
   return Object.freeze(out);
 }
 
-const compiled = new WeakMap<readonly string[], readonly Cidr[]>();
-
-function compile(list: readonly string[]): readonly Cidr[] {
-  let cidrs = compiled.get(list);
-  if (cidrs === undefined) {
-    // Stored lists are canonical; one a store hands back broken matches nothing.
-    cidrs = list.flatMap((text) => {
-      const parsed = parseCidr(text);
-      return parsed.ok ? [parsed.cidr] : [];
-    });
-    if (Object.isFrozen(list)) compiled.set(list, cidrs);
-  }
-  return cidrs;
-}
+/** Whether `address` may use a key with allowlist `list`; see {@link createIpAllowlistCheck}. */
+export type IpAllowlistCheck = (list: readonly string[] | null, address: string | undefined) => boolean;
 
 /**
- * Whether `address` (canonical client address, `undefined` when unknown) may use a key
- * with allowlist `list`. No list: any address, known or not. A list and no known address:
- * refused, since the check cannot be made.
+ * The allowlist check of one authenticator, which keeps each frozen list's parsed blocks
+ * (a cached `VerifiedKey`'s list is parsed once, not on every request). `address` is the
+ * canonical client address, `undefined` when unknown. No list: any address, known or not.
+ * A list and no known address: refused, since the check cannot be made.
  */
-export function ipAllowed(list: readonly string[] | null, address: string | undefined): boolean {
-  if (list === null) return true;
-  const bytes = parseIp(address);
-  return bytes !== undefined && anyCidrContains(compile(list), bytes);
+export function createIpAllowlistCheck(): IpAllowlistCheck {
+  const compiled = new WeakMap<readonly string[], readonly Cidr[]>();
+
+  function compile(list: readonly string[]): readonly Cidr[] {
+    let cidrs = compiled.get(list);
+    if (cidrs === undefined) {
+      // Stored lists are canonical; one a store hands back broken matches nothing.
+      cidrs = list.flatMap((text) => {
+        const parsed = parseCidr(text);
+        return parsed.ok ? [parsed.cidr] : [];
+      });
+      if (Object.isFrozen(list)) compiled.set(list, cidrs);
+    }
+    return cidrs;
+  }
+
+  return function ipAllowed(list, address) {
+    if (list === null) return true;
+    const bytes = parseIp(address);
+    return bytes !== undefined && anyCidrContains(compile(list), bytes);
+  };
 }

@@ -8,7 +8,7 @@
 import { AuthenticationError, KeysetError } from '../errors.ts';
 import { apiKeyText } from './authorization-header.ts';
 import { singleAuthorization } from './authorization-credentials.ts';
-import { ipAllowed } from './ip-allowlist.ts';
+import { createIpAllowlistCheck } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
 import { withRefusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
@@ -66,6 +66,7 @@ const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, scopeWildcards, log, verify } = options;
   const findQueryCredential = createQueryCredentialFinder(prefixes);
+  const ipAllowed = createIpAllowlistCheck();
 
   return function authenticateMaybeSync(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): VerifiedKey | Promise<VerifiedKey> {
     const { scopes, realm = defaultRealm } = authOptions;
