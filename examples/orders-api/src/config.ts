@@ -46,6 +46,14 @@ export interface Config {
   /** `RATE_LIMIT`: the policy of keys without their own, e.g. `100/1s`. @default 100/1s */
   rateLimit: RatePolicy;
   /**
+   * `REFUSED_KEY_LIMIT`: how many refused keys (`invalid_api_key`) one client address may
+   * send, e.g. `60/1m`; past it every request from that address is 429 until there is
+   * room again, before any key lookup (docs/rate-limits.md, "Refused credentials").
+   * Shared between instances with `REDIS_URL`. `off` turns it off.
+   * @default 60/1m
+   */
+  refusedKeyLimit: RatePolicy | false;
+  /**
    * `PUBLIC_BASE_URL` (`PUBLIC_URL` is accepted as an alias): the external origin, with an
    * optional path, of every `Link` header, e.g. `https://api.example.com`. Without it the
    * origin comes from the request's `Host` (see docs/security.md).
@@ -100,6 +108,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     seedOrders: 10_000,
     keyPrefix: 'ks_live',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
+    refusedKeyLimit: Object.freeze({ limit: 60, windowSeconds: 60 }),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
     logLevel: 'info',
@@ -180,6 +189,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     const policy = parseRate(rate);
     if (policy) input.rateLimit = policy;
     else problems.push(`RATE_LIMIT must look like "100/1s", "600/1m" or "10000/1h", got "${rate}"`);
+  }
+  const refused = read('REFUSED_KEY_LIMIT');
+  if (refused !== undefined) {
+    const policy = refused === 'off' ? false : parseRate(refused);
+    if (policy !== undefined) input.refusedKeyLimit = policy;
+    else problems.push(`REFUSED_KEY_LIMIT must look like "60/1m" or "10/1s", or be "off", got "${refused}"`);
   }
   // PUBLIC_BASE_URL is the documented name; PUBLIC_URL, the earlier one, still works.
   const publicBaseUrl = read('PUBLIC_BASE_URL');
@@ -273,6 +288,12 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   const { limit, windowSeconds } = config.rateLimit;
   if (!Number.isSafeInteger(limit) || limit < 1 || !(windowSeconds > 0) || !Number.isFinite(windowSeconds)) {
     problems.push('RATE_LIMIT must have a positive integer limit and a positive window');
+  }
+  if (config.refusedKeyLimit !== false) {
+    const refusedLimit = config.refusedKeyLimit;
+    if (!Number.isSafeInteger(refusedLimit.limit) || refusedLimit.limit < 1 || !(refusedLimit.windowSeconds > 0) || !Number.isFinite(refusedLimit.windowSeconds)) {
+      problems.push('REFUSED_KEY_LIMIT must have a positive integer limit and a positive window, or be "off"');
+    }
   }
   if (config.publicUrl !== undefined) {
     const url = URL.canParse(config.publicUrl) ? new URL(config.publicUrl) : undefined;

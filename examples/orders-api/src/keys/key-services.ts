@@ -31,7 +31,7 @@ export interface KeyServices {
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
   db: SqlClient & Pick<Database, 'connectListener'>;
-  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'>;
+  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> & Partial<Pick<Config, 'refusedKeyLimit'>>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -67,7 +67,18 @@ export async function createKeyServices(deps: {
     quotaStore: redis?.quotaStore ?? quotaStore,
     ...(redis === undefined ? {} : { store: redis.rateLimitStore }),
   });
-  const guard = createApiKeyGuard({ keyring, limiter, trustProxy: config.trustProxy });
+  // Refused keys per client address (60/min by default): past it, 429 before any lookup,
+  // so a client without a valid key cannot keep the database busy. Shared with REDIS_URL.
+  const refusedKeyLimit = config.refusedKeyLimit ?? { limit: 60, windowSeconds: 60 };
+  const guard = createApiKeyGuard({
+    keyring,
+    limiter,
+    trustProxy: config.trustProxy,
+    refusedCredentials:
+      refusedKeyLimit === false
+        ? false
+        : { ...refusedKeyLimit, logger: logger.child({ component: 'refused-credentials' }), ...(redis === undefined ? {} : { store: redis.refusalStore }) },
+  });
   let closing: Promise<void> | undefined;
   return Object.freeze({
     store,

@@ -17,6 +17,8 @@ import type { Logger } from '../logger.ts';
 /** What Redis provides to one process. */
 export interface RedisServices {
   rateLimitStore: RateLimitStore;
+  /** Counts of refused keys per client address, shared by every instance. */
+  refusalStore: RateLimitStore;
   quotaStore: QuotaStore;
   close(): Promise<void>;
 }
@@ -59,6 +61,7 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; durabl
     const quotaStore = createRedisQuotaStore({ redis, durable: durableQuotas, logger: log });
     return {
       rateLimitStore: createRedisRateLimitStore({ redis }),
+      refusalStore: createRedisRateLimitStore({ redis, prefix: 'keyset:refused:' }),
       quotaStore,
       async close() {
         await bus.close().catch(() => undefined);

@@ -2,17 +2,21 @@
  * The one call adapters make per protected request (docs/architecture.md, "The guard
  * adapters call"): key in query (400) → `Authorization: ApiKey` (401 missing) → syntax
  * and checksum (401, no store access) → cache → store (401; store down → 503) → rate
- * limit (429 / 503) → scopes (403). Every authenticated request is counted, a request
+ * limit (429 / 503) → scopes (403). Refused credentials are counted per client address
+ * (`refused-credentials.ts`): an address over its budget gets 429 before anything else,
+ * so a client without a valid key cannot make the store work for it without end. Every
+ * authenticated request is counted, a request
  * refused for its scopes too, so scopes cannot be probed for free; its 403 carries the
  * RateLimit headers like any other authenticated response. Adapters map a thrown
  * `KeysetError` with `toProblem`.
  * @module
  */
-import { ConfigError, KeysetError } from '../errors.ts';
+import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
 import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
 import { refusedCaller } from './internal/scope-refusal.ts';
+import { createRefusedCredentialLimit, type RefusedCredentialsOptions } from './refused-credentials.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
@@ -39,10 +43,25 @@ export interface ApiKeyGuardOptions {
    * @default false
    */
   trustProxy?: TrustProxy;
+  /**
+   * Budget of refused credentials (`invalid_api_key`) per client address, as resolved with
+   * `trustProxy` (an IPv6 address by its /64): past it, every request from that address is
+   * 429 `rate_limited` with `Retry-After`, before any key is parsed or looked up, until
+   * the budget has room again (docs/rate-limits.md, "Refused credentials"). Pass a shared
+   * `store` (Redis) to count across instances; `false` turns it off.
+   * @default { limit: 60, windowSeconds: 60 } per instance, in memory
+   */
+  refusedCredentials?: RefusedCredentialsOptions | false;
 }
 
 /** Every name `ApiKeyGuardOptions` knows, checked when the guard is made. */
-const GUARD_OPTIONS = { keyring: true, limiter: true, realm: true, trustProxy: TRUST_PROXY_OPTIONS } as const satisfies KnownOptions<ApiKeyGuardOptions>;
+const GUARD_OPTIONS = {
+  keyring: true,
+  limiter: true,
+  realm: true,
+  trustProxy: TRUST_PROXY_OPTIONS,
+  refusedCredentials: { limit: true, windowSeconds: true, store: true, maxTracked: true, clock: true, logger: true },
+} as const satisfies KnownOptions<ApiKeyGuardOptions>;
 
 /**
  * The request parts the guard reads. Adapters pass the socket's peer address and the
@@ -93,10 +112,14 @@ const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
  */
 export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   assertKnownOptions('createApiKeyGuard', options, GUARD_OPTIONS);
-  const { keyring, limiter, realm, trustProxy = false } = options;
+  const { keyring, limiter, realm, trustProxy = false, refusedCredentials = {} } = options;
   const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
+  if (refusedCredentials !== false && (typeof refusedCredentials !== 'object' || refusedCredentials === null)) {
+    throw new ConfigError('refusedCredentials must be false or { limit, windowSeconds, store? }');
+  }
+  const refusals = refusedCredentials === false ? undefined : createRefusedCredentialLimit(refusedCredentials);
   // Keyring and limiter functions that can answer synchronously carry a twin that does
   // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
   // Each twin is looked up again only when the method changed: reading the twin's symbol
@@ -134,8 +157,15 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     return out;
   };
 
-  /** A valid key refused for its scopes: charge the request to its budget, then throw the 403 with the RateLimit headers. */
-  function refused(error: unknown, checkOptions: ApiKeyGuardCheckOptions): never | Promise<never> {
+  /**
+   * A refused request. An invalid key counts against its address's budget (429 once over);
+   * a valid key refused for its scopes: charge the request to its budget, then throw the 403
+   * with the RateLimit headers.
+   */
+  function refused(error: unknown, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): never | Promise<never> {
+    if (refusals !== undefined && clientAddress !== undefined && isKeysetError(error) && error.code === 'invalid_api_key') {
+      return refusals.refused(clientAddress, error);
+    }
     const caller = refusedCaller(error);
     if (caller === undefined || limit === undefined) throw error;
     // A valid key refused for its scopes still spends a request (a 429 wins once the
@@ -157,17 +187,42 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
 
   function checkMaybeSync(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
     const clientAddress = resolveClientAddress(request);
+    // An address over its budget of refused credentials: 429 before any parse or lookup.
+    const release = refusals?.admit(clientAddress);
+    if (release === undefined) return checkFrom(request, checkOptions, clientAddress);
+    // A watched address (it sent a bad key lately): its requests in flight are counted.
+    let result: ApiKeyGuardResult | Promise<ApiKeyGuardResult>;
+    try {
+      result = checkFrom(request, checkOptions, clientAddress);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (!(result instanceof Promise)) {
+      release();
+      return result;
+    }
+    return result.then(
+      (passed) => (release(), passed),
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
+  }
+
+  function checkFrom(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
     const authRequest = { authorization: request.authorization, url: request.url, clientAddress };
     let key: VerifiedKey | Promise<VerifiedKey>;
     try {
       key = authenticate(authRequest, authOptionsOf(checkOptions));
     } catch (error) {
-      return refused(error, checkOptions);
+      return refused(error, checkOptions, clientAddress);
     }
     if (key instanceof Promise) {
       return key.then(
         (verified) => admitted(verified, checkOptions, clientAddress),
-        (error: unknown) => refused(error, checkOptions),
+        (error: unknown) => refused(error, checkOptions, clientAddress),
       );
     }
     return admitted(key, checkOptions, clientAddress);
