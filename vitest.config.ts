@@ -32,6 +32,17 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'keyset' } },
+      // @keyset/kysely supports kysely 0.28 (the last line that runs on Node 20; 0.29 needs
+      // Node 22) and 0.29: its tests run a second time with `kysely` resolved to 0.28,
+      // the package's `kysely-028` devDependency, sources under test included.
+      {
+        extends: true,
+        resolve: { alias: [{ find: /^kysely$/, replacement: 'kysely-028' }] },
+        test: { name: 'kysely-0.28', include: ['packages/kysely/src/**/*.test.ts'], env: { KYSELY_LINE: '0.28' } },
+      },
+    ],
     // Under CI, also write a JSON report: .ci/run prints a plain "N passed, N failed" line from it.
     ...(process.env.CI === 'true'
       ? { reporters: ['default', 'json'], outputFile: { json: '.vitest-report.json' } }
