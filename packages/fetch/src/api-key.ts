@@ -6,8 +6,12 @@
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
-import type { AsyncFetchHandler } from './handler.ts';
-import { carries, rememberedHeaders, rememberHeaders, withHeaders } from './internal/request-state.ts';
+
+/** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
+export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Response | Promise<Response>;
+
+/** What `apiKey()`, `checkRequest()` and `problemHandler()` return: a handler that always answers asynchronously. */
+export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions<Rest extends unknown[] = []> {
@@ -123,4 +127,52 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
       carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers),
     );
   }
+}
+
+// What `apiKey()` learns about a request and later steps need: the `RateLimit` headers an
+// authenticated request carries on every response, errors included, and which response
+// `sendPage()` already built with them. Kept in symbol-keyed properties of the `Request`
+// (per request, nothing at module level): a WeakMap entry per request is an ephemeron the
+// garbage collector must trace on every scavenge.
+const HEADERS = Symbol('keyset.rateLimitHeaders');
+const CARRIER = Symbol('keyset.rateLimitHeadersCarrier');
+interface Slots {
+  [HEADERS]?: Readonly<Record<string, string>>;
+  [CARRIER]?: Response;
+}
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+
+function rememberHeaders(request: Request, headers: Readonly<Record<string, string>>): void {
+  (request as Slots)[HEADERS] = headers;
+}
+
+/** The headers `apiKey()` recorded for `request`, if any. */
+export function rememberedHeaders(request: Request | undefined): Readonly<Record<string, string>> {
+  return (request === undefined ? undefined : (request as Slots)[HEADERS]) ?? NONE;
+}
+
+/** Records that `response` carries the headers recorded for `request` (`sendPage()` built it with them). */
+export function carriedBy(request: Request, response: Response): void {
+  (request as Slots)[CARRIER] = response;
+}
+
+function carries(request: Request, response: Response): boolean {
+  return (request as Slots)[CARRIER] === response;
+}
+
+/**
+ * `response` with `headers` added where it has none of that name. A `Response` from
+ * `fetch()` has immutable headers: it is copied (same body stream, status and headers).
+ */
+function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
+  const missing = Object.entries(headers).filter(([name]) => !response.headers.has(name));
+  if (missing.length === 0) return response;
+  let target = response;
+  try {
+    for (const [name, value] of missing) target.headers.set(name, value);
+  } catch {
+    target = new Response(response.body, response);
+    for (const [name, value] of missing) target.headers.set(name, value);
+  }
+  return target;
 }

@@ -5,8 +5,8 @@
  * @module
  */
 export { apiKey } from './api-key.ts';
-export type { ApiKeyHandler, ApiKeyOptions } from './api-key.ts';
-export type { AsyncFetchHandler, FetchHandler } from './handler.ts';
+export type { ApiKeyHandler, ApiKeyOptions, AsyncFetchHandler, FetchHandler } from './api-key.ts';
+export { checkRequest } from './check-request.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateOptions, SendPageOptions } from './paginate.ts';
 export { notFoundHandler, problemHandler, problemResponse } from './problem-handler.ts';

@@ -7,8 +7,7 @@
 import { ConfigError } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
-import { publicUrl } from './internal/public-url.ts';
-import { carriedBy, rememberedHeaders } from './internal/request-state.ts';
+import { carriedBy, rememberedHeaders } from './api-key.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
@@ -47,13 +46,18 @@ interface PageState {
   readonly paginator: Paginator<never>;
   readonly url: string;
   readonly request: Request;
+  /** Set once `sendPage()` has answered: a request has one response. */
+  sent: boolean;
 }
 
-// Plan → its request's state, taken out again by `sendPage()`. A plan is answered once:
-// an entry left in a WeakMap until the next full collection made every scavenge trace
-// one more ephemeron per request served (the Fetch full stack cost 42–49 CPU µs/request
-// in process with the entries left in, 31 with each removed when its page is sent).
-const states = new WeakMap<PagePlan, PageState>();
+/**
+ * Where `sendPage()` finds what `paginate()` learnt: on the plan it returned (a frozen copy
+ * of the core's plan with this non-enumerable symbol-keyed member, which neither
+ * `JSON.stringify` nor a spread copy carries), so nothing is kept anywhere else between the
+ * two calls.
+ */
+const STATE = Symbol('keyset.pageState');
+type PlanWithState = PagePlan & { readonly [STATE]?: PageState };
 
 /**
  * Plans this request's page from its raw query string (`limit`, `offset`, `cursor`).
@@ -102,10 +106,17 @@ function rememberWhenPlanned(planned: PagePlan | PromiseLike<PagePlan>, paginato
   return Promise.resolve(planned).then((plan) => remember(plan, paginator, request, base));
 }
 
-/** Keeps the plan's request state for sendPage(). */
+/** The plan with its request's state for sendPage(). */
 function remember(plan: PagePlan, paginator: Paginator<never>, request: Request, base: string | undefined): PagePlan {
-  states.set(plan, { paginator, url: publicUrl(request.url, base), request });
-  return plan;
+  const url = base === undefined ? request.url : rebase(request.url, base);
+  const state: PageState = { paginator, url, request, sent: false };
+  return Object.freeze(Object.defineProperty({ ...plan }, STATE, { value: state }));
+}
+
+/** The request's path and query on the configured public base URL (behind a proxy). */
+function rebase(requestUrl: string, base: string): string {
+  const { pathname, search } = new URL(requestUrl);
+  return `${base}${pathname}${search}`;
 }
 
 /**
@@ -121,9 +132,9 @@ function remember(plan: PagePlan, paginator: Paginator<never>, request: Request,
 export function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
   // Not an `async` function (see paginate()): the page is usually ready at once.
   try {
-    const state = states.get(plan);
-    if (state === undefined) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
-    states.delete(plan);
+    const state = (plan as PlanWithState)[STATE];
+    if (state === undefined || state.sent) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
+    state.sent = true;
     const { total, headers: extra } = options === undefined ? NO_SEND_OPTIONS : options;
     const { paginator, url, request } = state;
     const pageOptions = total === undefined ? { url } : { url, total };

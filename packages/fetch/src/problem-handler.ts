@@ -6,12 +6,11 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
-import type { AsyncFetchHandler, FetchHandler } from './handler.ts';
-import { pathOf } from './internal/public-url.ts';
-import { rememberedHeaders } from './internal/request-state.ts';
-import { scrubSyntaxError } from './internal/scrub-syntax-error.ts';
+import { rememberedHeaders } from './api-key.ts';
+import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
+import { instanceOf, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -78,7 +77,7 @@ export function problemHandler<Rest extends unknown[]>(
     try {
       return await handler(request, ...rest);
     } catch (error) {
-      const { problem, reported } = clientProblem(error, request, typeBase, nodeRequestPath(rest[0]));
+      const { problem, reported } = clientProblem(error, request, typeBase, instanceOf(request, rest[0]));
       if (onError !== undefined) {
         try {
           onError(reported, request, problem.status);
@@ -126,9 +125,9 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
   }
   return function notFoundHandler(request) {
     const error =
-      // A malformed path is refused before routing answers (core's policy), as on every adapter.
-      requestPathError(pathOf(request.url)) ??
-      (allowedMethods && methodNotAllowed(request.method, allowedMethods(pathOf(request.url)))) ??
+      // What checkRequest() refuses is refused here too, before routing answers (core's policy).
+      refusalOf(request) ??
+      (allowedMethods && methodNotAllowed(request.method, allowedMethods(new URL(request.url).pathname))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(problemOf(error, request, typeBase), {});
   };
@@ -150,7 +149,7 @@ export function problemResponse(error: unknown, options: ProblemResponseOptions 
 }
 
 function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined, sentPath?: string): ProblemResponse {
-  const instance = sentPath ?? (request === undefined ? undefined : pathOf(request.url));
+  const instance = sentPath ?? (request === undefined ? undefined : instanceOf(request));
   return toProblem(error, { ...(instance !== undefined && { instance }), ...(typeBase !== undefined && { typeBase }) });
 }
 
@@ -172,17 +171,6 @@ function clientProblem(
     return { problem: problemOf(invalid, request, typeBase), reported };
   }
   return { problem: problemOf(error, request, typeBase), reported: error };
-}
-
-/**
- * The path as the client sent it when the platform is `@hono/node-server` (`{ incoming }`
- * after the request), for `instance`: `request.url` has `/../` resolved. Read structurally.
- */
-function nodeRequestPath(platform: unknown): string | undefined {
-  const target = (platform as { incoming?: { url?: unknown } } | null | undefined)?.incoming?.url;
-  if (typeof target !== 'string' || !target.startsWith('/')) return undefined;
-  const end = target.search(/[?#]/);
-  return end === -1 ? target : target.slice(0, end);
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
-import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 import type { FetchHandler } from '../index.ts';
 
 /** What `GET /query` answers: the raw query's pairs, as `URLSearchParams` keeps them. */
@@ -47,10 +47,11 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
   };
   const methodsAt = (pathname: string): string[] => Object.keys(routes[pathname] ?? {});
   const notFound = notFoundHandler({ allowedMethods: methodsAt });
-  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, async (request: Request, platform?: unknown) => {
+  const router = async (request: Request, platform?: unknown): Promise<Response> => {
     const at = routes[new URL(request.url).pathname] ?? {};
     // A GET route answers HEAD too (RFC 9110 §9.3.2); the runtime drops the body.
     const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
     return route === undefined ? notFound(request) : route(request, platform);
-  });
+  };
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, checkRequest(router));
 }
