@@ -18,10 +18,17 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  */
 export function encodeBase64url(bytes: Uint8Array): string {
   let out = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const chars = Math.min(4, bytes.length - i + 1);
-    for (let k = 0; k < chars; k++) out += ALPHABET[(n >>> (18 - 6 * k)) & 63];
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+  }
+  if (i + 1 === bytes.length) {
+    const n = (bytes[i] as number) << 16;
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]!;
+  } else if (i + 2 === bytes.length) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8);
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]!;
   }
   return out;
 }
@@ -46,21 +53,32 @@ function sextet(c: number): number {
 export function decodeBase64url(text: string): Uint8Array | undefined {
   const rest = text.length % 4;
   if (rest === 1) return undefined;
-  const out = new Uint8Array(((text.length - rest) / 4) * 3 + (rest === 0 ? 0 : rest - 1));
+  const whole = text.length - rest;
+  const out = new Uint8Array((whole / 4) * 3 + (rest === 0 ? 0 : rest - 1));
   let o = 0;
-  for (let i = 0; i < text.length; i += 4) {
-    const chars = Math.min(4, text.length - i);
-    let n = 0;
-    for (let k = 0; k < 4; k++) {
-      const v = k < chars ? sextet(text.charCodeAt(i + k)) : 0;
-      if (v < 0) return undefined;
-      n = (n << 6) | v;
-    }
-    // The bits past the last whole byte must be zero, or two texts would decode alike.
-    if ((chars === 2 && (n & 0xffff) !== 0) || (chars === 3 && (n & 0xff) !== 0)) return undefined;
-    for (let k = 0; k < chars - 1; k++) out[o++] = (n >>> (16 - 8 * k)) & 0xff;
+  // `bad` collects every sextet: one -1 makes it negative.
+  let bad = 0;
+  for (let i = 0; i < whole; i += 4) {
+    const a = sextet(text.charCodeAt(i));
+    const b = sextet(text.charCodeAt(i + 1));
+    const c = sextet(text.charCodeAt(i + 2));
+    const d = sextet(text.charCodeAt(i + 3));
+    bad |= a | b | c | d;
+    out[o++] = (a << 2) | (b >> 4);
+    out[o++] = (b << 4) | (c >> 2);
+    out[o++] = (c << 6) | d;
   }
-  return out;
+  if (rest > 0) {
+    const a = sextet(text.charCodeAt(whole));
+    const b = sextet(text.charCodeAt(whole + 1));
+    const c = rest === 3 ? sextet(text.charCodeAt(whole + 2)) : 0;
+    bad |= a | b | c;
+    out[o++] = (a << 2) | (b >> 4);
+    if (rest === 3) out[o++] = (b << 4) | (c >> 2);
+    // The bits past the last whole byte must be zero, or two texts would decode alike.
+    if ((rest === 2 ? b & 15 : c & 3) !== 0) return undefined;
+  }
+  return bad < 0 ? undefined : out;
 }
 
 const encoder = new TextEncoder();

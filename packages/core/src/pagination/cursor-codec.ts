@@ -19,7 +19,8 @@
  * text is exactly the bytes received and the MAC below covers exactly those bytes) →
  * tag compared in constant time against every secret → `JSON.parse` → shape, types,
  * expiry and issue time. Every failure is the same `invalid_cursor` 400, so a bad cursor
- * never becomes a 500 or a silent first page; the reason is the error's `cause`.
+ * never becomes a 500 or a silent first page; the reason is the error's `cause`. The
+ * provider's own base64url and binary-string MAC are used where it has them (see below).
  * @module
  */
 import type { Clock } from '../clock.ts';
@@ -29,6 +30,7 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { toByteString } from '../internal/hex.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
@@ -133,6 +135,17 @@ function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Pro
   return value instanceof Promise ? value.then(f) : f(value);
 }
 
+/**
+ * Whether the last 16 bytes of `bytes` equal the first 16 characters of the binary-string
+ * MAC `mac`, in time that does not depend on where they differ (no early exit).
+ */
+function endsWithTag(bytes: Uint8Array, mac: string): boolean {
+  const at = bytes.length - TAG_BYTES;
+  let diff = mac.length < TAG_BYTES ? 1 : 0;
+  for (let i = 0; i < TAG_BYTES; i++) diff |= mac.charCodeAt(i) ^ (bytes[at + i] as number);
+  return diff === 0;
+}
+
 const FORWARD: DecodedCursor = Object.freeze({ direction: 'forward', position: null });
 const BACKWARD: DecodedCursor = Object.freeze({ direction: 'backward', position: null });
 
@@ -175,19 +188,28 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   }
   if (!Number.isSafeInteger(maxLength) || maxLength < 64) throw new ConfigError(`cursor.maxLength must be an integer ≥ 64, got ${String(maxLength)}`);
 
-  /** Whether `tag` is the tag of `input` under any of the secrets, from `keys[from]` on. */
-  function signedByUs(input: string, tag: Uint8Array, from = 0): boolean | Promise<boolean> {
+  // Two capabilities of the provider, each one expression here, the rest of the codec the
+  // same for every provider (what each buys: docs/benchmarks.md, "Cursor codec: what was
+  // kept and what it buys"). The runtime's own base64url (Buffer's, on Node) where the
+  // provider has one; and the MAC as a binary string (one character per byte) where the
+  // provider can hand it over so, which spares a byte array per MAC.
+  const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
+  const mac = (key: Uint8Array, input: string): string | Promise<string> =>
+    crypto.hmacSha256Binary !== undefined ? crypto.hmacSha256Binary(key, input) : then(crypto.hmacSha256(key, input), toByteString);
+
+  /** Whether the last 16 bytes of `bytes` are the tag of `input` under any secret, from `keys[from]` on. */
+  function signedByUs(input: string, bytes: Uint8Array, from = 0): boolean | Promise<boolean> {
     for (let i = from; i < keys.length; i++) {
-      const mac = crypto.hmacSha256(keys[i] as Uint8Array, input);
-      if (!(mac instanceof Uint8Array)) return mac.then((m) => crypto.timingSafeEqual(m.subarray(0, TAG_BYTES), tag) || signedByUs(input, tag, i + 1));
-      if (crypto.timingSafeEqual(mac.subarray(0, TAG_BYTES), tag)) return true;
+      const expected = mac(keys[i] as Uint8Array, input);
+      if (typeof expected !== 'string') return expected.then((m) => endsWithTag(bytes, m) || signedByUs(input, bytes, i + 1));
+      if (endsWithTag(bytes, expected)) return true;
     }
     return false;
   }
 
   function verify(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
     if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
-    const bytes = decodeBase64url(text);
+    const bytes = base64.decode(text);
     if (bytes === undefined) throw new Rejected('base64url');
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
     const version = bytes[0] as number;
@@ -198,8 +220,7 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     } catch {
       throw new Rejected('utf-8');
     }
-    const signed = signedByUs(macInput(version, fingerprint, payload), bytes.subarray(bytes.length - TAG_BYTES));
-    return then(signed, (ok) => {
+    return then(signedByUs(macInput(version, fingerprint, payload), bytes), (ok) => {
       if (!ok) throw new Rejected('signature');
       return read(version, payload, sort);
     });
@@ -256,13 +277,13 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   /** Signs and assembles a cursor whose position is known to fit its sort spec. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    return then(crypto.hmacSha256(signer, macInput(VERSION, fingerprint, payload)), (mac) => {
-      const body = encoder.encode(payload);
-      const bytes = new Uint8Array(1 + body.length + TAG_BYTES);
+    return then(mac(signer, macInput(VERSION, fingerprint, payload)), (tag) => {
+      // UTF-8 takes at most 3 bytes per UTF-16 code unit: one array, the cursor a view of it.
+      const bytes = new Uint8Array(1 + payload.length * 3 + TAG_BYTES);
       bytes[0] = VERSION;
-      bytes.set(body, 1);
-      bytes.set(mac.subarray(0, TAG_BYTES), 1 + body.length);
-      const text = encodeBase64url(bytes);
+      const end = 1 + encoder.encodeInto(payload, bytes.subarray(1)).written;
+      for (let i = 0; i < TAG_BYTES; i++) bytes[end + i] = tag.charCodeAt(i);
+      const text = base64.encode(bytes.subarray(0, end + TAG_BYTES));
       if (text.length > maxLength) {
         throw new TypeError(`cursor would be ${text.length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
       }
