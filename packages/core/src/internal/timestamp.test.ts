@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SortKey } from '../pagination/types.ts';
 import { compareKey, isSortValue, toComparable, toSortValue } from './sort-values.ts';
-import { parseTimestamp } from './timestamp.ts';
+import { isTimestamp, parseTimestamp } from './timestamp.ts';
 
 const key: SortKey = { key: 't', dir: 'asc', type: 'timestamp', nullable: false };
 const micros = (text: string): bigint => toComparable('timestamp', text) as bigint;
@@ -55,5 +55,22 @@ describe('PostgreSQL timestamptz text outside 0001–9999', () => {
       expect(toSortValue(key, date)).toBe(text);
       expect(micros(text)).toBe(BigInt(date.getTime()) * 1000n);
     }
+  });
+
+  it.each([
+    ['2024-02-29 10:00:00+00', true],
+    ['2023-02-29 10:00:00+00', false],
+    ['2000-02-29T00:00:00Z', true],
+    ['2100-02-29T00:00:00Z', false],
+    ['2024-04-30 00:00:00', true],
+    ['2024-04-31 00:00:00', false],
+    ['2024-12-31 23:59:59.999999+00', true],
+    ['10000-02-29 00:00:00+00', true],
+    ['10001-02-29 00:00:00+00', false],
+    ['0001-02-29 00:00:00+00 BC', true],
+    ['0002-02-29 00:00:00+00 BC', false],
+  ])('knows the length of the month: %s', (text, valid) => {
+    expect(isTimestamp(text)).toBe(valid);
+    expect(parseTimestamp(text) !== undefined).toBe(valid);
   });
 });
