@@ -4,9 +4,21 @@
  * and the key string itself is in the response to issue and rotate only.
  * @module
  */
-import type { KeyMetadata, Keyring, KeyRecord, PagePlan, QuotaInput, RateLimiterWithState, UpdateLimitsInput } from '@keyset/core';
+import type {
+  IssueKeyInput,
+  KeyMetadata,
+  Keyring,
+  KeyRecord,
+  PagePlan,
+  QuotaInput,
+  RateLimiterWithState,
+  RotateKeyOptions,
+  UpdateKeyInput,
+  UpdateLimitsInput,
+} from '@keyset/core';
+import type { KnownOptions } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
-import { invalid, isIntegerIn, parseInstant, rejectUnknownFields } from './validation.ts';
+import { invalid, isIntegerIn, parseInstant, rejectUnknownMembers, type BodyShape } from './validation.ts';
 
 /** Every scope the example knows. Anything else is refused at issue time. */
 export const SCOPES = Object.freeze(['orders:read', 'reports:read', 'keys:admin'] as const);
@@ -18,6 +30,28 @@ const MAX_WINDOW_SECONDS = 86_400;
 /** Longest rotation overlap: 30 days. */
 export const MAX_OVERLAP_SECONDS = 30 * 86_400;
 const MAX_NAME_LENGTH = 100;
+
+/**
+ * The members each admin body may hold, at every depth: anything else is a 400 naming its
+ * path (`quota.refil`, `quota.refill.amout`, `rateLimits[0].windowSecond`). Each list is
+ * exactly the keyring input's keys (`satisfies KnownOptions<…>`), so they cannot drift.
+ */
+const RATE_LIMIT = { name: true, limit: true, windowSeconds: true, burst: true } as const satisfies KnownOptions<NonNullable<UpdateLimitsInput['rateLimit']>>;
+const QUOTA = { remaining: true, refill: { amount: true, interval: true } } as const satisfies KnownOptions<QuotaInput>;
+const ISSUE_BODY = {
+  name: true,
+  scopes: true,
+  rateLimit: RATE_LIMIT,
+  rateLimits: RATE_LIMIT,
+  quota: QUOTA,
+  expiresAt: true,
+  environment: true,
+  metadata: true,
+  ipAllowlist: true,
+} as const satisfies KnownOptions<IssueKeyInput> & BodyShape;
+const UPDATE_BODY = { metadata: true, ipAllowlist: true } as const satisfies KnownOptions<UpdateKeyInput> & BodyShape;
+const LIMITS_BODY = { rateLimit: RATE_LIMIT, rateLimits: RATE_LIMIT, quota: QUOTA } as const satisfies KnownOptions<UpdateLimitsInput> & BodyShape;
+const ROTATE_BODY = { overlapSeconds: true } as const satisfies KnownOptions<RotateKeyOptions> & BodyShape;
 
 /** A validated issue request. */
 export interface IssueInput {
@@ -42,7 +76,7 @@ export interface IssueInput {
  * expiresAt?: string | null, environment?, metadata?, ipAllowlist? }`.
  */
 export function parseIssueBody(body: Record<string, unknown>, now: Date = new Date()): IssueInput {
-  rejectUnknownFields(body, ['name', 'scopes', 'rateLimit', 'rateLimits', 'quota', 'expiresAt', 'environment', 'metadata', 'ipAllowlist']);
+  rejectUnknownMembers(body, ISSUE_BODY);
   const { name, scopes, rateLimit, rateLimits, quota, expiresAt } = body;
   if (typeof name !== 'string' || name.trim() === '') throw invalid('name', '`name` is required: a non-empty string');
   if (name.length > MAX_NAME_LENGTH) throw invalid('name', `\`name\` is longer than ${MAX_NAME_LENGTH} characters`);
@@ -68,7 +102,7 @@ export function parseIssueBody(body: Record<string, unknown>, now: Date = new Da
 
 /** Validates the body of `PATCH /api/keys/{id}`: `{ metadata?, ipAllowlist? }`, at least one. */
 export function parseUpdateBody(body: Record<string, unknown>): { metadata?: KeyMetadata | null; ipAllowlist?: string[] | null } {
-  rejectUnknownFields(body, ['metadata', 'ipAllowlist']);
+  rejectUnknownMembers(body, UPDATE_BODY);
   const out: { metadata?: KeyMetadata | null; ipAllowlist?: string[] | null } = {};
   if (body.metadata !== undefined) out.metadata = body.metadata as KeyMetadata | null;
   if (body.ipAllowlist !== undefined) out.ipAllowlist = body.ipAllowlist as string[] | null;
@@ -94,7 +128,7 @@ function parseRateLimit(value: unknown): { limit: number; windowSeconds: number 
     throw invalid('rateLimit', '`rateLimit` must be an object `{ limit, windowSeconds }` or null');
   }
   const record = value as Record<string, unknown>;
-  rejectUnknownFields(record, ['limit', 'windowSeconds'], 'rateLimit.');
+  rejectUnknownMembers(record, { limit: true, windowSeconds: true }, 'rateLimit');
   if (!isIntegerIn(record.limit, 1, MAX_RATE_LIMIT)) {
     throw invalid('rateLimit.limit', `\`rateLimit.limit\` must be an integer from 1 to ${MAX_RATE_LIMIT}`);
   }
@@ -106,7 +140,7 @@ function parseRateLimit(value: unknown): { limit: number; windowSeconds: number 
 
 /** Validates the body of `POST /api/keys/{id}/rotate`: `{ overlapSeconds }`, required. */
 export function parseRotateBody(body: Record<string, unknown>): { overlapSeconds: number } {
-  rejectUnknownFields(body, ['overlapSeconds']);
+  rejectUnknownMembers(body, ROTATE_BODY);
   const { overlapSeconds } = body;
   if (!isIntegerIn(overlapSeconds, 0, MAX_OVERLAP_SECONDS)) {
     throw invalid(
@@ -123,12 +157,11 @@ export function parseRotateBody(body: Record<string, unknown>): { overlapSeconds
  * `remaining` left out, the current live count is kept (only the refill changes).
  */
 export function parseLimitsBody(body: Record<string, unknown>): { rateLimit?: unknown; rateLimits?: unknown; quota?: { remaining?: unknown; refill?: unknown } | null } {
-  rejectUnknownFields(body, ['rateLimit', 'rateLimits', 'quota']);
+  rejectUnknownMembers(body, LIMITS_BODY);
   if (Object.keys(body).length === 0) throw invalid('body', 'Send at least one of `rateLimit`, `rateLimits`, `quota`.');
   const { quota } = body;
   if (quota !== undefined && quota !== null) {
     if (typeof quota !== 'object' || Array.isArray(quota)) throw invalid('quota', '`quota` must be `{ remaining?, refill? }` or null');
-    rejectUnknownFields(quota as Record<string, unknown>, ['remaining', 'refill'], 'quota.');
   }
   return body as ReturnType<typeof parseLimitsBody>;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { clipInput, KeysetError } from '@keyset/core';
+import { closestName } from '@keyset/core/adapter';
 
 /** Largest request body the example accepts. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -76,12 +77,48 @@ export function parseJsonObject(text: string, contentType: string | null | undef
   return value as Record<string, unknown>;
 }
 
-/** Refuses members of `body` outside `allowed` (a typo like `scope` must not pass silently). */
-export function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[], prefix = ''): void {
-  for (const name of Object.keys(body)) {
-    if (!allowed.includes(name)) {
-      throw invalid(`${prefix}${name}`, `Unknown field \`${prefix}${name}\`; allowed: ${allowed.map((a) => `\`${prefix}${a}\``).join(', ')}`);
+/**
+ * The members a body may hold, at every depth: `true` for a member whose value is not
+ * looked into here (a string, a number, free-form `metadata`), or the members of the
+ * object it holds (of each object, for an array of them).
+ */
+export interface BodyShape {
+  readonly [member: string]: true | BodyShape;
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Refuses a member `shape` does not list, at any depth, naming it with its path
+ * (`quota.refil`, `quota.refill.amout`, `rateLimits[0].windowSecond`): a typo must not
+ * pass silently (a quota that never refills). Values of other types are left to the
+ * checks that follow. The unknown name is client text: quoted through `quoted` in `field`
+ * and `detail` alike (a 9 KB name came back twice, and a key sent as a name came back
+ * whole); the suggestion is one of our names.
+ *
+ * @example
+ * ```ts
+ * rejectUnknownMembers({ quota: { refil: {} } }, { quota: { remaining: true, refill: true } });
+ * // KeysetError invalid_request, field `quota.refil`: "Unknown field `quota.refil`; did you mean `quota.refill`? …"
+ * ```
+ */
+export function rejectUnknownMembers(value: unknown, shape: BodyShape, path = ''): void {
+  if (Array.isArray(value)) {
+    value.forEach((element, i) => rejectUnknownMembers(element, shape, `${path}[${i}]`));
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  const prefix = path === '' ? '' : `${path}.`;
+  const allowed = Object.keys(shape);
+  for (const name of Object.keys(value)) {
+    const rule = shape[name];
+    if (rule === undefined || !Object.hasOwn(shape, name)) {
+      const field = `${prefix}${quoted(name, 64)}`;
+      const suggestion = closestName(name, allowed);
+      const hint = suggestion === undefined ? '' : ` did you mean \`${prefix}${suggestion}\`?`;
+      throw invalid(field, `Unknown field \`${field}\`;${hint} allowed here: ${allowed.map((a) => `\`${prefix}${a}\``).join(', ')}`);
     }
+    if (rule !== true) rejectUnknownMembers(value[name], rule, `${prefix}${name}`);
   }
 }
 
