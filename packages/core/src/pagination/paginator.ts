@@ -97,7 +97,7 @@ export interface PaginatorOptions {
    */
   total?: TotalOption;
   /** Cursor signing: see `CursorCodecOptions`. */
-  cursor: { secrets: readonly (string | Uint8Array)[]; ttlSeconds?: number; maxLength?: number };
+  cursor: { secrets: readonly (string | Uint8Array)[]; ttlSeconds?: number; clockSkewSeconds?: number; maxLength?: number };
   /**
    * Cryptography provider.
    * @default the runtime's provider
@@ -120,7 +120,7 @@ const PAGINATOR_OPTIONS = {
   modes: true,
   filters: true,
   total: { mode: true, cap: true },
-  cursor: { secrets: true, ttlSeconds: true, maxLength: true },
+  cursor: { secrets: true, ttlSeconds: true, clockSkewSeconds: true, maxLength: true },
   crypto: true,
   clock: true,
 } as const satisfies KnownOptions<PaginatorOptions>;
