@@ -7,8 +7,6 @@ import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
-import { setHeaders } from './internal/set-headers.ts';
-import { guardUrl } from './internal/request-url.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -71,9 +69,11 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
     // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
     const request = {
-      // What `req.get('authorization')` reads, without its name lowercasing and Referer alias.
-      authorization: req.headers.authorization,
-      url: guardUrl(req),
+      // Every `Authorization` line (Node keeps only the first in `req.headers`): the guard
+      // refuses more than one set of credentials (core's `singleAuthorization`).
+      authorization: req.headersDistinct.authorization,
+      // Path and query as sent: the guard only looks for keys in the query string.
+      url: req.originalUrl,
       remoteAddress: req.socket.remoteAddress,
       forwardedFor: req.headers['x-forwarded-for'],
     };
@@ -90,6 +90,6 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
 
 function admit(res: Response, next: NextFunction, { key, headers }: ApiKeyGuardResult): void {
   res.locals.apiKey = key;
-  setHeaders(res, headers);
+  res.set(headers);
   next();
 }

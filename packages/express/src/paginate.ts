@@ -3,12 +3,10 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
+import { ConfigError, KeysetError } from '@keyset/core';
+import { assertKnownOptions, hostError, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { publicUrl } from './internal/request-url.ts';
-import { setHeaders } from './internal/set-headers.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -56,10 +54,8 @@ interface PageState {
   readonly url: string;
 }
 
-// In `res.locals` (a symbol-keyed property), not in a WeakMap keyed by the response: a
-// WeakMap entry per request is an ephemeron every scavenge must trace. `res.locals` is a
-// prototype-less dictionary Express makes per request, so adding to it changes no
-// object shape, as adding to `res` itself would.
+// In `res.locals`, Express's documented per-request store (a symbol-keyed member, which
+// no template engine or user key can collide with).
 const STATE = Symbol('keyset.pageState');
 const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown as { [STATE]?: PageState };
 
@@ -128,6 +124,33 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   const fast = maybeSyncVariant(paginator.page);
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
   const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
-  setHeaders(res, headers);
+  res.set(headers);
   res.json(body);
+}
+
+/**
+ * The absolute URL as the client saw it: the request target (`req.originalUrl`) on a
+ * configured public base URL, or on `req.protocol` and `req.host`, which follow the app's
+ * `trust proxy` setting (`X-Forwarded-Proto`/`-Host`). Throws 400 `invalid_request`
+ * (`field: 'host'`) when that host is none (core's `hostError`).
+ */
+function publicUrl(req: Request, base: string | undefined): URL {
+  const target = originForm(req.originalUrl);
+  if (base !== undefined) return new URL(`${base}${target}`);
+  const { protocol, host } = req;
+  const refused = hostError(host);
+  if (refused !== undefined) throw refused;
+  if (protocol === 'http' || protocol === 'https') return new URL(`${protocol}://${host}${target}`);
+  throw new KeysetError('invalid_request', { detail: 'The forwarded protocol is neither http nor https.', extensions: { field: 'x-forwarded-proto' } });
+}
+
+/** Path and query of the request target; an absolute-form target (`GET http://h/p`) reduced to them. */
+function originForm(target: string): string {
+  if (target.startsWith('/')) return target;
+  try {
+    const { pathname, search } = new URL(target);
+    return `${pathname}${search}`;
+  } catch {
+    return '/';
+  }
 }

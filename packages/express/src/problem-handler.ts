@@ -6,11 +6,10 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import { requestPath } from './internal/request-url.ts';
-import { scrubParseError } from './internal/scrub-parse-error.ts';
+import { instanceOf, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -49,8 +48,9 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
   return function problemHandler(raw: unknown, req, res, next) {
     // Too late for a problem: Express's default handler closes the connection.
     if (res.headersSent) return next(raw);
-    const error = scrubParseError(raw);
-    const instance = requestPath(req);
+    // body-parser's malformed-JSON error quotes the body (it may hold a credential): scrubbed for logs.
+    const error = (raw as { type?: unknown } | null)?.type === 'entity.parse.failed' ? scrubSyntaxError(raw as Error) : raw;
+    const instance = instanceOf(req);
     const problem = toProblem(clientError(error, instance), typeBase === undefined ? { instance } : { instance, typeBase });
     const status = statusOf(error) ?? problem.status;
     if (onError !== undefined) {
@@ -77,11 +77,11 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
  */
 export function notFoundHandler(): RequestHandler {
   return function notFoundHandler(req, _res, next) {
-    // A malformed path is refused before routing answers (core's policy), as on every adapter.
-    const invalid = requestPathError(requestPath(req));
+    // What checkRequest() refuses is refused here too, before routing answers (core's policy).
+    const invalid = refusalOf(req);
     if (invalid !== undefined) return next(invalid);
     const router = (req.app as { router?: unknown }).router;
-    const allowed = isRouter(router) ? routeMethods(router.stack, requestPath(req)) : [];
+    const allowed = isRouter(router) ? routeMethods(router.stack, req.path) : [];
     next(methodNotAllowed(req.method, allowed) ?? new KeysetError('not_found', { detail: 'No resource matches this path.' }));
   };
 }

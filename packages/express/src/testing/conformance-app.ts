@@ -6,7 +6,7 @@
 import express from 'express';
 import type { Express } from 'express';
 import type { ConformanceFixture } from '@keyset/conformance';
-import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
 /** Builds the conformance app over `fixture`. */
 export function conformanceApp(fixture: ConformanceFixture): Express {
@@ -14,6 +14,7 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   const app = express();
   // `qs` turns `a[b]=c` into objects and repeats into arrays: paginate() must not care.
   app.set('query parser', 'extended');
+  app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url, 'http://x').searchParams;
   const list = paginate(paginator, { filters: (_req, query) => fixture.filters(query) });
 
