@@ -28,12 +28,12 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'keyset' } },
+      // Each project names its own files: an `include` here would be added to each project's.
+      { extends: true, test: { name: 'keyset', include: ['packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'] } },
       // @keyset/kysely supports kysely 0.28 (the last line that runs on Node 20; 0.29 needs
       // Node 22) and 0.29: its tests run a second time with `kysely` resolved to 0.28,
       // the package's `kysely-028` devDependency, sources under test included.
