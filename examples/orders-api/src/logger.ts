@@ -1,13 +1,16 @@
 /**
- * Structured JSON logs (pino). Credentials never reach a line: request URLs go through
- * core `redactUrl` (credential query parameters and anything shaped like a key become
- * `…abcd`), only a key's id and last 4 characters are logged, and pino's `redact`
- * censors `authorization` and `cookie` headers should anything log a raw request. Last,
- * every serialised line goes through core `redactText`, so key-shaped text in any field
- * (an error message, a header, a URL built elsewhere) never reaches the output.
+ * Structured JSON logs (pino). Credentials never reach a line, by construction: request
+ * URLs go through core `redactUrlForLog` (credential query parameters and keys become
+ * `…abcd`, and no path segment, query name or value keeps 8 letters and digits in a row,
+ * so a mangled key that no recogniser sees is cut up too: `…/key_7Hq…eWcN?cursor=eyJ…oxfQ`),
+ * only a key's id and last 4 characters are logged, and pino's `redact` censors
+ * `authorization` and `cookie` headers should anything log a raw request. Last, every
+ * serialised line goes through core `redactText`, so key-shaped text, whole or mangled,
+ * in any field (an error message, a header, a URL built elsewhere) never reaches the
+ * output.
  * @module
  */
-import { isKeysetError, redactText, redactUrl, AuthenticationError } from '@keyset/core';
+import { isKeysetError, redactText, redactUrlForLog, AuthenticationError } from '@keyset/core';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
 
@@ -82,7 +85,7 @@ export function isClientAbort(error: unknown): boolean {
 /** One finished request, as the server builders report it. */
 export interface RequestLogEntry {
   method: string;
-  /** Path and query as received; redacted here before logging. */
+  /** Path and query as received; `redactUrlForLog` here before logging. */
   url: string;
   status: number;
   durationMs: number;
@@ -106,7 +109,7 @@ export interface RequestLogEntry {
  * for the failed body read).
  */
 export function logRequest(logger: Logger, entry: RequestLogEntry): void {
-  const req = { method: entry.method, url: redactUrl(entry.url) };
+  const req = { method: entry.method, url: redactUrlForLog(entry.url) };
   const responseTime = Math.round(entry.durationMs * 100) / 100;
   const key = entry.key && { id: entry.key.id, last4: entry.key.last4 };
   if (entry.aborted === true || isClientAbort(entry.error)) {

@@ -18,7 +18,7 @@ import type {
 } from '@keyset/core';
 import type { KnownOptions } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
-import { invalid, isIntegerIn, parseInstant, rejectUnknownMembers, type BodyShape } from './validation.ts';
+import { invalid, isIntegerIn, parseInstant, quoted, rejectUnknownMembers, type BodyShape } from './validation.ts';
 
 /** Every scope the example knows. Anything else is refused at issue time. */
 export const SCOPES = Object.freeze(['orders:read', 'reports:read', 'keys:admin'] as const);
@@ -117,7 +117,7 @@ export function parseScopes(value: unknown, field = 'scopes'): Scope[] {
   }
   for (const scope of value) {
     if (typeof scope !== 'string' || !(SCOPES as readonly string[]).includes(scope)) {
-      throw invalid(field, `Unknown scope ${JSON.stringify(scope)}; known scopes: ${SCOPES.join(', ')}`);
+      throw invalid(field, `Unknown scope ${typeof scope === 'string' ? JSON.stringify(quoted(scope, 64)) : `(${typeof scope})`}; known scopes: ${SCOPES.join(', ')}`);
     }
   }
   return [...new Set(value as Scope[])];

@@ -16,9 +16,9 @@ export function invalid(field: string, detail: string): KeysetError {
 }
 
 /**
- * Client text quoted in a detail: core's `clipInput`, key-shaped text redacted and text
- * longer than `max` not shown at all (`?status=<key>` cut at 40 once showed 30 of its
- * secret characters, and a mistyped key never looks like one).
+ * Client text quoted in a detail or `field`: core's `clipInput`, so no 8 letters and
+ * digits in a row (`windowSecond` → `win…cond`, whatever was done to a key pasted there)
+ * and text longer than `max` not shown at all.
  */
 export function quoted(text: string, max: number): string {
   return clipInput(text, max);
