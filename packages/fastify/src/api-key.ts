@@ -9,7 +9,6 @@ import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { guardUrl } from './internal/request-url.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions {
@@ -72,8 +71,11 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:
     // one policy, in core, for every adapter.
     const guardRequest = {
-      authorization: request.headers.authorization,
-      url: guardUrl(request),
+      // Every `Authorization` line (Node keeps only the first in `headers`): the guard
+      // refuses more than one set of credentials (core's `singleAuthorization`).
+      authorization: request.raw.headersDistinct.authorization,
+      // Path and query as sent: the guard only looks for keys in the query string.
+      url: request.raw.url,
       remoteAddress: request.raw.socket?.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
     };

@@ -6,9 +6,8 @@
  */
 export { apiKey } from './api-key.ts';
 export type { ApiKeyHook, ApiKeyOptions } from './api-key.ts';
+export { checkRequest } from './check-request.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateHook, PaginateOptions, SendPageOptions } from './paginate.ts';
-export { keyset, keyset as default } from './plugin.ts';
-export type { KeysetPluginOptions } from './plugin.ts';
-export { notFoundHandler, problemHandler } from './problem-handler.ts';
-export type { NotFoundHandlerOptions, ProblemErrorHandler, ProblemHandlerOptions, ProblemNotFoundHandler } from './problem-handler.ts';
+export { keyset, keyset as default, notFoundHandler, problemHandler } from './problem-handler.ts';
+export type { KeysetPluginOptions, NotFoundHandlerOptions, ProblemErrorHandler, ProblemHandlerOptions, ProblemNotFoundHandler } from './problem-handler.ts';

@@ -4,11 +4,11 @@
  * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
  * @module
  */
-import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
+import { ConfigError, KeysetError } from '@keyset/core';
+import { assertKnownOptions, hostError, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { publicUrl } from './internal/request-url.ts';
+import { targetOf } from './check-request.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
@@ -139,4 +139,31 @@ export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], o
   const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
   const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
   return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/**
+ * The absolute URL as the client saw it: the request target on a configured public base
+ * URL, or on `request.protocol` and `request.host`, which follow Fastify's `trustProxy`
+ * (`X-Forwarded-Proto`/`-Host`). Throws 400 `invalid_request` (`field: 'host'`) when that
+ * host is none (core's `hostError`).
+ */
+function publicUrl(request: FastifyRequest, base: string | undefined): URL {
+  const target = originForm(targetOf(request));
+  if (base !== undefined) return new URL(`${base}${target}`);
+  const { protocol, host } = request;
+  const refused = hostError(host);
+  if (refused !== undefined) throw refused;
+  if (protocol === 'http' || protocol === 'https') return new URL(`${protocol}://${host}${target}`);
+  throw new KeysetError('invalid_request', { detail: 'The forwarded protocol is neither http nor https.', extensions: { field: 'x-forwarded-proto' } });
+}
+
+/** Path and query of the request target; an absolute-form target (`GET http://h/p`) reduced to them. */
+function originForm(target: string): string {
+  if (target.startsWith('/')) return target;
+  try {
+    const { pathname, search } = new URL(target);
+    return `${pathname}${search}`;
+  } catch {
+    return '/';
+  }
 }

@@ -7,10 +7,13 @@
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError } from '@keyset/core/adapter';
-import type { ProblemResponse } from '@keyset/core';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { requestPath } from './internal/request-url.ts';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed } from '@keyset/core/adapter';
+import type { PagePlan, ProblemResponse, VerifiedKey } from '@keyset/core';
+import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { checkRequest, instanceOf, refusalOf } from './check-request.ts';
+import { sendPage } from './paginate.ts';
+import type { SendPageOptions } from './paginate.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -85,10 +88,10 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): ProblemNo
   assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
   const { typeBase } = options;
   return function notFoundHandler(request, reply) {
-    const path = requestPath(request);
-    // A malformed path is refused before routing answers (core's policy), as on every adapter.
-    const invalid = requestPathError(path);
+    // What checkRequest() refuses is refused here too, before routing answers (core's policy).
+    const invalid = refusalOf(request);
     if (invalid !== undefined) return send(reply, problemOf(invalid, request, typeBase));
+    const path = new URL(request.url, 'http://localhost').pathname;
     // Every method this app serves (Fastify's defaults, QUERY, and any `addHttpMethod()`
     // ones such as PROPFIND), not a fixed list: a path served only under a method outside
     // it would otherwise be a 404, or an `Allow` would leave that method out.
@@ -120,7 +123,7 @@ const FASTIFY_ERRORS: Readonly<Record<string, { detail: string; field?: string }
 const VALIDATION_FIELDS: Readonly<Record<string, string>> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 
 function problemOf(error: unknown, request: FastifyRequest, typeBase: string | undefined): ProblemResponse {
-  const instance = requestPath(request);
+  const instance = instanceOf(request);
   return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
 }
 
@@ -134,7 +137,7 @@ function clientProblem(error: unknown, request: FastifyRequest, typeBase: string
     const problem = problemOf(new KeysetError('not_found', { cause: error }), request, typeBase);
     return { problem, status: 404 };
   }
-  const problem = problemOf(clientError(error, requestPath(request)), request, typeBase);
+  const problem = problemOf(clientError(error, request), request, typeBase);
   // Keep the status Fastify chose (413, 415…).
   return { problem: { status, headers: problem.headers, body: { ...problem.body, status } }, status };
 }
@@ -145,11 +148,12 @@ function clientProblem(error: unknown, request: FastifyRequest, typeBase: string
  * any other `FST_` code in general words. A 4xx of the app's or a plugin's own keeps its
  * message: that one is written for the client.
  */
-function clientError(error: unknown, path: string): KeysetError {
+function clientError(error: unknown, request: FastifyRequest): KeysetError {
   const { code, message, validation, validationContext } = error as { code?: unknown; message?: unknown; validation?: unknown; validationContext?: unknown };
   const fastify = typeof code === 'string' && code.startsWith('FST_');
-  if (code === 'FST_ERR_BAD_URL') {
-    const invalid = requestPathError(path);
+  if (code === 'FST_ERR_BAD_URL' || code === 'FST_ERR_INVALID_URL') {
+    // Fastify's router refused the target: in core's words, as the other adapters answer it.
+    const invalid = refusalOf(request);
     if (invalid !== undefined) return new KeysetError('invalid_request', { detail: invalid.detail, extensions: invalid.extensions, cause: error });
   }
   const known = fastify ? FASTIFY_ERRORS[code] : undefined;
@@ -186,3 +190,68 @@ function clientStatus(error: unknown): number | undefined {
 function send(reply: FastifyReply, problem: ProblemResponse): FastifyReply {
   return reply.code(problem.status).headers(problem.headers).send(JSON.stringify(problem.body));
 }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller, set by `apiKey()`. Safe to log: the key shows as its last 4 characters. */
+    apiKey: VerifiedKey;
+    /** This request's page plan, set by `paginate()`: pass it to your source. */
+    page: PagePlan;
+  }
+  interface FastifyReply {
+    /** Sends `rows` (fetched with `request.page`) as the page, with its `Link` header. */
+    sendPage<Row>(rows: readonly Row[], options?: SendPageOptions): Promise<FastifyReply>;
+  }
+}
+
+/** Options of the `keyset` plugin. */
+export interface KeysetPluginOptions extends ProblemHandlerOptions {
+  /**
+   * Install `problemHandler()` and `notFoundHandler()` on the app. Turn off to install
+   * your own (call `problemHandler()` from it for keyset's errors).
+   * @default true
+   */
+  handlers?: boolean;
+  /**
+   * Add `checkRequest()` as an `onRequest` hook of the app, so that every route refuses
+   * what core's request policy refuses (docs/adapters.md, "Requests").
+   * @default true
+   */
+  checkRequests?: boolean;
+}
+
+/** Every name `KeysetPluginOptions` knows, and what Fastify's `register()` adds to a plugin's options. */
+const PLUGIN_OPTIONS = { handlers: true, checkRequests: true, onError: true, typeBase: true, prefix: true, logLevel: true, logSerializers: true } as const;
+
+const plugin: FastifyPluginCallback<KeysetPluginOptions> = (app, options, done) => {
+  assertKnownOptions('keyset', options, PLUGIN_OPTIONS as KnownOptions<KeysetPluginOptions>);
+  const { handlers = true, checkRequests = true, onError, typeBase } = options;
+  // Fastify 5 wants reference-typed request decorations to start as null; the types say
+  // what a route behind apiKey()/paginate() reads (as Hono's c.var does).
+  app.decorateRequest('apiKey', null as never);
+  app.decorateRequest('page', null as never);
+  app.decorateReply('sendPage', function sendPageDecoration<Row>(this: FastifyReply, rows: readonly Row[], sendOptions?: SendPageOptions) {
+    return sendPage(this, rows, sendOptions);
+  });
+  if (checkRequests) app.addHook('onRequest', checkRequest());
+  if (handlers) {
+    app.setErrorHandler(problemHandler({ ...(onError !== undefined && { onError }), ...(typeBase !== undefined && { typeBase }) }));
+    app.setNotFoundHandler(notFoundHandler(typeBase === undefined ? {} : { typeBase }));
+  }
+  done();
+};
+
+/**
+ * Registers keyset on a Fastify 5 app: `request.apiKey`, `request.page`, `reply.sendPage()`,
+ * the request checks and the problem handlers (`fastify-plugin`: no encapsulation).
+ *
+ * @example
+ * ```ts
+ * const app = Fastify({ frameworkErrors: problemHandler() });
+ * await app.register(keyset, { onError: (err, request, status) => status >= 500 && request.log.error(err) });
+ * app.get('/orders', { onRequest: apiKey({ guard, scopes: ['orders:read'] }), preHandler: paginate(orders) }, async (request, reply) =>
+ *   reply.sendPage(await listOrders(request.page)),
+ * );
+ * ```
+ */
+export const keyset: FastifyPluginCallback<KeysetPluginOptions> = fp(plugin, { fastify: '5.x', name: '@keyset/fastify' });
