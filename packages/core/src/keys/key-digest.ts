@@ -10,6 +10,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { utf8Encode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { toHex } from '../internal/hex.ts';
 
 /** Minimum pepper length in bytes: below 128 bits a pepper adds little. */
@@ -22,6 +23,9 @@ export interface DigestKeyOptions {
   /** @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere) */
   crypto?: CryptoProvider;
 }
+
+/** Every name `DigestKeyOptions` knows, checked on each call (a misspelt `pepper` would digest without it). */
+const DIGEST_OPTIONS = { pepper: true, crypto: true } as const satisfies KnownOptions<DigestKeyOptions>;
 
 /**
  * Raw-digest function for a keyring: one closure, no per-call option handling. `binary`,
@@ -59,5 +63,6 @@ export function createRawDigest(options: DigestKeyOptions = {}): RawDigest {
  * ```
  */
 export async function digestKey(key: string, options: DigestKeyOptions = {}): Promise<string> {
+  assertKnownOptions('digestKey', options, DIGEST_OPTIONS);
   return toHex(await createRawDigest(options)(key));
 }

@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.ts';
 import { BASE62_VALUE, encodeBase62Fixed, randomBase62 } from '../internal/base62.ts';
 import { crc32Ascii } from '../internal/crc32.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 
 /** Characters of the random part. */
 export const KEY_RANDOM_LENGTH = 32;
@@ -60,6 +61,9 @@ export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
   }
 }
 
+/** Every name `generateKey`'s options know, checked on each call. */
+const GENERATE_KEY_OPTIONS = { crypto: true } as const satisfies KnownOptions<NonNullable<Parameters<typeof generateKey>[1]>>;
+
 /**
  * A new random key for `prefix`. Show it to its owner once; store only its digest.
  *
@@ -69,6 +73,7 @@ export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
  * ```
  */
 export function generateKey(prefix: string, options: { crypto?: CryptoProvider } = {}): string {
+  assertKnownOptions('generateKey', options, GENERATE_KEY_OPTIONS);
   assertKeyPrefix(prefix);
   const { crypto = defaultCrypto } = options;
   const head = `${prefix}_${randomBase62((n) => crypto.randomBytes(n), KEY_RANDOM_LENGTH)}`;

@@ -7,6 +7,7 @@
  * @module
  */
 import { defaultCrypto } from '../internal/default-crypto.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { ConfigError } from '../errors.ts';
 import { encodeBase64url } from '../internal/base64url.ts';
 
@@ -26,6 +27,9 @@ export interface CursorSecretsOptions {
   name?: string;
 }
 
+/** Every name `CursorSecretsOptions` knows, checked on each call. */
+const CURSOR_SECRETS_OPTIONS = { development: true, name: true } as const satisfies KnownOptions<CursorSecretsOptions>;
+
 /**
  * The `cursor.secrets` list from configuration text: comma-separated secrets, newest first
  * (sign with the first, verify with all, so a new secret can be rolled out before the old
@@ -42,6 +46,7 @@ export interface CursorSecretsOptions {
  * ```
  */
 export function cursorSecrets(value: string | undefined, options: CursorSecretsOptions = {}): string[] {
+  assertKnownOptions('cursorSecrets', options, CURSOR_SECRETS_OPTIONS);
   const { development = false, name = 'CURSOR_SECRET' } = options;
   const secrets = (value ?? '')
     .split(',')
