@@ -10,7 +10,7 @@
  * Run: pnpm bench keys-store
  */
 import { PGlite } from '@electric-sql/pglite';
-import { createKeyring, createMemoryKeyStore, type KeyStore } from '@keyset/core';
+import { createKeyAdmin, createKeyring, createMemoryKeyStore, type KeyStore } from '@keyset/core';
 import { createPostgresKeyStore, migrate } from '@keyset/postgres';
 import pg from 'pg';
 import { compare, save, type Case } from './support.ts';
@@ -23,7 +23,7 @@ const RATE = 10_000;
 async function coldCase(name: string, store: KeyStore): Promise<Case> {
   const keyring = createKeyring({ store, prefix: PREFIX, cache: false, lastUsed: false });
   const keys: string[] = [];
-  for (let i = 0; i < N_KEYS; i++) keys.push((await keyring.issue({ name: `svc-${i}`, scopes: ['orders:read'] })).key);
+  for (let i = 0; i < N_KEYS; i++) keys.push((await createKeyAdmin(keyring).issue({ name: `svc-${i}`, scopes: ['orders:read'] })).key);
   let i = 0;
   return { name, fn: () => keyring.verify(keys[i++ % keys.length]!) };
 }
@@ -70,7 +70,7 @@ const counted: KeyStore = {
 };
 const keyring = createKeyring({ store: counted, prefix: PREFIX });
 const keys: string[] = [];
-for (let i = 0; i < 100; i++) keys.push((await keyring.issue({ name: `lu-${i}`, scopes: ['orders:read'] })).key);
+for (let i = 0; i < 100; i++) keys.push((await createKeyAdmin(keyring).issue({ name: `lu-${i}`, scopes: ['orders:read'] })).key);
 console.log(`\nlastUsedAt: ${keys.length} keys at ~${RATE.toLocaleString('en-US')} req/s for ${LASTUSED_SECONDS} s (interval 60 s)…`);
 const started = performance.now();
 let verifications = 0;

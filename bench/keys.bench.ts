@@ -8,7 +8,7 @@
  * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/keys.bench.ts
  */
 import { createHash } from 'node:crypto';
-import { createApiKeyGuard, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import { createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
 import { compare, save } from './support.ts';
 
 const PREFIX = 'acme_live';
@@ -24,9 +24,9 @@ const coldKeys: string[] = [];
 const rawMap = new Map<string, { id: string }>();
 const digestMap = new Map<string, { id: string }>();
 for (let i = 0; i < N_KEYS; i++) {
-  const { key, record } = await warm.issue({ name: `svc-${i}`, scopes: ['orders:read'] });
+  const { key, record } = await createKeyAdmin(warm).issue({ name: `svc-${i}`, scopes: ['orders:read'] });
   warmKeys.push(key);
-  coldKeys.push((await cold.issue({ name: `svc-${i}`, scopes: ['orders:read'] })).key);
+  coldKeys.push((await createKeyAdmin(cold).issue({ name: `svc-${i}`, scopes: ['orders:read'] })).key);
   rawMap.set(key, { id: record.id });
   digestMap.set(createHash('sha256').update(key).digest('hex'), { id: record.id });
 }

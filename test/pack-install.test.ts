@@ -105,7 +105,7 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
     const script = (load: string): string => `${load}
 const keyring = core.createKeyring({ store: core.createMemoryKeyStore(), prefix: 'acme_live' });
 const guard = core.createApiKeyGuard({ keyring });
-const { key } = await keyring.issue({ name: 'demo', scopes: ['read'] });
+const { key } = await core.createKeyAdmin(keyring).issue({ name: 'demo', scopes: ['read'] });
 const verified = await guard.check({ authorization: 'ApiKey ' + key, url: 'https://x.test/things' }, { scopes: ['read'] });
 const paginator = core.createPaginator({ endpoint: 'GET /things', sort: [{ key: 'id', dir: 'asc', type: 'int', unique: true }], cursor: { secrets: core.cursorSecrets(undefined, { development: true }) } });
 const plan = await paginator.plan(new URLSearchParams('limit=1'));

@@ -7,7 +7,7 @@
  */
 import {
   createApiKeyGuard,
-  createKeyring,
+  createKeyAdmin, createKeyring,
   createMemoryKeyStore,
   createPaginator,
   createRateLimiter,
@@ -30,7 +30,7 @@ const FULL: Parts = { auth: true, paginate: true };
 export async function keysetCore(keyCount = KEY_COUNT) {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: BENCH_PREFIX });
   const keys: string[] = [];
-  for (let i = 0; i < keyCount; i++) keys.push((await keyring.issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
+  for (let i = 0; i < keyCount; i++) keys.push((await createKeyAdmin(keyring).issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
   const guard = createApiKeyGuard({ keyring, limiter });
   const paginator = createPaginator<Order>({

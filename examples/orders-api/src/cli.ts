@@ -7,7 +7,7 @@
  * 3 `DATA_DIR` is held by a running server; 78 bad configuration.
  * @module
  */
-import { createPaginator, isKeysetError, keyListSort, type KeyRecord, type Keyring } from '@keyset/core';
+import { createKeyAdmin, createPaginator, isKeysetError, keyListSort, type KeyAdmin, type KeyRecord } from '@keyset/core';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
@@ -151,7 +151,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         Object.assign(body, attributesFromFlags(values, false));
         const input = parseIssueBody(body);
         action = async ({ keyring }) => {
-          const { key, record } = await keyring.issue(input);
+          const { key, record } = await createKeyAdmin(keyring).issue(input);
           print(
             { key, ...record },
             `Created key ${record.id} "${record.name}" (${record.scopes.join(', ')}).\n\n  ${key}\n\n` +
@@ -163,14 +163,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'list':
         expectArgs(rest, 0, 'list');
         action = async ({ keyring }) => {
-          const records = await listAll(keyring);
+          const records = await listAll(createKeyAdmin(keyring));
           print(records, records.length === 0 ? 'No keys.\n' : formatTable(records));
         };
         break;
       case 'show': {
         const id = expectArgs(rest, 1, 'show <id>');
         action = async ({ keyring, limiter }) => {
-          const record = await keyring.get(id);
+          const record = await createKeyAdmin(keyring).get(id);
           const shown = (await createKeyAdminHandlers({ keyring, limiter }).get(id)).body;
           print(shown, formatRecord(record) + quotaLine(shown));
         };
@@ -204,7 +204,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           throw new UsageError(`--overlap must be seconds or 30s/15m/1h/7d, at most 30 days, got "${values.overlap}"`);
         }
         action = async ({ keyring }) => {
-          const { key, record } = await keyring.rotate(id, { overlapSeconds });
+          const { key, record } = await createKeyAdmin(keyring).rotate(id, { overlapSeconds });
           const until = new Date(Date.now() + overlapSeconds * 1000).toISOString();
           print(
             { key, ...record },
@@ -217,7 +217,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'revoke': {
         const id = expectArgs(rest, 1, 'revoke <id>');
         action = async ({ keyring }) => {
-          await keyring.revoke(id);
+          await createKeyAdmin(keyring).revoke(id);
           print({ id, revoked: true }, `Revoked key ${id}.\n`);
         };
         break;
@@ -350,7 +350,7 @@ function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): strin
 }
 
 /** Every key, newest first, walked page by page with the same paginator as `GET /api/keys`. */
-async function listAll(keyring: Keyring): Promise<KeyRecord[]> {
+async function listAll(admin: KeyAdmin): Promise<KeyRecord[]> {
   // Cursors never leave this process, so a throwaway secret is enough.
   const paginator = createPaginator<KeyRecord>({
     endpoint: 'cli list',
@@ -364,7 +364,7 @@ async function listAll(keyring: Keyring): Promise<KeyRecord[]> {
     const query = new URLSearchParams({ limit: String(PAGE_LIMITS.max) });
     if (cursor !== null) query.set('cursor', cursor);
     const plan = await paginator.plan(query);
-    const { records } = await keyring.list(plan);
+    const { records } = await admin.list(plan);
     const { body } = await paginator.page(plan, records, { url: 'http://cli.invalid/keys' });
     all.push(...body.items);
     cursor = 'nextCursor' in body ? body.nextCursor : null;

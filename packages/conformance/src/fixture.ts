@@ -7,7 +7,7 @@
  */
 import {
   createApiKeyGuard,
-  createKeyring,
+  createKeyAdmin, createKeyring,
   createMemoryKeyStore,
   createPaginator,
   createRateLimiter,
@@ -122,18 +122,19 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
+  const admin = createKeyAdmin(keyring);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
   const guard = createApiKeyGuard({ keyring, limiter, realm: REALM });
-  const reader = (await keyring.issue({ name: 'reader', scopes: ['items:read'] })).key;
+  const reader = (await admin.issue({ name: 'reader', scopes: ['items:read'] })).key;
   // writer's own limit refills one request per 3.6 s, so the suite can see a 403 being counted.
-  const writer = (await keyring.issue({ name: 'writer', scopes: ['items:write'], rateLimit: { limit: 1000, windowSeconds: 3600 } })).key;
-  const limited = (await keyring.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
-  const loopback = (await keyring.issue({ name: 'loopback', scopes: ['items:read'], ipAllowlist: ['127.0.0.0/8', '::1'] })).key;
-  const elsewhere = (await keyring.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;
+  const writer = (await admin.issue({ name: 'writer', scopes: ['items:write'], rateLimit: { limit: 1000, windowSeconds: 3600 } })).key;
+  const limited = (await admin.issue({ name: 'limited', scopes: ['items:read'], rateLimit: { limit: 2, windowSeconds: 3600 } })).key;
+  const loopback = (await admin.issue({ name: 'loopback', scopes: ['items:read'], ipAllowlist: ['127.0.0.0/8', '::1'] })).key;
+  const elsewhere = (await admin.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;
   // 5 credits, never refilled: `GET /expensive` (cost 2) answers twice, then 429 quota_exhausted.
-  const metered = (await keyring.issue({ name: 'metered', scopes: ['items:read'], quota: { remaining: 5 } })).key;
+  const metered = (await admin.issue({ name: 'metered', scopes: ['items:read'], quota: { remaining: 5 } })).key;
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
-  const foreignKey = (await otherKeyring.issue({ name: 'stranger', scopes: ['items:read'] })).key;
+  const foreignKey = (await createKeyAdmin(otherKeyring).issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
   const memory = createMemoryKeyStore();
   const unreachable: KeyStore = {

@@ -25,15 +25,16 @@ export { createKeyring } from './keys/keyring.ts';
 export type {
   AuthenticateOptions,
   AuthenticateRequest,
-  IssuedKey,
   KeyChangeEvent,
   KeyChangeListener,
-  KeyListResult,
   Keyring,
   KeyringCacheOptions,
   KeyringLogger,
   KeyringOptions,
 } from './keys/keyring.ts';
+export { createKeyAdmin } from './keys/key-admin.ts';
+export type { KeyAdmin, KeyListResult } from './keys/key-admin.ts';
+export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
 export type { KeyStore } from './keys/key-store.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';

@@ -1,4 +1,4 @@
-import { ConfigError, createApiKeyGuard, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import { ConfigError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
 import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
@@ -70,7 +70,7 @@ describe('apiKey() for Hono', () => {
       findByDigest: (digest) => (down ? Promise.reject(new Error('connection refused')) : memory.findByDigest(digest)),
     } as KeyStore;
     const keyring = createKeyring({ store, prefix: 'down_test', cache: false });
-    const { key } = await keyring.issue({ name: 'k', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'k', scopes: [] });
     down = true;
     const app = new Hono();
     app.get('/', apiKey({ guard: createApiKeyGuard({ keyring }) }), (c) => c.text('ok'));

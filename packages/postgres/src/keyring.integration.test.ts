@@ -4,7 +4,7 @@
  * and a database failure surfacing as 503.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { AuthenticationError, createKeyring, isKeysetError, type Keyring } from '@keyset/core';
+import { AuthenticationError, createKeyAdmin, createKeyring, isKeysetError, type Keyring } from '@keyset/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
@@ -38,7 +38,7 @@ describe('keyring over the PostgreSQL store (PGlite)', () => {
   });
 
   it('issues, verifies, rotates with overlap, revokes, and flushes last use on close', async () => {
-    const { key, record } = await keyring.issue({
+    const { key, record } = await createKeyAdmin(keyring).issue({
       name: 'reporting',
       scopes: ['orders:read'],
       rateLimit: { limit: 100, windowSeconds: 60 },
@@ -49,11 +49,11 @@ describe('keyring over the PostgreSQL store (PGlite)', () => {
     expect(verified.last4).toBe(key.slice(-4));
 
     now += 1000;
-    const rotated = await keyring.rotate(record.id, { overlapSeconds: 60 });
+    const rotated = await createKeyAdmin(keyring).rotate(record.id, { overlapSeconds: 60 });
     expect(rotated.key).not.toBe(key);
     expect((await keyring.verify(key)).id).toBe(record.id); // overlap: both work
     expect((await keyring.verify(rotated.key)).id).toBe(record.id);
-    const during = await keyring.get(record.id);
+    const during = await createKeyAdmin(keyring).get(record.id);
     expect(during.secrets.map((s) => s.last4)).toEqual([rotated.key.slice(-4), key.slice(-4)]);
     expect(during.secrets[1]?.expiresAt).toEqual(new Date(now + 60_000));
 
@@ -61,13 +61,13 @@ describe('keyring over the PostgreSQL store (PGlite)', () => {
     expect((await refusal(keyring.verify(key))).reason).toBe('expired');
     expect((await keyring.verify(rotated.key)).id).toBe(record.id);
 
-    const listed = await keyring.list({ mode: 'offset', limit: 10, offset: 0 });
+    const listed = await createKeyAdmin(keyring).list({ mode: 'offset', limit: 10, offset: 0 });
     expect(listed.records.map((r) => r.id)).toContain(record.id);
 
-    await keyring.revoke(record.id);
+    await createKeyAdmin(keyring).revoke(record.id);
     expect((await refusal(keyring.verify(rotated.key))).reason).toBe('revoked');
-    expect((await keyring.get(record.id)).revokedAt).toEqual(new Date(now));
-    await expect(keyring.rotate(record.id, { overlapSeconds: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect((await createKeyAdmin(keyring).get(record.id)).revokedAt).toEqual(new Date(now));
+    await expect(createKeyAdmin(keyring).rotate(record.id, { overlapSeconds: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
 
     await keyring.close();
     const stored = await store().getIdentity(record.id);
@@ -76,7 +76,7 @@ describe('keyring over the PostgreSQL store (PGlite)', () => {
 
   it('fails closed with 503 when the database is gone', async () => {
     const fresh = createKeyring({ store: store(), prefix: 'acme_test', clock: () => now, cache: false, lastUsed: false });
-    const { key } = await fresh.issue({ name: 'doomed', scopes: [] });
+    const { key } = await createKeyAdmin(fresh).issue({ name: 'doomed', scopes: [] });
     await db.close();
     const error = await fresh.verify(key).then(
       () => undefined,

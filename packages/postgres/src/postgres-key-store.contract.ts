@@ -6,7 +6,7 @@
  * @module
  */
 import { inspect } from 'node:util';
-import { KeysetError, createKeyring, isKeysetError, toProblem } from '@keyset/core';
+import { KeysetError, createKeyAdmin, createKeyring, isKeysetError, toProblem } from '@keyset/core';
 import type { StoredSecret } from '@keyset/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
@@ -286,19 +286,20 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await migrate(client, { schema, tablePrefix });
         const store = createPostgresKeyStore({ client, schema, tablePrefix });
         const keyring = createKeyring({ store, prefix: 'acme_test', cache: false });
+        const admin = createKeyAdmin(keyring);
         try {
           const limits = [
             { name: 'day', limit: 2_147_483_647, windowSeconds: 86_400 },
             { name: 'year', limit: 2_147_483_647, windowSeconds: 31_622_400 },
           ];
-          const { key, record } = await keyring.issue({
+          const { key, record } = await admin.issue({
             name: `\u{1F511} ${'n'.repeat(197)}`,
             scopes: ['orders:read'],
             expiresAt: '9999-12-31T23:59:59.999Z',
             rateLimits: limits,
             quota: { remaining: 1e15, refill: { amount: 1e15, interval: 31_622_400 } },
           });
-          const read = await keyring.get(record.id);
+          const read = await admin.get(record.id);
           expect(read.expiresAt?.toISOString()).toBe('9999-12-31T23:59:59.999Z');
           expect(read.name).toBe(record.name);
           expect(read.rateLimits).toEqual(limits);
@@ -312,12 +313,12 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
             [{ rateLimit: { limit: 2_147_483_648, windowSeconds: 86_400 } }, 'rateLimit.limit'],
           ];
           for (const [input, field] of refused) {
-            const error = await rejection(keyring.issue({ name: 'n', scopes: [], ...input }));
+            const error = await rejection(admin.issue({ name: 'n', scopes: [], ...input }));
             expect([isKeysetError(error) && error.code, isKeysetError(error) && error.extensions.field]).toEqual(['invalid_request', field]);
           }
-          const error = await rejection(keyring.updateLimits(record.id, { rateLimit: { limit: 3e9, windowSeconds: 86_400 } }));
+          const error = await rejection(admin.updateLimits(record.id, { rateLimit: { limit: 3e9, windowSeconds: 86_400 } }));
           expect(isKeysetError(error) && error.extensions.field).toBe('rateLimit.limit');
-          expect((await keyring.list({ mode: 'offset', limit: 10 })).total).toBe(1);
+          expect((await admin.list({ mode: 'offset', limit: 10 })).total).toBe(1);
         } finally {
           await keyring.close();
         }

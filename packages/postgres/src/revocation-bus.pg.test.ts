@@ -4,7 +4,7 @@
  * that never answers costs at most `ackTimeoutMs` plus a warning. Propagation is measured
  * and printed, never asserted against a wall-clock budget.
  */
-import { createKeyring, isKeysetError } from '@keyset/core';
+import { createKeyAdmin, createKeyring, isKeysetError } from '@keyset/core';
 import type { Keyring } from '@keyset/core';
 import type { RevocationEvent } from '@keyset/core/adapter';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
@@ -75,11 +75,11 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     cleanup.push(() => control.close());
     const samples: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const { key, record } = await a.keyring.issue({ name: `svc ${i}`, scopes: [] });
+      const { key, record } = await createKeyAdmin(a.keyring).issue({ name: `svc ${i}`, scopes: [] });
       expect(await reason(b.keyring.verify(key))).toBe('accepted'); // cached on B now
       expect(await reason(control.verify(key))).toBe('accepted');
       const started = performance.now();
-      await a.keyring.revoke(record.id);
+      await createKeyAdmin(a.keyring).revoke(record.id);
       samples.push(performance.now() - started);
       expect(await reason(b.keyring.verify(key))).toBe('revoked');
       expect(await reason(control.verify(key))).toBe('accepted'); // stale without a bus
@@ -93,6 +93,7 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     const ch = channel();
     const messages: string[] = [];
     const keyring = createKeyring({ store: createPostgresKeyStore({ client: pool, schema }), prefix: 'acme_test', lastUsed: false });
+    const admin = createKeyAdmin(keyring);
     let flushes = 0;
     let onFlush: (() => void) | undefined;
     const observed = {
@@ -114,10 +115,10 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
       await keyring.close();
       await elsewhere.close();
     });
-    const { key, record } = await keyring.issue({ name: 'cached', scopes: [] });
+    const { key, record } = await admin.issue({ name: 'cached', scopes: [] });
     expect(await reason(keyring.verify(key))).toBe('accepted'); // cached for 30 s
     // Revoked by an instance whose event this one never hears (its session was down at that moment).
-    await elsewhere.revoke(record.id);
+    await createKeyAdmin(elsewhere).revoke(record.id);
     expect(await reason(keyring.verify(key))).toBe('accepted'); // the stale cache, before the session is lost
     const listeningAgain = new Promise<void>((resolve) => {
       onFlush = () => flushes >= 2 && resolve();
@@ -129,9 +130,9 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     expect(messages).toEqual([expect.stringContaining('lost its listening connection: dropped cached keys'), expect.stringContaining('listens again')]);
     // The new session listens and is counted: another instance's revocation reaches this one before revoke() resolves.
     const other = await instance(ch);
-    const { key: second, record: secondRecord } = await keyring.issue({ name: 'second', scopes: [] });
+    const { key: second, record: secondRecord } = await admin.issue({ name: 'second', scopes: [] });
     expect(await reason(keyring.verify(second))).toBe('accepted');
-    await other.keyring.revoke(secondRecord.id);
+    await createKeyAdmin(other.keyring).revoke(secondRecord.id);
     expect(await reason(keyring.verify(second))).toBe('revoked');
   });
 
@@ -139,11 +140,11 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     const ch = channel();
     const a = await instance(ch);
     const b = await instance(ch);
-    const { key, record } = await a.keyring.issue({ name: 'svc', scopes: [] });
+    const { key, record } = await createKeyAdmin(a.keyring).issue({ name: 'svc', scopes: [] });
     expect((await b.keyring.verify(key)).ipAllowlist).toBeNull();
-    await a.keyring.update(record.id, { ipAllowlist: ['203.0.113.0/24'] });
+    await createKeyAdmin(a.keyring).update(record.id, { ipAllowlist: ['203.0.113.0/24'] });
     expect((await b.keyring.verify(key)).ipAllowlist).toEqual(['203.0.113.0/24']);
-    await a.keyring.rotate(record.id, { overlapSeconds: 0 });
+    await createKeyAdmin(a.keyring).rotate(record.id, { overlapSeconds: 0 });
     expect(await reason(b.keyring.verify(key))).toBe('expired');
   });
 
@@ -151,6 +152,7 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     const ch = channel();
     const warnings: Record<string, unknown>[] = [];
     const keyring = createKeyring({ store: createPostgresKeyStore({ client: pool, schema }), prefix: 'acme_test', lastUsed: false });
+    const admin = createKeyAdmin(keyring);
     const bus = createPostgresRevocationBus({ client: pool, listener: await connectListener(), keyring, channel: ch, ackTimeoutMs: 150, logger: { warn: (f) => void warnings.push(f) } });
     await bus.ready;
     cleanup.push(async () => {
@@ -161,15 +163,15 @@ describe.skipIf(url === undefined)('createPostgresRevocationBus (real PostgreSQL
     const mute = await connectListener();
     await mute.query(`SELECT set_config('application_name', $1, false)`, [`keyset-bus:${ch}`]);
     await mute.query(`LISTEN "${ch}"`);
-    const { record } = await keyring.issue({ name: 'svc', scopes: [] });
-    await keyring.revoke(record.id);
+    const { record } = await admin.issue({ name: 'svc', scopes: [] });
+    await admin.revoke(record.id);
     expect(warnings).toEqual([{ type: 'revoked', id: record.id, instances: 1, unacknowledged: 1 }]);
   });
 
   it('ignores junk on the channel and honours a well-formed event from another instance', async () => {
     const ch = channel();
     const { keyring } = await instance(ch);
-    const { key, record } = await keyring.issue({ name: 'svc', scopes: [] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'svc', scopes: [] });
     expect(await reason(keyring.verify(key))).toBe('accepted');
     // Revoke in the table behind the keyring's back: only an eviction makes it visible.
     await pool.query(`UPDATE "${schema}".keyset_identities SET revoked_at = now() WHERE id = $1`, [record.id]);

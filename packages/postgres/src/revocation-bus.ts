@@ -121,7 +121,7 @@ const consoleLogger: RevocationBusLogger = {
  * await listener.connect();
  * const bus = createPostgresRevocationBus({ client: pool, listener, keyring });
  * await bus.ready;
- * await keyring.revoke(id); // resolves once every other instance confirmed its eviction
+ * await createKeyAdmin(keyring).revoke(id); // resolves once every other instance confirmed its eviction
  * ```
  */
 export function createPostgresRevocationBus(options: PostgresRevocationBusOptions): PostgresRevocationBus {

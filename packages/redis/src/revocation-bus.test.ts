@@ -1,4 +1,4 @@
-import { ConfigError, createKeyring, createMemoryKeyStore, isKeysetError, type Keyring, type KeyStore } from '@keyset/core';
+import { ConfigError, createKeyAdmin, createKeyring, createMemoryKeyStore, isKeysetError, type Keyring, type KeyStore } from '@keyset/core';
 import { redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -69,12 +69,12 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     const samples: number[] = [];
     let beforeReturn = 0;
     for (let round = 0; round < 20; round++) {
-      const { key, record } = await a.keyring.issue({ name: `round ${round}`, scopes: ['orders:read'] });
+      const { key, record } = await createKeyAdmin(a.keyring).issue({ name: `round ${round}`, scopes: ['orders:read'] });
       // Both B and a keyring without a bus now hold the key in their verification cache.
       expect((await b.keyring.verify(key)).id).toBe(record.id);
       expect((await withoutBus.verify(key)).id).toBe(record.id);
       const started = performance.now();
-      await a.keyring.revoke(record.id);
+      await createKeyAdmin(a.keyring).revoke(record.id);
       const revokeReturned = performance.now();
       const deadline = started + 1000;
       while (!b.observed.invalidations.some((i) => i.id === record.id) && performance.now() < deadline) await sleep(1);
@@ -102,6 +102,7 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
   it('waits at most ackTimeoutMs for a subscriber that never confirms, then warns', async () => {
     const warnings: Record<string, unknown>[] = [];
     const keyring = createKeyring({ store, prefix: 'test', lastUsed: false });
+    const admin = createKeyAdmin(keyring);
     const publisher = await connect(url as string);
     const subscriber = await connect(url as string);
     const silent = await connect(url as string); // subscribed, but no bus behind it: never acknowledges
@@ -118,9 +119,9 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     });
     buses.push(bus);
     await bus.ready;
-    const { record } = await keyring.issue({ name: 'slow fleet', scopes: ['orders:read'] });
+    const { record } = await admin.issue({ name: 'slow fleet', scopes: ['orders:read'] });
     const started = performance.now();
-    await keyring.revoke(record.id);
+    await admin.revoke(record.id);
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(140);
     expect(waited).toBeLessThan(1000);
@@ -181,6 +182,7 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
   it('drops every cached key when its subscriber connection drops and again once it listens anew (missed messages)', async () => {
     const warnings: string[] = [];
     const keyring = createKeyring({ store, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
+    const admin = createKeyAdmin(keyring);
     let flushes = 0;
     let onFlush: (() => void) | undefined;
     const observed: RevocableKeyring = {
@@ -199,11 +201,11 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     const bus = createRevocationBus({ publisher, subscriber, keyring: observed, channel, logger: { warn: (_details, message) => warnings.push(message) } });
     buses.push(bus);
     await bus.ready;
-    const { key, record } = await keyring.issue({ name: 'cached', scopes: [] });
+    const { key, record } = await admin.issue({ name: 'cached', scopes: [] });
     await keyring.verify(key); // cached on this instance for 60 s
     // Revoked elsewhere while this instance's message never arrives (it was disconnected at that moment).
     const elsewhere = createKeyring({ store, prefix: 'test', lastUsed: false });
-    await elsewhere.revoke(record.id);
+    await createKeyAdmin(elsewhere).revoke(record.id);
     await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id }); // the stale cache, before the drop
     const listeningAgain = new Promise<void>((resolve) => {
       onFlush = () => flushes >= 2 && resolve();
@@ -214,17 +216,17 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     expect(warnings).toEqual([expect.stringContaining('lost its subscriber connection'), expect.stringContaining('listens again')]);
     // And it listens again: a revocation published now reaches it.
     const other = await instance();
-    const { key: second, record: secondRecord } = await keyring.issue({ name: 'second', scopes: [] });
+    const { key: second, record: secondRecord } = await admin.issue({ name: 'second', scopes: [] });
     await keyring.verify(second);
-    await other.keyring.revoke(secondRecord.id);
+    await createKeyAdmin(other.keyring).revoke(secondRecord.id);
     await expect(keyring.verify(second)).rejects.toMatchObject({ code: 'invalid_api_key', reason: 'revoked' });
   });
 
   it('carries rotations too', async () => {
     const a = await instance();
     const b = await instance();
-    const { record } = await a.keyring.issue({ name: 'rotating', scopes: ['orders:read'] });
-    await a.keyring.rotate(record.id, { overlapSeconds: 0 });
+    const { record } = await createKeyAdmin(a.keyring).issue({ name: 'rotating', scopes: ['orders:read'] });
+    await createKeyAdmin(a.keyring).rotate(record.id, { overlapSeconds: 0 });
     await sleep(50);
     expect(b.observed.invalidations.map((i) => i.id)).toEqual([record.id]);
   });
@@ -254,8 +256,8 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
   it('publishes on demand with publishOnChange: false, and stops on close()', async () => {
     const a = await instance({ publishOnChange: false });
     const b = await instance();
-    const { record } = await a.keyring.issue({ name: 'manual', scopes: ['orders:read'] });
-    await a.keyring.revoke(record.id);
+    const { record } = await createKeyAdmin(a.keyring).issue({ name: 'manual', scopes: ['orders:read'] });
+    await createKeyAdmin(a.keyring).revoke(record.id);
     await sleep(50);
     expect(b.observed.invalidations).toEqual([]);
     await a.bus.publish({ type: 'revoked', id: record.id });
@@ -271,6 +273,7 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
   it('lets revoke() succeed and logs when the PUBLISH fails', async () => {
     const warnings: string[] = [];
     const keyring = createKeyring({ store, prefix: 'test', lastUsed: false });
+    const admin = createKeyAdmin(keyring);
     const publisher = await connect(url as string);
     const subscriber = await connect(url as string);
     connections.push(publisher, subscriber);
@@ -284,8 +287,8 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     buses.push(bus);
     await bus.ready;
     publisher.disconnect(); // enableOfflineQueue: false → PUBLISH fails at once
-    const { record } = await keyring.issue({ name: 'lonely', scopes: ['orders:read'] });
-    await keyring.revoke(record.id);
+    const { record } = await admin.issue({ name: 'lonely', scopes: ['orders:read'] });
+    await admin.revoke(record.id);
     expect(warnings).toEqual(['could not publish a keyring change; other instances keep their cache until its TTL']);
   });
 

@@ -133,7 +133,7 @@ const consoleLogger: RevocationBusLogger = {
  * ```ts
  * const bus = createRevocationBus({ publisher: redis, subscriber: redis.duplicate(), keyring });
  * await bus.ready;
- * await keyring.revoke(id); // resolves once every other instance confirmed its eviction
+ * await createKeyAdmin(keyring).revoke(id); // resolves once every other instance confirmed its eviction
  * ```
  */
 export function createRevocationBus(options: RevocationBusOptions): RevocationBus {

@@ -4,17 +4,18 @@
  * and the key string itself is in the response to issue and rotate only.
  * @module
  */
-import type {
-  IssueKeyInput,
-  KeyMetadata,
-  Keyring,
-  KeyRecord,
-  PagePlan,
-  QuotaInput,
-  RateLimiterWithState,
-  RotateKeyOptions,
-  UpdateKeyInput,
-  UpdateLimitsInput,
+import {
+  createKeyAdmin,
+  type IssueKeyInput,
+  type KeyMetadata,
+  type Keyring,
+  type KeyRecord,
+  type PagePlan,
+  type QuotaInput,
+  type RateLimiterWithState,
+  type RotateKeyOptions,
+  type UpdateKeyInput,
+  type UpdateLimitsInput,
 } from '@keyset/core';
 import type { KnownOptions } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
@@ -166,9 +167,10 @@ export function parseLimitsBody(body: Record<string, unknown>): { rateLimit?: un
   return body as ReturnType<typeof parseLimitsBody>;
 }
 
-/** The admin handlers over `keyring`. Bodies arrive parsed (see `parseJsonObject`). */
+/** The admin handlers over `keyring` (through `createKeyAdmin`). Bodies arrive parsed (see `parseJsonObject`). */
 export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<RateLimiterWithState, 'readQuota'>; now?: () => Date }) {
   const { keyring, limiter, now = () => new Date() } = deps;
+  const admin = createKeyAdmin(keyring);
 
   /** The record with its quota's live count, read from the quota store (spends nothing). */
   async function withLiveQuota(record: KeyRecord): Promise<Record<string, unknown>> {
@@ -185,16 +187,16 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
     withLiveQuota,
     async issue(body: Record<string, unknown>): Promise<AppResponse> {
       const input = parseIssueBody(body, now());
-      const { key, record } = await keyring.issue(input);
+      const { key, record } = await admin.issue(input);
       return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
     /** The list shows each quota as last set (`remaining` at `setAt`); `GET /api/keys/{id}` shows the live count. */
     async list(plan: PagePlan): Promise<{ rows: KeyRecord[]; total?: number }> {
-      const { records, total } = await keyring.list(plan);
+      const { records, total } = await admin.list(plan);
       return total === undefined ? { rows: records } : { rows: records, total };
     },
     async get(id: string): Promise<AppResponse> {
-      return { status: 200, body: await withLiveQuota(await keyring.get(id)) };
+      return { status: 200, body: await withLiveQuota(await admin.get(id)) };
     },
     /** `PATCH /api/keys/{id}/limits`: set rate limits, `remaining` and/or the refill. */
     async updateLimits(id: string, body: Record<string, unknown>): Promise<AppResponse> {
@@ -206,24 +208,24 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
         if (remaining === undefined) {
           // Only the refill changes: keep the live count (read now; a spend racing this
           // update may be counted twice, never given back).
-          const current = await keyring.get(id);
+          const current = await admin.get(id);
           if (current.quota === null) throw invalid('quota.remaining', 'This key has no quota yet: send `quota.remaining` too.');
           remaining = limiter === undefined ? current.quota.remaining : (await limiter.readQuota(id, current.quota)).remaining;
         }
         input.quota = { remaining: remaining as number, ...(quota.refill === undefined ? {} : { refill: quota.refill as NonNullable<QuotaInput['refill']> | null }) };
       }
-      return { status: 200, body: await withLiveQuota(await keyring.updateLimits(id, input)) };
+      return { status: 200, body: await withLiveQuota(await admin.updateLimits(id, input)) };
     },
     async rotate(id: string, body: Record<string, unknown>): Promise<AppResponse> {
       const { overlapSeconds } = parseRotateBody(body);
-      const { key, record } = await keyring.rotate(id, { overlapSeconds });
+      const { key, record } = await admin.rotate(id, { overlapSeconds });
       return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
     async update(id: string, body: Record<string, unknown>): Promise<AppResponse> {
-      return { status: 200, body: await keyring.update(id, parseUpdateBody(body)) };
+      return { status: 200, body: await admin.update(id, parseUpdateBody(body)) };
     },
     async revoke(id: string): Promise<AppResponse> {
-      await keyring.revoke(id);
+      await admin.revoke(id);
       return { status: 204 };
     },
   });

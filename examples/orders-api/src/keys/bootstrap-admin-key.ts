@@ -4,7 +4,7 @@
  * (mode 0600) and logs only its last 4 characters.
  * @module
  */
-import { redactKey, type Keyring, type KeyStore } from '@keyset/core';
+import { createKeyAdmin, redactKey, type Keyring, type KeyStore } from '@keyset/core';
 import type { Database } from '../db/database.ts';
 import { dataPaths, writeSecretFile } from '../data-dir.ts';
 import type { Logger } from '../logger.ts';
@@ -24,16 +24,17 @@ export async function bootstrapAdminKey(deps: {
   logger: Logger;
 }): Promise<string | undefined> {
   const { db, store, keyring, dataDir, logger } = deps;
+  const admin = createKeyAdmin(keyring);
   return db.exclusive(async () => {
     const { keys } = await store.listIdentities({ take: 1 });
     if (keys.length > 0) return undefined;
-    const { key, record } = await keyring.issue({ name: ADMIN_KEY_NAME, scopes: ['keys:admin'] });
+    const { key, record } = await admin.issue({ name: ADMIN_KEY_NAME, scopes: ['keys:admin'] });
     const file = dataPaths(dataDir).adminKey;
     try {
       writeSecretFile(file, `${key}\n`);
     } catch (error) {
       // A key nobody can read is a liability: take it back before failing.
-      await keyring.revoke(record.id).catch(() => undefined);
+      await admin.revoke(record.id).catch(() => undefined);
       throw new Error(`could not write the admin key to ${file}: ${(error as Error).message}`, { cause: error });
     }
     logger.warn(

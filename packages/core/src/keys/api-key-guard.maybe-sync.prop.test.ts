@@ -17,6 +17,7 @@ import { createApiKeyGuard, type ApiKeyGuardRequest, type ApiKeyGuardResult } fr
 import { generateKey } from './key-format.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const PREFIX = 'acme_live';
@@ -48,10 +49,10 @@ async function world() {
   const keys = createMemoryKeyStore();
   const quiet = { warn() {}, error() {} };
   const issuer = createKeyring({ store: keys, prefix: PREFIX, clock, lastUsed: false, logger: quiet });
-  const reader = await issuer.issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 3, windowSeconds: 60 } });
-  const writer = await issuer.issue({ name: 'writer', scopes: ['orders:write'] });
-  const revoked = await issuer.issue({ name: 'revoked', scopes: ['orders:read'] });
-  await issuer.revoke(revoked.record.id);
+  const reader = await createKeyAdmin(issuer).issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 3, windowSeconds: 60 } });
+  const writer = await createKeyAdmin(issuer).issue({ name: 'writer', scopes: ['orders:write'] });
+  const revoked = await createKeyAdmin(issuer).issue({ name: 'revoked', scopes: ['orders:read'] });
+  await createKeyAdmin(issuer).revoke(revoked.record.id);
   const texts = [reader.key, writer.key, revoked.key, generateKey(PREFIX), `${reader.key.slice(0, -1)}x`, 'not-a-key'];
 
   // Synchronous: memory stores, the default key cache.

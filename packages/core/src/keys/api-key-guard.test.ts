@@ -10,6 +10,7 @@ import type { RateLimitStore } from '../rate-limit/types.ts';
 import { createApiKeyGuard, guardReadsForwardedFor } from './api-key-guard.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const PREFIX = 'acme_live';
@@ -36,7 +37,7 @@ async function setup() {
   const keyring = createKeyring({ store, prefix: PREFIX, clock: () => now, lastUsed: false });
   const limiter = createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 60 }, clock: () => now, logger: { warn() {} } });
   const guard = createApiKeyGuard({ keyring, limiter, realm: 'orders' });
-  const reader = await keyring.issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 2, windowSeconds: 60 } });
+  const reader = await createKeyAdmin(keyring).issue({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 2, windowSeconds: 60 } });
   const lookups = () => calls.filter((c) => c === 'findByDigest').length;
   return { keyring, guard, reader, lookups, setDown, advance: (ms: number) => (now += ms) };
 }
@@ -102,10 +103,11 @@ describe('createApiKeyGuard: DESIGN §5 rows', () => {
 
   it('401 invalid_api_key for unknown, expired and revoked keys; the reason is not in the body', async () => {
     const { guard, keyring, advance } = await setup();
-    const stranger = await createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false }).issue({ name: 'x', scopes: [] });
-    const expiring = await keyring.issue({ name: 'e', scopes: ['orders:read'], expiresAt: new Date(T0 + 1000) });
-    const revoked = await keyring.issue({ name: 'r', scopes: ['orders:read'] });
-    await keyring.revoke(revoked.record.id);
+    const admin = createKeyAdmin(keyring);
+    const stranger = await createKeyAdmin(createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false })).issue({ name: 'x', scopes: [] });
+    const expiring = await admin.issue({ name: 'e', scopes: ['orders:read'], expiresAt: new Date(T0 + 1000) });
+    const revoked = await admin.issue({ name: 'r', scopes: ['orders:read'] });
+    await admin.revoke(revoked.record.id);
     advance(1000);
     const reasons: unknown[] = [];
     for (const key of [stranger.key, expiring.key, revoked.key]) {
@@ -159,7 +161,7 @@ describe('createApiKeyGuard: DESIGN §5 rows', () => {
 
   it('429 rate_limited from the identity policy, shared by both secrets of a rotation', async () => {
     const { guard, keyring, reader } = await setup();
-    const rotated = await keyring.rotate(reader.record.id, { overlapSeconds: 3600 });
+    const rotated = await createKeyAdmin(keyring).rotate(reader.record.id, { overlapSeconds: 3600 });
     await guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ });
     await guard.check({ authorization: `ApiKey ${rotated.key}`, url: URL_ });
     const p = await problemOf(guard.check({ authorization: `ApiKey ${rotated.key}`, url: URL_ }));
@@ -191,7 +193,7 @@ describe('createApiKeyGuard: DESIGN §5 rows', () => {
   it('without a limiter, passes with no headers; keys without their own limit use the default', async () => {
     const { keyring, reader } = await setup();
     await expect(createApiKeyGuard({ keyring }).check({ authorization: `ApiKey ${reader.key}`, url: URL_ })).resolves.toMatchObject({ headers: {} });
-    const plain = await keyring.issue({ name: 'p', scopes: [] });
+    const plain = await createKeyAdmin(keyring).issue({ name: 'p', scopes: [] });
     const limiter = createRateLimiter({ store: createMemoryRateLimitStore(), defaultPolicy: { limit: 7, windowSeconds: 60 }, logger: { warn() {} } });
     const { headers } = await createApiKeyGuard({ keyring, limiter }).check({ authorization: `ApiKey ${plain.key}`, url: URL_ });
     expect(headers['ratelimit-policy']).toMatch(/q=7/);
@@ -219,7 +221,7 @@ describe('guardReadsForwardedFor', () => {
   });
 
   it('matches what the guard does: without trustProxy, X-Forwarded-For never changes the client address', async () => {
-    const { key } = await keyring.issue({ name: 'any', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'any', scopes: [] });
     const guard = createApiKeyGuard({ keyring });
     const base = { authorization: `ApiKey ${key}`, url: URL_, remoteAddress: '192.0.2.1' };
     const plain = await guard.check({ ...base, forwardedFor: undefined });

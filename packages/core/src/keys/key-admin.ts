@@ -1,17 +1,19 @@
 /**
- * The keyring's administration: issue, get, list, rotate and revoke (DESIGN §3). Every
- * input is validated before the store is asked; a revocation or rotation evicts the
- * identity's cached results here and tells the change listeners before it resolves.
+ * The keyring's administration: issue, get, list, rotate, revoke and update keys (DESIGN
+ * §3), as `createKeyAdmin(keyring)`. It works on the keyring's own store, caches and change
+ * listeners, so every input is validated before the store is asked, and a revocation,
+ * rotation or update evicts the identity's cached results here and tells the change
+ * listeners (a revocation bus) before it resolves. A module of its own so that a service
+ * that only verifies keys (an edge handler) does not bundle it.
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { toHex } from '../internal/hex.ts';
-import type { BestEffortLog } from './internal/best-effort-log.ts';
+import { keyringParts } from './internal/keyring-parts.ts';
 import { time } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { issuedKey, type IssuedKey } from './issued-key.ts';
-import type { KeyChangeEmitter } from './key-change-emitter.ts';
 import { generateKey } from './key-format.ts';
 import {
   toListQuery,
@@ -27,9 +29,7 @@ import {
 } from './key-input.ts';
 import { toKeyRecord, type KeyRecord } from './key-record.ts';
 import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
-import type { KeyVerifier } from './key-verifier.ts';
-import type { ResolvedKeyringOptions } from './keyring-options.ts';
-import type { LastUsedWriter } from './last-used-writer.ts';
+import type { Keyring } from './keyring.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 /** One page of `Keyring.list`. */
@@ -46,23 +46,37 @@ export interface KeyListResult {
   total?: number;
 }
 
-/** What the admin operations need from the keyring. */
-export interface KeyAdminOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'clock' | 'crypto'> {
-  readonly log: BestEffortLog;
-  /** Holds uses not yet written, so records are never behind; `undefined` records none. */
-  readonly writer: LastUsedWriter | undefined;
-  readonly verifier: KeyVerifier;
-  readonly changes: KeyChangeEmitter;
-}
-
-/** The keyring's admin methods; see `Keyring`. Internal: not exported from the package. */
+/**
+ * A keyring's administration. All methods reject with `KeysetError`s (`not_found` for an
+ * unknown id, `invalid_request` for bad input, `unavailable` when the store fails).
+ */
 export interface KeyAdmin {
+  /** Issues a key: the key text (shown this once) and its record. */
   issue(input: IssueKeyInput): Promise<IssuedKey>;
+  /** The record of identity `id`; `not_found` when unknown. */
   get(id: string): Promise<KeyRecord>;
+  /** One page of records, never a secret (`Paginator.page()` takes the result as it is). */
   list(plan: KeyListPlan): Promise<KeyListResult>;
+  /**
+   * Adds a new secret. The current one keeps verifying for `overlapSeconds` (never past its
+   * own expiry); any older secret still inside an earlier overlap ends at once, so at most
+   * two keys verify. `not_found` when unknown.
+   */
   rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
+  /** Ends every secret of `id` now. `not_found` when unknown; revoking twice is fine. */
   revoke(id: string): Promise<void>;
+  /**
+   * Replaces the metadata and/or IP allowlist of `id` (revoked or not), evicts its cached
+   * results and tells the change listeners (a revocation bus carries it to every instance)
+   * before it resolves. `not_found` when unknown.
+   */
   update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
+  /**
+   * Replaces the rate limits and/or the quota of `id` (a field left out is kept, `null`
+   * removes it) and evicts its cached results here and, through `onChange`, on other
+   * instances. Setting `quota` restarts its count at `quota.remaining`. `not_found` when
+   * unknown; `invalid_request` for bad input.
+   */
   updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
 }
 
@@ -72,9 +86,26 @@ function notFound(): KeysetError {
   return new KeysetError('not_found', { detail: 'No API key with this id.' });
 }
 
-/** Creates the admin operations over the keyring's store, verifier and listeners. */
-export function createKeyAdmin(options: KeyAdminOptions): KeyAdmin {
-  const { store, environments, rawDigest, clock, crypto, log, writer, verifier, changes } = options;
+/**
+ * The administration of `keyring` (made by `createKeyring`): issue, get, list, rotate,
+ * revoke and update its keys, over the keyring's own store, caches and change listeners.
+ * Call it once where keys are managed (admin routes, a CLI); a service that only verifies
+ * keys does not need it, nor bundle its code. Throws `ConfigError` for anything but a
+ * keyring from `createKeyring`.
+ *
+ * @example
+ * ```ts
+ * const keyring = createKeyring({ store, prefix: 'acme_live' });
+ * const admin = createKeyAdmin(keyring);
+ * const { key, record } = await admin.issue({ name: 'billing service', scopes: ['orders:read'] });
+ * await admin.rotate(record.id, { overlapSeconds: 3600 });
+ * ```
+ */
+export function createKeyAdmin(keyring: Keyring): KeyAdmin {
+  const parts = keyringParts(keyring);
+  if (parts === undefined) throw new ConfigError('createKeyAdmin needs a keyring made by createKeyring');
+  const { config, log, writer, verifier, changes } = parts;
+  const { store, environments, rawDigest, clock, crypto } = config;
 
   async function newSecret(now: number, prefix: string): Promise<{ key: string; secret: StoredSecret }> {
     const key = generateKey(prefix, { crypto });

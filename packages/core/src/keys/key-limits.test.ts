@@ -9,6 +9,7 @@ import type { DecisionEvent } from '../rate-limit/decision-event.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createApiKeyGuard } from './api-key-guard.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const T0 = Date.UTC(2026, 0, 31, 23, 0, 0);
@@ -42,7 +43,7 @@ const auth = (key: string) => ({ authorization: `ApiKey ${key}`, url: '/api/orde
 describe('keys with several rate limits and a quota', () => {
   it('issues them, shows them on the record and the verified key, and the guard enforces all of them', async () => {
     const { keyring, guard } = setup();
-    const { key, record } = await keyring.issue({
+    const { key, record } = await createKeyAdmin(keyring).issue({
       name: 'svc',
       scopes: ['orders:read'],
       rateLimits: [
@@ -67,7 +68,7 @@ describe('keys with several rate limits and a quota', () => {
 
   it('quota: spends the route cost, 429 quota_exhausted with Retry-After at 00:00 UTC on the 1st, refilled after', async () => {
     const { keyring, guard, advance, events } = setup();
-    const { key, record } = await keyring.issue({ name: 'svc', scopes: [], quota: { remaining: 5, refill: { amount: 50, interval: 'monthly' } } });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'svc', scopes: [], quota: { remaining: 5, refill: { amount: 50, interval: 'monthly' } } });
     await guard.check(auth(key), { cost: 4, route: 'POST /api/reports' });
     const exhausted = await refusal(guard.check(auth(key), { cost: 2, route: 'POST /api/reports' }));
     expect([exhausted.status, exhausted.code]).toEqual([429, 'quota_exhausted']);
@@ -83,25 +84,27 @@ describe('keys with several rate limits and a quota', () => {
 
   it('updateLimits sets remaining (the count restarts) and the refill, evicting cached keys at once', async () => {
     const { keyring, guard, limiter, clock } = setup();
-    const { key, record } = await keyring.issue({ name: 'svc', scopes: [], quota: { remaining: 1 } });
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'svc', scopes: [], quota: { remaining: 1 } });
     await guard.check(auth(key));
     expect((await refusal(guard.check(auth(key)))).code).toBe('quota_exhausted');
-    const updated = await keyring.updateLimits(record.id, { quota: { remaining: 2, refill: { amount: 7, interval: 3600 } } });
+    const updated = await admin.updateLimits(record.id, { quota: { remaining: 2, refill: { amount: 7, interval: 3600 } } });
     expect(updated.quota).toMatchObject({ remaining: 2, refill: { amount: 7, interval: 3600 } });
     // The cached verified key carried the old quota: it was evicted, the new one applies now.
     await guard.check(auth(key));
     expect((await limiter.readQuota(record.id, updated.quota!)).remaining).toBe(1);
     // Left out, `refill` is kept; `rateLimits` replaces the default.
-    const again = await keyring.updateLimits(record.id, { quota: { remaining: 9 }, rateLimits: [{ name: 'minute', limit: 1, windowSeconds: 60 }] });
+    const again = await admin.updateLimits(record.id, { quota: { remaining: 9 }, rateLimits: [{ name: 'minute', limit: 1, windowSeconds: 60 }] });
     // Two updates in one millisecond still get increasing generations.
     expect(again.quota).toEqual({ remaining: 9, refill: { amount: 7, interval: 3600 }, setAt: new Date(clock() + 2) });
     expect((await guard.check(auth(key))).headers['ratelimit-policy']).toBe('"minute";q=1;w=60');
-    const cleared = await keyring.updateLimits(record.id, { quota: null, rateLimits: null });
+    const cleared = await admin.updateLimits(record.id, { quota: null, rateLimits: null });
     expect([cleared.quota, cleared.rateLimits, cleared.rateLimit]).toEqual([null, null, null]);
   });
 
   it('refuses bad limits and quotas with invalid_request naming the field, and unknown ids with not_found', async () => {
     const { keyring } = setup();
+    const admin = createKeyAdmin(keyring);
     const cases: [unknown, string][] = [
       [{ rateLimits: [] }, 'rateLimits'],
       [{ rateLimits: [{ limit: 1, windowSeconds: 1 }, { limit: 2, windowSeconds: 2 }] }, 'rateLimits[1].name'],
@@ -114,20 +117,21 @@ describe('keys with several rate limits and a quota', () => {
       [{ quota: 'lots' }, 'quota'],
     ];
     for (const [input, field] of cases) {
-      const error = await refusal(keyring.issue({ name: 'x', scopes: [], ...(input as object) }));
+      const error = await refusal(admin.issue({ name: 'x', scopes: [], ...(input as object) }));
       expect([error.code, error.extensions.field]).toEqual(['invalid_request', field]);
     }
-    const { record } = await keyring.issue({ name: 'x', scopes: [] });
-    expect((await refusal(keyring.updateLimits(record.id, { quota: { remaining: -5 } }))).extensions.field).toBe('quota.remaining');
-    expect((await refusal(keyring.updateLimits('key_0000000000000000000000', { quota: null }))).code).toBe('not_found');
+    const { record } = await admin.issue({ name: 'x', scopes: [] });
+    expect((await refusal(admin.updateLimits(record.id, { quota: { remaining: -5 } }))).extensions.field).toBe('quota.remaining');
+    expect((await refusal(admin.updateLimits('key_0000000000000000000000', { quota: null }))).code).toBe('not_found');
   });
 
   it('tells onChange listeners (a revocation bus) about an update', async () => {
     const { keyring } = setup();
+    const admin = createKeyAdmin(keyring);
     const seen: string[] = [];
     keyring.onChange((e) => void seen.push(e.type));
-    const { record } = await keyring.issue({ name: 'x', scopes: [] });
-    await keyring.updateLimits(record.id, { quota: { remaining: 1 } });
+    const { record } = await admin.issue({ name: 'x', scopes: [] });
+    await admin.updateLimits(record.id, { quota: { remaining: 1 } });
     expect(seen).toEqual(['updated']);
   });
 });

@@ -17,7 +17,7 @@ export type KeyListSort = readonly [
  * ```ts
  * const keysPaginator = createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, cursor: { secrets } });
  * const plan = await keysPaginator.plan(url.searchParams);
- * const { records, total } = await keyring.list(plan);
+ * const { records, total } = await createKeyAdmin(keyring).list(plan);
  * const page = await keysPaginator.page(plan, records, total === undefined ? { url } : { url, total });
  * ```
  */

@@ -3,6 +3,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 /**
@@ -28,7 +29,7 @@ describe('createKeyring at start-up', () => {
       const { crypto, open } = startupCrypto(base);
       const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_test', crypto });
       open();
-      const { key } = await keyring.issue({ name: 'n', scopes: [] });
+      const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
       const first = await keyring.authenticate({ authorization: `ApiKey ${key}` });
       const again = await keyring.authenticate({ authorization: `ApiKey ${key}` });
       expect(again.id).toBe(first.id);

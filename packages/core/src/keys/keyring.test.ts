@@ -9,6 +9,7 @@ import { keyListSort } from './key-list-sort.ts';
 import type { KeyRecord } from './key-record.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring, type KeyringOptions } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const PREFIX = 'acme_test';
@@ -78,7 +79,8 @@ describe('createKeyring options', () => {
 describe('issue and get', () => {
   it('issues a key of the prefix whose record holds no secret material', async () => {
     const { keyring, store } = setup();
-    const { key, record } = await keyring.issue({ name: 'billing', scopes: ['orders:read', 'orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 } });
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'billing', scopes: ['orders:read', 'orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 } });
     expect(key).toMatch(/^acme_test_[0-9A-Za-z]{38}$/);
     expect(record.id).toMatch(/^key_[0-9A-Za-z]{22}$/);
     expect(record).toMatchObject({ name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 }, environment: PREFIX, metadata: {}, ipAllowlist: null, createdAt: new Date(T0), lastUsedAt: null, expiresAt: null, revokedAt: null });
@@ -94,12 +96,12 @@ describe('issue and get', () => {
     const stored = await store.getIdentity(record.id);
     expect(stored?.secrets[0]?.digest).toBe(await digestKey(key));
     expect(JSON.stringify(stored)).not.toContain(key.slice(PREFIX.length + 1, PREFIX.length + 10));
-    expect(await keyring.get(record.id)).toEqual(record);
+    expect(await admin.get(record.id)).toEqual(record);
   });
 
   it('keeps data properties enumerable so `{ key, ...record }` serialises both', async () => {
     const { keyring } = setup();
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     const body = JSON.parse(JSON.stringify({ key, ...record }));
     expect(body.key).toBe(key);
     expect(body.id).toBe(record.id);
@@ -130,7 +132,7 @@ describe('issue and get', () => {
     ['rateLimits[1].limit', { name: 'n', scopes: [], rateLimits: [{ name: 'a', limit: 1, windowSeconds: 1 }, { name: 'b', limit: 3e9, windowSeconds: 86_400 }] }],
   ])('refuses a bad %s with invalid_request naming it', async (field, input) => {
     const { keyring, calls } = setup();
-    const err = await rejection(keyring.issue(input as never));
+    const err = await rejection(createKeyAdmin(keyring).issue(input as never));
     expect(err).toBeInstanceOf(KeysetError);
     expect(err.code).toBe('invalid_request');
     expect(err.extensions.field).toBe(field);
@@ -139,7 +141,7 @@ describe('issue and get', () => {
 
   it('accepts the largest values every store holds: the end of year 9999 UTC, 2^31 − 1 per window, astral names', async () => {
     const { keyring } = setup();
-    const { record } = await keyring.issue({
+    const { record } = await createKeyAdmin(keyring).issue({
       name: '\ud83d\udd11 billing',
       scopes: [],
       expiresAt: '9999-12-31T23:59:59.999Z',
@@ -151,16 +153,17 @@ describe('issue and get', () => {
 
   it('get: not_found for unknown and malformed ids (the latter without a store call)', async () => {
     const { keyring, calls } = setup();
-    expect((await rejection(keyring.get('key_0000000000000000000000'))).code).toBe('not_found');
+    const admin = createKeyAdmin(keyring);
+    expect((await rejection(admin.get('key_0000000000000000000000'))).code).toBe('not_found');
     expect(calls.getIdentity).toBe(1);
-    expect((await rejection(keyring.get("key_'; drop table"))).code).toBe('not_found');
+    expect((await rejection(admin.get("key_'; drop table"))).code).toBe('not_found');
     expect(calls.getIdentity).toBe(1);
   });
 
   it('maps a store failure to 503 unavailable with the store error as cause', async () => {
     const { keyring, failing, errors } = setup();
     failing.add('insertIdentity');
-    const err = await rejection(keyring.issue({ name: 'n', scopes: [] }));
+    const err = await rejection(createKeyAdmin(keyring).issue({ name: 'n', scopes: [] }));
     expect(err.code).toBe('unavailable');
     expect(err.status).toBe(503);
     expect((err.cause as Error).message).toMatch(/connection refused/);
@@ -171,7 +174,7 @@ describe('issue and get', () => {
 describe('verify', () => {
   it('accepts an issued key and returns a frozen, log-safe VerifiedKey', async () => {
     const { keyring } = setup();
-    const { key, record } = await keyring.issue({ name: 'svc', scopes: ['a'] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'svc', scopes: ['a'] });
     const verified = await keyring.verify(key);
     const expected = { id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, environment: PREFIX, metadata: {}, ipAllowlist: null, rateLimits: null, quota: null, last4: key.slice(-4) };
     expect(verified).toEqual(expected);
@@ -182,7 +185,7 @@ describe('verify', () => {
 
   it('refuses malformed and bad-checksum keys without touching the store', async () => {
     const { keyring, calls, warnings } = setup();
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     const typo = key.slice(0, 15) + (key[15] === 'a' ? 'b' : 'a') + key.slice(16);
     const malformed = await rejection(keyring.verify(`${key}x`));
     const checksum = await rejection(keyring.verify(typo));
@@ -200,7 +203,7 @@ describe('verify', () => {
     // the text); a miss must still be refused for its checksum, never sent to the store.
     for (const crypto of [undefined, webCrypto]) {
       const { keyring, calls, warnings } = setup(crypto === undefined ? {} : { crypto });
-      const { key } = await keyring.issue({ name: 'n', scopes: [] });
+      const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
       await keyring.verify(key);
       const typo = key.slice(0, 15) + (key[15] === 'a' ? 'b' : 'a') + key.slice(16);
       for (let i = 0; i < 2; i++) {
@@ -217,7 +220,7 @@ describe('verify', () => {
   it('refuses an unknown key, and remembers it for negativeTtlMs only', async () => {
     const { keyring, calls, clock } = setup();
     const { keyring: other } = setup();
-    const { key } = await other.issue({ name: 'elsewhere', scopes: [] });
+    const { key } = await createKeyAdmin(other).issue({ name: 'elsewhere', scopes: [] });
     expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
     expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
     expect(calls.findByDigest).toBe(1);
@@ -228,7 +231,7 @@ describe('verify', () => {
 
   it('serves valid keys from the cache for ttlMs, then asks the store again', async () => {
     const { keyring, calls, clock } = setup();
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     for (let i = 0; i < 50; i++) await keyring.verify(key);
     expect(calls.findByDigest).toBe(1);
     clock.advance(29_999);
@@ -241,7 +244,7 @@ describe('verify', () => {
 
   it('asks the store every time with cache: false', async () => {
     const { keyring, calls } = setup({ cache: false });
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await keyring.verify(key);
     await keyring.verify(key);
     expect(calls.findByDigest).toBe(2);
@@ -249,11 +252,11 @@ describe('verify', () => {
 
   it('keeps memory flat under a flood of unknown keys and never evicts valid ones for them', async () => {
     const { keyring, calls } = setup({ cache: { max: 10, negativeMax: 5 } });
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await keyring.verify(key);
     const { keyring: other } = setup();
     for (let i = 0; i < 20; i++) {
-      const { key: stranger } = await other.issue({ name: `s${i}`, scopes: [] });
+      const { key: stranger } = await createKeyAdmin(other).issue({ name: `s${i}`, scopes: [] });
       await rejection(keyring.verify(stranger));
     }
     const before = calls.findByDigest;
@@ -263,7 +266,7 @@ describe('verify', () => {
 
   it('fails closed with 503 when the store is down, and recovers', async () => {
     const { keyring, failing } = setup();
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     failing.add('findByDigest');
     const err = await rejection(keyring.verify(key));
     expect(err.code).toBe('unavailable');
@@ -275,7 +278,7 @@ describe('verify', () => {
 
   it('refuses a key after its identity expiresAt, even while cached', async () => {
     const { keyring, clock, calls } = setup();
-    const { key } = await keyring.issue({ name: 'n', scopes: [], expiresAt: new Date(T0 + 10_000).toISOString() });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [], expiresAt: new Date(T0 + 10_000).toISOString() });
     await keyring.verify(key);
     clock.set(T0 + 9_999);
     await keyring.verify(key);
@@ -288,7 +291,7 @@ describe('verify', () => {
   it('works with an asynchronous (Web Crypto) provider and a pepper', async () => {
     const pepper = 'pepper-pepper-pepper-pepper';
     const { keyring, store } = setup({ crypto: webCrypto, pepper });
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id });
     const stored = await store.getIdentity(record.id);
     expect(stored?.secrets[0]?.digest).toBe(await digestKey(key, { pepper }));
@@ -300,8 +303,8 @@ describe('verify', () => {
 
   it('treats a store row whose digest differs from the computed one as unknown', async () => {
     const { keyring: issuer, store } = setup();
-    const { key } = await issuer.issue({ name: 'n', scopes: [] });
-    const { key: otherKey } = await issuer.issue({ name: 'other', scopes: [] });
+    const { key } = await createKeyAdmin(issuer).issue({ name: 'n', scopes: [] });
+    const { key: otherKey } = await createKeyAdmin(issuer).issue({ name: 'other', scopes: [] });
     // A store that matches loosely (think case-insensitive collation): answers every
     // lookup with another key's real row.
     const otherRow = await store.findByDigest(await digestKey(otherKey));
@@ -314,16 +317,17 @@ describe('verify', () => {
 describe('rotation and revocation', () => {
   it('accepts old and new keys inside the overlap, only the new one after', async () => {
     const { keyring, clock } = setup();
-    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key: oldKey, record } = await admin.issue({ name: 'n', scopes: [] });
     clock.advance(1_000);
-    const { key: newKey, record: rotated } = await keyring.rotate(record.id, { overlapSeconds: 60 });
+    const { key: newKey, record: rotated } = await admin.rotate(record.id, { overlapSeconds: 60 });
     expect(newKey).not.toBe(oldKey);
     expect(rotated.id).toBe(record.id);
     expect(rotated.secrets.map((s) => [s.last4, s.expiresAt?.getTime() ?? null])).toEqual([
       [newKey.slice(-4), null],
       [oldKey.slice(-4), T0 + 61_000],
     ]);
-    expect(await keyring.get(record.id)).toEqual(rotated);
+    expect(await admin.get(record.id)).toEqual(rotated);
     clock.advance(59_999);
     await expect(keyring.verify(oldKey)).resolves.toMatchObject({ id: record.id, last4: oldKey.slice(-4) });
     await expect(keyring.verify(newKey)).resolves.toMatchObject({ id: record.id, last4: newKey.slice(-4) });
@@ -334,17 +338,19 @@ describe('rotation and revocation', () => {
 
   it('overlap 0 replaces the old key at once, even when it was cached', async () => {
     const { keyring } = setup();
-    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key: oldKey, record } = await admin.issue({ name: 'n', scopes: [] });
     await keyring.verify(oldKey);
-    const { key: newKey } = await keyring.rotate(record.id, { overlapSeconds: 0 });
+    const { key: newKey } = await admin.rotate(record.id, { overlapSeconds: 0 });
     expect((await rejection(keyring.verify(oldKey))).reason).toBe('expired');
     await expect(keyring.verify(newKey)).resolves.toMatchObject({ id: record.id });
   });
 
   it('a cached positive entry stops working exactly at the secret expiry, with no store call', async () => {
     const { keyring, clock, calls } = setup();
-    const { key: oldKey, record } = await keyring.issue({ name: 'n', scopes: [] });
-    await keyring.rotate(record.id, { overlapSeconds: 10 });
+    const admin = createKeyAdmin(keyring);
+    const { key: oldKey, record } = await admin.issue({ name: 'n', scopes: [] });
+    await admin.rotate(record.id, { overlapSeconds: 10 });
     await keyring.verify(oldKey); // cached with the overlap end as its validity
     const lookups = calls.findByDigest;
     clock.advance(9_999);
@@ -356,33 +362,35 @@ describe('rotation and revocation', () => {
 
   it('never lengthens a secret past its own expiry', async () => {
     const { keyring, clock } = setup();
-    const { record } = await keyring.issue({ name: 'n', scopes: [] });
-    await keyring.rotate(record.id, { overlapSeconds: 10 });
+    const admin = createKeyAdmin(keyring);
+    const { record } = await admin.issue({ name: 'n', scopes: [] });
+    await admin.rotate(record.id, { overlapSeconds: 10 });
     clock.advance(1_000);
-    const { record: again } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    const { record: again } = await admin.rotate(record.id, { overlapSeconds: 3600 });
     // The first secret, older than the one being replaced, ends at the second rotation
     // (T0 + 1 s, before its own T0 + 10 s): never later than it already did.
     expect(again.secrets.map((s) => s.expiresAt?.getTime() ?? null)).toEqual([null, T0 + 1_000 + 3_600_000, T0 + 1_000]);
-    expect(await keyring.get(record.id)).toEqual(again);
+    expect(await admin.get(record.id)).toEqual(again);
   });
 
   it('rotating twice inside the overlap refuses the oldest key at once; the previous one verifies until its overlap ends', async () => {
     const { keyring, clock } = setup();
-    const { key: original, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key: original, record } = await admin.issue({ name: 'n', scopes: [] });
     clock.advance(1_000);
-    const { key: previous } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    const { key: previous } = await admin.rotate(record.id, { overlapSeconds: 3600 });
     // All three are cached as valid, the original with its one-hour overlap end.
     await expect(keyring.verify(original)).resolves.toMatchObject({ id: record.id });
     await expect(keyring.verify(previous)).resolves.toMatchObject({ id: record.id });
 
     clock.advance(1_000);
-    const { key: newest, record: rotated } = await keyring.rotate(record.id, { overlapSeconds: 60 });
+    const { key: newest, record: rotated } = await admin.rotate(record.id, { overlapSeconds: 60 });
     expect(rotated.secrets.map((s) => [s.last4, s.expiresAt?.getTime() ?? null])).toEqual([
       [newest.slice(-4), null],
       [previous.slice(-4), T0 + 2_000 + 60_000],
       [original.slice(-4), T0 + 2_000],
     ]);
-    expect(await keyring.get(record.id)).toEqual(rotated);
+    expect(await admin.get(record.id)).toEqual(rotated);
 
     // Right after the second rotation: the original is refused, even though it was cached.
     expect((await rejection(keyring.verify(original))).reason).toBe('expired');
@@ -399,38 +407,41 @@ describe('rotation and revocation', () => {
 
   it('revoke ends every secret at once and evicts cached entries before it resolves', async () => {
     const { keyring, warnings } = setup();
-    const { key: a, record } = await keyring.issue({ name: 'n', scopes: [] });
-    const { key: b } = await keyring.rotate(record.id, { overlapSeconds: 3600 });
+    const admin = createKeyAdmin(keyring);
+    const { key: a, record } = await admin.issue({ name: 'n', scopes: [] });
+    const { key: b } = await admin.rotate(record.id, { overlapSeconds: 3600 });
     await keyring.verify(a);
     await keyring.verify(b);
     const events: unknown[] = [];
     keyring.onChange((e) => void events.push(e));
-    await keyring.revoke(record.id);
+    await admin.revoke(record.id);
     expect(events).toEqual([{ type: 'revoked', id: record.id }]);
     for (const key of [a, b]) {
       const err = await rejection(keyring.verify(key));
       expect([err.code, err.reason]).toEqual(['invalid_api_key', 'revoked']);
     }
     expect(warnings.at(-1)).toEqual({ reason: 'revoked', last4: b.slice(-4), keyId: record.id });
-    expect((await keyring.get(record.id)).revokedAt).toEqual(new Date(T0));
-    await keyring.revoke(record.id); // twice is fine
-    expect((await rejection(keyring.rotate(record.id, { overlapSeconds: 0 }))).code).toBe('invalid_request');
+    expect((await admin.get(record.id)).revokedAt).toEqual(new Date(T0));
+    await admin.revoke(record.id); // twice is fine
+    expect((await rejection(admin.rotate(record.id, { overlapSeconds: 0 }))).code).toBe('invalid_request');
   });
 
   it('revoke and rotate of an unknown id → not_found; bad overlap → invalid_request', async () => {
     const { keyring } = setup();
-    expect((await rejection(keyring.revoke('key_0000000000000000000000'))).code).toBe('not_found');
-    expect((await rejection(keyring.rotate('key_0000000000000000000000', { overlapSeconds: 0 }))).code).toBe('not_found');
-    const { record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    expect((await rejection(admin.revoke('key_0000000000000000000000'))).code).toBe('not_found');
+    expect((await rejection(admin.rotate('key_0000000000000000000000', { overlapSeconds: 0 }))).code).toBe('not_found');
+    const { record } = await admin.issue({ name: 'n', scopes: [] });
     for (const overlapSeconds of [-1, 1.5, Number.NaN, 31 * 86400]) {
-      const err = await rejection(keyring.rotate(record.id, { overlapSeconds }));
+      const err = await rejection(admin.rotate(record.id, { overlapSeconds }));
       expect([err.code, err.extensions.field]).toEqual(['invalid_request', 'overlapSeconds']);
     }
   });
 
   it('awaits change listeners (a revocation bus) and survives one that fails', async () => {
     const { keyring, errors } = setup();
-    const { record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { record } = await admin.issue({ name: 'n', scopes: [] });
     let published = false;
     keyring.onChange(async () => {
       await new Promise((r) => setTimeout(r, 5));
@@ -439,11 +450,11 @@ describe('rotation and revocation', () => {
     const off = keyring.onChange(() => {
       throw new Error('bus down');
     });
-    await keyring.rotate(record.id, { overlapSeconds: 0 });
+    await admin.rotate(record.id, { overlapSeconds: 0 });
     expect(published).toBe(true);
     expect(errors).toEqual([expect.objectContaining({ event: 'rotated', keyId: record.id })]);
     off();
-    await keyring.revoke(record.id);
+    await admin.revoke(record.id);
     expect(errors).toHaveLength(1);
   });
 
@@ -451,11 +462,11 @@ describe('rotation and revocation', () => {
     const shared = createMemoryKeyStore();
     const a = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
     const b = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
-    const { key, record } = await a.issue({ name: 'n', scopes: [] });
-    const { key: unrelated } = await a.issue({ name: 'm', scopes: [] });
+    const { key, record } = await createKeyAdmin(a).issue({ name: 'n', scopes: [] });
+    const { key: unrelated } = await createKeyAdmin(a).issue({ name: 'm', scopes: [] });
     await a.verify(key);
     await a.verify(unrelated);
-    await b.revoke(record.id);
+    await createKeyAdmin(b).revoke(record.id);
     // Without the bus, instance a trusts its cache until the TTL ends.
     await expect(a.verify(key)).resolves.toMatchObject({ id: record.id });
     a.invalidate(record.id);
@@ -467,12 +478,12 @@ describe('rotation and revocation', () => {
     const shared = createMemoryKeyStore();
     const a = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
     const b = createKeyring({ store: shared, prefix: PREFIX, lastUsed: false });
-    const { key: first, record: firstRecord } = await a.issue({ name: 'first', scopes: [] });
-    const { key: second, record: secondRecord } = await a.issue({ name: 'second', scopes: [] });
+    const { key: first, record: firstRecord } = await createKeyAdmin(a).issue({ name: 'first', scopes: [] });
+    const { key: second, record: secondRecord } = await createKeyAdmin(a).issue({ name: 'second', scopes: [] });
     await a.verify(first);
     await a.verify(second);
-    await b.revoke(firstRecord.id);
-    await b.revoke(secondRecord.id);
+    await createKeyAdmin(b).revoke(firstRecord.id);
+    await createKeyAdmin(b).revoke(secondRecord.id);
     await expect(a.verify(first)).resolves.toMatchObject({ id: firstRecord.id });
     await expect(a.verify(second)).resolves.toMatchObject({ id: secondRecord.id });
     a.invalidateAll();
@@ -482,13 +493,14 @@ describe('rotation and revocation', () => {
 
   it('does not cache a store answer that raced with a revocation', async () => {
     const { keyring, gates } = setup();
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'n', scopes: [] });
     let release!: () => void;
     gates.set('findByDigest', new Promise<void>((r) => (release = r)));
     const inFlight = keyring.verify(key); // read before the revocation, answered after it
     await new Promise((r) => setTimeout(r, 1));
     gates.delete('findByDigest');
-    await keyring.revoke(record.id);
+    await admin.revoke(record.id);
     release();
     await expect(inFlight).resolves.toMatchObject({ id: record.id });
     expect((await rejection(keyring.verify(key))).reason).toBe('revoked');
@@ -498,7 +510,7 @@ describe('rotation and revocation', () => {
 describe('authenticate and scopes', () => {
   it('requires every scope and lists the missing ones', async () => {
     const { keyring } = setup();
-    const { key } = await keyring.issue({ name: 'n', scopes: ['orders:read'] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: ['orders:read'] });
     const request = { authorization: `ApiKey ${key}`, url: '/api/reports/daily' };
     await expect(keyring.authenticate(request, { scopes: ['orders:read'] })).resolves.toMatchObject({ name: 'n' });
     const err = await rejection(keyring.authenticate(request, { scopes: ['orders:read', 'reports:read', 'keys:admin'] }));
@@ -509,7 +521,7 @@ describe('authenticate and scopes', () => {
 
   it('treats `*` literally unless scopeWildcards is on', async () => {
     const plain = setup();
-    const { key } = await plain.keyring.issue({ name: 'n', scopes: ['orders:*'] });
+    const { key } = await createKeyAdmin(plain.keyring).issue({ name: 'n', scopes: ['orders:*'] });
     const request = { authorization: `ApiKey ${key}`, url: '/' };
     expect((await rejection(plain.keyring.authenticate(request, { scopes: ['orders:read'] }))).code).toBe('insufficient_scope');
     const wild = createKeyring({ store: plain.store, prefix: PREFIX, scopeWildcards: true, lastUsed: false });
@@ -527,17 +539,18 @@ describe('authenticate and scopes', () => {
 describe('list', () => {
   it('walks every key once through a real paginator, newest first', async () => {
     const { keyring, clock } = setup();
+    const admin = createKeyAdmin(keyring);
     const ids: string[] = [];
     for (let i = 0; i < 23; i++) {
       if (i % 4 === 0) clock.advance(1_000); // groups with equal createdAt exercise the id tie-breaker
-      ids.push((await keyring.issue({ name: `k${i}`, scopes: [] })).record.id);
+      ids.push((await admin.issue({ name: `k${i}`, scopes: [] })).record.id);
     }
     const paginator = createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, cursor: { secrets: ['x'.repeat(32)] } });
     const seen: string[] = [];
     let query = new URLSearchParams('limit=5');
     for (let pages = 0; pages < 10; pages++) {
       const plan = await paginator.plan(query);
-      const { records } = await keyring.list(plan);
+      const { records } = await admin.list(plan);
       const { body } = await paginator.page(plan, records, { url: `https://x.test/api/keys?${query}` });
       seen.push(...body.items.map((r) => r.id));
       const next = 'nextCursor' in body ? body.nextCursor : null;
@@ -554,15 +567,16 @@ describe('list', () => {
 
   it('walks back through prevCursor over the same pages, reversed', async () => {
     const { keyring, clock } = setup();
+    const admin = createKeyAdmin(keyring);
     for (let i = 0; i < 13; i++) {
       if (i % 3 === 0) clock.advance(1_000);
-      await keyring.issue({ name: `k${i}`, scopes: [] });
+      await admin.issue({ name: `k${i}`, scopes: [] });
     }
     const paginator = createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, cursor: { secrets: ['x'.repeat(32)] } });
     const fetchPage = async (cursor: string | null) => {
       const query = new URLSearchParams(cursor === null ? { limit: '4' } : { limit: '4', cursor });
       const plan = await paginator.plan(query);
-      const { body } = await paginator.page(plan, (await keyring.list(plan)).records, { url: `https://x.test/api/keys?${query}` });
+      const { body } = await paginator.page(plan, (await admin.list(plan)).records, { url: `https://x.test/api/keys?${query}` });
       return body as CursorPage<KeyRecord>;
     };
     const forward = [await fetchPage(null)];
@@ -576,24 +590,26 @@ describe('list', () => {
 
   it('offset mode returns the total; hasMore reflects the extra row', async () => {
     const { keyring } = setup();
-    for (let i = 0; i < 7; i++) await keyring.issue({ name: `k${i}`, scopes: [] });
-    const page = await keyring.list({ mode: 'offset', limit: 5, offset: 5 });
+    const admin = createKeyAdmin(keyring);
+    for (let i = 0; i < 7; i++) await admin.issue({ name: `k${i}`, scopes: [] });
+    const page = await admin.list({ mode: 'offset', limit: 5, offset: 5 });
     expect(page.records).toHaveLength(2);
     expect(page).toMatchObject({ hasMore: false, total: 7 });
-    const first = await keyring.list({ mode: 'cursor', limit: 5, after: null });
+    const first = await admin.list({ mode: 'cursor', limit: 5, after: null });
     expect(first.records).toHaveLength(6);
     expect(first.hasMore).toBe(true);
     const last = first.records[4]!;
-    const next = await keyring.list({ mode: 'cursor', limit: 5, after: { createdAt: last.createdAt, id: last.id } });
+    const next = await admin.list({ mode: 'cursor', limit: 5, after: { createdAt: last.createdAt, id: last.id } });
     expect(next.records.map((r) => r.id)).toEqual(first.records.slice(5).map((r) => r.id).concat(next.records.slice(1).map((r) => r.id)));
   });
 
   it('rejects bad plans', async () => {
     const { keyring } = setup();
-    expect((await rejection(keyring.list({ mode: 'cursor', limit: 0 }))).code).toBe('invalid_request');
-    expect((await rejection(keyring.list({ mode: 'cursor', limit: 5, after: ['not a time', 'key_x'] }))).code).toBe('invalid_cursor');
-    expect((await rejection(keyring.list({ mode: 'cursor', limit: 5, after: [Date.UTC(10000, 0, 1), 'key_x'] }))).code).toBe('invalid_cursor');
-    expect((await rejection(keyring.list({ mode: 'offset', limit: 5, offset: -1 }))).code).toBe('invalid_request');
+    const admin = createKeyAdmin(keyring);
+    expect((await rejection(admin.list({ mode: 'cursor', limit: 0 }))).code).toBe('invalid_request');
+    expect((await rejection(admin.list({ mode: 'cursor', limit: 5, after: ['not a time', 'key_x'] }))).code).toBe('invalid_cursor');
+    expect((await rejection(admin.list({ mode: 'cursor', limit: 5, after: [Date.UTC(10000, 0, 1), 'key_x'] }))).code).toBe('invalid_cursor');
+    expect((await rejection(admin.list({ mode: 'offset', limit: 5, offset: -1 }))).code).toBe('invalid_request');
   });
 });
 
@@ -601,8 +617,9 @@ describe('lastUsedAt', () => {
   it('writes one batch per interval: 10k verifications of a key → one write for it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { keyring, calls, store, clock } = setup({ lastUsed: { intervalMs: 60_000 } });
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
-    const { key: other } = await keyring.issue({ name: 'm', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'n', scopes: [] });
+    const { key: other } = await admin.issue({ name: 'm', scopes: [] });
     const touched: { digest: string; at: Date }[][] = [];
     const spy = vi.spyOn(store, 'touchLastUsed');
     for (let i = 0; i < 10_000; i++) {
@@ -612,13 +629,13 @@ describe('lastUsedAt', () => {
     await keyring.verify(other);
     expect(calls.touchLastUsed).toBeUndefined();
     // Readers see the pending time before it is written.
-    expect((await keyring.get(record.id)).lastUsedAt).toEqual(new Date(T0 + 10_000));
+    expect((await admin.get(record.id)).lastUsedAt).toEqual(new Date(T0 + 10_000));
     await vi.advanceTimersByTimeAsync(60_000);
     expect(calls.touchLastUsed).toBe(1);
     for (const call of spy.mock.calls) touched.push([...call[0]]);
     expect(touched[0]).toHaveLength(2);
     expect(touched[0]!.filter((u) => u.digest === (touched[0]![0]!.digest))).toHaveLength(1);
-    expect((await keyring.get(record.id)).secrets[0]?.lastUsedAt).toEqual(new Date(T0 + 10_000));
+    expect((await admin.get(record.id)).secrets[0]?.lastUsedAt).toEqual(new Date(T0 + 10_000));
     // No use, no write; the next use is written an interval later.
     await vi.advanceTimersByTimeAsync(120_000);
     expect(calls.touchLastUsed).toBe(1);
@@ -630,7 +647,7 @@ describe('lastUsedAt', () => {
   it('retries a failed batch at the next interval, logging the failure', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { keyring, calls, failing, errors, store, clock } = setup({ lastUsed: { intervalMs: 1_000 } });
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await keyring.verify(key);
     failing.add('touchLastUsed');
     await vi.advanceTimersByTimeAsync(1_000);
@@ -644,7 +661,7 @@ describe('lastUsedAt', () => {
 
   it('close() flushes what is pending and stops the timer', async () => {
     const { keyring, calls, store } = setup({ lastUsed: { intervalMs: 60_000 } });
-    const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await keyring.verify(key);
     await keyring.close();
     expect(calls.touchLastUsed).toBe(1);
@@ -655,7 +672,7 @@ describe('lastUsedAt', () => {
 
   it('close() rejects with 503 when the final write fails', async () => {
     const { keyring, failing } = setup({ lastUsed: { intervalMs: 60_000 } });
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
     await keyring.verify(key);
     failing.add('touchLastUsed');
     const err = await rejection(keyring.close());
@@ -676,12 +693,13 @@ describe('a logger that throws', () => {
 
   it('never replaces the 400/401/403/503 a client gets (a failing logger is not a 500)', async () => {
     const { keyring, failing } = setup({ logger: throwing });
-    const { key } = await keyring.issue({ name: 'n', scopes: [] });
+    const admin = createKeyAdmin(keyring);
+    const { key } = await admin.issue({ name: 'n', scopes: [] });
     expect((await rejection(keyring.verify('nope'))).code).toBe('invalid_api_key');
     expect((await rejection(keyring.authenticate({ authorization: `ApiKey ${key}`, url: '/?api_key=x' }))).code).toBe('api_key_in_query');
     expect((await rejection(keyring.authenticate({ authorization: `ApiKey ${key}` }, { scopes: ['orders:read'] }))).code).toBe('insufficient_scope');
     failing.add('findByDigest');
-    const { key: other } = await keyring.issue({ name: 'm', scopes: [] });
+    const { key: other } = await admin.issue({ name: 'm', scopes: [] });
     expect((await rejection(keyring.verify(other))).code).toBe('unavailable');
   });
 
@@ -692,7 +710,7 @@ describe('a logger that throws', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       const { keyring, failing, calls, store, clock } = setup({ logger: throwing, lastUsed: { intervalMs: 1_000 } });
-      const { key, record } = await keyring.issue({ name: 'n', scopes: [] });
+      const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
       await keyring.verify(key);
       failing.add('touchLastUsed');
       await vi.advanceTimersByTimeAsync(1_000);

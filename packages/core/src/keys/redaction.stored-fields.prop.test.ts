@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { mangledKey, secretLeak } from '@keyset/test-support';
 import { KeysetError, toProblem } from '../errors.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'ks_live', lastUsed: false });
+const admin = createKeyAdmin(keyring);
 
 async function refusal(run: () => Promise<unknown>): Promise<KeysetError> {
   try {
@@ -28,18 +30,18 @@ const asPolicyName = (text: string): string => text.replace(/[^A-Za-z0-9_.-]/g, 
 
 describe('key-shaped text in stored fields (issue 24, item 8)', () => {
   it('is refused in name, scopes, metadata values and names, and rate-limit names, naming the field', async () => {
-    const existing = await keyring.issue({ name: 'target', scopes: [] });
+    const existing = await admin.issue({ name: 'target', scopes: [] });
     await fc.assert(
       fc.asyncProperty(mangledKey, fc.constantFrom('', 'for ', 'x'), async ({ key, sent }, before) => {
         const text = `${before}${sent}`;
         const cases: [string, () => Promise<unknown>][] = [
-          ['name', () => keyring.issue({ name: text, scopes: [] })],
-          ['scopes[1]', () => keyring.issue({ name: 'n', scopes: ['orders:read', asPolicyName(text)] })],
-          ['metadata', () => keyring.issue({ name: 'n', scopes: [], metadata: { owner: text } })],
-          ['metadata', () => keyring.issue({ name: 'n', scopes: [], metadata: { tags: ['a', { [text]: 1 }] } })],
-          ['metadata', () => keyring.update(existing.record.id, { metadata: { note: text } })],
-          ['rateLimits[1].name', () => keyring.issue({ name: 'n', scopes: [], rateLimits: [{ limit: 1, windowSeconds: 1 }, { name: asPolicyName(text), limit: 5, windowSeconds: 60 }] })],
-          ['rateLimits[0].name', () => keyring.updateLimits(existing.record.id, { rateLimits: [{ name: asPolicyName(text), limit: 5, windowSeconds: 60 }] })],
+          ['name', () => admin.issue({ name: text, scopes: [] })],
+          ['scopes[1]', () => admin.issue({ name: 'n', scopes: ['orders:read', asPolicyName(text)] })],
+          ['metadata', () => admin.issue({ name: 'n', scopes: [], metadata: { owner: text } })],
+          ['metadata', () => admin.issue({ name: 'n', scopes: [], metadata: { tags: ['a', { [text]: 1 }] } })],
+          ['metadata', () => admin.update(existing.record.id, { metadata: { note: text } })],
+          ['rateLimits[1].name', () => admin.issue({ name: 'n', scopes: [], rateLimits: [{ limit: 1, windowSeconds: 1 }, { name: asPolicyName(text), limit: 5, windowSeconds: 60 }] })],
+          ['rateLimits[0].name', () => admin.updateLimits(existing.record.id, { rateLimits: [{ name: asPolicyName(text), limit: 5, windowSeconds: 60 }] })],
         ];
         for (const [field, run] of cases) {
           const error = await refusal(run);
@@ -55,7 +57,7 @@ describe('key-shaped text in stored fields (issue 24, item 8)', () => {
   it('accepts what operators store: names, ids, hex digests, UUIDs, long words', async () => {
     const ordinary = ['CI deploy bot', 'key_7Hq2mXbP0aLr9sVtY3eWcN', 'da39a3ee5e6b4b0d3255bfef95601890afd80709', '550e8400-e29b-41d4-a716-446655440000', 'internationalization-localization', 'x'.repeat(60)];
     for (const text of ordinary) {
-      const { record } = await keyring.issue({
+      const { record } = await admin.issue({
         name: text,
         scopes: ['orders:read'],
         metadata: { [text]: text, list: [text] },
@@ -67,7 +69,7 @@ describe('key-shaped text in stored fields (issue 24, item 8)', () => {
 
   it('a rate-limit name the policy rule refuses is refused without quoting it', async () => {
     const long = `ks_live_${'A1b2C3d4E5'.repeat(10)}`;
-    const error = await refusal(() => keyring.issue({ name: 'n', scopes: [], rateLimits: [{ name: long, limit: 5, windowSeconds: 60 }] }));
+    const error = await refusal(() => admin.issue({ name: 'n', scopes: [], rateLimits: [{ name: long, limit: 5, windowSeconds: 60 }] }));
     expect(error.extensions).toEqual({ field: 'rateLimits[0].name' });
     expect(JSON.stringify(toProblem(error).body)).not.toContain('A1b2C3d4');
   });

@@ -14,6 +14,7 @@ import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createApiKeyGuard } from './api-key-guard.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring } from './keyring.ts';
+import { createKeyAdmin } from './key-admin.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 import { redactUrl } from './query-credentials.ts';
 
@@ -82,6 +83,7 @@ describe('no key text reaches logs, errors or serialised objects', () => {
     ) as unknown as KeyStore;
     let now = Date.UTC(2025, 0, 1);
     const keyring = createKeyring({ store, prefix: PREFIX, crypto: seededCrypto(0x9e3779b9), clock: () => now, logger, lastUsed: { intervalMs: 60_000 } });
+    const admin = createKeyAdmin(keyring);
     const limiter = createRateLimiter({ defaultPolicy: { limit: 1, windowSeconds: 60 }, clock: () => now, logger: { warn: capture } });
     const guard = createApiKeyGuard({ keyring, limiter });
     const keys: string[] = [];
@@ -94,8 +96,8 @@ describe('no key text reaches logs, errors or serialised objects', () => {
       }
     };
 
-    const a = await keyring.issue({ name: 'a', scopes: ['orders:read'] });
-    const b = await keyring.issue({ name: 'b', scopes: [], expiresAt: new Date(now + 1000) });
+    const a = await admin.issue({ name: 'a', scopes: ['orders:read'] });
+    const b = await admin.issue({ name: 'b', scopes: [], expiresAt: new Date(now + 1000) });
     keys.push(a.key, b.key);
     capture(a.record, b.record, a.record.secrets);
     captured.push(inspect(a), inspect(b)); // an IssuedKey printed by mistake shows …last4
@@ -110,26 +112,26 @@ describe('no key text reaches logs, errors or serialised objects', () => {
     captured.push(redactUrl(`/api/orders?api_key=${a.key}&x=${b.key}`));
     now += 1000;
     await attempt(() => keyring.verify(b.key)); // expired
-    const rotated = await keyring.rotate(a.record.id, { overlapSeconds: 0 });
+    const rotated = await admin.rotate(a.record.id, { overlapSeconds: 0 });
     keys.push(rotated.key);
     capture(rotated.record);
     captured.push(inspect(rotated));
     await attempt(() => keyring.verify(a.key)); // expired by rotation
     await attempt(() => keyring.verify(rotated.key));
-    const stranger = await createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, crypto: seededCrypto(7), lastUsed: false }).issue({ name: 's', scopes: [] });
+    const stranger = await createKeyAdmin(createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, crypto: seededCrypto(7), lastUsed: false })).issue({ name: 's', scopes: [] });
     keys.push(stranger.key);
     await attempt(() => keyring.verify(stranger.key)); // unknown
     down = true;
     await attempt(() => keyring.verify(`${stranger.key.slice(0, -6)}${'0'.repeat(6)}`));
-    const c = await createKeyring({ store: memory, prefix: PREFIX, crypto: seededCrypto(99), lastUsed: false }).issue({ name: 'c', scopes: [] });
+    const c = await createKeyAdmin(createKeyring({ store: memory, prefix: PREFIX, crypto: seededCrypto(99), lastUsed: false })).issue({ name: 'c', scopes: [] });
     keys.push(c.key);
     await attempt(() => keyring.verify(c.key)); // 503, store error as cause
     await attempt(() => keyring.close()); // flush fails: logged, then close rejects
     down = false;
-    await attempt(() => keyring.revoke(rotated.record.id));
+    await attempt(() => admin.revoke(rotated.record.id));
     await attempt(() => keyring.verify(rotated.key)); // revoked
-    await attempt(() => keyring.get(a.record.id));
-    await attempt(() => keyring.list({ mode: 'offset', limit: 10 }));
+    await attempt(() => admin.get(a.record.id));
+    await attempt(() => admin.list({ mode: 'offset', limit: 10 }));
 
     for (const error of thrown) {
       const e = error as Error & { detail?: string };
