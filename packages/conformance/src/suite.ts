@@ -314,11 +314,29 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         }
       });
 
-      it('answers a missing key or another scheme with 401 missing_api_key and WWW-Authenticate', async () => {
-        for (const init of [undefined, { headers: { authorization: 'Bearer abc' } }, { headers: { authorization: '' } }]) {
+      it('answers a request without credentials with 401 missing_api_key and WWW-Authenticate', async () => {
+        for (const init of [undefined, { headers: { authorization: '' } }]) {
           const res = await get('/items', init);
           expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
           await expectProblem(res, 401, 'missing_api_key');
+        }
+      });
+
+      it('answers a key in another scheme or in X-API-Key with 401 unsupported_auth_scheme saying where it goes', async () => {
+        const key = fixture.keys.reader;
+        const cases = [
+          [{ authorization: `Bearer ${key}` }, 'The Authorization header uses the `Bearer` scheme'],
+          [{ authorization: `Basic ${btoa(`${key}:`)}` }, 'The Authorization header uses the `Basic` scheme'],
+          [{ 'x-api-key': key }, 'The X-API-Key header is not read'],
+        ] as const;
+        for (const [headers, detail] of cases) {
+          const res = await get('/items', { headers });
+          expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
+          const body = await expectProblem(res, 401, 'unsupported_auth_scheme');
+          expect(body).toMatchObject({ title: 'Unsupported authentication scheme' });
+          expect(String(body.detail)).toContain(detail);
+          expect(String(body.detail)).toContain('`Authorization: ApiKey <key>`');
+          expect(JSON.stringify(body)).not.toContain(key.slice(-8));
         }
       });
 

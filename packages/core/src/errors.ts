@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'api_key_in_query'
   | 'invalid_request'
   | 'missing_api_key'
+  | 'unsupported_auth_scheme'
   | 'invalid_api_key'
   | 'insufficient_scope'
   | 'ip_not_allowed'
@@ -38,6 +39,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   api_key_in_query: 400,
   invalid_request: 400,
   missing_api_key: 401,
+  unsupported_auth_scheme: 401,
   invalid_api_key: 401,
   insufficient_scope: 403,
   ip_not_allowed: 403,
@@ -58,6 +60,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   api_key_in_query: 'API key in query string',
   invalid_request: 'Invalid request',
   missing_api_key: 'Missing API key',
+  unsupported_auth_scheme: 'Unsupported authentication scheme',
   invalid_api_key: 'Invalid API key',
   insufficient_scope: 'Insufficient scope',
   ip_not_allowed: 'IP address not allowed',
@@ -92,6 +95,13 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> =
 
 /** Why a key was refused. Goes to logs and metrics only, never to the client. */
 export type InvalidKeyReason = 'malformed' | 'checksum' | 'unknown' | 'expired' | 'revoked';
+
+/**
+ * Why a request's credentials were refused, for logs and metrics: no credentials
+ * (`missing`), credentials in a form keyset does not read (`scheme`: `Authorization: Bearer`,
+ * an `X-API-Key` header), or a key that did not verify (`InvalidKeyReason`).
+ */
+export type AuthenticationReason = InvalidKeyReason | 'missing' | 'scheme';
 
 const BRAND = Symbol.for('keyset.error');
 
@@ -178,8 +188,10 @@ function redactCause(value: unknown, depth: number): void {
 }
 
 /**
- * The request's credentials were missing or refused (401). `reason` says why, for
- * logs and metrics; the client only ever sees `invalid_api_key`.
+ * The request's credentials were missing or refused (401), always with the
+ * `WWW-Authenticate: ApiKey realm="…"` challenge (RFC 9110 §11.6.1). `reason` says why,
+ * for logs and metrics; for a key that did not verify the client only ever sees
+ * `invalid_api_key`.
  *
  * @example
  * ```ts
@@ -187,28 +199,30 @@ function redactCause(value: unknown, depth: number): void {
  * ```
  */
 export class AuthenticationError extends KeysetError {
-  readonly reason: InvalidKeyReason | 'missing';
+  readonly reason: AuthenticationReason;
   /** Last 4 characters of the refused key, when it had that many. Safe to log. */
   readonly last4: string | undefined;
 
   constructor(
-    code: 'missing_api_key' | 'invalid_api_key',
+    code: 'missing_api_key' | 'unsupported_auth_scheme' | 'invalid_api_key',
     options: { reason?: InvalidKeyReason; realm?: string; last4?: string; cause?: unknown; detail?: string } = {},
   ) {
     const { reason, realm = 'api', last4, cause, detail } = options;
     super(code, {
-      detail:
-        detail ??
-        (code === 'missing_api_key'
-          ? 'Send the key in the Authorization header: `Authorization: ApiKey <key>`.'
-          : 'The API key is not valid.'),
+      detail: detail ?? AUTHENTICATION_DETAILS[code],
       cause,
       headers: { 'www-authenticate': `ApiKey realm="${realm.replace(/["\\]/g, '')}"` },
     });
-    this.reason = code === 'missing_api_key' ? 'missing' : (reason ?? 'unknown');
+    this.reason = code === 'missing_api_key' ? 'missing' : code === 'unsupported_auth_scheme' ? 'scheme' : (reason ?? 'unknown');
     this.last4 = last4;
   }
 }
+
+const AUTHENTICATION_DETAILS = Object.freeze({
+  missing_api_key: 'Send the key in the Authorization header: `Authorization: ApiKey <key>`.',
+  unsupported_auth_scheme: 'This API reads a key only from the Authorization header as `Authorization: ApiKey <key>`.',
+  invalid_api_key: 'The API key is not valid.',
+});
 
 /** Whether `value` is a keyset error, also across two installed copies of the package. */
 export function isKeysetError(value: unknown): value is KeysetError {

@@ -72,6 +72,8 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
       // Every `Authorization` line (Node keeps only the first in `req.headers`): the guard
       // refuses more than one set of credentials (core's `singleAuthorization`).
       authorization: req.headersDistinct.authorization,
+      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`, not "missing").
+      xApiKey: req.headers['x-api-key'],
       // Path and query as sent: the guard only looks for keys in the query string.
       url: req.originalUrl,
       remoteAddress: req.socket.remoteAddress,

@@ -74,6 +74,8 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
       // Every `Authorization` line (Node keeps only the first in `headers`): the guard
       // refuses more than one set of credentials (core's `singleAuthorization`).
       authorization: request.raw.headersDistinct.authorization,
+      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`, not "missing").
+      xApiKey: request.headers['x-api-key'],
       // Path and query as sent: the guard only looks for keys in the query string.
       url: request.raw.url,
       remoteAddress: request.raw.socket?.remoteAddress,

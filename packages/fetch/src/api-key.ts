@@ -96,8 +96,12 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
         knownCheck = guard.check;
         readsForwardedFor = guardReadsForwardedFor(guard);
       }
+      const authorization = request.headers.get('authorization');
       const checked = {
-        authorization: request.headers.get('authorization'),
+        authorization,
+        // Only for a precise 401 (`unsupported_auth_scheme`, not "missing"): the guard looks
+        // at it only when there is no Authorization, so the header is read only then.
+        xApiKey: authorization ? undefined : request.headers.get('x-api-key'),
         url: request.url,
         remoteAddress: clientAddress?.(request, ...rest),
         forwardedFor: readsForwardedFor ? request.headers.get('x-forwarded-for') : undefined,

@@ -83,10 +83,14 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
         knownCheck = guard.check;
         readsForwardedFor = guardReadsForwardedFor(guard);
       }
+      const authorization = c.req.header('authorization');
       const request = {
         // Every `Authorization` line, joined with `, ` as `Headers` joins them: the guard
         // refuses more than one set of credentials (core's `singleAuthorization`).
-        authorization: c.req.header('authorization'),
+        authorization,
+        // Only for a precise 401 (`unsupported_auth_scheme`, not "missing"): the guard looks
+        // at it only when there is no Authorization, so the header is read only then.
+        xApiKey: authorization ? undefined : c.req.header('x-api-key'),
         url: c.req.url,
         remoteAddress: clientAddress(c),
         forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,

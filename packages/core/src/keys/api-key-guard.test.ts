@@ -70,10 +70,10 @@ describe('createApiKeyGuard: DESIGN §5 rows', () => {
     expect(lookups()).toBe(0);
   });
 
-  it('401 missing_api_key: another scheme (Bearer), even carrying a valid key', async () => {
+  it('401 unsupported_auth_scheme: another scheme (Bearer), even carrying a valid key (authorization-scheme.test.ts)', async () => {
     const { guard, reader } = await setup();
     const p = await problemOf(guard.check({ authorization: `Bearer ${reader.key}`, url: URL_ }));
-    expect([p.status, p.body.code, p.headers['www-authenticate']]).toEqual([401, 'missing_api_key', 'ApiKey realm="orders"']);
+    expect([p.status, p.body.code, p.headers['www-authenticate']]).toEqual([401, 'unsupported_auth_scheme', 'ApiKey realm="orders"']);
   });
 
   it('the scheme is case-insensitive and may be followed by several spaces', async () => {

@@ -1,6 +1,7 @@
 /**
  * The one call adapters make per protected request (docs/architecture.md, "The guard
- * adapters call"): key in query (400) → `Authorization: ApiKey` (401 missing) → syntax
+ * adapters call"): key in query (400) → `Authorization: ApiKey` (401 missing, or
+ * unsupported scheme when a key came as `Bearer` or in `X-API-Key`) → syntax
  * and checksum (401, no store access) → cache → store (401; store down → 503) → rate
  * limit (429 / 503) → scopes (403). Refused credentials are counted per client address
  * (`refused-credentials.ts`): an address over its budget gets 429 before anything else,
@@ -212,7 +213,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   }
 
   function checkFrom(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    const authRequest = { authorization: request.authorization, url: request.url, clientAddress };
+    const authRequest = { authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress };
     let key: VerifiedKey | Promise<VerifiedKey>;
     try {
       key = authenticate(authRequest, authOptionsOf(checkOptions));

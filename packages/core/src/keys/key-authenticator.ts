@@ -5,8 +5,8 @@
  * checked.
  * @module
  */
-import { AuthenticationError, KeysetError } from '../errors.ts';
-import { apiKeyText } from './authorization-header.ts';
+import { KeysetError } from '../errors.ts';
+import { apiKeyText, credentialsRefusal } from './authorization-header.ts';
 import { singleAuthorization } from './authorization-credentials.ts';
 import { createIpAllowlistCheck } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
@@ -24,6 +24,12 @@ export interface AuthenticateRequest {
    * `invalid_request` (`singleAuthorization`).
    */
   authorization: string | readonly string[] | null | undefined;
+  /**
+   * The `X-API-Key` header, as sent. Never read as credentials: when the request has no
+   * `Authorization: ApiKey`, a key sent here gets 401 `unsupported_auth_scheme` saying
+   * where the key goes, instead of `missing_api_key`. The adapters pass it.
+   */
+  xApiKey?: string | readonly string[] | null | undefined;
   /** The request URL (absolute, or path and query): checked for keys in the query string. */
   url?: string | URL | null | undefined;
   /**
@@ -83,8 +89,9 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    const text = apiKeyText(singleAuthorization(request.authorization));
-    if (text === undefined) throw new AuthenticationError('missing_api_key', { realm });
+    const authorization = singleAuthorization(request.authorization);
+    const text = apiKeyText(authorization);
+    if (text === undefined) throw credentialsRefusal(authorization, request.xApiKey, realm);
     // A warm cache answers synchronously: wait only for a real promise (the store).
     const verified = verify(text, realm);
     return verified instanceof Promise ? verified.then((key) => admit(key, request, scopes)) : admit(verified, request, scopes);

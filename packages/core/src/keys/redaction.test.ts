@@ -138,7 +138,7 @@ describe('no key text reaches logs, errors or serialised objects', () => {
       captured.push(e.message, e.detail ?? '', String(e.cause ?? ''), inspect(e, { depth: 10, showHidden: true }), JSON.stringify(e), JSON.stringify(toProblem(e)));
     }
     const codes = thrown.map((e) => (e as { code?: string }).code);
-    expect(codes).toEqual(expect.arrayContaining(['rate_limited', 'insufficient_scope', 'missing_api_key', 'invalid_api_key', 'api_key_in_query', 'unavailable']));
+    expect(codes).toEqual(expect.arrayContaining(['rate_limited', 'insufficient_scope', 'unsupported_auth_scheme', 'invalid_api_key', 'api_key_in_query', 'unavailable']));
     expect(captured.join('\n')).toContain('api key rejected'); // the logger did receive the failures
 
     const text = captured.join('\n');
