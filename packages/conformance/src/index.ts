@@ -11,3 +11,5 @@ export type { FuzzRequest } from './fuzz.ts';
 export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
 export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
+export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';
+export type { RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';

@@ -1,22 +1,22 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeAdapterConformance, describeAdapterFuzz, inProcess, overHttp } from '@keyset/conformance';
-import type { AdapterUnderTest } from '@keyset/conformance';
+import { describeAdapterConformance, describeAdapterFuzz, describeRequestRules, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
 import { conformanceApp, PARSED_QUERY } from './testing/conformance-app.ts';
 
-const inMemory: AdapterUnderTest = {
+const inMemory = {
   parsedQuery: PARSED_QUERY,
-  peer: 'unknown',
-  start: inProcess(async (fixture) => {
+  peer: 'unknown' as const,
+  start: inProcessWithRaw(async (fixture) => {
     const app = conformanceApp(fixture);
-    return { request: (path, init) => app(new Request(new URL(path, 'http://localhost'), init)), close: async () => {} };
+    const request = (path: string, init?: RequestInit): Promise<Response> => app(new Request(new URL(path, 'http://localhost'), init));
+    return { request, raw: rawInProcess(request), close: async () => {} };
   }),
 };
 
-const onNode: AdapterUnderTest = {
+const onNode = {
   parsedQuery: PARSED_QUERY,
-  start: inProcess(async (fixture) => {
+  start: inProcessWithRaw(async (fixture) => {
     // @hono/node-server passes `{ incoming }` after the request: the socket peer is there.
     const app = conformanceApp(fixture, (_request, platform) => (platform as { incoming: IncomingMessage }).incoming.socket.remoteAddress);
     const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {
@@ -30,6 +30,7 @@ const onNode: AdapterUnderTest = {
     (server as Server).keepAliveTimeout = 60_000;
     return {
       request: overHttp(origin),
+      raw: rawOverSocket(origin),
       close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
     };
   }),
@@ -38,3 +39,5 @@ const onNode: AdapterUnderTest = {
 describeAdapterConformance('fetch (handler called with a Request)', inMemory);
 describeAdapterConformance('fetch (Node, @hono/node-server over a socket)', onNode);
 describeAdapterFuzz('fetch (Node, @hono/node-server over a socket)', onNode);
+describeRequestRules('fetch (handler called with a Request)', { start: inMemory.start, transport: 'request' });
+describeRequestRules('fetch (Node, @hono/node-server over a socket)', { start: onNode.start, transport: 'socket', serverRefusesFirst: true });

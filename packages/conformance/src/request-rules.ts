@@ -1,0 +1,178 @@
+/**
+ * The request rules every adapter applies before routing (core's `requestError()` behind
+ * each adapter's `checkRequest()`, and `singleAuthorization()` behind the guard), checked
+ * with requests `fetch()` cannot send: any request target, any Host, two header lines of
+ * one name. Issue 24 items 3 and 4. Test support only.
+ * @module
+ */
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { inProcess } from './world.ts';
+import type { ConformanceFixture } from './fixture.ts';
+import type { RunningApp, SendRequest } from './world.ts';
+
+/** A response read off the wire (or from a `Response`): status, lower-cased headers, body text. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Sends one request with exactly these header lines (in order, names repeated as given). */
+export type RawSend = (method: string, target: string, headers: readonly (readonly [string, string])[], body?: string) => Promise<RawResponse>;
+
+/** Over a socket to `origin`: the request line and header lines as written (a `Host` line only if given). */
+export function rawOverSocket(origin: string): RawSend {
+  const { hostname, port } = new URL(origin);
+  return (method, target, headers, body = '') =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        const lines = [`${method} ${target} HTTP/1.1`, ...headers.map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body];
+        socket.end(lines.join('\r\n'));
+      });
+      let data = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (data += chunk));
+      socket.on('error', reject);
+      socket.on('end', () => {
+        const [head = '', ...rest] = data.split('\r\n\r\n');
+        const [statusLine = '', ...headerLines] = head.split('\r\n');
+        const parsed: Record<string, string> = {};
+        for (const line of headerLines) parsed[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+        resolve({ status: Number(statusLine.split(' ')[1]), headers: parsed, body: rest.join('\r\n\r\n') });
+      });
+    });
+}
+
+/** In process, through the app's `request` function: a `Request` per call (`Headers` joins repeated names with `, `). */
+export function rawInProcess(request: SendRequest): RawSend {
+  return async (method, target, headers, body) => {
+    const res = await request(target, { method, headers: headers.map(([k, v]) => [k, v] as [string, string]), ...(body === undefined ? {} : { body }) });
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+  };
+}
+
+/** Like `inProcess()`, for a `serve` that also answers how to send raw requests. */
+export function inProcessWithRaw(
+  serve: (fixture: ConformanceFixture) => Promise<{ request: SendRequest; raw: RawSend; close(): Promise<void> }>,
+): () => Promise<RunningApp & { raw: RawSend }> {
+  return async () => {
+    let raw: RawSend | undefined;
+    const app = await inProcess(async (fixture) => {
+      const served = await serve(fixture);
+      raw = served.raw;
+      return served;
+    })();
+    return { world: app.world, request: app.request, close: app.close, raw: raw! };
+  };
+}
+
+/** An app under test for the request rules. */
+export interface RequestRulesUnderTest {
+  /** Starts a fresh app, with a way to send raw requests to it. */
+  start(): Promise<RunningApp & { raw: RawSend }>;
+  /** `'socket'`: any target goes as written; `'request'`: a `Request` per call, so only paths (no `*`, no `\`). */
+  transport: 'socket' | 'request';
+  /**
+   * `@hono/node-server` refuses a target that is no path, a backslash and a Host that
+   * forms no URL itself (400, no body) before the adapter sees the request: only the
+   * status is checked then (docs/adapters.md, "Requests", shows the Node wiring that
+   * answers them with the same problem).
+   */
+  serverRefusesFirst?: boolean;
+}
+
+/** Registers the request-rule checks under `describe(name)`. */
+export function describeRequestRules(name: string, adapter: RequestRulesUnderTest): void {
+  describe(`request rules: ${name}`, () => {
+    const host: [string, string] = ['host', 'localhost'];
+
+    const expectRefused = async (res: RawResponse, field: string, instance: string, byServer = false): Promise<void> => {
+      expect(res.status, res.body).toBe(400);
+      if (byServer && adapter.serverRefusesFirst) return;
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: 'invalid_request', field, instance });
+    };
+
+    it('refuses two sets of credentials (two lines, or joined by a comma) whichever comes first, with 400 naming authorization', async () => {
+      const app = await adapter.start();
+      try {
+        const { reader, writer } = app.world.keys;
+        for (const lines of [
+          [['authorization', `ApiKey ${reader}`], ['authorization', `ApiKey ${writer}`]],
+          [['authorization', `ApiKey ${writer}`], ['authorization', `ApiKey ${reader}`]],
+          [['authorization', `ApiKey ${reader}, ApiKey ${writer}`]],
+          [['authorization', `ApiKey ${reader}`], ['authorization', 'Bearer x']],
+        ] as [string, string][][]) {
+          const res = await app.raw('GET', '/whoami', [host, ...lines]);
+          await expectRefused(res, 'authorization', '/whoami');
+          expect(res.body).not.toContain(reader.slice(-8));
+        }
+        // One set of credentials still passes.
+        expect((await app.raw('GET', '/whoami', [host, ['authorization', `ApiKey ${reader}`]])).status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('refuses a percent-encoded letter, digit or `-._~` in the path (/%69tems would be /items on some routers)', async () => {
+      const app = await adapter.start();
+      try {
+        const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
+        for (const path of ['/%69tems', '/public/%69tems', '/whoam%69', '/nope%7E']) await expectRefused(await app.raw('GET', path, [host, auth]), 'path', path);
+        // Reserved and non-ASCII escapes are how such characters travel: not refused.
+        expect((await app.raw('GET', '/public/items?x=%61', [host])).status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('refuses an empty or malformed Content-Type with 400 (not 415) on every route', async () => {
+      const app = await adapter.start();
+      try {
+        const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
+        for (const type of ['', 'json', 'application/']) {
+          await expectRefused(await app.raw('POST', '/echo', [host, auth, ['content-type', type]], '{"a":1}'), 'content-type', '/echo');
+          await expectRefused(await app.raw('GET', '/public/items', [host, ['content-type', type]]), 'content-type', '/public/items');
+        }
+        expect((await app.raw('POST', '/echo', [host, auth, ['content-type', 'application/json; charset=utf-8']], '{"a":1}')).status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('refuses a Host that names no host on every route (open, keyed, paginated, unknown), with an instance', async () => {
+      const app = await adapter.start();
+      try {
+        const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
+        for (const bad of ['a/b', 'x:99999', 'user@host']) {
+          for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
+            await expectRefused(await app.raw('GET', `${path}?limit=1`, [['host', bad], auth]), 'host', path, true);
+          }
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
+    it.skipIf(adapter.transport !== 'socket')('refuses `*`, a backslash and a target that is no path with 400 naming the path', async () => {
+      const app = await adapter.start();
+      try {
+        const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
+        for (const [method, target, instance] of [
+          ['GET', '*', '*'],
+          ['OPTIONS', '*', '*'],
+          ['GET', '/items\\x', '/items%5Cx'],
+        ] as const) {
+          await expectRefused(await app.raw(method, target, [host, auth]), 'path', instance, true);
+        }
+        // A target starting with `\` is refused by Node's HTTP parser before any adapter runs.
+        expect((await app.raw('GET', '\\items', [host, auth])).status).toBe(400);
+        // A backslash in the query is the parameters' business.
+        expect((await app.raw('GET', '/public/items?x=\\', [host])).status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}
