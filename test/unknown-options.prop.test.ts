@@ -515,6 +515,7 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core createKeyVerifier': 'internal: built by createKeyring from checked options',
   'core createRawDigest': 'internal: built by createKeyring from checked options',
   'core createQuotaSpender': 'internal: built by createRateLimiter from checked options',
+  'core createStoreDecider': 'internal: built by createRateLimiter and the guard\'s refusedCredentials from checked options',
   'core createFailureLog': 'internal: built by the keyring and the limiter',
   'core createRefusedCredentialLimit': "internal: the guard's refusedCredentials, checked by createApiKeyGuard",
   'core validateOverlap': "internal: a rotate call's overlap, validated as input",

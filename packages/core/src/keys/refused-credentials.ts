@@ -26,10 +26,10 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { createFailureLog } from '../internal/failure-log.ts';
-import { maybeSyncVariant } from '../maybe-promise.ts';
 import { formatIp, parseIp } from '../net/ip-address.ts';
-import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
-import type { RateLimitCheckResult, RateLimitLogger, RateLimitStore } from '../rate-limit/types.ts';
+import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
+import { createStoreDecider } from '../rate-limit/store-decider.ts';
+import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitStore } from '../rate-limit/types.ts';
 
 /** Options of the guard's `refusedCredentials`. */
 export interface RefusedCredentialsOptions {
@@ -115,16 +115,15 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     logger = consoleLogger,
     store,
   } = options;
-  // createRateLimiter validates the policy and the store, and brings the outage handling.
-  let limiter: ReturnType<typeof createRateLimiter>;
+  const policy: RateLimitPolicy = Object.freeze({ limit, windowSeconds, name: 'refused_credentials' });
+  const problem = rateLimitPolicyProblem(policy);
+  if (problem !== undefined) throw new ConfigError(`refusedCredentials: ${problem}`);
+  // The store's decisions with the limiter's outage handling: a failing shared store falls
+  // back to counting in this instance. The limiter itself (headers, quotas, events) is not
+  // needed here, nor bundled with the guard.
+  let decider: ReturnType<typeof createStoreDecider>;
   try {
-    limiter = createRateLimiter({
-      defaultPolicy: { limit, windowSeconds, name: 'refused_credentials' },
-      onStoreError: 'local',
-      clock,
-      logger,
-      ...(store === undefined ? {} : { store }),
-    });
+    decider = createStoreDecider({ store, onStoreError: 'local', timeoutMs: 1000, retryIntervalMs: 1000, clock, logger });
   } catch (error) {
     if (error instanceof ConfigError) throw new ConfigError(`refusedCredentials: ${error.message}`);
     throw error;
@@ -132,7 +131,6 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
   if (!Number.isSafeInteger(maxTracked) || maxTracked < 1) {
     throw new ConfigError(`refusedCredentials.maxTracked must be a positive integer, got ${String(maxTracked)}`);
   }
-  const check = maybeSyncVariant(limiter.check) ?? limiter.check;
   const watched = new Map<string, Watched>();
   const emissionMs = (windowSeconds * 1000) / limit;
   const windowMs = windowSeconds * 1000;
@@ -181,10 +179,12 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     };
   }
 
-  function counted(key: string, error: unknown, result: RateLimitCheckResult): never {
+  function counted(key: string, address: string, error: unknown, decisions: RateLimitDecision[]): never {
+    const decision = decisions[0] as RateLimitDecision;
+    if (!decision.allowed) return over(key, address, error, Math.max(1, decision.retryAfterSeconds));
     const now = clock();
     const entry = watch(key, now);
-    entry.remaining = result.decision.remaining;
+    entry.remaining = decision.remaining;
     entry.lastAt = now;
     // Admitted, and that was the last one the budget had: the next would be refused for at
     // most one emission interval. Remember that, so it costs no lookup.
@@ -192,11 +192,8 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     throw error;
   }
 
-  function over(key: string, address: string, error: unknown, failure: unknown): never {
-    if (failure instanceof ConfigError) throw failure;
-    // Anything but a refusal (the fallback decides when the store fails): the 401 stands.
-    if (!isKeysetError(failure) || failure.code !== 'rate_limited') throw error;
-    const retryAfter = Number(failure.headers['retry-after'] ?? '1');
+  /** The store refused the count: the address is over its budget for `retryAfter` seconds. */
+  function over(key: string, address: string, error: unknown, retryAfter: number): never {
     const now = clock();
     const entry = watch(key, now);
     entry.remaining = 0;
@@ -206,22 +203,28 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     throw tooMany(retryAfter);
   }
 
+  /** The count failed (the fallback decides while the store fails, so hardly ever): the 401 stands. */
+  function notCounted(error: unknown, failure: unknown): never {
+    if (failure instanceof ConfigError) throw failure;
+    throw error;
+  }
+
   function refused(address: string | undefined, error: unknown): never | Promise<never> {
     if (address === undefined || !isKeysetError(error) || error.code !== 'invalid_api_key') throw error;
     const key = refusalKey(address);
     watch(key, clock());
-    let result: RateLimitCheckResult | Promise<RateLimitCheckResult>;
+    let result: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      result = check.call(limiter, `refused:${key}`);
+      result = decider.decide(`refused:${key}`, policy);
     } catch (failure) {
-      return over(key, address, error, failure);
+      return notCounted(error, failure);
     }
     return result instanceof Promise
       ? result.then(
-          (answer) => counted(key, error, answer),
-          (failure: unknown) => over(key, address, error, failure),
+          (answer) => counted(key, address, error, answer),
+          (failure: unknown) => notCounted(error, failure),
         )
-      : counted(key, error, result);
+      : counted(key, address, error, result);
   }
 
   return Object.freeze({ admit, refused });

@@ -1,22 +1,19 @@
 /**
  * The limiter the API-key guard calls: one decision per request against a store, turned
- * into response headers or a 429 problem, with an explicit answer for a store that fails
- * (DESIGN §4): `open` admits, `closed` refuses with 503 (never 429: the client did nothing
- * wrong), `local` decides in process until the store answers again.
+ * into response headers or a 429 problem, then the key's quota. What happens while the
+ * store fails (`onStoreError`) is `store-decider.ts`.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
-import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { MAX_QUOTA_COST, quotaProblem } from '../quota/quota-period.ts';
 import { createQuotaSpender } from '../quota/quota-spender.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
-import { gcraParameters, rateLimitPolicyProblem } from './gcra.ts';
-import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
-import { rememberLast } from '../internal/remember-last.ts';
+import { rateLimitPolicyProblem } from './gcra.ts';
+import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type {
@@ -25,13 +22,11 @@ import type {
   RateLimitDecision,
   RateLimitLogger,
   RateLimitPolicy,
-  RateLimitRequest,
   RateLimitStore,
   RateLimiter,
 } from './types.ts';
 
-/** What the limiter does while its store fails or times out. */
-export type StoreErrorMode = 'open' | 'closed' | 'local';
+export type { StoreErrorMode } from './store-decider.ts';
 
 // The logger's shape lives in types.ts, where decision-event.ts reads it too (no circle).
 export type { RateLimitLogger } from './types.ts';
@@ -157,18 +152,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   if (defaultPolicy === undefined) throw new ConfigError('createRateLimiter needs a defaultPolicy { limit, windowSeconds }');
   const problem = policiesProblem(defaultPolicy);
   if (problem !== undefined) throw new ConfigError(`defaultPolicy is invalid: ${problem}`);
-  if (onStoreError !== 'open' && onStoreError !== 'closed' && onStoreError !== 'local') {
-    throw new ConfigError(`onStoreError must be 'open', 'closed' or 'local', got ${JSON.stringify(onStoreError)}`);
-  }
-  for (const [name, value] of [['timeoutMs', timeoutMs], ['retryIntervalMs', retryIntervalMs]] as const) {
-    if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
-  }
   const defaults: readonly RateLimitPolicy[] = Object.freeze(
     (Array.isArray(defaultPolicy) ? defaultPolicy : [defaultPolicy]).map((p: RateLimitPolicy) => Object.freeze({ ...p })),
   );
   const policy = defaults[0] as RateLimitPolicy;
-  const store = options.store ?? createMemoryRateLimitStore({ clock });
-  if (typeof store?.decide !== 'function') throw new ConfigError('store must implement decide(requests, cost)');
+  // Validates onStoreError, timeoutMs, retryIntervalMs and the store.
+  const stores = createStoreDecider({ store: options.store, onStoreError, timeoutMs, retryIntervalMs, clock, logger });
   const formats = headerFormats(options.headers);
   const headerOptions = formats.draft11 && !formats.legacy ? undefined : { headers: formats };
   const { onDecision } = options;
@@ -183,18 +172,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     warn: (details, message) => logger.warn(details, message),
   });
 
-  let down = false;
-  let retryAt = 0;
-  let probing = false;
-  // When the store last answered (performance.now()): a failure older than a success is
-  // not an outage, the store is answering.
-  let lastSuccessAt = Number.NEGATIVE_INFINITY;
-  // One fallback store for the limiter's lifetime, never a fresh one per outage: a fresh
-  // store would hand every key a new burst at each timeout (issue 9, item 3).
-  const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
-  const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
-  // The store's single-pair variant, looked up again only when `store.decide` changed.
-  const singlePairOf = rememberLast(singlePairVariant, store.decide);
   const reported = new WeakSet<object>();
   const validLists = new WeakSet<object>();
 
@@ -215,114 +192,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       logger.warn({ key, problem: why }, 'ignoring an invalid per-key rate-limit policy; using the default policy');
     }
     return defaults.length === 1 ? policy : defaults;
-  }
-
-  function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
-    return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
-  }
-
-  /**
-   * The store's decisions: an array at once when the store answers synchronously (the
-   * memory store, the fallbacks), a promise only for an asynchronous store.
-   */
-  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    if (!down && !Array.isArray(p)) {
-      const single = singlePairOf(store.decide);
-      if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
-    }
-    const requests = requestsOf(key, p);
-    if (down && (probing || clock() < retryAt)) return fallback(requests);
-    const probe = down;
-    if (probe) probing = true;
-    // When the decision counts as sent (for `failed`) is read after the store's synchronous
-    // part, not before: a clock read costs ~0.15 µs here, and a synchronous answer (every
-    // request on the memory store) needs none. The comparisons come out the same:
-    // `lastSuccessAt` changes only in `settle`, which cannot run while `store.decide` runs.
-    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
-    try {
-      answer = store.decide(requests, 1);
-      if (Array.isArray(answer)) {
-        if (probe) probing = false;
-        return checked(answer, requests.length);
-      }
-    } catch (error) {
-      if (probe) probing = false;
-      return failed(error, requests, performance.now());
-    }
-    return settle(answer, requests, probe, performance.now());
-  }
-
-  /**
-   * `decide` for one policy while the store is up, through the store's single-pair variant
-   * (the memory store's): the same steps, with the request list built only if it fails.
-   */
-  function decideSingle(single: DecideSinglePair, key: string, policy: RateLimitPolicy): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
-    try {
-      answer = single(key, policy, 1);
-      if (Array.isArray(answer)) return checked(answer, 1);
-    } catch (error) {
-      return failed(error, requestsOf(key, policy), performance.now());
-    }
-    return settle(answer, requestsOf(key, policy), false, performance.now());
-  }
-
-  /** The rest of `decide` for a store that answered with a promise. */
-  async function settle(
-    answer: Promise<RateLimitDecision[]>,
-    requests: readonly RateLimitRequest[],
-    probe: boolean,
-    askedAt: number,
-  ): Promise<RateLimitDecision[]> {
-    try {
-      const decisions = checked(await watch.wait(answer), requests.length);
-      lastSuccessAt = performance.now();
-      // Keep the fallback's count of this instance's admissions, so that it starts where
-      // this instance stands, not with a full burst, if the store fails later.
-      if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
-      if (down) {
-        down = false;
-        logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
-      }
-      return decisions;
-    } catch (error) {
-      return failed(error, requests, askedAt);
-    } finally {
-      if (probe) probing = false;
-    }
-  }
-
-  /** A store call that threw or rejected: the `onStoreError` answer (or the ConfigError it was). */
-  function failed(error: unknown, requests: readonly RateLimitRequest[], askedAt: number): RateLimitDecision[] {
-    if (error instanceof ConfigError) throw error;
-    // Another decision was answered after this one was sent: the store is up (one slow or
-    // failed reply is not an outage). Only this request uses the fallback.
-    if (lastSuccessAt > askedAt) return fallback(requests, error);
-    if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
-    down = true;
-    retryAt = clock() + retryIntervalMs;
-    return fallback(requests, error);
-  }
-
-  function fallback(requests: readonly RateLimitRequest[], cause?: unknown): RateLimitDecision[] {
-    if (local !== undefined) {
-      return local.decide(requests, 1).map((d) => ({ ...d, degraded: 'local' as const }));
-    }
-    if (onStoreError === 'open') {
-      return requests.map(({ policy: p }) => ({
-        allowed: true,
-        policy: p,
-        remaining: gcraParameters(p).burst,
-        resetSeconds: 0,
-        retryAfterSeconds: 0,
-        degraded: 'open' as const,
-      }));
-    }
-    throw new KeysetError('unavailable', {
-      detail: 'Rate limiting is temporarily unavailable; retry shortly.',
-      cause,
-      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryIntervalMs / 1000))) },
-    });
   }
 
   function usableQuota(key: string, quota: Quota): Quota {
@@ -373,7 +242,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     }
     let decisions: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      decisions = decide(key, resolvePolicies(key, keyPolicy));
+      decisions = stores.decide(key, resolvePolicies(key, keyPolicy));
     } catch (error) {
       emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
       throw error;
@@ -461,7 +330,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     defaultPolicy: policy,
     defaultPolicies: defaults,
     get storeState(): 'up' | StoreErrorMode {
-      return down ? onStoreError : 'up';
+      return stores.state;
     },
     // Synchronous when the store is and no quota is spent (see maybe-promise.ts).
     check: withMaybeSync(checkMaybeSync),
@@ -470,11 +339,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       return quotas.spend(key, usableQuota(key, quota), 0);
     },
   });
-}
-
-function checked(decisions: readonly RateLimitDecision[], expected: number): RateLimitDecision[] {
-  if (decisions.length !== expected || decisions[0] === undefined) throw new Error('rate-limit store returned a wrong number of decisions');
-  return decisions as RateLimitDecision[];
 }
 
 /** Why `policies` (one, or a list with distinct names) cannot be decided together, or `undefined`. */
@@ -490,8 +354,4 @@ function policiesProblem(policies: RateLimitPolicy | readonly RateLimitPolicy[])
     names.add(name);
   }
   return undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -1,0 +1,190 @@
+/**
+ * GCRA decisions against a rate-limit store, with an explicit answer for a store that
+ * fails or stays silent (DESIGN §4): `open` admits, `closed` refuses with 503 (never 429:
+ * the client did nothing wrong), `local` decides in process until the store answers again.
+ * `createRateLimiter` builds on it (policies, headers, quotas, decision events), and so
+ * does the guard's budget of refused credentials, which needs the decisions and the outage
+ * handling but none of the rest: a module of its own keeps the rest out of a bundle that
+ * only uses the guard.
+ * @module
+ */
+import { type Clock } from '../clock.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
+import { rememberLast } from '../internal/remember-last.ts';
+import { createSilenceWatch } from '../internal/silence-timeout.ts';
+import { gcraParameters } from './gcra.ts';
+import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
+import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
+
+/** What the limiter does while its store fails or times out. */
+export type StoreErrorMode = 'open' | 'closed' | 'local';
+
+/** Internal: what `createRateLimiter` (and the refused-credentials budget) pass; see `RateLimiterOptions`. */
+export interface StoreDeciderOptions {
+  /** @default createMemoryRateLimitStore({ clock }) */
+  store: RateLimitStore | undefined;
+  onStoreError: StoreErrorMode;
+  timeoutMs: number;
+  retryIntervalMs: number;
+  clock: Clock;
+  logger: RateLimitLogger;
+}
+
+/** Internal: not exported from the package. */
+export interface StoreDecider {
+  /**
+   * One decision per policy, in order: an array at once when the store answers
+   * synchronously (the memory store, the fallbacks), a promise only for an asynchronous
+   * store. Throws (or rejects with) 503 `unavailable` while the store fails with
+   * `onStoreError: 'closed'`.
+   */
+  decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  /** `'up'` while the store answers, else the failure mode in effect. */
+  readonly state: 'up' | StoreErrorMode;
+}
+
+/** Validates the options (ConfigError) and creates the decider. */
+export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
+  const { onStoreError, timeoutMs, retryIntervalMs, clock, logger } = options;
+  if (onStoreError !== 'open' && onStoreError !== 'closed' && onStoreError !== 'local') {
+    throw new ConfigError(`onStoreError must be 'open', 'closed' or 'local', got ${JSON.stringify(onStoreError)}`);
+  }
+  for (const [name, value] of [['timeoutMs', timeoutMs], ['retryIntervalMs', retryIntervalMs]] as const) {
+    if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  const store = options.store ?? createMemoryRateLimitStore({ clock });
+  if (typeof store?.decide !== 'function') throw new ConfigError('store must implement decide(requests, cost)');
+
+  let down = false;
+  let retryAt = 0;
+  let probing = false;
+  // When the store last answered (performance.now()): a failure older than a success is
+  // not an outage, the store is answering.
+  let lastSuccessAt = Number.NEGATIVE_INFINITY;
+  // One fallback store for the limiter's lifetime, never a fresh one per outage: a fresh
+  // store would hand every key a new burst at each timeout (issue 9, item 3).
+  const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
+  const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
+  // The store's single-pair variant, looked up again only when `store.decide` changed.
+  const singlePairOf = rememberLast(singlePairVariant, store.decide);
+
+  function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
+    return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
+  }
+
+  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    if (!down && !Array.isArray(p)) {
+      const single = singlePairOf(store.decide);
+      if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
+    }
+    const requests = requestsOf(key, p);
+    if (down && (probing || clock() < retryAt)) return fallback(requests);
+    const probe = down;
+    if (probe) probing = true;
+    // When the decision counts as sent (for `failed`) is read after the store's synchronous
+    // part, not before: a clock read costs ~0.15 µs here, and a synchronous answer (every
+    // request on the memory store) needs none. The comparisons come out the same:
+    // `lastSuccessAt` changes only in `settle`, which cannot run while `store.decide` runs.
+    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    try {
+      answer = store.decide(requests, 1);
+      if (Array.isArray(answer)) {
+        if (probe) probing = false;
+        return checked(answer, requests.length);
+      }
+    } catch (error) {
+      if (probe) probing = false;
+      return failed(error, requests, performance.now());
+    }
+    return settle(answer, requests, probe, performance.now());
+  }
+
+  /**
+   * `decide` for one policy while the store is up, through the store's single-pair variant
+   * (the memory store's): the same steps, with the request list built only if it fails.
+   */
+  function decideSingle(single: DecideSinglePair, key: string, policy: RateLimitPolicy): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    try {
+      answer = single(key, policy, 1);
+      if (Array.isArray(answer)) return checked(answer, 1);
+    } catch (error) {
+      return failed(error, requestsOf(key, policy), performance.now());
+    }
+    return settle(answer, requestsOf(key, policy), false, performance.now());
+  }
+
+  /** The rest of `decide` for a store that answered with a promise. */
+  async function settle(
+    answer: Promise<RateLimitDecision[]>,
+    requests: readonly RateLimitRequest[],
+    probe: boolean,
+    askedAt: number,
+  ): Promise<RateLimitDecision[]> {
+    try {
+      const decisions = checked(await watch.wait(answer), requests.length);
+      lastSuccessAt = performance.now();
+      // Keep the fallback's count of this instance's admissions, so that it starts where
+      // this instance stands, not with a full burst, if the store fails later.
+      if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
+      if (down) {
+        down = false;
+        logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
+      }
+      return decisions;
+    } catch (error) {
+      return failed(error, requests, askedAt);
+    } finally {
+      if (probe) probing = false;
+    }
+  }
+
+  /** A store call that threw or rejected: the `onStoreError` answer (or the ConfigError it was). */
+  function failed(error: unknown, requests: readonly RateLimitRequest[], askedAt: number): RateLimitDecision[] {
+    if (error instanceof ConfigError) throw error;
+    // Another decision was answered after this one was sent: the store is up (one slow or
+    // failed reply is not an outage). Only this request uses the fallback.
+    if (lastSuccessAt > askedAt) return fallback(requests, error);
+    if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
+    down = true;
+    retryAt = clock() + retryIntervalMs;
+    return fallback(requests, error);
+  }
+
+  function fallback(requests: readonly RateLimitRequest[], cause?: unknown): RateLimitDecision[] {
+    if (local !== undefined) {
+      return local.decide(requests, 1).map((d) => ({ ...d, degraded: 'local' as const }));
+    }
+    if (onStoreError === 'open') {
+      return requests.map(({ policy: p }) => ({
+        allowed: true,
+        policy: p,
+        remaining: gcraParameters(p).burst,
+        resetSeconds: 0,
+        retryAfterSeconds: 0,
+        degraded: 'open' as const,
+      }));
+    }
+    throw new KeysetError('unavailable', {
+      detail: 'Rate limiting is temporarily unavailable; retry shortly.',
+      cause,
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryIntervalMs / 1000))) },
+    });
+  }
+
+  return Object.freeze({
+    decide,
+    get state(): 'up' | StoreErrorMode {
+      return down ? onStoreError : 'up';
+    },
+  });
+}
+
+function checked(decisions: readonly RateLimitDecision[], expected: number): RateLimitDecision[] {
+  if (decisions.length !== expected || decisions[0] === undefined) throw new Error('rate-limit store returned a wrong number of decisions');
+  return decisions as RateLimitDecision[];
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
