@@ -94,7 +94,11 @@ const consoleLogger: RateLimitLogger = {
 };
 
 /** The default budget, documented in docs/rate-limits.md ("Refused credentials"). */
-export const REFUSED_CREDENTIALS_DEFAULTS = Object.freeze({ limit: 60, windowSeconds: 60, maxTracked: 10_000 });
+export const REFUSED_CREDENTIALS_DEFAULTS: Readonly<{ limit: number; windowSeconds: number; maxTracked: number }> = Object.freeze({
+  limit: 60,
+  windowSeconds: 60,
+  maxTracked: 10_000,
+});
 
 /** What an address is counted by: IPv4 as is, IPv6 by its /64. */
 export function refusalKey(address: string): string {
