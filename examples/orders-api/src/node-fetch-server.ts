@@ -1,38 +1,35 @@
 /**
- * The Node server of the Hono and Fetch servers: `@hono/node-server`'s request listener,
- * with an `errorHandler` (`createAdaptorServer` takes none). Before any of our
- * code runs it builds a `Request` from the target and the Host header, and refuses what
- * forms no URL (a Host that is no host, HTTP/1.0 without one, a backslash in the path,
- * an asterisk-form target) with a `RequestError`, answered by default as a 400 with no
- * body. Here that is the same RFC 9457 problem Express and Fastify answer
- * (`@keyset/express`/`@keyset/fastify` build the URL themselves): 400 `invalid_request`
- * naming `host` or `path`. Any other error (a handler rejected past its own error
- * handling: a bug) is a 500 problem in core's words, never its message.
+ * The Node server of the Hono and Fetch servers: `@hono/node-server`'s request listener.
+ * Before any of our code runs it builds a `Request` from the target and the Host header,
+ * and refuses what forms no URL (a Host that is no host, a backslash in the path, an
+ * asterisk-form target) with a bare 400. So the request line and the Host are first put
+ * to core's rule (`requestError`, what `checkRequest()` applies on every adapter), and a
+ * refusal is the same RFC 9457 problem, with its `instance`, that Express and Fastify
+ * answer. Any other error (a handler rejected past its own error handling: a bug) is a
+ * 500 problem in core's words, never its message.
  * @module
  */
 import { createServer, type Server } from 'node:http';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import { KeysetError, toProblem } from '@keyset/core';
+import { requestError, requestInstance } from '@keyset/core/adapter';
 
 /** A Node HTTP server (not yet listening) answering with `fetch`, every refusal a problem. */
 export function createNodeFetchServer(fetch: Parameters<typeof getRequestListener>[0]): Server {
-  return createServer(getRequestListener(fetch, { errorHandler: nodeServerErrorResponse }));
+  const listener = getRequestListener(fetch, { errorHandler: nodeServerErrorResponse });
+  return createServer((incoming, outgoing) => {
+    const target = incoming.url ?? '';
+    const refused = requestError({ target, host: incoming.headers.host, contentType: incoming.headers['content-type'] });
+    if (refused === undefined) return void listener(incoming, outgoing);
+    const { status, headers, body } = toProblem(refused, { instance: requestInstance(target) });
+    outgoing.writeHead(status, headers).end(JSON.stringify(body));
+  });
 }
 
-/** Messages of `RequestError`s about the request target, not the Host header. */
-const TARGET_ERRORS: ReadonlySet<string> = new Set(['Backslash in request path', 'Invalid absolute URL']);
-
-/** The problem response for an error `@hono/node-server` hands its `errorHandler`. */
+/** The problem response for an error `@hono/node-server` hands its `errorHandler` (what core's rule let through). */
 export function nodeServerErrorResponse(error: unknown): Response {
-  const problem = toProblem(error instanceof RequestError ? requestProblem(error) : error);
+  const problem = toProblem(
+    error instanceof RequestError ? new KeysetError('invalid_request', { detail: 'The request target or Host does not form a URL.', cause: error }) : error,
+  );
   return new Response(JSON.stringify(problem.body), { status: problem.status, headers: problem.headers });
-}
-
-function requestProblem(error: RequestError): KeysetError {
-  // `Invalid URL` without a cause: the target does not start with `/` (`*`, `x`); with a
-  // cause (the URL parser's TypeError) or `Invalid host header`: the Host is to blame.
-  const target = TARGET_ERRORS.has(error.message) || (error.message === 'Invalid URL' && error.cause === undefined);
-  return target
-    ? new KeysetError('invalid_request', { detail: 'The request target is not a valid path.', extensions: { field: 'path' } })
-    : new KeysetError('invalid_request', { detail: 'The Host header does not form a valid URL.', extensions: { field: 'host' } });
 }

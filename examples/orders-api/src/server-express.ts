@@ -3,8 +3,7 @@
  * only translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { requestPathError } from '@keyset/core/adapter';
-import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/express';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/express';
 import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
@@ -60,9 +59,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
 
   // Before routing (Express would decode a `:param`, or match `/a/../b` as sent): a malformed
   // path or a dot segment is 400 on every server (core's policy, docs/adapters.md).
-  server.use(function requestPath(req, _res, next) {
-    next(requestPathError(req.originalUrl));
-  });
+  server.use(checkRequest());
 
   const { guard, scopes, costs } = app;
   const orders = apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' });

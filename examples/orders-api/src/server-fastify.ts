@@ -3,7 +3,6 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { requestPathError } from '@keyset/core/adapter';
 import { apiKey, keyset, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -54,12 +53,8 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
       aborted: requestAborted(request.raw),
     });
   });
-  // Fastify's router refuses a malformed encoding itself (frameworkErrors, same problem);
-  // a dot segment is matched as sent: 400 on every server too (core's policy, docs/adapters.md).
-  server.addHook('onRequest', async function requestPath(request) {
-    const invalid = requestPathError(request.raw.url ?? '/');
-    if (invalid !== undefined) throw invalid;
-  });
+  // The keyset plugin's checkRequest() hook refuses, before routing answers, what servers
+  // could read differently: 400 on every server (core's policy, docs/adapters.md, "Requests").
   const started = new WeakMap<FastifyRequest, number>();
   server.addHook('onRequest', async function requestStart(request) {
     started.set(request, performance.now());

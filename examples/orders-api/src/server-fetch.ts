@@ -7,8 +7,7 @@
  */
 import type { HttpBindings } from '@hono/node-server';
 import { KeysetError, type VerifiedKey } from '@keyset/core';
-import { requestPathError } from '@keyset/core/adapter';
-import { apiKey, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '@keyset/fetch';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
@@ -108,18 +107,16 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
     });
   const notFound = notFoundHandler({ allowedMethods: (pathname) => matching(pathname).map((entry) => entry.method) });
 
-  const handle = problemHandler<[Platform]>({ onError: (error, request) => void errors.set(request, error) }, async (request, platform) => {
-    // Before routing: a malformed path or a dot segment is 400 on every server (core's policy,
-    // docs/adapters.md), checked on the request line, since `request.url` has `/../` resolved.
-    const invalid = requestPathError(platform?.incoming?.url ?? new URL(request.url).pathname);
-    if (invalid !== undefined) throw invalid;
+  // checkRequest(): before routing, what servers could read differently (the target, the
+  // Host, the Content-Type) is 400 on every server (core's policy, docs/adapters.md, "Requests").
+  const handle = problemHandler<[Platform]>({ onError: (error, request) => void errors.set(request, error) }, checkRequest(async (request, platform) => {
     const candidates = matching(new URL(request.url).pathname);
     // A GET route answers HEAD too (RFC 9110 §9.3.2); Node drops the body.
     const found =
       candidates.find((entry) => entry.method === request.method) ??
       (request.method === 'HEAD' ? candidates.find((entry) => entry.method === 'GET') : undefined);
     return found === undefined ? notFound(request) : found.route(request, found.params, platform);
-  });
+  }));
 
   return async function ordersApi(request, platform) {
     const started = performance.now();

@@ -3,9 +3,7 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import type { HttpBindings } from '@hono/node-server';
-import { requestPathError } from '@keyset/core/adapter';
-import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
@@ -48,13 +46,9 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     });
   });
 
-  // Before routing answers: a malformed path or a dot segment is 400 on every server (core's
-  // policy, docs/adapters.md), checked on the request line, since `c.req.url` has `/../` resolved.
-  hono.use(async function requestPath(c, next) {
-    const invalid = requestPathError((c.env as Partial<HttpBindings> | undefined)?.incoming?.url ?? new URL(c.req.url).pathname);
-    if (invalid !== undefined) throw invalid;
-    await next();
-  });
+  // Before routing answers: what servers could read differently (the target, the Host, the
+  // Content-Type) is 400 on every server (core's policy, docs/adapters.md, "Requests").
+  hono.use(checkRequest());
 
   const { guard, scopes, costs } = app;
   const orders = apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' });

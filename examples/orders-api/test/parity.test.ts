@@ -16,7 +16,7 @@ interface Sent {
   text: string;
 }
 
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Sent> {
+function send(base: string, method: string, path: string, headers: Record<string, string | string[]>, body?: string): Promise<Sent> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
@@ -77,8 +77,31 @@ const asAdmin = (headers: Record<string, string> = {}) => ({ authorization: `Api
 const asReader = () => ({ authorization: `ApiKey ${reader}` });
 const big = JSON.stringify({ name: 'x'.repeat(20_000), scopes: ['orders:read'] });
 
+/** What core's request rules answer for the issue 24 cases below (no field: Node's HTTP parser refuses first, bare 400). */
+const REQUEST_RULES: Record<string, { field?: string; instance?: string }> = {
+  'a percent-encoded letter': { field: 'path', instance: '/%61pi/keys' },
+  'a percent-encoded letter, no key': { field: 'path', instance: '/%61pi/keys' },
+  'a percent-encoded digit in an id': { field: 'path', instance: '/api/keys/key_%31' },
+  'a percent-encoded tilde': { field: 'path', instance: '/healthz%7E' },
+  'an empty Content-Type': { field: 'content-type', instance: '/api/keys' },
+  'an empty Content-Type on a GET': { field: 'content-type', instance: '/api/orders' },
+  'a blank Content-Type': { field: 'content-type', instance: '/api/keys' },
+  'an invalid Host on an open route': { field: 'host', instance: '/healthz' },
+  'an invalid Host on a keyed route': { field: 'host', instance: '/api/keys/key_x' },
+  'an invalid Host on a paginated route': { field: 'host', instance: '/api/orders' },
+  'a Host with a bad port': { field: 'host', instance: '/healthz' },
+  'an asterisk target': { field: 'path', instance: '*' },
+  'OPTIONS with an asterisk target': { field: 'path', instance: '*' },
+  'a backslash in the path': { field: 'path', instance: '/api%5Corders' },
+  'a leading backslash': {},
+  'two Authorization headers': { field: 'authorization', instance: '/api/keys/key_x' },
+  'two Authorization headers, the same key': { field: 'authorization', instance: '/api/orders' },
+  'two credentials in one header': { field: 'authorization', instance: '/api/orders' },
+  'another scheme, then a key': { field: 'authorization', instance: '/api/orders' },
+};
+
 describe('every adapter answers alike', () => {
-  it.each<[label: string, method: string, path: string, headers: () => Record<string, string>, body?: string]>([
+  it.each<[label: string, method: string, path: string, headers: () => Record<string, string | string[]>, body?: string]>([
     ['a trailing slash', 'GET', '/api/orders/', asReader],
     ['another case', 'GET', '/API/orders', asReader],
     ['a doubled slash', 'GET', '//api/orders', asReader],
@@ -132,13 +155,48 @@ describe('every adapter answers alike', () => {
     ['a DELETE with a body', 'DELETE', '/api/keys/key_x', () => asAdmin({ ...json, 'content-length': String(big.length) }), big],
     ['a 405 with a body', 'PUT', '/api/keys', () => asAdmin(json), big],
     ['a 404 with a body', 'POST', '/api/nope', () => asAdmin(json), '{"a":'],
+    // Issue 24 item 4: one rule for each on every adapter (docs/adapters.md, "Requests").
+    ['a percent-encoded letter', 'GET', '/%61pi/keys', asAdmin],
+    ['a percent-encoded letter, no key', 'GET', '/%61pi/keys', () => ({})],
+    ['a percent-encoded digit in an id', 'GET', '/api/keys/key_%31', asAdmin],
+    ['a percent-encoded tilde', 'GET', '/healthz%7E', () => ({})],
+    ['an empty Content-Type', 'POST', '/api/keys', () => asAdmin({ 'content-type': '' }), '{"name":"g","scopes":["orders:read"]}'],
+    ['an empty Content-Type on a GET', 'GET', '/api/orders?limit=1', () => ({ ...asReader(), 'content-type': '' })],
+    ['a blank Content-Type', 'POST', '/api/keys', () => asAdmin({ 'content-type': '  ' }), '{"name":"h","scopes":["orders:read"]}'],
+    ['an invalid Host on an open route', 'GET', '/healthz', () => ({ host: 'a/b' })],
+    ['an invalid Host on a keyed route', 'GET', '/api/keys/key_x', () => asAdmin({ host: 'a/b' })],
+    ['an invalid Host on a paginated route', 'GET', '/api/orders?limit=1', () => ({ ...asReader(), host: 'a/b' })],
+    ['a Host with a bad port', 'GET', '/healthz', () => ({ host: 'localhost:99999' })],
+    ['an asterisk target', 'GET', '*', () => ({})],
+    ['OPTIONS with an asterisk target', 'OPTIONS', '*', () => ({})],
+    ['a backslash in the path', 'GET', '/api\\orders', asReader],
+    ['a leading backslash', 'GET', '\\api/orders', asReader],
+    ['a backslash in the query', 'GET', '/healthz?x=\\', () => ({})],
+    // Issue 24 item 3: ambiguous credentials are refused alike.
+    ['two Authorization headers', 'DELETE', '/api/keys/key_x', () => ({ authorization: [`ApiKey ${admin}`, `ApiKey ${reader}`] })],
+    ['two Authorization headers, the same key', 'GET', '/api/orders?limit=1', () => ({ authorization: [`ApiKey ${reader}`, `ApiKey ${reader}`] })],
+    ['two credentials in one header', 'GET', '/api/orders?limit=1', () => ({ authorization: `ApiKey ${reader}, ApiKey ${admin}` })],
+    ['another scheme, then a key', 'GET', '/api/orders?limit=1', () => ({ authorization: ['Bearer x', `ApiKey ${reader}`] })],
   ])('%s: %s %s', async (_label, method, path, headers, body) => {
     const answers: Record<string, unknown> = {};
     for (const [adapter, server] of servers) answers[adapter] = observed(await send(server.url, method, path, headers(), body));
     const expected = Object.fromEntries(ADAPTERS.map((adapter) => [adapter, answers.hono]));
     expect(answers).toEqual(expected);
+    const rule = REQUEST_RULES[_label];
+    if (rule !== undefined) {
+      expect(answers.hono).toMatchObject({ status: 400, ...(rule.field === undefined ? {} : { type: 'application/problem+json', body: { code: 'invalid_request', field: rule.field, instance: rule.instance } }) });
+    }
     if (/%E0|%ZZ|\/(\.|%2e){1,2}(\/|$)/i.test(path.split('?', 1)[0]!)) {
       expect(answers.hono).toMatchObject({ status: 400, type: 'application/problem+json', body: { code: 'invalid_request', field: 'path', instance: path.split('?', 1)[0] } });
+    }
+  });
+
+  it('a DELETE with an admin key and then a user key is refused on each, and revokes nothing', async () => {
+    for (const [adapter, server] of servers) {
+      const victim = (await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: `victim-${adapter}`, scopes: ['orders:read'] } })).body as { id: string; key: string };
+      const res = await send(server.url, 'DELETE', `/api/keys/${victim.id}`, { authorization: [`ApiKey ${admin}`, `ApiKey ${reader}`] });
+      expect({ adapter, ...observed(res) }).toMatchObject({ adapter, status: 400, body: { code: 'invalid_request', field: 'authorization' } });
+      expect((await send(server.url, 'GET', '/api/orders?limit=1', { authorization: `ApiKey ${victim.key}` })).status).toBe(200);
     }
   });
 
