@@ -1,24 +1,33 @@
 /**
- * What a user installs, checked as a user would: every published package is packed with
- * `pnpm pack` (workspace ranges become real versions), the tarballs are installed with npm
- * into a scratch project outside the workspace (offline: nothing but the tarballs is
- * needed), and the project imports every package from ESM and from CommonJS and
- * type-checks a sample with tsc (`module: node16`, once as `.mts`, once as `.cts`). The
- * framework peers (hono, express, …) are linked from the workspace instead of downloaded.
+ * What a user installs, checked as a user would: the published packages are packed with
+ * the command docs/getting-started.md gives ("install from a local pack": `pnpm pack`
+ * turns workspace ranges into real versions), which must yield every published package
+ * and not the private conformance suite; the tarballs are installed with npm into scratch
+ * projects outside the workspace (offline: nothing but the tarballs is needed), which
+ * import every package from ESM and from CommonJS, type-check a sample with tsc
+ * (`module: node16`, once as `.mts`, once as `.cts`), serve the README's "Using it" server
+ * in a plain `npm init -y` project, and install `@keyset/kysely` beside kysely 0.28 (the
+ * line npm picks on Node 20) with npm's peer and engine checks on. The framework peers
+ * (hono, express, …) are linked from the workspace instead of downloaded.
  * Needs built packages (`npx -y pnpm@10.34.9 build`, which .ci/run does first).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-const published = readdirSync(join(root, 'packages'))
-  .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as { name: string; private?: boolean } }))
-  .filter(({ manifest }) => manifest.private !== true);
+const manifests = readdirSync(join(root, 'packages')).map((dir) => ({
+  dir,
+  manifest: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as { name: string; version: string; private?: boolean },
+}));
+const published = manifests.filter(({ manifest }) => manifest.private !== true);
+/** The private packages (the conformance suite): never packed for users. */
+const privateNames = manifests.filter(({ manifest }) => manifest.private === true).map(({ manifest }) => manifest.name);
 
 const unbuilt = published.filter(({ dir }) => !existsSync(join(root, 'packages', dir, 'dist', 'index.js'))).map(({ manifest }) => manifest.name);
 if (unbuilt.length > 0) {
@@ -32,6 +41,31 @@ const PEERS = ['hono', 'express', 'fastify', 'ioredis', 'kysely', 'drizzle-orm',
 
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+
+/** The pack command of docs/getting-started.md, as arguments, with its destination. */
+function documentedPackCommand(): { args: string[]; destination: string } {
+  const guide = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('## Before keyset is on npm'));
+  const line = section.split('\n').find((l) => l.startsWith('npx -y pnpm@10.34.9 -r ') && l.includes(' pack '));
+  if (line === undefined) throw new Error('docs/getting-started.md has no pack command under "Before keyset is on npm"');
+  // Plain words and double-quoted ones, as the shell would split them.
+  const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  const at = words.indexOf('--pack-destination');
+  return { args: words.slice(1, at), destination: words[at + 1]! };
+}
+
+/** Links a package from the workspace's node_modules into a scratch project's. */
+function linkFromWorkspace(app: string, name: string): void {
+  const target = join(app, 'node_modules', name);
+  mkdirSync(dirname(target), { recursive: true });
+  if (!existsSync(target)) symlinkSync(join(root, 'node_modules', name), target, 'dir');
+}
+
+/** A scratch project as `npm init -y` makes it (CommonJS), named `name`, in `dir`. */
+function npmInit(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  run('npm', ['init', '-y'], dir);
+}
 
 const SAMPLE = `import { createKeyring, createMemoryKeyStore, createPaginator, cursorSecrets, ERROR_CATALOGUE, type KeyRecord } from '@keyset/core';
 import { paginate as walk } from '@keyset/client';
@@ -56,12 +90,19 @@ export const used = [keyring, paginator, status, record, walk, honoApiKey, notFo
 describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project outside the workspace', () => {
   let tmp: string;
   let app: string;
+  let tarballs: string;
+  /** What the documented pack command wrote. */
+  let packed: string[] = [];
+  const tarball = (name: string): string => join(tarballs, `${name.replace('@', '').replace('/', '-')}-${manifests.find((m) => m.manifest.name === name)?.manifest.version ?? '0.1.0'}.tgz`);
 
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), 'keyset-pack-'));
-    const tarballs = join(tmp, 'tarballs');
+    tarballs = join(tmp, 'tarballs');
     mkdirSync(tarballs);
-    for (const { dir } of published) run('npx', ['-y', 'pnpm@10.34.9', 'pack', '--pack-destination', tarballs], join(root, 'packages', dir));
+    const { args, destination } = documentedPackCommand();
+    expect(destination).toBe('../keyset-packs');
+    run('npx', [...args, '--pack-destination', tarballs], root);
+    packed = readdirSync(tarballs).sort();
     // Third-party runtime dependencies (fastify-plugin): packed from the workspace's copy, so
     // the offline install needs no registry.
     for (const { dir, manifest } of published) {
@@ -74,14 +115,16 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'scratch', version: '1.0.0', private: true, type: 'module' }));
     const files = readdirSync(tarballs).map((f) => join(tarballs, f));
     run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--legacy-peer-deps', '--ignore-scripts', ...files], app);
-    for (const peer of PEERS) {
-      const target = join(app, 'node_modules', peer);
-      mkdirSync(dirname(target), { recursive: true });
-      if (!existsSync(target)) symlinkSync(join(root, 'node_modules', peer), target, 'dir');
-    }
+    for (const peer of PEERS) linkFromWorkspace(app, peer);
   }, 240_000);
   afterAll(() => {
     if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('the documented pack command packs every published package, and not the private ones', () => {
+    expect(packed).toEqual(published.map(({ manifest }) => tarball(manifest.name).slice(tarballs.length + 1)).sort());
+    expect(privateNames.length).toBeGreaterThan(0);
+    for (const name of privateNames) expect(packed).not.toContain(tarball(name).slice(tarballs.length + 1));
   });
 
   it('installs every package with its LICENSE and without test code', () => {
@@ -144,4 +187,74 @@ console.log(verified.key.name, body.items.length, typeof body.nextCursor);`;
     }
     expect(refused).toMatch(/sample\.mts.*error TS2322/);
   }, 300_000);
+
+  /**
+   * Packs a package of the workspace's node_modules (as installed) into the tarball folder,
+   * from a copy without its `packageManager` field: npm 11 refuses to pack a folder that
+   * names another package manager there ("Exit handler never called"), as hono and kysely do.
+   */
+  const packFromWorkspace = (dir: string): string => {
+    const stage = mkdtempSync(join(tmp, 'stage-'));
+    cpSync(realpathSync(dir), stage, { recursive: true, filter: (from) => !from.includes('/node_modules/', realpathSync(dir).length) });
+    const manifest = JSON.parse(readFileSync(join(stage, 'package.json'), 'utf8')) as Record<string, unknown>;
+    delete manifest.packageManager;
+    writeFileSync(join(stage, 'package.json'), JSON.stringify(manifest, null, 2));
+    return join(tarballs, run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs], stage).trim().split('\n').pop()!);
+  };
+
+  it('serves the README\'s "Using it" server as written, in a plain `npm init -y` project', async () => {
+    const project = join(tmp, 'readme-sample');
+    npmInit(project);
+    const hono = packFromWorkspace(join(root, 'node_modules', 'hono'));
+    const nodeServer = packFromWorkspace(join(root, 'node_modules', '@hono', 'node-server'));
+    // npm's peer checks on: @keyset/hono's hono peer is met by the hono installed beside it.
+    run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball('@keyset/core'), tarball('@keyset/hono'), hono, nodeServer], project);
+    linkFromWorkspace(project, 'tsx');
+    expect((JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs').toBe('commonjs');
+    writeFileSync(join(project, 'server.ts'), readmeUsingIt());
+    const { NODE_ENV: _n, CURSOR_SECRET: _c, ...env } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], { cwd: project, env: { ...env, PORT: '0', NODE_ENV: 'development' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('curl ')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`the sample exited with ${code}: ${err}`)));
+      });
+      const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+      const key = /ApiKey (acme_live_[0-9A-Za-z]+)/.exec(out)?.[1];
+      const response = await fetch(`${base}/orders?limit=2`, { headers: { authorization: `ApiKey ${key}` } });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { items: Array<{ id: number }> }).items.map((o) => o.id)).toEqual([250, 249]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 120_000);
+
+  it('installs @keyset/kysely beside kysely 0.28 (what npm picks on Node 20), with npm\'s peer and engine checks on', () => {
+    const project = join(tmp, 'kysely-028');
+    npmInit(project);
+    const kysely = packFromWorkspace(join(root, 'packages', 'kysely', 'node_modules', 'kysely-028'));
+    expect(kysely).toMatch(/kysely-0\.28\.\d+\.tgz$/);
+    // No --legacy-peer-deps: with a peer range of ^0.29.0 this was ERESOLVE. --engine-strict
+    // turns an EBADENGINE warning (kysely 0.29 on Node 20) into the failure it hides.
+    run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--engine-strict', tarball('@keyset/core'), tarball('@keyset/kysely'), kysely], project);
+    const tree = JSON.parse(run('npm', ['ls', '--all', '--json'], project)) as { dependencies: Record<string, { version: string }> };
+    expect(tree.dependencies.kysely?.version).toMatch(/^0\.28\./);
+    const script = `
+const { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } = require('kysely');
+const { createPaginator, cursorSecrets } = require('@keyset/core');
+const { keysetPage } = require('@keyset/kysely');
+const db = new Kysely({ dialect: { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new SqliteIntrospector(k), createQueryCompiler: () => new SqliteQueryCompiler() } });
+const orders = createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', dir: 'desc', type: 'int', unique: true }], cursor: { secrets: cursorSecrets(undefined, { development: true }) } });
+(async () => {
+  const plan = await orders.plan(new URLSearchParams('limit=2'));
+  console.log(keysetPage(db.selectFrom('orders').selectAll(), plan, plan.sort, 'sqlite').compile().sql);
+})();`;
+    expect(run('node', ['-e', script], project).trim()).toBe('select * from "orders" order by "id" DESC limit ?');
+  }, 120_000);
 });

@@ -1,26 +1,21 @@
 /**
  * The README's "Using it" file, run as a reader would run it (`npx tsx server.ts`, here
- * `node --import tsx`): it serves, prints a key, the key reads a page of the rows, and the
- * cursor leads to the next page. Without a cursor secret outside development it refuses
- * to start with a message naming CURSOR_SECRET. (`test/docs-samples.test.ts` type-checks it.)
+ * `node --import tsx`), in a project of each module system: a plain `npm init -y` one
+ * (`"type": "commonjs"`, where a top-level `await` fails) and a `"type": "module"` one. It
+ * serves, prints a key, the key reads a page of the rows, and the cursor leads to the next
+ * page. Without a cursor secret outside development it refuses to start with a message
+ * naming CURSOR_SECRET. Here `@keyset/*` resolve to the workspace's sources;
+ * `test/pack-install.test.ts` runs the same file from the packed tarballs.
+ * (`test/docs-samples.test.ts` type-checks it.)
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const dir = join(root, '.readme-sample');
-const file = join(dir, `server-${process.pid}.ts`);
-
-function usingIt(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Using it'));
-  const match = /```ts\n([\s\S]*?)```/.exec(section);
-  if (!match) throw new Error('README has no ts block under "Using it"');
-  return match[1]!;
-}
 
 interface Started {
   out: string;
@@ -29,8 +24,8 @@ interface Started {
   stop(): void;
 }
 
-/** Runs the sample until `until(stdout)` holds or it exits. */
-function run(env: Record<string, string>, until: (out: string) => boolean): Promise<Started> {
+/** Runs the sample `file` until `until(stdout)` holds or it exits. */
+function run(file: string, env: Record<string, string>, until: (out: string) => boolean): Promise<Started> {
   const { NODE_ENV: _n, CURSOR_SECRET: _c, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -46,13 +41,17 @@ function run(env: Record<string, string>, until: (out: string) => boolean): Prom
   });
 }
 
-describe('README "Using it"', () => {
+describe.each(['commonjs', 'module'] as const)('README "Using it" in a "type": "%s" project', (type) => {
+  const dir = join(root, '.readme-sample', `${type}-${process.pid}`);
+  const file = join(dir, 'server.ts');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(file, usingIt());
-  afterAll(() => rmSync(file, { force: true }));
+  // What `npm init -y` writes (npm 11 spells out the CommonJS default), or "type": "module".
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-sample', version: '1.0.0', main: 'index.js', license: 'ISC', type }, null, 2));
+  writeFileSync(file, readmeUsingIt());
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('serves, issues a key, and pages through the rows with it', async () => {
-    const server = await run({ PORT: '0', NODE_ENV: 'development' }, (out) => out.includes('curl '));
+    const server = await run(file, { PORT: '0', NODE_ENV: 'development' }, (out) => out.includes('curl '));
     try {
       expect(server.code, server.err).toBeNull();
       const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(server.out)?.[1];
@@ -75,7 +74,7 @@ describe('README "Using it"', () => {
   }, 60_000);
 
   it('refuses to start without CURSOR_SECRET outside development, saying what to set', async () => {
-    const server = await run({ PORT: '0' }, () => false);
+    const server = await run(file, { PORT: '0' }, () => false);
     expect(server.code).not.toBe(0);
     expect(server.err).toMatch(/ConfigError: CURSOR_SECRET is not set/);
     expect(server.out).not.toContain('listening');
