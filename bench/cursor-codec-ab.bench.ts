@@ -47,6 +47,7 @@ type CodecModule = typeof import('../packages/core/src/pagination/cursor-codec.t
 type TimestampModule = typeof import('../packages/core/src/internal/timestamp.ts');
 type Provider = import('../packages/core/src/crypto/crypto-provider.ts').CryptoProvider;
 type SortModule = typeof import('../packages/core/src/pagination/sort-spec.ts');
+type DecodedCursor = import('../packages/core/src/pagination/cursor-codec.ts').DecodedCursor;
 
 const [oldCodec, newCodec, oldTime, newTime, oldCrypto, newCrypto, sorts] = await Promise.all([
   load<CodecModule>(oldSrc, 'pagination/cursor-codec.ts'),
@@ -89,7 +90,7 @@ const names = Object.keys(variants);
 const cursors = positions.map((p) => new URLSearchParams(`limit=20&cursor=${variants.old!.codec.encodeChecked(p, fp, sort, 'forward') as string}`).get('cursor')!);
 for (const [name, v] of Object.entries(variants)) {
   for (const [i, c] of cursors.entries()) {
-    const decoded = v.codec.decodeMaybeSync(c, fp, sort) as { position: unknown[] };
+    const decoded = v.codec.decodeMaybeSync(c, fp, sort) as DecodedCursor;
     if (JSON.stringify(decoded.position) !== JSON.stringify(positions[i])) throw new Error(`${name} decodes differently`);
     if (v.codec.encodeChecked(positions[i]!, fp, sort, 'forward') !== cursors[i]) throw new Error(`${name} encodes differently`);
   }
@@ -101,13 +102,13 @@ const rows: Record<string, (v: Variant, i: number) => void> = {
     sink += (v.codec.encodeChecked(positions[i & 63]!, fp, sort, 'forward') as string).length;
   },
   decode: (v, i) => {
-    sink += (v.codec.decodeMaybeSync(cursors[i & 63]!, fp, sort) as { position: unknown[] }).position.length;
+    sink += (v.codec.decodeMaybeSync(cursors[i & 63]!, fp, sort) as DecodedCursor).position!.length;
   },
   isTimestamp: (v, i) => {
     sink += v.isTimestamp(stamps[i & 127]!) ? 1 : 0;
   },
   'page (1 decode, 2 encodes, 3 checks)': (v, i) => {
-    sink += (v.codec.decodeMaybeSync(cursors[i & 63]!, fp, sort) as { position: unknown[] }).position.length;
+    sink += (v.codec.decodeMaybeSync(cursors[i & 63]!, fp, sort) as DecodedCursor).position!.length;
     sink += (v.codec.encodeChecked(positions[(i + 1) & 63]!, fp, sort, 'forward') as string).length;
     sink += (v.codec.encodeChecked(positions[(i + 2) & 63]!, fp, sort, 'backward') as string).length;
     for (let k = 0; k < 3; k++) sink += v.isTimestamp(stamps[(i + k) & 127]!) ? 1 : 0;
