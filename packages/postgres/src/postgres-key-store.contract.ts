@@ -6,7 +6,7 @@
  * @module
  */
 import { inspect } from 'node:util';
-import { KeysetError, createKeyAdmin, createKeyring, isKeysetError, toProblem } from '@keyset/core';
+import { ConfigError, KeysetError, createKeyAdmin, createKeyring, isKeysetError, toProblem } from '@keyset/core';
 import type { StoredSecret } from '@keyset/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
@@ -140,7 +140,7 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await store.insertIdentity(identity, makeSecret());
         await client.query(`DELETE FROM "${schema}"."${tablePrefix}migrations" WHERE version = 2`);
         await client.query(`DROP FUNCTION "${schema}"."${tablePrefix}rotate"`);
-        await expect(store.addSecret(identity.id, makeSecret(), new Date())).rejects.toThrow(KeysetError);
+        await expect(store.addSecret(identity.id, makeSecret(), new Date())).rejects.toThrow(/run `await migrate\(client\)`/);
         await migrate(client, { schema, tablePrefix });
         expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
         expect(await store.addSecret(identity.id, makeSecret(), new Date())).toBe(true);
@@ -326,20 +326,22 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
     });
 
     describe('database failures', () => {
-      it('reject with KeysetError("unavailable"), the driver error as cause, no digest anywhere', async () => {
+      it('reject a store never migrated with a ConfigError naming migrate(), the driver error as cause, no digest anywhere', async () => {
         const { client, schema } = backend();
         const store = createPostgresKeyStore({ client, schema, tablePrefix: freshPrefix() }); // not migrated
+        const expectMigrateError = (error: unknown, secrets: readonly string[]): void => {
+          expect(error).toBeInstanceOf(ConfigError);
+          expect((error as Error).message).toMatch(/run `await migrate\(client\)` from @keyset\/postgres/);
+          expect((error as Error).cause).toMatchObject({ code: '42P01' }); // undefined_table
+          const everything = `${String(error)} ${inspect(error, { depth: 10, showHidden: true })}`;
+          for (const secret of secrets) expect(everything).not.toContain(secret);
+        };
         const digest = randomDigest();
-        const error = expectUnavailable(await rejection(store.findByDigest(digest)), [digest]);
-        expect(error.message).toBe('The key store is unavailable.');
-        expect(error.cause).toMatchObject({ code: '42P01' }); // undefined_table
+        expectMigrateError(await rejection(store.findByDigest(digest)), [digest]);
         const batch = [randomDigest(), randomDigest()];
-        expectUnavailable(
-          await rejection(store.touchLastUsed(batch.map((d) => ({ digest: d, at: new Date() })))),
-          batch,
-        );
+        expectMigrateError(await rejection(store.touchLastUsed(batch.map((d) => ({ digest: d, at: new Date() })))), batch);
         const secret = makeSecret();
-        expectUnavailable(await rejection(store.insertIdentity(makeIdentity(), secret)), [secret.digest]);
+        expectMigrateError(await rejection(store.insertIdentity(makeIdentity(), secret)), [secret.digest]);
       });
 
       it('keep a duplicate digest out of the error, although PostgreSQL echoes it in `detail`', async () => {

@@ -1,14 +1,17 @@
 /**
  * Every statement the store sends goes through `runQuery`, the one place where a driver
  * failure becomes `KeysetError('unavailable')` (503): the keyring then fails closed with
- * a clear status instead of a 500 (DESIGN §5).
+ * a clear status instead of a 500 (DESIGN §5). One failure is not an outage: tables,
+ * functions or columns the database does not know (never migrated, or migrated by an older
+ * version) become a `ConfigError` that says to run `migrate()`. Waiting does not fix that,
+ * so "unavailable, try again" would mislead, and the cause would sit two levels down.
  *
  * The driver's error stays as `cause` for logs, scrubbed first: PGlite copies the query
  * parameters onto its errors and PostgreSQL echoes key values in `detail`
  * ("Key (digest)=(…) already exists"), and a digest must never reach a log (DESIGN §3).
  * @module
  */
-import { KeysetError, isKeysetError } from '@keyset/core';
+import { ConfigError, KeysetError, isKeysetError } from '@keyset/core';
 import type { Queryable } from '../queryable.ts';
 
 const REDACTED = '[redacted]';
@@ -83,6 +86,33 @@ export async function runQuery(client: Queryable, text: string, params?: unknown
     // and no parameter of this store's queries is something a log needs.
     const sensitive = params === undefined ? [] : stringsOf(params).sort((a, b) => b.length - a.length);
     const cause = sensitive.length === 0 ? error : scrub(error, sensitive, new Set(), 0);
+    const missing = schemaMissing(cause);
+    if (missing !== undefined) throw missing;
     throw new KeysetError('unavailable', { detail: 'The key store is unavailable.', cause });
   }
+}
+
+/**
+ * SQLSTATEs that mean keyset's schema objects are not there: `undefined_table`,
+ * `undefined_function`, `undefined_column`, `invalid_schema_name`. Only keyset's own
+ * statements come through here, so each means `migrate()` was never run (or not since
+ * this version of the package added what is missing).
+ */
+const SCHEMA_MISSING = new Set(['42P01', '42883', '42703', '3F000']);
+
+/**
+ * The `ConfigError` for a driver error that says keyset's tables, functions or columns do
+ * not exist, else `undefined`. The database's own message names only identifiers (no
+ * parameter values) and is quoted; the driver error stays as `cause`.
+ */
+function schemaMissing(error: unknown): ConfigError | undefined {
+  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || !SCHEMA_MISSING.has(code)) return undefined;
+  const said = typeof message === 'string' && message.length <= 200 ? ` (the database says: ${message})` : '';
+  return new ConfigError(
+    `keyset's PostgreSQL tables are missing or older than this @keyset/postgres${said}: ` +
+      'run `await migrate(client)` from @keyset/postgres once before serving (with the same `schema` and `tablePrefix` as the store), ' +
+      'or apply `migrationSql()` with your migration tool',
+    { cause: error },
+  );
 }
