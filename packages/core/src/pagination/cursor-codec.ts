@@ -116,10 +116,21 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function secretBytes(secret: string | Uint8Array, index: number): Uint8Array {
   const bytes = typeof secret === 'string' ? encoder.encode(secret) : secret instanceof Uint8Array ? new Uint8Array(secret) : undefined;
-  if (bytes === undefined) throw new ConfigError(`cursor secrets[${index}] must be a string or a Uint8Array`);
+  // `[process.env.CURSOR_SECRET!]` with the variable unset (or set to nothing) is the usual
+  // way here: say what the value is and point to cursorSecrets(), which names the variable.
+  if (bytes === undefined) {
+    throw new ConfigError(
+      secret === undefined || secret === null
+        ? `cursor secrets[${index}] is ${String(secret)}: an environment variable that is not set? Read secrets with ` +
+            '`cursorSecrets(process.env.CURSOR_SECRET)`, which names the missing variable (and takes { development: true } for a throwaway secret on a developer machine)'
+        : `cursor secrets[${index}] must be a string or a Uint8Array, got ${Array.isArray(secret) ? 'an array' : typeof secret}`,
+    );
+  }
   if (bytes.length < MIN_SECRET_BYTES) {
     throw new ConfigError(
-      `cursor secrets[${index}] is ${bytes.length} bytes; use at least ${MIN_SECRET_BYTES} random bytes (e.g. \`openssl rand -base64 32\`)`,
+      bytes.length === 0
+        ? `cursor secrets[${index}] is empty: an environment variable set to nothing? Read secrets with \`cursorSecrets(process.env.CURSOR_SECRET)\`, which names the variable, and set it to at least ${MIN_SECRET_BYTES} random bytes (e.g. \`openssl rand -base64 32\`)`
+        : `cursor secrets[${index}] is ${bytes.length} bytes; use at least ${MIN_SECRET_BYTES} random bytes (e.g. \`openssl rand -base64 32\`)`,
     );
   }
   return bytes;
@@ -162,7 +173,7 @@ class Rejected extends Error {}
  *   { key: 'createdAt', dir: 'desc', type: 'timestamp' },
  *   { key: 'id', dir: 'desc', type: 'int', unique: true },
  * ]);
- * const codec = createCursorCodec({ secrets: [process.env.CURSOR_SECRET!], ttlSeconds: 3600 });
+ * const codec = createCursorCodec({ secrets: cursorSecrets(process.env.CURSOR_SECRET), ttlSeconds: 3600 });
  * // One cursor-form value per sort key: timestamp text, then an int as a number.
  * const text = await codec.encode(['2024-05-01 10:00:00.123456+00', 42], fingerprint, sort);
  * const { direction, position } = await codec.decode(text, fingerprint, sort); // 'forward', ['2024-05-01 10:00:00.123456+00', 42]

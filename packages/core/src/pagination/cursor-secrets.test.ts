@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { cursorSecrets } from './cursor-secrets.ts';
+import { createPaginator } from './paginator.ts';
 
 describe('cursorSecrets', () => {
   it('reads comma-separated secrets, newest first', () => {
@@ -28,5 +29,30 @@ describe('cursorSecrets', () => {
 
   it('still leaves a short secret to the codec, which refuses it', () => {
     expect(() => createCursorCodec({ secrets: cursorSecrets('short') })).toThrow(/at least 32 random bytes/);
+  });
+});
+
+describe('a secret list that holds an unset variable', () => {
+  const env: Record<string, string | undefined> = { CURSOR_SECRET: undefined, EMPTY_SECRET: '' };
+  const paginatorWith = (secrets: readonly (string | Uint8Array)[]) => () =>
+    createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', dir: 'asc', type: 'int', unique: true }], cursor: { secrets } });
+
+  it('`[process.env.X!]` with X unset says the value is undefined and points to cursorSecrets()', () => {
+    const attempt = paginatorWith([env.CURSOR_SECRET!]);
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/^cursor secrets\[0\] is undefined: an environment variable that is not set\? Read secrets with `cursorSecrets\(process\.env\.CURSOR_SECRET\)`/);
+    expect(attempt).not.toThrow(/must be a string or a Uint8Array/);
+  });
+
+  it('names the position of the undefined or null one, and an empty one as empty', () => {
+    const old = 'old-secret-old-secret-old-secret-0';
+    expect(paginatorWith([old, env.CURSOR_SECRET!])).toThrow(/^cursor secrets\[1\] is undefined: .*cursorSecrets\(/);
+    expect(paginatorWith([null as unknown as string])).toThrow(/^cursor secrets\[0\] is null: .*cursorSecrets\(/);
+    expect(paginatorWith([env.EMPTY_SECRET!])).toThrow(/^cursor secrets\[0\] is empty: an environment variable set to nothing\? .*cursorSecrets\(/);
+  });
+
+  it('other wrong types still say what is accepted, and what came', () => {
+    expect(paginatorWith([42 as unknown as string])).toThrow('cursor secrets[0] must be a string or a Uint8Array, got number');
+    expect(paginatorWith([['a'] as unknown as string])).toThrow('cursor secrets[0] must be a string or a Uint8Array, got an array');
   });
 });

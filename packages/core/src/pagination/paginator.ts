@@ -178,7 +178,7 @@ export interface Paginator<Row> {
  *     { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
  *     { key: 'id', dir: 'desc', type: 'bigint', unique: true },
  *   ],
- *   cursor: { secrets: [process.env.CURSOR_SECRET!] },
+ *   cursor: { secrets: cursorSecrets(process.env.CURSOR_SECRET) },
  * });
  * const plan = await orders.plan(url.searchParams, { filters: { status } });
  * const rows = await fetchOrders(plan); // e.g. with keysetWhere(plan, orders.sort, 'postgres')
