@@ -33,6 +33,15 @@ describe.each(sources)('bundled from %s', (from) => {
     expect(bytes).toBeLessThan(1_000);
   }, 60_000);
 
+  it('a service that only verifies keys brings no key administration, rate limiter, RateLimit headers or quota module', async () => {
+    // Administration is createKeyAdmin(keyring); the guard's refused-credentials budget decides
+    // through rate-limit/store-decider.ts, not through createRateLimiter.
+    const { inputs } = await bundleSize({ contents: "export { createApiKeyGuard, createKeyring, createMemoryKeyStore } from '@keyset/core';" }, from);
+    const files = inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''));
+    expect(files).toContain('keys/refused-credentials.' + (from === 'src' ? 'ts' : 'js'));
+    expect(files.filter((f) => /^(keys\/(key-admin|key-input|issued-key)|rate-limit\/(rate-limiter|rate-limit-headers|decision-event)|quota\/)/.test(f))).toEqual([]);
+  }, 60_000);
+
   it('an app that only pages brings no keyring, guard, rate-limit, quota or address module', async () => {
     const { inputs } = await bundleSize({ contents: "export { createPaginator, keysetWhere } from '@keyset/core';" }, from);
     // Redaction (keys/redact-*) is in: every problem's text goes through it.
