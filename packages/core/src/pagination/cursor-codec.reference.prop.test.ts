@@ -247,12 +247,16 @@ describe('cursor codec against the reference (the codec before its fast paths)',
     fc.assert(
       fc.property(fc.integer({ min: -200, max: 200 }), fc.constantFrom('f', 'b'), (age, d) => {
         const text = signed(2, `{"d":"${d}","p":[1],"t":${Math.floor(NOW / 1000) - age}}`, fp);
-        // NOW is .5 s into its second: a cursor 60 s ahead of it is 60.5 s ahead of the clock.
-        if (age < -59) expect(outcome(codecs[0], text, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'future' });
+        // NOW is .5 s into its second: a cursor stamped 60 s past that second is 59.5 s ahead of the clock, 61 s past it 60.5 s.
+        if (age < -60) expect(outcome(codecs[0], text, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'future' });
         else expectSameOutcome(codecs, text, fp, sort);
       }),
       { numRuns: 300 },
     );
+    // The edge itself, every run.
+    const at = (age: number) => outcome(codecs[0], signed(2, `{"d":"f","p":[1],"t":${Math.floor(NOW / 1000) - age}}`, fp), fp, sort);
+    expect(at(-60)).toMatchObject({ ok: true });
+    expect(at(-61)).toMatchObject({ ok: false, cause: 'future' });
   });
 
   it('any text decodes like the reference', () => {
