@@ -86,8 +86,9 @@ describe('apiKey()', () => {
     // Without clientAddress the peer is unknown, not made up.
     await apiKey({ guard }, () => new Response('ok'))(new Request('http://h/x'));
     expect(calls).toEqual([
-      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7' },
-      { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null },
+      // X-API-Key only when there is no Authorization (to tell a key sent there from none).
+      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: undefined },
+      { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null, xApiKey: null },
     ]);
   });
 
