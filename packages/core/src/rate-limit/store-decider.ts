@@ -10,7 +10,6 @@
  */
 import { type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
-import { rememberLast } from '../internal/remember-last.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { gcraParameters } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
@@ -65,8 +64,6 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
   // store would hand every key a new burst at each timeout (issue 9, item 3).
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
-  // The store's single-pair variant, looked up again only when `store.decide` changed.
-  const singlePairOf = rememberLast(singlePairVariant, store.decide);
 
   function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
     return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
@@ -74,7 +71,8 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
 
   function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     if (!down && !Array.isArray(p)) {
-      const single = singlePairOf(store.decide);
+      // The memory store's single-pair variant, when `store.decide` is still its own.
+      const single = singlePairVariant(store.decide);
       if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
     }
     const requests = requestsOf(key, p);
