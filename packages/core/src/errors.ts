@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'rate_limited'
   | 'quota_exhausted'
+  | 'concurrency_limited'
   | 'unavailable';
 
 const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
@@ -47,6 +48,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   method_not_allowed: 405,
   rate_limited: 429,
   quota_exhausted: 429,
+  concurrency_limited: 429,
   unavailable: 503,
 });
 
@@ -68,6 +70,7 @@ const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
   method_not_allowed: 'Method not allowed',
   rate_limited: 'Too many requests',
   quota_exhausted: 'Quota exhausted',
+  concurrency_limited: 'Too many requests in progress',
   unavailable: 'Service unavailable',
 });
 

@@ -1,0 +1,33 @@
+/**
+ * In-flight (concurrency) limits: the store contract. A lease is one admitted request
+ * still at work; a store holds each holder's leases scored by expiry, so the lease of an
+ * instance that died ends on its own (docs/rate-limits.md, "In-flight limits").
+ * @module
+ */
+import type { MaybePromise } from '../maybe-promise.ts';
+
+/** The store's answer to `acquire`. */
+export interface LeaseDecision {
+  /** Whether the lease was taken. */
+  readonly acquired: boolean;
+  /** Live leases of the holder after this call (expired ones pruned first), this one included when taken. */
+  readonly inFlight: number;
+  /** The store's clock when it decided, in ms (the memory store's clock, Redis `TIME`). */
+  readonly now: number;
+  /** When this lease expires (taken), or when the holder's oldest live lease does (refused), in the store's ms. */
+  readonly expiresAt: number;
+}
+
+/**
+ * Where leases live: the memory store (one instance) or Redis (every instance that shares
+ * it). Both calls are one step each: one round trip to take, one to give back.
+ */
+export interface ConcurrencyStore {
+  /**
+   * Prunes the holder's expired leases, then takes `leaseId` for `ttlMs` if fewer than
+   * `max` live leases remain. Never takes more than `max`, whoever else calls at once.
+   */
+  acquire(holder: string, leaseId: string, max: number, ttlMs: number): MaybePromise<LeaseDecision>;
+  /** Gives a lease back; a lease already expired or released is a no-op. */
+  release(holder: string, leaseId: string): MaybePromise<void>;
+}
