@@ -23,6 +23,7 @@ import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
+import { NO_LEASE, createConcurrencyLimit, type ConcurrencyOptions, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
 
 /** Options of `createApiKeyGuard`. */
 export interface ApiKeyGuardOptions {
@@ -52,6 +53,14 @@ export interface ApiKeyGuardOptions {
    * @default { limit: 60, windowSeconds: 60 } per instance, in memory
    */
   refusedCredentials?: RefusedCredentialsOptions | false;
+  /**
+   * In-flight limit per key (docs/rate-limits.md, "In-flight limits"): an admitted request
+   * holds a lease until its adapter calls the result's `release()`; past `max` leases the
+   * request is 429 `concurrency_limited` with `Retry-After`. Decided after the rate limit,
+   * so a refused request still spent one request of the key's rate limit.
+   * @default no in-flight limit
+   */
+  concurrency?: ConcurrencyOptions;
 }
 
 /** Every name `ApiKeyGuardOptions` knows, checked when the guard is made. */
@@ -61,6 +70,7 @@ const GUARD_OPTIONS = {
   realm: true,
   trustProxy: TRUST_PROXY_OPTIONS,
   refusedCredentials: { limit: true, windowSeconds: true, store: true, maxTracked: true, clock: true, logger: true },
+  concurrency: { max: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true },
 } as const satisfies KnownOptions<ApiKeyGuardOptions>;
 
 /**
@@ -89,6 +99,12 @@ export interface ApiKeyGuardResult {
   headers: Record<string, string>;
   /** The client's address as the guard resolved it (see `trustProxy`); `undefined` when unknown. */
   clientAddress: string | undefined;
+  /**
+   * Gives the request's in-flight lease back (see `concurrency`). Adapters call it once the
+   * response is finished, on every path: sent, handler error, client abort. Calling it
+   * again does nothing; without a limit it does nothing at all.
+   */
+  release: ReleaseLease;
 }
 
 /** The guard; `check` throws `KeysetError`s, never a plain error for client input. */
@@ -112,7 +128,7 @@ const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
  */
 export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   assertKnownOptions('createApiKeyGuard', options, GUARD_OPTIONS);
-  const { keyring, limiter, realm, trustProxy = false, refusedCredentials = {} } = options;
+  const { keyring, limiter, realm, trustProxy = false, refusedCredentials = {}, concurrency } = options;
   const resolveClientAddress = createClientAddressResolver(trustProxy);
   if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
@@ -120,6 +136,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     throw new ConfigError('refusedCredentials must be false or { limit, windowSeconds, store? }');
   }
   const refusals = refusedCredentials === false ? undefined : createRefusedCredentialLimit(refusedCredentials);
+  const inFlight = concurrency === undefined ? undefined : createConcurrencyLimit(concurrency);
   // Keyring and limiter functions that can answer synchronously carry a twin that does
   // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
   const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {
@@ -176,9 +193,16 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
 
   /** The limits belong to the identity: both secrets of a rotation share one budget. */
   function admitted(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    if (limit === undefined) return { key, headers: {}, clientAddress };
+    if (limit === undefined) return leased(key, {}, clientAddress);
     const result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
-    return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress })) : { key, headers: result.headers, clientAddress };
+    return result instanceof Promise ? result.then(({ headers }) => leased(key, headers, clientAddress)) : leased(key, result.headers, clientAddress);
+  }
+
+  /** Last step: the in-flight lease, taken only once every other check has admitted the request. */
+  function leased(key: VerifiedKey, headers: Record<string, string>, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
+    if (inFlight === undefined) return { key, headers, clientAddress, release: NO_LEASE };
+    const release = inFlight.acquire(key, headers);
+    return release instanceof Promise ? release.then((r) => ({ key, headers, clientAddress, release: r })) : { key, headers, clientAddress, release };
   }
 
   function checkMaybeSync(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
