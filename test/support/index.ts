@@ -2,3 +2,4 @@ export { mysqlUrl, postgresUrl, redisUrl, uniqueSchema } from './services.ts';
 export * from './quota-store-contract.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak, type Mangle } from './mangled-keys.ts';
+export { leaseCommand, runLeaseCommands, type LeaseCommand } from './concurrency-store-contract.ts';

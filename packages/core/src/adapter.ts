@@ -25,6 +25,7 @@ export type { MaybePromise } from './maybe-promise.ts';
 
 // The guard, as adapters drive it
 export { apiKeyCheckOptions, guardReadsForwardedFor } from './keys/api-key-guard.ts';
+export { releaseWithBody } from './concurrency/release-with-body.ts';
 
 // Pagination building blocks (what `createPaginator` composes)
 export { isValidHost, normalizeBaseUrl, requestOrigin } from './pagination/base-url.ts';

@@ -1,0 +1,114 @@
+/**
+ * The guard's in-flight limit: leases per key, `release()` on the result, 429
+ * `concurrency_limited` with `Retry-After` past `max`, store failures, options.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
+import { createApiKeyGuard, type ApiKeyGuardOptions } from '../keys/api-key-guard.ts';
+import { createKeyAdmin } from '../keys/key-admin.ts';
+import { createKeyring } from '../keys/keyring.ts';
+import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
+import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { ConcurrencyStore } from './types.ts';
+
+const quiet = { warn() {}, error() {} };
+
+async function world(concurrency: ApiKeyGuardOptions['concurrency'], extra: Partial<ApiKeyGuardOptions> = {}) {
+  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
+  const admin = createKeyAdmin(keyring);
+  const a = (await admin.issue({ name: 'a', scopes: ['orders:read'], metadata: { plan: 'pro' } })).key;
+  const b = (await admin.issue({ name: 'b', scopes: ['orders:read'] })).key;
+  const guard = createApiKeyGuard({ keyring, refusedCredentials: false, ...(concurrency && { concurrency }), ...extra });
+  const check = (key: string) => guard.check({ authorization: `ApiKey ${key}`, url: '/api/orders' }, { scopes: ['orders:read'] });
+  return { a, b, check };
+}
+
+async function refusal(promise: Promise<unknown>) {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('admitted');
+}
+
+describe('in-flight limit', () => {
+  it('admits max requests of a key at once, refuses the next with 429 concurrency_limited, admits again after a release', async () => {
+    const { a, b, check } = await world({ max: 2 });
+    const first = await check(a);
+    const second = await check(a);
+    const error = await refusal(check(a));
+    expect(isKeysetError(error) && error.code).toBe('concurrency_limited');
+    const problem = toProblem(error);
+    expect(problem.status).toBe(429);
+    expect(problem.headers['retry-after']).toBe('1');
+    expect(problem.body).toMatchObject({ code: 'concurrency_limited', max_in_flight: 2, retry_after: 1 });
+    expect(JSON.stringify(problem)).not.toContain(a.slice(10));
+    // Another key has its own leases.
+    await check(b);
+    first.release();
+    first.release(); // a second call gives back nothing more
+    const third = await check(a);
+    await expect(check(a)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    second.release();
+    third.release();
+    await check(a);
+  });
+
+  it('max read from the key; null leaves a key unlimited', async () => {
+    const { a, b, check } = await world({ max: (key) => (key.metadata.plan === 'pro' ? 1 : null) });
+    await check(a);
+    await expect(check(a)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    const results = await Promise.all(Array.from({ length: 20 }, () => check(b)));
+    expect(results).toHaveLength(20);
+  });
+
+  it('a request refused by the rate limit takes no lease; a concurrency refusal carries the RateLimit headers', async () => {
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 3, windowSeconds: 60 } });
+    const { a, check } = await world({ max: 1 }, { limiter });
+    const held = await check(a);
+    const error = await refusal(check(a));
+    expect(toProblem(error).headers).toMatchObject({ 'retry-after': '1' });
+    expect(Object.keys(toProblem(error).headers).some((name) => name.toLowerCase().startsWith('ratelimit'))).toBe(true);
+    held.release();
+    await check(a); // third request of the rate limit
+    await expect(check(a)).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
+  it('a failing store: 503 unavailable by default, admitted without a lease with onStoreError open', async () => {
+    const broken: ConcurrencyStore = {
+      acquire: () => Promise.reject(new Error('connection refused')),
+      release: () => Promise.reject(new Error('connection refused')),
+    };
+    const closed = await world({ max: 1, store: broken });
+    await expect(closed.check(closed.a)).rejects.toMatchObject({ code: 'unavailable' });
+    const open = await world({ max: 1, store: broken, onStoreError: 'open' });
+    (await open.check(open.a)).release();
+    (await open.check(open.a)).release();
+  });
+
+  it('a release that fails is swallowed (the lease expires instead)', async () => {
+    const store: ConcurrencyStore = {
+      acquire: (_h, _id, _max, ttlMs) => Promise.resolve({ acquired: true, inFlight: 1, now: 0, expiresAt: ttlMs }),
+      release: () => {
+        throw new Error('gone');
+      },
+    };
+    const { a, check } = await world({ max: 1, store });
+    expect(() => {
+      void check(a).then((r) => r.release());
+    }).not.toThrow();
+    (await check(a)).release();
+  });
+
+  it('options are checked when the guard is made', async () => {
+    await expect(world({ max: 0 })).rejects.toThrow(ConfigError);
+    await expect(world({ max: 1.5 })).rejects.toThrow(/integer/);
+    await expect(world({ max: 1, leaseTtlSeconds: 0 })).rejects.toThrow(/leaseTtlSeconds/);
+    await expect(world({ max: 1, onStoreError: 'local' as never })).rejects.toThrow(/onStoreError/);
+    await expect(world({ max: 1, store: {} as never })).rejects.toThrow(/ConcurrencyStore/);
+    await expect(world({ max: 1, leaseTtl: 5 } as never)).rejects.toThrow(/leaseTtlSeconds/);
+    const { a, check } = await world({ max: () => 0 });
+    await expect(check(a)).rejects.toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * The property every in-flight lease store holds (memory, Redis): any interleaving of
+ * acquire, release and crash (a client that forgets its leases without giving them back)
+ * from two clients of one store never has more than `max` live leases, and a lease past
+ * its expiry never counts. The model is exact: each answer carries the store's clock, so
+ * the test knows which leases were live when the store decided.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { ConcurrencyStore } from '@keyset/core';
+
+export type LeaseCommand =
+  | { kind: 'acquire'; client: 0 | 1; holder: 0 | 1 }
+  | { kind: 'release'; client: 0 | 1; pick: number }
+  | { kind: 'crash'; client: 0 | 1 }
+  | { kind: 'wait'; fraction: number };
+
+export const leaseCommand: fc.Arbitrary<LeaseCommand> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('acquire' as const), client: fc.constantFrom(0 as const, 1 as const), holder: fc.constantFrom(0 as const, 1 as const) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('release' as const), client: fc.constantFrom(0 as const, 1 as const), pick: fc.nat(20) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), client: fc.constantFrom(0 as const, 1 as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('wait' as const), fraction: fc.double({ min: 0, max: 1.2, noNaN: true }) }) },
+);
+
+interface ModelLease {
+  holder: string;
+  id: string;
+  client: 0 | 1;
+  expiresAt: number;
+  released: boolean;
+}
+
+/**
+ * Runs one command list against two clients of one store. `wait(ms)` lets the store's
+ * clock move on by at least `ms` (a fake clock is moved; a real one is waited for).
+ */
+export async function runLeaseCommands(
+  clients: readonly [ConcurrencyStore, ConcurrencyStore],
+  commands: readonly LeaseCommand[],
+  options: { max: number; ttlMs: number; wait: (ms: number) => Promise<void>; namespace: string },
+): Promise<void> {
+  const { max, ttlMs, wait, namespace } = options;
+  const leases: ModelLease[] = [];
+  const held: [ModelLease[], ModelLease[]] = [[], []];
+  let next = 0;
+  for (const command of commands) {
+    if (command.kind === 'acquire') {
+      const holder = `${namespace}:${command.holder}`;
+      const id = `lease-${(next += 1)}`;
+      const decision = await clients[command.client].acquire(holder, id, max, ttlMs);
+      const live = leases.filter((l) => l.holder === holder && !l.released && l.expiresAt > decision.now);
+      // Never more than max live leases, and an expired lease never counts.
+      expect(decision.acquired).toBe(live.length < max);
+      expect(decision.inFlight).toBe(decision.acquired ? live.length + 1 : live.length);
+      expect(decision.inFlight).toBeLessThanOrEqual(max);
+      if (decision.acquired) {
+        expect(decision.expiresAt).toBe(decision.now + ttlMs);
+        const lease = { holder, id, client: command.client, expiresAt: decision.expiresAt, released: false };
+        leases.push(lease);
+        held[command.client].push(lease);
+      } else if (live.length > 0) {
+        expect(decision.expiresAt).toBe(Math.min(...live.map((l) => l.expiresAt)));
+      }
+    } else if (command.kind === 'release') {
+      const mine = held[command.client];
+      if (mine.length === 0) continue;
+      const [lease] = mine.splice(command.pick % mine.length, 1) as [ModelLease];
+      await clients[command.client].release(lease.holder, lease.id);
+      lease.released = true;
+    } else if (command.kind === 'crash') {
+      // The instance died: its leases are never given back, they only expire.
+      held[command.client] = [];
+    } else {
+      await wait(Math.round(command.fraction * ttlMs));
+    }
+  }
+}
