@@ -1,8 +1,10 @@
 /**
  * @keyset/redis: a GCRA rate-limit store (one EVALSHA per decision, Redis TIME as the
- * clock) and a revocation bus (pub/sub) for running keyset on several instances.
+ * clock), an in-flight lease store and a revocation bus (pub/sub) for running keyset on several instances.
  * @module
  */
+export { createRedisConcurrencyStore } from './redis-concurrency-store.ts';
+export type { RedisConcurrencyStore, RedisConcurrencyStoreOptions } from './redis-concurrency-store.ts';
 export { createRedisQuotaStore } from './redis-quota-store.ts';
 export type { RedisQuotaStore, RedisQuotaStoreLogger, RedisQuotaStoreOptions } from './redis-quota-store.ts';
 export { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
