@@ -141,13 +141,24 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
       }
     });
 
-    it('refuses a Host that names no host on every route (open, keyed, paginated, unknown), with an instance', async () => {
+    it('refuses a Host that names no host, or a key, on every route (open, keyed, paginated, unknown), with an instance', async () => {
       const app = await adapter.start();
       try {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const bad of ['a/b', 'x:99999', 'user@host']) {
           for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
             await expectRefused(await app.raw('GET', `${path}?limit=1`, [['host', bad], auth]), 'host', path, true);
+          }
+        }
+        // A key sent as Host is a valid DNS name by syntax: refused by the same rule as a Link
+        // origin (core's isValidHost), never echoed (issue 24 item 7).
+        const key = app.world.keys.writer;
+        for (const bad of [key, key.toLowerCase(), `${key.slice(key.lastIndexOf('_') + 1)}.example.com`, `${key}:3000`]) {
+          for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
+            const res = await app.raw('GET', `${path}?limit=1`, [['host', bad], auth]);
+            await expectRefused(res, 'host', path);
+            expect(res.body).not.toContain(key.slice(-8));
+            expect(res.headers.link ?? '').not.toContain(key.slice(-8).toLowerCase());
           }
         }
       } finally {

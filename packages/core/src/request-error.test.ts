@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mangledKey } from '@keyset/test-support';
 import { contentTypeError, hostError, requestError } from './request-error.ts';
 
 const ok = { target: '/items', host: 'api.example.com', contentType: null };
@@ -15,6 +16,18 @@ describe('hostError', () => {
     for (const host of [undefined, null, '', 'a/b', 'a b', 'user@host', 'x:99999', 'x:', ':80', 'a..b', '-', 'a%2fb', 'h?x', '[::1', 'é.com', 'x'.repeat(300)]) {
       expect(hostError(host), String(host)).toMatchObject({ status: 400, code: 'invalid_request', extensions: { field: 'host' } });
     }
+  });
+
+  it('applies the Link origin rule (isValidHost): key-shaped hosts, whole or mangled, are refused and never quoted', () => {
+    fc.assert(
+      fc.property(mangledKey, fc.constantFrom('', '.example.com', ':3000'), ({ sent }, tail) => {
+        const error = hostError(`${sent}${tail}`);
+        expect(error, sent).toMatchObject({ status: 400, code: 'invalid_request', extensions: { field: 'host' } });
+        expect(JSON.stringify({ ...error, message: error?.message })).not.toContain(sent);
+      }),
+    );
+    // Labels over 63 characters are no DNS name either.
+    expect(hostError(`${'a'.repeat(64)}.com`)?.extensions.field).toBe('host');
   });
 });
 

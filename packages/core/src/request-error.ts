@@ -7,6 +7,7 @@
  * @module
  */
 import { KeysetError } from './errors.ts';
+import { isValidHost } from './pagination/base-url.ts';
 import { requestPathError } from './request-path.ts';
 
 /** What `requestError()` looks at, as the request carried it. */
@@ -19,10 +20,6 @@ export interface RequestFacts {
   contentType: string | null | undefined;
 }
 
-// RFC 9110 §7.2 / RFC 3986 §3.2.2: a bracketed IPv6 literal, or a name (IPv4 included) of
-// letters, digits, `.`, `-`, `_` (container networks use it), then an optional port.
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_.])?)(?::([0-9]{1,5}))?$/;
-
 /** RFC 9110 §5.6.2 `token`. */
 const TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
 /** RFC 9110 §8.3.1 `media-type`: `type/subtype *( OWS ";" OWS [ parameter ] )`, values as token or quoted-string. */
@@ -30,9 +27,10 @@ const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;(?:[ \\t]*${TOKEN}=(
 
 /**
  * The error for a `Host` that names no host, or `undefined` when it is fine: absent or
- * empty (RFC 9112 §3.2: a server must refuse an HTTP/1.1 request without one), anything
- * but a host name, IPv4 or bracketed IPv6 address with an optional port up to 65535 (a
- * path, userinfo, spaces, `%`), or longer than a DNS name can be.
+ * empty (RFC 9112 §3.2: a server must refuse an HTTP/1.1 request without one), or
+ * anything `isValidHost` refuses (not a DNS name, IPv4 or bracketed IPv6 address with an
+ * optional port up to 65535, too long, or key-shaped). One Host rule for `checkRequest()`
+ * and for `Link` origins; the problem never quotes the header.
  *
  * @example
  * ```ts
@@ -41,12 +39,9 @@ const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;(?:[ \\t]*${TOKEN}=(
  * ```
  */
 export function hostError(host: string | null | undefined): KeysetError | undefined {
-  if (typeof host === 'string' && host.length <= 261) {
-    const match = HOST.exec(host);
-    if (match !== null && (match[1] === undefined || Number(match[1]) <= 65_535) && !host.includes('..')) return undefined;
-  }
+  if (isValidHost(host)) return undefined;
   return new KeysetError('invalid_request', {
-    detail: host === undefined || host === null || host === '' ? 'The request has no Host header.' : 'The Host header is not a host name or address with an optional port.',
+    detail: host === undefined || host === null || host === '' ? 'The request has no Host header.' : 'The Host header is not a valid host name (a DNS name, an IPv4 address or a bracketed IPv6 literal, and an optional port).',
     extensions: { field: 'host' },
   });
 }
