@@ -1,7 +1,9 @@
 /**
  * Every TypeScript sample in the docs type-checks against the packages as they are.
  * Each ```ts block becomes a module and goes through `tsc` with the repo's settings.
- * A block that only sketches a shape says so with ```ts sketch and is skipped. A
+ * A block that only sketches a shape says so with ```ts sketch and is skipped; the files
+ * of a Next.js project (```ts next-app, docs/nextjs.md) are type-checked and built in one
+ * by test/docs-nextjs.test.ts instead, as their relative imports need the project. A
  * fragment that uses names from the surrounding prose declares them in an HTML comment
  * right above its fence, invisible on the rendered page:
  *
@@ -56,7 +58,7 @@ function samples(): Sample[] {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
       const fence = /^```(ts|typescript)(\s.*)?$/.exec(lines[i]!);
-      if (!fence || (fence[2] ?? '').includes('sketch')) continue;
+      if (!fence || /\b(sketch|next-app)\b/.test(fence[2] ?? '')) continue;
       const start = i + 1;
       let end = start;
       while (end < lines.length && !lines[end]!.startsWith('```')) end++;
