@@ -36,7 +36,7 @@ export { createKeyAdmin } from './keys/key-admin.ts';
 export type { KeyAdmin, KeyListResult } from './keys/key-admin.ts';
 export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
-export type { KeyStore } from './keys/key-store.ts';
+export type { KeyStore, StoredOwner } from './keys/key-store.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
@@ -56,6 +56,7 @@ export type {
   SecretRecordJson,
   VerifiedKey,
   VerifiedKeyJson,
+  VerifiedOwner,
 } from './keys/key-record.ts';
 
 // Redaction

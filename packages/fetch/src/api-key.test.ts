@@ -73,7 +73,7 @@ describe('apiKey()', () => {
     const guard: ApiKeyGuard = {
       check: async (request) => {
         calls.push(request);
-        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, rateLimits: null, quota: null, environment: 'e', metadata: {}, ipAllowlist: null, last4: 'abcd' };
+        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, rateLimits: null, quota: null, environment: 'e', metadata: {}, ipAllowlist: null, ownerId: null, owner: null, last4: 'abcd' };
         return { key, headers: {}, clientAddress: undefined };
       },
     };

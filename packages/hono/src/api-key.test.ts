@@ -30,7 +30,7 @@ describe('apiKey() for Hono', () => {
     const guard: ApiKeyGuard = {
       check: async (...args) => {
         calls.push(args);
-        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, rateLimits: null, quota: null, environment: 'e', metadata: {}, ipAllowlist: null, last4: 'abcd' };
+        const key = { id: 'k', name: 'n', scopes: [], rateLimit: null, rateLimits: null, quota: null, environment: 'e', metadata: {}, ipAllowlist: null, ownerId: null, owner: null, last4: 'abcd' };
         return { key, headers: { ratelimit: '"default";r=1;t=1' }, clientAddress: undefined };
       },
     };

@@ -9,7 +9,7 @@
 import type { Quota, QuotaRefill } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import { freezeMetadata, type KeyMetadata } from './key-metadata.ts';
-import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+import type { StoredIdentity, StoredKey, StoredOwner, StoredSecret } from './key-store.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
@@ -52,6 +52,8 @@ export interface KeyRecord {
    * store (`limiter.readQuota(id, quota)`). `null` = no quota.
    */
   readonly quota: Quota | null;
+  /** The owner the key belongs to, or `null`. */
+  readonly ownerId: string | null;
   readonly createdAt: Date;
   /** Latest use over all secrets. */
   readonly lastUsedAt: Date | null;
@@ -79,6 +81,7 @@ export interface KeyRecordJson {
   ipAllowlist: string[] | null;
   rateLimits: KeyRateLimit[] | null;
   quota: QuotaJson | null;
+  ownerId: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -104,8 +107,21 @@ export interface VerifiedKey {
   readonly rateLimits: readonly KeyRateLimit[] | null;
   /** The usage quota as last set, or `null`. */
   readonly quota: Quota | null;
+  /** The owner the key belongs to, or `null` (same as `owner?.id`). */
+  readonly ownerId: string | null;
+  /** The owner with its metadata and shared limits (deeply frozen), or `null`. */
+  readonly owner: VerifiedOwner | null;
   /** Last 4 characters of the key that was presented. */
   readonly last4: string;
+}
+
+/** The owner of a verified key, as the handler sees it. */
+export interface VerifiedOwner {
+  readonly id: string;
+  /** Operator data set on the owner (deeply frozen): a JSON object, `{}` when none. */
+  readonly metadata: KeyMetadata;
+  /** Rate limits all the owner's keys share, decided with the key's own; `null` = none. */
+  readonly rateLimits: readonly KeyRateLimit[] | null;
 }
 
 /** `JSON.stringify` form of a `VerifiedKey`. */
@@ -119,6 +135,8 @@ export interface VerifiedKeyJson {
   ipAllowlist: string[] | null;
   rateLimits: KeyRateLimit[] | null;
   quota: QuotaJson | null;
+  ownerId: string | null;
+  owner: { id: string; metadata: KeyMetadata; rateLimits: KeyRateLimit[] | null } | null;
   last4: string;
 }
 
@@ -129,11 +147,9 @@ function quotaJson(quota: Quota | null): QuotaJson | null {
   return { remaining: quota.remaining, refill: quota.refill === null ? null : { ...quota.refill }, setAt: quota.setAt.toISOString() };
 }
 
-/** Frozen copies of an identity's limits: its list, else its single legacy limit, else `null`. */
-function limitsOf(identity: StoredIdentity): { rateLimit: KeyRateLimit | null; rateLimits: readonly KeyRateLimit[] | null; quota: Quota | null } {
-  const list: readonly KeyRateLimit[] | null = identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]);
-  const rateLimits =
-    list === null || list.length === 0
+/** A frozen copy of a list of limits; `null` for none or an empty list. */
+function frozenLimits(list: readonly KeyRateLimit[] | null | undefined): readonly KeyRateLimit[] | null {
+  return list === null || list === undefined || list.length === 0
       ? null
       : Object.freeze(
           list.map((l) =>
@@ -145,6 +161,11 @@ function limitsOf(identity: StoredIdentity): { rateLimit: KeyRateLimit | null; r
             }),
           ),
         );
+}
+
+/** Frozen copies of an identity's limits: its list, else its single legacy limit, else `null`. */
+function limitsOf(identity: StoredIdentity): { rateLimit: KeyRateLimit | null; rateLimits: readonly KeyRateLimit[] | null; quota: Quota | null } {
+  const rateLimits = frozenLimits(identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]));
   const q = identity.quota ?? null;
   const quota =
     q === null
@@ -172,6 +193,7 @@ function recordJson(this: KeyRecord): KeyRecordJson {
     ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
     rateLimits: this.rateLimits === null ? null : this.rateLimits.map((l) => ({ ...l })),
     quota: quotaJson(this.quota),
+    ownerId: this.ownerId,
     createdAt: this.createdAt.toISOString(),
     lastUsedAt: iso(this.lastUsedAt),
     expiresAt: iso(this.expiresAt),
@@ -191,6 +213,11 @@ function verifiedJson(this: VerifiedKey): VerifiedKeyJson {
     ipAllowlist: this.ipAllowlist === null ? null : [...this.ipAllowlist],
     rateLimits: this.rateLimits === null ? null : this.rateLimits.map((l) => ({ ...l })),
     quota: quotaJson(this.quota),
+    ownerId: this.ownerId,
+    owner:
+      this.owner === null
+        ? null
+        : { id: this.owner.id, metadata: this.owner.metadata, rateLimits: this.owner.rateLimits === null ? null : this.owner.rateLimits.map((l) => ({ ...l })) },
     last4: this.last4,
   };
 }
@@ -249,6 +276,7 @@ export function toKeyRecord(
     name: identity.name,
     scopes: Object.freeze([...identity.scopes]),
     ...limitsOf(identity),
+    ownerId: identity.ownerId ?? null,
     environment,
     metadata: freezeMetadata(identity.metadata),
     ipAllowlist: frozenList(identity.ipAllowlist),
@@ -289,8 +317,22 @@ export function createScopeLists(): ScopeLists {
 /** Each key its own frozen copy of its scopes. */
 const ownScopes: ScopeLists = (scopes) => Object.freeze([...scopes]);
 
-/** Builds the frozen `VerifiedKey` a cache entry hands out to every request; its scopes from `scopeLists`. */
-export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: string, last4: string, scopeLists: ScopeLists = ownScopes): VerifiedKey {
+/** The frozen owner a `VerifiedKey` carries. */
+export function toVerifiedOwner(owner: StoredOwner): VerifiedOwner {
+  return Object.freeze({ id: owner.id, metadata: freezeMetadata(owner.metadata), rateLimits: frozenLimits(owner.rateLimits) });
+}
+
+/**
+ * Builds the frozen `VerifiedKey` a cache entry hands out to every request; its scopes
+ * from `scopeLists`, its owner from `owner` (`null`: none).
+ */
+export function toVerifiedKey(
+  stored: Pick<StoredKey, 'identity'>,
+  environment: string,
+  last4: string,
+  scopeLists: ScopeLists = ownScopes,
+  owner: VerifiedOwner | null = null,
+): VerifiedKey {
   const { identity } = stored;
   return withProto<VerifiedKey>(VERIFIED_PROTO, {
     id: identity.id,
@@ -300,6 +342,8 @@ export function toVerifiedKey(stored: Pick<StoredKey, 'identity'>, environment: 
     environment,
     metadata: freezeMetadata(identity.metadata),
     ipAllowlist: frozenList(identity.ipAllowlist),
+    ownerId: identity.ownerId ?? null,
+    owner,
     last4,
   });
 }

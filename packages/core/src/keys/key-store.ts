@@ -44,9 +44,31 @@ export interface StoredIdentity {
   rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
   /** Usage quota as an administrator set it; `null`/absent = none. */
   quota?: Quota | null;
+  /**
+   * The owner the key belongs to (an id the application chose, see `StoredOwner`);
+   * `null`/absent = none. The owner's limits apply beside the key's.
+   */
+  ownerId?: string | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+}
+
+/**
+ * An owner: the customer (or team, or tenant) several keys belong to. Its rate limits
+ * are shared by all its keys and decided together with each key's own; disabling or
+ * deleting it refuses every key it owns.
+ */
+export interface StoredOwner {
+  /** Chosen by the application (e.g. its customer id): 1-128 of `A-Z a-z 0-9 _ . : -`. */
+  id: string;
+  /** Operator data handed to the handler with each request: a JSON object, `{}` when none. */
+  metadata: KeyMetadata;
+  /** Rate limits all the owner's keys share; `null` = none. */
+  rateLimits: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  createdAt: Date;
+  /** Set while the owner is disabled: none of its keys verifies. */
+  disabledAt: Date | null;
 }
 
 /** An identity with all of its secrets, newest first. */
@@ -94,8 +116,12 @@ export interface KeyStore {
    * not exist or is revoked.
    */
   addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean>;
-  /** The identity and matching secret for a digest, or `undefined`. Ignores validity: the keyring decides. */
-  findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined>;
+  /**
+   * The identity and matching secret for a digest, or `undefined`. Ignores validity: the
+   * keyring decides. A store that keeps owners also returns the identity's owner (`null`
+   * when its `ownerId` names none, e.g. a deleted one, which the keyring refuses).
+   */
+  findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
   getIdentity(id: string): Promise<StoredKey | undefined>;
   listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }>;
   /** Sets `revokedAt` and ends every secret at `at`. Resolves `false` when unknown. */

@@ -88,7 +88,7 @@ describe('issue and get', () => {
     expect(JSON.parse(JSON.stringify(record))).toEqual({
       id: record.id, name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 },
       environment: PREFIX, metadata: {}, ipAllowlist: null,
-      rateLimits: [{ limit: 10, windowSeconds: 60 }], quota: null,
+      rateLimits: [{ limit: 10, windowSeconds: 60 }], quota: null, ownerId: null,
       createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null,
       secrets: [{ last4: key.slice(-4), createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null }],
     });
@@ -176,7 +176,7 @@ describe('verify', () => {
     const { keyring } = setup();
     const { key, record } = await createKeyAdmin(keyring).issue({ name: 'svc', scopes: ['a'] });
     const verified = await keyring.verify(key);
-    const expected = { id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, environment: PREFIX, metadata: {}, ipAllowlist: null, rateLimits: null, quota: null, last4: key.slice(-4) };
+    const expected = { id: record.id, name: 'svc', scopes: ['a'], rateLimit: null, environment: PREFIX, metadata: {}, ipAllowlist: null, rateLimits: null, quota: null, ownerId: null, owner: null, last4: key.slice(-4) };
     expect(verified).toEqual(expected);
     expect(Object.isFrozen(verified)).toBe(true);
     expect(JSON.stringify(verified)).toBe(JSON.stringify(expected));

@@ -55,6 +55,7 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     // Canonical like the PostgreSQL store: the list, else the single legacy limit as a list.
     rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
     quota: copyQuota(i.quota ?? null),
+    ownerId: i.ownerId ?? null,
     createdAt: new Date(i.createdAt.getTime()),
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),
