@@ -16,8 +16,20 @@ import type { LogLevel } from './config.ts';
 
 export type { Logger } from 'pino';
 
-/** Creates the process logger. `destination` is for tests (default stdout). */
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+/**
+ * Creates the process logger. `destination` is for tests (default: stdout, written
+ * synchronously).
+ *
+ * Why synchronous: pino's default stdout stream is asynchronous and flushes itself with a
+ * synchronous loop when the process exits. With stdout piped to a reader that has gone
+ * (`… start | tee log`, and Ctrl-C reached `tee` too) that loop retries the EPIPE write
+ * forever, so the process never exited and no second Ctrl-C could interrupt it (JavaScript
+ * never ran again). A synchronous stream writes each line before the call returns, has no
+ * exit-time flush, and on EPIPE pino stops writing to it; the server then runs and shuts
+ * down without logs. The cost is a blocking write per line: nothing on a terminal, a file
+ * or a log collector that keeps up, a pause when the reader of a pipe does not.
+ */
+export function createLogger(level: LogLevel, destination: DestinationStream = pino.destination({ dest: 1, sync: true })): Logger {
   const options = {
     level,
     base: { service: 'orders-api' },
@@ -37,7 +49,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     // anywhere in the line is still key-shaped here.
     hooks: { streamWrite: redactText },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination);
 }
 
 /** What `requestAborted` reads from a Node `IncomingMessage` (structural, so any server fits). */

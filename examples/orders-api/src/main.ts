@@ -5,10 +5,10 @@
  * `createOrdersApi` is exported for programmatic use and tests.
  * @module
  */
-import { ConfigurationError, loadConfig } from './config.ts';
+import { ConfigurationError, loadConfig, type Config } from './config.ts';
 import { createOrdersApi } from './create-orders-api.ts';
 import { DataDirLockedError } from './data-dir.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { isEntryPoint } from './entry-point.ts';
 
 export { createOrdersApi } from './create-orders-api.ts';
@@ -16,10 +16,38 @@ export type { OrdersApi, OrdersApiOptions } from './create-orders-api.ts';
 export { loadConfig, resolveConfig, ConfigurationError } from './config.ts';
 export type { Config, ConfigInput } from './config.ts';
 
-/** Signals this close to the first one are copies of it (see `stop`), not a second Ctrl-C. */
+/** Signals this close to the first one are copies of it (see `watchSignals`), not a second Ctrl-C. */
 const REPEAT_WINDOW_MS = 1_000;
 
-/** Runs the server until a signal; resolves the exit code. */
+/**
+ * SIGINT and SIGTERM, from the very start: a signal during start-up (seeding takes seconds)
+ * stops the server as soon as it is up, instead of killing it mid-write. The first signal
+ * resolves `stop`; a later one (a human pressing Ctrl-C again) calls `force`.
+ */
+function watchSignals(force: (signal: NodeJS.Signals) => void): { stop: Promise<NodeJS.Signals>; dispose(): void } {
+  let firstAt: number | undefined;
+  let resolveStop!: (signal: NodeJS.Signals) => void;
+  const stop = new Promise<NodeJS.Signals>((resolve) => (resolveStop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (firstAt === undefined) {
+      firstAt = performance.now();
+      resolveStop(signal);
+      return;
+    }
+    // One Ctrl-C reaches this process two or three times when it runs under npx, npm or
+    // pnpm: the terminal signals the whole process group and each package manager
+    // forwards its own copy. Only a signal a human sent later forces the exit.
+    if (performance.now() - firstAt >= REPEAT_WINDOW_MS) force(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { stop, dispose: () => (process.off('SIGINT', onSignal), process.off('SIGTERM', onSignal)) };
+}
+
+/**
+ * Runs the server until a signal; resolves the exit code: 0 after a clean shutdown, 1 when
+ * it failed or a second signal cut it short, 78 for a bad configuration.
+ */
 export async function main(env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
   let config;
   try {
@@ -32,6 +60,21 @@ export async function main(env: Readonly<Record<string, string | undefined>> = p
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  let forced!: (code: number) => void;
+  const forcedExit = new Promise<number>((resolve) => (forced = resolve));
+  const signals = watchSignals((signal) => {
+    logger.warn({ signal }, 'second signal: exiting now');
+    forced(1);
+  });
+  try {
+    return await Promise.race([forcedExit, run(config, logger, signals.stop)]);
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** Starts the API, waits for `stop`, shuts down; the exit code. */
+async function run(config: Config, logger: Logger, stop: Promise<NodeJS.Signals>): Promise<number> {
   let api;
   try {
     api = await createOrdersApi({ ...config, logger });
@@ -45,37 +88,17 @@ export async function main(env: Readonly<Record<string, string | undefined>> = p
     }
     return 1;
   }
-  const running = api;
-  return new Promise<number>((resolve) => {
-    let stoppingSince: number | undefined;
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stoppingSince !== undefined) {
-        // One Ctrl-C reaches this process twice when it runs under npm or pnpm: the
-        // terminal signals the whole process group and the package manager forwards
-        // its own copy. Only a signal a human sent later forces the exit.
-        if (performance.now() - stoppingSince < REPEAT_WINDOW_MS) return;
-        logger.warn({ signal }, 'second signal: exiting now');
-        resolve(1);
-        return;
-      }
-      stoppingSince = performance.now();
-      logger.info({ signal }, 'shutting down');
-      running.close().then(
-        () => {
-          logger.info('stopped');
-          resolve(0);
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          resolve(1);
-        },
-      );
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  const signal = await stop;
+  logger.info({ signal }, 'shutting down');
+  try {
+    await api.close();
+  } catch (error) {
+    logger.error({ err: error }, 'shutdown failed');
+    return 1;
+  }
+  logger.info('stopped');
+  return 0;
 }
-
 
 if (isEntryPoint(import.meta.url)) {
   main().then(
