@@ -137,10 +137,31 @@ export function logRequest(logger: Logger, entry: RequestLogEntry): void {
     line.problem = error.code;
   }
   if (entry.status >= 500) {
+    // A bug (anything but a keyset error) keeps its stack: it is rare and needs it. A
+    // keyset 5xx (`unavailable`: a store or the database is down) gets its cause as one
+    // line of text: during an outage every request fails the same way, and core's
+    // failure log already wrote the first failure with its stack, then a count per
+    // interval. One stack per refused request was thousands of lines a second.
     if (error !== undefined && !isKeysetError(error)) line.err = error;
-    else if (isKeysetError(error) && error.cause !== undefined) line.err = error.cause;
+    else if (isKeysetError(error) && error.cause !== undefined) line.cause = causeText(error.cause);
     logger.error(line, 'request failed');
   } else {
     logger.info(line, 'request');
   }
+}
+
+/**
+ * An error as `name: message` (and its own cause's, after `←`, two levels at most), without
+ * its stack: what a 503 line needs to say which store failed and how.
+ *
+ * @example
+ * ```ts
+ * causeText(new KeysetError('unavailable', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }));
+ * // 'KeysetError: The key store is unavailable. ← Error: connect ECONNREFUSED'
+ * ```
+ */
+export function causeText(cause: unknown, depth = 0): string {
+  if (!(cause instanceof Error)) return String(cause).slice(0, 500);
+  const text = `${cause.name}: ${cause.message}`.slice(0, 500);
+  return depth < 2 && cause.cause !== undefined ? `${text} ← ${causeText(cause.cause, depth + 1)}` : text;
 }
