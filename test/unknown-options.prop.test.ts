@@ -20,6 +20,7 @@ import {
   createCursorCodec,
   createClientAddressResolver,
   createKeyring,
+  createMemoryConcurrencyStore,
   createMemoryKeyStore,
   createMemoryQuotaStore,
   createMemoryRateLimitStore,
@@ -42,7 +43,7 @@ import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
 import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, migrate, migrationSql } from '@keyset/postgres';
-import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -248,9 +249,10 @@ const FIXTURES: Fixture[] = [
       realm: 'api',
       trustProxy: { hops: 1 },
       refusedCredentials: { limit: 60, windowSeconds: 60, store: createMemoryRateLimitStore(), maxTracked: 1000, clock: () => Date.now(), logger: bareLogger() },
+      concurrency: { max: 5, store: createMemoryConcurrencyStore(), leaseTtlSeconds: 60, retryAfterSeconds: 1, onStoreError: 'closed' },
     }),
-    nested: ['trustProxy', 'refusedCredentials'],
-    required: ['keyring', 'trustProxy.hops'],
+    nested: ['trustProxy', 'refusedCredentials', 'concurrency'],
+    required: ['keyring', 'trustProxy.hops', 'concurrency.max'],
     alsoKnown: { trustProxy: ['cidrs'] },
     run: (o) => createApiKeyGuard(o as never),
   },
@@ -297,6 +299,7 @@ const FIXTURES: Fixture[] = [
     required: ['defaultPolicy', 'defaultPolicy[].limit', 'defaultPolicy[].windowSeconds'],
     run: (o) => createRateLimiter(o as never),
   },
+  { name: 'createMemoryConcurrencyStore', valid: () => ({ clock: () => Date.now() }), run: (o) => createMemoryConcurrencyStore(o as never) },
   {
     name: 'createMemoryRateLimitStore',
     valid: () => ({ max: 100, clock: () => Date.now() }),
@@ -423,6 +426,12 @@ const FIXTURES: Fixture[] = [
     run: (o) => createRedisRateLimitStore(o as never),
   },
   {
+    name: 'createRedisConcurrencyStore',
+    valid: () => ({ redis, prefix: 'keyset-options-test:', timeoutMs: 500 }),
+    required: ['redis'],
+    run: (o) => createRedisConcurrencyStore(o as never),
+  },
+  {
     name: 'createRedisQuotaStore',
     valid: () => ({ redis, prefix: 'keyset-options-test:', timeoutMs: 500, durable: createPostgresQuotaStore({ client: pool }), flushIntervalMs: 60_000, logger: bareLogger() }),
     required: ['redis'],
@@ -518,6 +527,7 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core createStoreDecider': 'internal: built by createRateLimiter and the guard\'s refusedCredentials from checked options',
   'core createFailureLog': 'internal: built by the keyring and the limiter',
   'core createRefusedCredentialLimit': "internal: the guard's refusedCredentials, checked by createApiKeyGuard",
+  'core createConcurrencyLimit': "internal: the guard's concurrency, checked by createApiKeyGuard",
   'core validateOverlap': "internal: a rotate call's overlap, validated as input",
   'core assertKnownOptions': 'the check itself',
   'client assertKnownOptions': 'the check itself',

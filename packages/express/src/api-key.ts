@@ -90,7 +90,10 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
   };
 }
 
-function admit(res: Response, next: NextFunction, { key, headers }: ApiKeyGuardResult): void {
+function admit(res: Response, next: NextFunction, { key, headers, release }: ApiKeyGuardResult): void {
+  // The in-flight lease ends with the response: 'close' follows the last byte sent, a
+  // handler's error answered by problemHandler(), and a client that went away.
+  if (release !== undefined) res.on('close', release);
   res.locals.apiKey = key;
   res.set(headers);
   next();

@@ -110,7 +110,21 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
   return apiKey;
 }
 
-function admit(request: FastifyRequest, reply: FastifyReply, { key, headers }: ApiKeyGuardResult): void {
+function admit(request: FastifyRequest, reply: FastifyReply, { key, headers, release }: ApiKeyGuardResult): void {
   request.apiKey = key;
+  // Given back by the keyset plugin's onResponse and onRequestAbort hooks.
+  (request as unknown as LeaseSlot)[LEASE] = release ?? null;
   reply.headers(headers);
+}
+
+/** Where `apiKey()` leaves the request's in-flight lease for the plugin's hooks (a request decoration). */
+export const LEASE: unique symbol = Symbol('keyset.lease');
+/** A request with its lease slot. */
+export interface LeaseSlot {
+  [LEASE]: (() => void) | null;
+}
+
+/** Gives the request's lease back (both hooks call it; the second call does nothing). */
+export function releaseLease(request: FastifyRequest): void {
+  (request as unknown as LeaseSlot)[LEASE]?.();
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant, releaseWithBody } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 
 /** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
@@ -121,14 +121,30 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
     return Promise.resolve(result).then((checked) => serve(request, rest, checked));
   }
 
-  /** Runs the handler for the verified caller; its response gets the guard's headers where it lacks them. */
-  function serve(request: Request, rest: Rest, { key, headers }: ApiKeyGuardResult): Promise<Response> {
+  /**
+   * Runs the handler for the verified caller; its response gets the guard's headers where it
+   * lacks them. The in-flight lease is given back when the body has been sent or cancelled
+   * (a streamed one included), or at once when the handler fails.
+   */
+  function serve(request: Request, rest: Rest, { key, headers, release }: ApiKeyGuardResult): Promise<Response> {
     rememberHeaders(request, headers);
-    return Promise.resolve(handler(request, key, ...rest)).then((response) =>
-      // sendPage() built its response with them; any other gets them now, where it lacks them.
-      // Only this layer's own: behind another apiKey() (nested guards), sendPage() used the
-      // innermost layer's headers, and each outer layer still adds its own where missing.
-      carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers),
+    let answer: Promise<Response>;
+    try {
+      answer = Promise.resolve(handler(request, key, ...rest));
+    } catch (error) {
+      release?.();
+      throw error;
+    }
+    return answer.then(
+      (response) =>
+        // sendPage() built its response with them; any other gets them now, where it lacks them.
+        // Only this layer's own: behind another apiKey() (nested guards), sendPage() used the
+        // innermost layer's headers, and each outer layer still adds its own where missing.
+        releaseWithBody(carries(request, response) && rememberedHeaders(request) === headers ? response : withHeaders(response, headers), release),
+      (error: unknown) => {
+        release?.();
+        throw error;
+      },
     );
   }
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant, releaseWithBody } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { nodeSocketAddress } from './check-request.ts';
@@ -110,25 +110,47 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
 /** The guard's headers for this request, for `sendPage()` (a context variable: `c.set`/`c.get`). */
 export const GUARD_HEADERS = 'keyset:guardHeaders';
 
-/** Exposes the caller, runs the rest of the chain, then gives the response the guard's headers it lacks. */
-function admit(c: Context, next: Next, { key, headers }: ApiKeyGuardResult): Promise<void> {
+/**
+ * Exposes the caller, runs the rest of the chain, then gives the response the guard's
+ * headers it lacks. The in-flight lease (`release`) is given back when the response body
+ * has been sent or cancelled (a streamed one included), or when the chain fails.
+ */
+function admit(c: Context, next: Next, { key, headers, release }: ApiKeyGuardResult): Promise<void> {
   c.set('apiKey', key);
   c.set(GUARD_HEADERS, headers);
-  // Promise.resolve: the same promise for Hono's own next(); one that returns nothing or a
-  // bare thenable is waited for as `await next()` did.
-  return Promise.resolve(next()).then(() => {
-    // sendPage() built its page with them; any other response (a handler's own, an error's
-    // problem) gets them now, unless it already names them (an inner apiKey() layer's).
-    let present = c.res.headers;
-    for (const name in headers) {
-      if (present.has(name)) continue;
-      try {
-        present.set(name, headers[name] as string);
-      } catch {
-        // Immutable headers (a Response from fetch()): `c.header()` copies the response.
-        c.header(name, headers[name] as string);
-        present = c.res.headers;
-      }
+  let chain: Promise<void>;
+  try {
+    // Promise.resolve: the same promise for Hono's own next(); one that returns nothing or a
+    // bare thenable is waited for as `await next()` did.
+    chain = Promise.resolve(next());
+  } catch (error) {
+    release?.();
+    throw error;
+  }
+  return chain.then(() => {
+    try {
+      addHeaders(c, headers);
+    } finally {
+      const res = releaseWithBody(c.res, release);
+      if (res !== c.res) c.res = res;
     }
+  }, (error: unknown) => {
+    release?.();
+    throw error;
   });
+}
+
+/** The guard's headers the response lacks: sendPage() built its page with them; any other response (a handler's own, an error's problem) gets them now, unless it already names them (an inner apiKey() layer's). */
+function addHeaders(c: Context, headers: Record<string, string>): void {
+  let present = c.res.headers;
+  for (const name in headers) {
+    if (present.has(name)) continue;
+    try {
+      present.set(name, headers[name] as string);
+    } catch {
+      // Immutable headers (a Response from fetch()): `c.header()` copies the response.
+      c.header(name, headers[name] as string);
+      present = c.res.headers;
+    }
+  }
 }

@@ -16,19 +16,23 @@ const run = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)
 const prefix = `keyset:test:inflight:${run}:`;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const url = await redisUrl();
+
 beforeAll(async () => {
-  one = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
-  two = new Redis(redisUrl(), { maxRetriesPerRequest: 1 });
+  if (url === undefined) return;
+  one = new Redis(url, { maxRetriesPerRequest: 1 });
+  two = new Redis(url, { maxRetriesPerRequest: 1 });
 });
 
 afterAll(async () => {
+  if (url === undefined) return;
   const keys = await one.keys(`${prefix}*`);
   if (keys.length > 0) await one.del(...keys);
   one.disconnect();
   two.disconnect();
 });
 
-describe('Redis concurrency store', () => {
+describe.skipIf(url === undefined)('Redis concurrency store', () => {
   it('two clients: never more than max live leases, never one counted past its expiry (Redis TIME)', async () => {
     let round = 0;
     await fc.assert(

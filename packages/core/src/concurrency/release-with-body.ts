@@ -10,7 +10,7 @@ import { NO_LEASE, type ReleaseLease } from './concurrency-limit.ts';
 /**
  * `response` with `release` called once its body is done: at once when it has none,
  * else a copy (same status and headers) whose body stream calls it when read to the end,
- * on a read error, or when cancelled. Without a lease (`NO_LEASE`) the response is returned as is.
+ * on a read error, or when cancelled. Without a lease (none, or `NO_LEASE`) the response is returned as is.
  *
  * @example
  * ```ts
@@ -18,8 +18,8 @@ import { NO_LEASE, type ReleaseLease } from './concurrency-limit.ts';
  * return releaseWithBody(response, checked.release);
  * ```
  */
-export function releaseWithBody(response: Response, release: ReleaseLease): Response {
-  if (release === NO_LEASE) return response;
+export function releaseWithBody(response: Response, release: ReleaseLease | undefined): Response {
+  if (release === undefined || release === NO_LEASE) return response;
   const body = response.body;
   if (body === null || response.bodyUsed) {
     release();

@@ -102,9 +102,10 @@ export interface ApiKeyGuardResult {
   /**
    * Gives the request's in-flight lease back (see `concurrency`). Adapters call it once the
    * response is finished, on every path: sent, handler error, client abort. Calling it
-   * again does nothing; without a limit it does nothing at all.
+   * again does nothing; without a limit it does nothing at all. Optional so a guard of
+   * your own need not have it.
    */
-  release: ReleaseLease;
+  release?: ReleaseLease;
 }
 
 /** The guard; `check` throws `KeysetError`s, never a plain error for client input. */
