@@ -4,7 +4,7 @@
  * so a misconfigured server never starts half-way.
  * @module
  */
-import { ConfigError, createClientAddressResolver, type TrustProxy } from '@keyset/core';
+import { ConfigError, createClientAddressResolver, type RateLimitHeaderFormat, type TrustProxy } from '@keyset/core';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,6 +53,16 @@ export interface Config {
    * @default 60/1m
    */
   refusedKeyLimit: RatePolicy | false;
+  /**
+   * `RATE_LIMIT_HEADERS`: how responses state a key's rate limit, comma-separated:
+   * `draft-11` (`RateLimit-Policy` and `RateLimit` per draft-ietf-httpapi-ratelimit-headers-11),
+   * `draft-7` (`RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`, as
+   * express-rate-limit sends and most client libraries, e.g. ratelimit-header-parser, read),
+   * `legacy` (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds). `legacy` goes
+   * with either draft; the two drafts share header names, so not both.
+   * @default ['draft-11']
+   */
+  rateLimitHeaders: readonly RateLimitHeaderFormat[];
   /**
    * `PUBLIC_BASE_URL` (`PUBLIC_URL` is accepted as an alias): the external origin, with an
    * optional path, of every `Link` header, e.g. `https://api.example.com`. Without it the
@@ -109,12 +119,14 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     keyPrefix: 'ks_live',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
     refusedKeyLimit: Object.freeze({ limit: 60, windowSeconds: 60 }),
+    rateLimitHeaders: Object.freeze(['draft-11'] as const),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
     logLevel: 'info',
   });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const RATE_LIMIT_HEADER_FORMATS: readonly RateLimitHeaderFormat[] = ['draft-11', 'draft-7', 'legacy'];
 const MAX_SEED = 1_000_000;
 const MIN_SECRET_LENGTH = 32;
 const MIN_QUERY_TIMEOUT_MS = 100;
@@ -196,6 +208,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     if (policy !== undefined) input.refusedKeyLimit = policy;
     else problems.push(`REFUSED_KEY_LIMIT must look like "60/1m" or "10/1s", or be "off", got "${refused}"`);
   }
+  const headerFormats = read('RATE_LIMIT_HEADERS');
+  if (headerFormats !== undefined) input.rateLimitHeaders = headerFormats.split(',').map((f) => f.trim()) as RateLimitHeaderFormat[];
   // PUBLIC_BASE_URL is the documented name; PUBLIC_URL, the earlier one, still works.
   const publicBaseUrl = read('PUBLIC_BASE_URL');
   const publicUrlAlias = read('PUBLIC_URL');
@@ -294,6 +308,18 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     if (!Number.isSafeInteger(refusedLimit.limit) || refusedLimit.limit < 1 || !(refusedLimit.windowSeconds > 0) || !Number.isFinite(refusedLimit.windowSeconds)) {
       problems.push('REFUSED_KEY_LIMIT must have a positive integer limit and a positive window, or be "off"');
     }
+  }
+  const formats = config.rateLimitHeaders;
+  if (
+    !Array.isArray(formats) ||
+    formats.length === 0 ||
+    !formats.every((f) => RATE_LIMIT_HEADER_FORMATS.includes(f)) ||
+    (formats.includes('draft-11') && formats.includes('draft-7')) ||
+    new Set(formats).size !== formats.length
+  ) {
+    problems.push(
+      `RATE_LIMIT_HEADERS must be draft-11, draft-7 or legacy, or legacy with one draft ("draft-7,legacy"), got "${Array.isArray(formats) ? formats.join(',') : String(formats)}"`,
+    );
   }
   if (config.publicUrl !== undefined) {
     const url = URL.canParse(config.publicUrl) ? new URL(config.publicUrl) : undefined;

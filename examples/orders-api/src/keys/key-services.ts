@@ -31,7 +31,7 @@ export interface KeyServices {
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
   db: SqlClient & Pick<Database, 'connectListener'>;
-  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> & Partial<Pick<Config, 'refusedKeyLimit'>>;
+  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> & Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders'>>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -61,6 +61,8 @@ export async function createKeyServices(deps: {
   }
   const limiter = createRateLimiter({
     defaultPolicy: { ...config.rateLimit, name: 'default' },
+    // RATE_LIMIT_HEADERS: draft-11 by default; draft-7 and legacy for clients that read those.
+    ...(config.rateLimitHeaders === undefined ? {} : { headers: config.rateLimitHeaders }),
     // Redis down: each instance limits on its own rather than refusing or waving through.
     onStoreError: 'local',
     logger: logger.child({ component: 'rate-limit' }),
