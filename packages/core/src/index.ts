@@ -33,10 +33,13 @@ export type {
   KeyringOptions,
 } from './keys/keyring.ts';
 export { createKeyAdmin } from './keys/key-admin.ts';
-export type { KeyAdmin, KeyListResult } from './keys/key-admin.ts';
+export type { KeyAdmin, KeyListResult, PepperUsage } from './keys/key-admin.ts';
+export type { Pepper } from './keys/pepper-ring.ts';
+export { createOwnerAdmin } from './keys/owner-admin.ts';
+export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, UpdateOwnerInput } from './keys/owner-admin.ts';
 export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
-export type { KeyStore, StoredOwner } from './keys/key-store.ts';
+export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/key-store.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';

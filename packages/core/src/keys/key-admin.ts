@@ -175,6 +175,12 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
           extensions: { field: 'id' },
         });
       }
+      if (fields.ownerId !== null) {
+        const ownerId = fields.ownerId;
+        if (typeof store.getOwner !== 'function') throw new ConfigError('This key store keeps no owners (KeyStore.getOwner is missing)');
+        const owner = await storeCall(log, 'getOwner', () => store.getOwner!(ownerId));
+        if (owner === undefined) throw new KeysetError('invalid_request', { detail: 'No owner with this `ownerId`; create the owner first.', extensions: { field: 'ownerId' } });
+      }
       const { key, secret } = await newSecret(now, prefix);
       const endOthers = new Date(now + overlapMs);
       const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers));

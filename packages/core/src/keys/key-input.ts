@@ -51,6 +51,24 @@ export interface IssueKeyInput {
    * client address gets 403 `ip_not_allowed`. `null`/absent: any address.
    */
   ipAllowlist?: readonly string[] | null;
+  /**
+   * The owner the key belongs to (made with `createOwnerAdmin(keyring).create`): its rate
+   * limits apply beside the key's, and disabling or deleting it refuses the key.
+   * `null`/absent: none.
+   */
+  ownerId?: string | null;
+}
+
+/** An owner id: 1-128 of `A-Z a-z 0-9 _ . : -` (no braces, so it can name a Redis Cluster hash tag). */
+export const OWNER_ID_PATTERN: RegExp = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** `ownerId` validated, or an `invalid_request` naming `field`. */
+export function validateOwnerId(value: unknown, field = 'ownerId'): string {
+  if (typeof value !== 'string' || !OWNER_ID_PATTERN.test(value)) {
+    throw invalid(field, `\`${field}\` must be 1-128 characters of A-Z a-z 0-9 _ . : -`);
+  }
+  if (containsKeyShapedText(value)) throw keyTextRefusal(field);
+  return value;
 }
 
 /** What `Keyring.update` changes; an absent field is left as it is. */
@@ -146,7 +164,7 @@ function keyTextRefusal(field: string): KeysetError {
 export function validateIssueInput(
   input: IssueKeyInput,
   now: number,
-): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'rateLimits' | 'quota' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null } {
+): Pick<StoredIdentity, 'name' | 'scopes' | 'rateLimit' | 'rateLimits' | 'quota' | 'expiresAt' | 'metadata' | 'ipAllowlist'> & { environment: string | null; ownerId: string | null } {
   if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `name` and `scopes`.');
   const { name, scopes, expiresAt = null, environment = null } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > MAX_NAME || CONTROL.test(name) || LONE_SURROGATE.test(name)) {
@@ -171,7 +189,8 @@ export function validateIssueInput(
   if (environment !== null && typeof environment !== 'string') throw invalid('environment', '`environment` must be the name of a configured environment.');
   const metadata = validateMetadata(input.metadata);
   const ipAllowlist = validateIpAllowlist(input.ipAllowlist);
-  return { name, scopes: [...new Set(scopes)], ...limits, quota, expiresAt: expires, environment, metadata, ipAllowlist };
+  const ownerId = input.ownerId === undefined || input.ownerId === null ? null : validateOwnerId(input.ownerId);
+  return { name, scopes: [...new Set(scopes)], ...limits, quota, expiresAt: expires, environment, metadata, ipAllowlist, ownerId };
 }
 
 /** The fields `update` changes, validated; absent ones are absent. Throws `invalid_request`. */
@@ -196,6 +215,8 @@ function validateRateLimit(value: unknown, field: string): KeyRateLimit {
     if (typeof name !== 'string' || !POLICY_NAME.test(name)) throw invalid(`${field}.name`, `\`${field}.name\` must be 1–64 characters of A-Z a-z 0-9 _ . -`);
     // Sent in the RateLimit-Policy header of every request made with the key.
     if (containsKeyShapedText(name)) throw keyTextRefusal(`${field}.name`);
+    // `owner.` names the owner's limits in the same headers (docs/rate-limits.md).
+    if (name.startsWith('owner.')) throw invalid(`${field}.name`, `\`${field}.name\` must not start with \`owner.\`: the headers name the owner's limits so.`);
   }
   // One rule for key limits and limiter policies: a limit the limiter would refuse
   // must be refused here, not silently replaced by the default policy later.

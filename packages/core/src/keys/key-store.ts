@@ -94,7 +94,15 @@ export interface ListIdentitiesQuery {
   direction?: 'forward' | 'backward';
   /** Whether to count all identities (offset mode's `total`). */
   withTotal?: boolean;
+  /** Only the identities of this owner (`StoredIdentity.ownerId`). */
+  ownerId?: string;
 }
+
+/** Keyset page request for listing owners: newest first (`createdAt DESC, id DESC`), as for identities. */
+export type ListOwnersQuery = Omit<ListIdentitiesQuery, 'ownerId'>;
+
+/** What `KeyStore.updateOwner` changes; a field left out is kept. */
+export type OwnerPatch = Partial<Pick<StoredOwner, 'metadata' | 'rateLimits' | 'disabledAt'>>;
 
 /** The persistence a keyring needs. Every method may reject; the keyring maps that to 503. */
 export interface KeyStore {
@@ -138,6 +146,17 @@ export interface KeyStore {
    * `Keyring.updateLimits` needs it.
    */
   updateLimits?(id: string, patch: IdentityLimitsPatch): Promise<boolean>;
+  /** Creates an owner; resolves `false` (changing nothing) when its id is taken. Owner methods are optional: `createOwnerAdmin` needs them. */
+  insertOwner?(owner: StoredOwner): Promise<boolean>;
+  getOwner?(id: string): Promise<StoredOwner | undefined>;
+  listOwners?(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }>;
+  /** Replaces the given fields and returns the owner as it now is, or `undefined` when unknown. */
+  updateOwner?(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined>;
+  /**
+   * Deletes the owner and, in the same transaction, revokes every identity it owns at
+   * `at` (as `revoke` does), so none of its keys verifies again. Resolves `false` when unknown.
+   */
+  deleteOwner?(id: string, at: Date): Promise<boolean>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
   touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
   close?(): Promise<void>;

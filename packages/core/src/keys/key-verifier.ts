@@ -19,7 +19,7 @@ import { DigestCache, type DigestSlot } from './internal/digest-cache.ts';
 import { judge } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
-import { createScopeLists, toVerifiedKey, type VerifiedKey } from './key-record.ts';
+import { createScopeLists, toVerifiedKey, toVerifiedOwner, type VerifiedKey, type VerifiedOwner } from './key-record.ts';
 import type { ResolvedKeyringOptions } from './keyring-options.ts';
 import type { LastUse, LastUsedWriter } from './last-used-writer.ts';
 import { safeLast4 } from './redact-key.ts';
@@ -39,7 +39,7 @@ export interface KeyVerifier {
    * a promise only when the store must be asked or the digest is asynchronous.
    */
   verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey>;
-  /** Drops every cached result of identity `identityId`. */
+  /** Drops every cached result of identity `identityId`, or of every key of the owner named `owner:<ownerId>`. */
   evict(identityId: string): void;
   /** Drops every cached result (valid and rejected). */
   evictAll(): void;
@@ -56,6 +56,7 @@ interface ValidEntry extends DigestSlot, LastUse {
   /** Whether uses are recorded on this entry (a last-use writer is configured). */
   tracked: boolean;
   identityId: string;
+  ownerId: string | null;
   /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
   validUntil: number;
   /** Why it stops: a scheduled revocation or an expiry. */
@@ -65,10 +66,25 @@ interface ValidEntry extends DigestSlot, LastUse {
 interface InvalidEntry extends DigestSlot {
   reason: 'unknown' | 'expired' | 'revoked';
   identityId: string | undefined;
+  /** Set when the key was refused for its owner (deleted or disabled): re-enabling it evicts this. */
+  ownerId: string | null;
 }
 
 /** A negative cache entry (the cache sets `digestKey` and `until`). */
-const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undefined): InvalidEntry => ({ reason, identityId, digestKey: '', until: 0, hit: 0 });
+const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undefined, ownerId: string | null = null): InvalidEntry => ({
+  reason,
+  identityId,
+  ownerId,
+  digestKey: '',
+  until: 0,
+  hit: 0,
+});
+
+/**
+ * What `evict` takes to drop every key of an owner: `owner:<ownerId>`. Key ids never hold
+ * a colon, so the two cannot be confused, and every revocation bus carries it unchanged.
+ */
+export const OWNER_EVICTION_PREFIX = 'owner:';
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
@@ -127,7 +143,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
         return hit.verified;
       }
       valid!.delete(cacheKey);
-      invalidCache?.set(cacheKey, invalidEntry(hit.endReason, hit.identityId), now + negativeTtlMs, now);
+      invalidCache?.set(cacheKey, invalidEntry(hit.endReason, hit.identityId, hit.ownerId), now + negativeTtlMs, now);
       throw reject(hit.endReason, text.slice(-4), hit.identityId, realm);
     }
     if (!checked) refuseBadKey(text, prefix, realm);
@@ -155,12 +171,26 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry(verdict.reason, identity.id), now + negativeTtlMs, now);
       throw reject(verdict.reason, last4, identity.id, realm);
     }
+    // A key whose owner was deleted or is disabled is refused like a revoked one; a store
+    // that keeps no owners (no `owner` member) leaves the owner out.
+    const ownerId = identity.ownerId ?? null;
+    let owner: VerifiedOwner | null = null;
+    if (ownerId !== null && 'owner' in found) {
+      const stored = found.owner ?? null;
+      if (stored === null || stored.disabledAt !== null) {
+        if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('revoked', identity.id, ownerId), now + negativeTtlMs, now);
+        if (log.warns()) log.warn({ reason: 'revoked', last4, keyId: identity.id, owner: stored === null ? 'deleted' : 'disabled' }, 'api key rejected');
+        throw new AuthenticationError('invalid_api_key', { reason: 'revoked', realm, last4 });
+      }
+      owner = toVerifiedOwner(stored);
+    }
     // The digest matched the whole text, prefix included: this is the key's environment.
-    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists);
+    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists, owner);
     const entry: ValidEntry = {
       verified,
       tracked: writer !== undefined,
       identityId: identity.id,
+      ownerId,
       validUntil: verdict.until,
       endReason: verdict.endReason,
       digest,
@@ -178,6 +208,12 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
 
   function evict(identityId: string): void {
     epoch++;
+    if (identityId.startsWith(OWNER_EVICTION_PREFIX)) {
+      const ownerId = identityId.slice(OWNER_EVICTION_PREFIX.length);
+      valid?.deleteWhere((entry) => entry.ownerId === ownerId);
+      invalidCache?.deleteWhere((entry) => entry.ownerId === ownerId);
+      return;
+    }
     valid?.deleteWhere((entry) => entry.identityId === identityId);
     invalidCache?.deleteWhere((entry) => entry.identityId === identityId);
   }

@@ -8,7 +8,7 @@
  */
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
-import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
+import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, ListOwnersQuery, OwnerPatch, StoredIdentity, StoredKey, StoredOwner, StoredSecret } from './key-store.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -70,8 +70,32 @@ function copyKey(k: StoredKey): StoredKey {
   return { identity: copyIdentity(k.identity), secrets: k.secrets.map(copySecret) };
 }
 
+function copyOwner(o: StoredOwner): StoredOwner {
+  return {
+    id: o.id,
+    metadata: freezeMetadata(o.metadata),
+    rateLimits: o.rateLimits === null ? null : o.rateLimits.map((l) => ({ ...l })),
+    createdAt: new Date(o.createdAt.getTime()),
+    disabledAt: copyDate(o.disabledAt),
+  };
+}
+
+/** One keyset page of `rows` (sorted newest first) per `query`, as both list methods answer it. */
+function pageOf<T extends { createdAt: Date; id: string }>(all: T[], query: ListOwnersQuery): T[] {
+  const { after, direction = 'forward' } = query;
+  let rows = direction === 'backward' ? [...all].reverse() : all;
+  if (after !== undefined) {
+    const t = after.createdAt.getTime();
+    const older = (i: T): boolean => i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id);
+    const newer = (i: T): boolean => i.createdAt.getTime() > t || (i.createdAt.getTime() === t && i.id > after.id);
+    rows = rows.filter(direction === 'backward' ? newer : older);
+  }
+  if (query.offset !== undefined) rows = rows.slice(query.offset);
+  return rows.slice(0, Math.max(0, query.take));
+}
+
 /** `createdAt DESC, id DESC`: negative when `a` comes first. */
-function newestFirst(a: StoredIdentity, b: StoredIdentity): number {
+function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
   const t = b.createdAt.getTime() - a.createdAt.getTime();
   if (t !== 0) return t;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
@@ -88,6 +112,12 @@ function newestFirst(a: StoredIdentity, b: StoredIdentity): number {
 export function createMemoryKeyStore(): KeyStore {
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
+  const owners = new Map<string, StoredOwner>();
+
+  function revokeKey(key: StoredKey, at: Date): void {
+    if (key.identity.revokedAt === null) key.identity.revokedAt = new Date(at.getTime());
+    for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
+  }
 
   return Object.freeze({
     async insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void> {
@@ -111,11 +141,14 @@ export function createMemoryKeyStore(): KeyStore {
       return true;
     },
 
-    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
       const key = byDigest.get(digest);
       const secret = key?.secrets.find((s) => s.digest === digest);
       if (key === undefined || secret === undefined) return undefined;
-      return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
+      const ownerId = key.identity.ownerId ?? null;
+      if (ownerId === null) return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
+      const owner = owners.get(ownerId);
+      return { identity: copyIdentity(key.identity), secret: copySecret(secret), owner: owner === undefined ? null : copyOwner(owner) };
     },
 
     async getIdentity(id: string): Promise<StoredKey | undefined> {
@@ -124,27 +157,50 @@ export function createMemoryKeyStore(): KeyStore {
     },
 
     async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
-      const all = [...keys.values()].sort((a, b) => newestFirst(a.identity, b.identity));
-      const { after, direction = 'forward' } = query;
-      let rows = direction === 'backward' ? [...all].reverse() : all;
-      if (after !== undefined) {
-        const t = after.createdAt.getTime();
-        const older = ({ identity: i }: { identity: StoredIdentity }): boolean =>
-          i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id);
-        const newer = ({ identity: i }: { identity: StoredIdentity }): boolean =>
-          i.createdAt.getTime() > t || (i.createdAt.getTime() === t && i.id > after.id);
-        rows = rows.filter(direction === 'backward' ? newer : older);
-      }
-      if (query.offset !== undefined) rows = rows.slice(query.offset);
-      const page = rows.slice(0, Math.max(0, query.take)).map(copyKey);
+      const { ownerId } = query;
+      const all = [...keys.values()]
+        .filter((k) => ownerId === undefined || k.identity.ownerId === ownerId)
+        .map((k) => ({ createdAt: k.identity.createdAt, id: k.identity.id, key: k }))
+        .sort(newestFirst);
+      const page = pageOf(all, query).map((row) => copyKey(row.key));
       return query.withTotal === true ? { keys: page, total: all.length } : { keys: page };
     },
 
     async revoke(id: string, at: Date): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
-      if (key.identity.revokedAt === null) key.identity.revokedAt = new Date(at.getTime());
-      for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
+      revokeKey(key, at);
+      return true;
+    },
+
+    async insertOwner(owner: StoredOwner): Promise<boolean> {
+      if (owners.has(owner.id)) return false;
+      owners.set(owner.id, copyOwner(owner));
+      return true;
+    },
+
+    async getOwner(id: string): Promise<StoredOwner | undefined> {
+      const owner = owners.get(id);
+      return owner === undefined ? undefined : copyOwner(owner);
+    },
+
+    async listOwners(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }> {
+      const all = [...owners.values()].sort(newestFirst);
+      const page = pageOf(all, query).map(copyOwner);
+      return query.withTotal === true ? { owners: page, total: all.length } : { owners: page };
+    },
+
+    async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
+      const owner = owners.get(id);
+      if (owner === undefined) return undefined;
+      const next = copyOwner({ ...owner, ...patch });
+      owners.set(id, next);
+      return copyOwner(next);
+    },
+
+    async deleteOwner(id: string, at: Date): Promise<boolean> {
+      if (!owners.delete(id)) return false;
+      for (const key of keys.values()) if (key.identity.ownerId === id) revokeKey(key, at);
       return true;
     },
 
