@@ -43,6 +43,7 @@ export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
+export { isWellFormedKey } from './keys/is-well-formed-key.ts';
 export type { ParseKeyResult, ParsedKey } from './keys/key-format.ts';
 export { digestKey } from './keys/key-digest.ts';
 export type { DigestKeyOptions } from './keys/key-digest.ts';
