@@ -43,7 +43,7 @@ export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
 export type { SettledTotal, TotalPolicy } from './pagination/total-policy.ts';
 
 // Key stores: record shapes and the bounds every store must hold
-export type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from './keys/key-store.ts';
+export type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from './keys/key-store.ts';
 export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, isValidKeyPrefix } from './keys/key-format.ts';
 export { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from './keys/key-metadata.ts';
 export { MAX_IP_ALLOWLIST } from './keys/ip-allowlist.ts';

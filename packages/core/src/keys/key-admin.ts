@@ -78,9 +78,25 @@ export interface KeyAdmin {
    * unknown; `invalid_request` for bad input.
    */
   updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
+  /**
+   * How many live secrets (neither expired nor revoked) each pepper made: every pepper of
+   * the keyring, newest first, even at 0, then any other id the store holds. Drop an old
+   * pepper from `peppers` once its count is 0. Needs a store with `countByPepper`.
+   */
+  pepperCounts(): Promise<PepperUsage[]>;
 }
 
 const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
+
+/** One line of `KeyAdmin.pepperCounts()`. */
+export interface PepperUsage {
+  /** The pepper's id (a fingerprint, see docs/api-keys.md); `null`: secrets stored before ids were kept. */
+  pepperId: string | null;
+  /** Its position in the keyring's `peppers` (0: newest); `null` when not one of them (its keys no longer verify here). */
+  pepper: number | null;
+  /** Live secrets under it. */
+  count: number;
+}
 
 function notFound(): KeysetError {
   return new KeysetError('not_found', { detail: 'No API key with this id.' });
@@ -109,7 +125,8 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
 
   async function newSecret(now: number, prefix: string): Promise<{ key: string; secret: StoredSecret }> {
     const key = generateKey(prefix, { crypto });
-    const secret: StoredSecret = { digest: toHex(await rawDigest(key)), last4: key.slice(-4), createdAt: new Date(now), lastUsedAt: null, expiresAt: null };
+    const [digest, [pepperId = null]] = await Promise.all([rawDigest(key), config.peppers.ids()]);
+    const secret: StoredSecret = { digest: toHex(digest), last4: key.slice(-4), createdAt: new Date(now), lastUsedAt: null, expiresAt: null, pepperId };
     return { key, secret };
   }
 
@@ -117,6 +134,15 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
   const record = (stored: StoredKey): KeyRecord => toKeyRecord(stored, environments.environmentOf(stored.identity.prefix), pendingUse);
 
   return Object.freeze({
+    async pepperCounts(): Promise<PepperUsage[]> {
+      if (typeof store.countByPepper !== 'function') throw new ConfigError('This key store cannot count digests per pepper (KeyStore.countByPepper is missing)');
+      const ids = await config.peppers.ids();
+      const counts = await storeCall(log, 'countByPepper', () => store.countByPepper!(new Date(clock())));
+      const countOf = (id: string | null): number => counts.find((c) => c.pepperId === id)?.count ?? 0;
+      const others = counts.filter((c) => c.pepperId === null || !ids.includes(c.pepperId)).map((c) => ({ pepperId: c.pepperId, pepper: null, count: c.count }));
+      return [...ids.map((pepperId, pepper) => ({ pepperId, pepper, count: countOf(pepperId) })), ...others];
+    },
+
     async issue(input: IssueKeyInput): Promise<IssuedKey> {
       const now = clock();
       const { environment, ...fields } = validateIssueInput(input, now);

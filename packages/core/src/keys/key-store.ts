@@ -17,6 +17,25 @@ export interface StoredSecret {
   lastUsedAt: Date | null;
   /** End of validity: set by rotation (overlap end), revocation or issue-time expiry. */
   expiresAt: Date | null;
+  /**
+   * Id of the pepper that made `digest` (see "Rotating the pepper" in docs/api-keys.md);
+   * `null`/absent: written before stores kept it.
+   */
+  pepperId?: string | null;
+}
+
+/** One lazy re-hash: the secret stored under digest `from` is stored under `to`, made by pepper `pepperId`. */
+export interface PepperRehash {
+  from: string;
+  to: string;
+  pepperId: string;
+}
+
+/** How many live secrets (neither expired nor revoked, at the time asked) a pepper made. */
+export interface PepperCount {
+  /** `null`: secrets written before the store kept pepper ids. */
+  pepperId: string | null;
+  count: number;
 }
 
 /** A key identity: who the caller is, what it may do, how fast. */
@@ -130,6 +149,20 @@ export interface KeyStore {
    * when its `ownerId` names none, e.g. a deleted one, which the keyring refuses).
    */
   findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
+  /**
+   * `findByDigest` for several candidate digests at once (one per pepper, newest first),
+   * in ONE lookup: the secret whose digest is any of them (at most one is stored). Optional:
+   * a keyring with more than one pepper needs it, so an unknown key costs one lookup.
+   */
+  findByDigests?(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
+  /**
+   * Pepper rotation's re-hash: for each change, the secret stored under `from` gets digest
+   * `to` and `pepperId`, keeping everything else; a `from` no longer stored is skipped.
+   * Optional: a keyring with more than one pepper needs it.
+   */
+  rehashDigests?(changes: readonly PepperRehash[]): Promise<void>;
+  /** Live secrets per pepper id at `now` (see `PepperCount`). Optional: `createKeyAdmin(keyring).pepperCounts()` needs it. */
+  countByPepper?(now: Date): Promise<PepperCount[]>;
   getIdentity(id: string): Promise<StoredKey | undefined>;
   listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }>;
   /** Sets `revokedAt` and ends every secret at `at`. Resolves `false` when unknown. */

@@ -22,13 +22,16 @@ import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
 import { createScopeLists, toVerifiedKey, toVerifiedOwner, type VerifiedKey, type VerifiedOwner } from './key-record.ts';
 import type { ResolvedKeyringOptions } from './keyring-options.ts';
 import type { LastUse, LastUsedWriter } from './last-used-writer.ts';
+import type { PepperRehasher } from './pepper-rehasher.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
-export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'cache' | 'clock' | 'crypto'> {
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto'> {
   readonly log: BestEffortLog;
   /** Receives every successful use; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
+  /** With more than one pepper: re-hashes keys found under an older one. `undefined`: one pepper. */
+  readonly rehasher: PepperRehasher | undefined;
 }
 
 /** Internal: not exported from the package. */
@@ -88,7 +91,7 @@ export const OWNER_EVICTION_PREFIX = 'owner:';
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
-  const { store, environments, rawDigest, clock, crypto, log, writer } = options;
+  const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher } = options;
   const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
   const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, () => randomSalt(crypto)) : undefined;
@@ -157,11 +160,17 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     const last4 = text.slice(-4);
     const digest = toHex(bytes);
     const startEpoch = epoch;
-    const found = await storeCall(log, 'findByDigest', () => store.findByDigest(digest));
+    // One pepper: its digest, one lookup. Several (a rotation): every pepper's digest of the
+    // text, still in ONE lookup, so an unknown key costs no more store work than before.
+    const candidates = rehasher === undefined ? undefined : await pepperDigests(text, bytes);
+    const found = await storeCall(log, 'findByDigest', () =>
+      candidates === undefined ? store.findByDigest(digest) : store.findByDigests!(candidates.map(toHex)),
+    );
     const storedDigest = found === undefined ? undefined : fromHex(found.secret.digest);
     // The store matched by digest; compare again in constant time so a store that matches
     // loosely (collation, prefix index) can never let a different key through.
-    if (found === undefined || storedDigest === undefined || !crypto.timingSafeEqual(storedDigest, bytes)) {
+    const pepper = storedDigest === undefined ? -1 : candidates === undefined ? (crypto.timingSafeEqual(storedDigest, bytes) ? 0 : -1) : matchingPepper(storedDigest, candidates);
+    if (found === undefined || pepper === -1) {
       if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('unknown', undefined), now + negativeTtlMs, now);
       throw reject('unknown', last4, undefined, realm);
     }
@@ -184,6 +193,12 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       }
       owner = toVerifiedOwner(stored);
     }
+    // Made under an older pepper, or before pepper ids were stored: re-hash it under the
+    // newest once, in the background. The cache entry and last-use writes use the new digest.
+    if (rehasher !== undefined) {
+      const [newest = ''] = await peppers.ids();
+      if (pepper > 0 || found.secret.pepperId !== newest) rehasher.queue({ from: found.secret.digest, to: digest, pepperId: newest });
+    }
     // The digest matched the whole text, prefix included: this is the key's environment.
     const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists, owner);
     const entry: ValidEntry = {
@@ -204,6 +219,21 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     writer?.track(entry);
     if (epoch === startEpoch) valid?.set(cacheKey, entry, now + ttlMs, now);
     return verified;
+  }
+
+  /** Every pepper's digest of `text`, newest (`newest`, already made) first. */
+  async function pepperDigests(text: string, newest: Uint8Array): Promise<Uint8Array[]> {
+    const older = peppers.digests.slice(1).map((digestOf) => digestOf(text));
+    return [newest, ...(await Promise.all(older))];
+  }
+
+  /** Index of the candidate equal to `stored` (each compared in constant time), or -1. */
+  function matchingPepper(stored: Uint8Array, candidates: readonly Uint8Array[]): number {
+    let match = -1;
+    candidates.forEach((candidate, n) => {
+      if (match === -1 && stored.length === candidate.length && crypto.timingSafeEqual(stored, candidate)) match = n;
+    });
+    return match;
   }
 
   function evict(identityId: string): void {

@@ -9,9 +9,10 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import { createRawDigest, type RawDigest } from './key-digest.ts';
+import type { RawDigest } from './key-digest.ts';
 import { resolveEnvironments, type KeyEnvironments } from './key-environments.ts';
 import type { KeyStore } from './key-store.ts';
+import { createPepperRing, type Pepper, type PepperRing } from './pepper-ring.ts';
 
 /** pino-compatible: `(fields, message)`. Only ever receives ids, reasons and last-4s. */
 export interface KeyringLogger {
@@ -56,8 +57,19 @@ export interface KeyringOptions {
    * verified key's `environment`, and issues keys of the first unless `issue` says otherwise.
    */
   prefix: string | Readonly<Record<string, string>>;
-  /** Server secret for HMAC-SHA256 digests (at least 16 bytes). Changing it invalidates every key. */
+  /**
+   * Server secret for HMAC-SHA256 digests (at least 16 bytes). Replacing it invalidates
+   * every key: to rotate it, use `peppers`. The same as `peppers: [pepper]`.
+   */
   pepper?: string | Uint8Array | undefined;
+  /**
+   * Peppers, newest first (`pepper` or this, not both). Keys are issued under the first;
+   * a key stored under an older one still verifies and is re-hashed under the first once,
+   * in the background. `null` stands for plain SHA-256 (digests made with no pepper). Drop
+   * an old pepper once `createKeyAdmin(keyring).pepperCounts()` shows none of its digests
+   * left. More than one needs a store with `findByDigests` and `rehashDigests`.
+   */
+  peppers?: readonly Pepper[] | undefined;
   /** Verification cache; `false` asks the store on every request. */
   cache?: KeyringCacheOptions | false;
   /** Coalesced last-use writes; `false` records no use. */
@@ -93,6 +105,7 @@ const KEYRING_OPTIONS = {
   store: true,
   prefix: true,
   pepper: true,
+  peppers: true,
   cache: { max: true, ttlMs: true, negativeTtlMs: true, negativeMax: true },
   lastUsed: { intervalMs: true },
   scopeWildcards: true,
@@ -108,8 +121,10 @@ export interface ResolvedKeyringOptions {
   /** The default prefix (the first environment's). */
   readonly prefix: string;
   readonly environments: KeyEnvironments;
-  /** The digest function, bound to the pepper. */
+  /** The digest function, bound to the newest pepper. */
   readonly rawDigest: RawDigest;
+  /** Every pepper's digest function and id, newest first. */
+  readonly peppers: PepperRing;
   /** Cache bounds; a zero size or TTL turns that cache off (all zero for `cache: false`). */
   readonly cache: Readonly<Required<KeyringCacheOptions>>;
   /** Milliseconds between last-use writes; `undefined` records no use. */
@@ -138,6 +153,7 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     store,
     prefix,
     pepper,
+    peppers,
     cache = {},
     lastUsed = {},
     scopeWildcards = false,
@@ -151,7 +167,17 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     if (typeof store?.[method] !== 'function') throw new ConfigError(`store must implement KeyStore: ${method}() is missing`);
   }
   if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
-  const rawDigest = createRawDigest(pepper === undefined ? { crypto } : { crypto, pepper });
+  if (pepper !== undefined && peppers !== undefined) {
+    throw new ConfigError('pepper and peppers were both given: use peppers alone, newest first ([pepper] is the same as pepper)');
+  }
+  // `pepper` alone, or none, is a ring of one: the verify path is the same as before rotation existed.
+  const ring = createPepperRing(peppers ?? [pepper ?? null], crypto, peppers !== undefined);
+  if (ring.digests.length > 1) {
+    for (const method of ['findByDigests', 'rehashDigests'] as const) {
+      if (typeof store[method] !== 'function') throw new ConfigError(`peppers: a keyring with more than one pepper needs a store with ${method}() (one lookup per request, lazy re-hash)`);
+    }
+  }
+  const rawDigest = ring.digests[0];
 
   let resolvedCache = NO_CACHE;
   if (cache !== false) {
@@ -163,5 +189,5 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
   }
   const lastUsedIntervalMs = lastUsed === false ? undefined : positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs');
 
-  return { store, prefix: environments.defaultPrefix, environments, rawDigest, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
+  return { store, prefix: environments.defaultPrefix, environments, rawDigest, peppers: ring, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
 }

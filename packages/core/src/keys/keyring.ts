@@ -18,6 +18,7 @@ import type { VerifiedKey } from './key-record.ts';
 import { createKeyVerifier } from './key-verifier.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
+import { PepperRehasher } from './pepper-rehasher.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 
 // The keyring's public types live beside the code they describe; they are re-exported
@@ -50,7 +51,10 @@ export interface Keyring {
   invalidateAll(): void;
   /** Subscribes to revocations, rotations and updates (made through `createKeyAdmin`); returns the unsubscribe function. */
   onChange(listener: KeyChangeListener): () => void;
-  /** Writes pending last-use times and stops the timer. Does not close the store. */
+  /**
+   * Writes pending re-hashes (after a pepper rotation) and last-use times, and stops the
+   * timers. Does not close the store.
+   */
   close(): Promise<void>;
 }
 
@@ -73,7 +77,13 @@ export function createKeyring(options: KeyringOptions): Keyring {
       : new LastUsedWriter(store, lastUsedIntervalMs, (error, count) => {
           log.error({ err: error, count }, 'api key lastUsedAt write failed; retrying next interval');
         });
-  const verifier = createKeyVerifier({ ...config, log, writer });
+  const rehasher =
+    config.peppers.digests.length === 1
+      ? undefined
+      : new PepperRehasher(store, (error, count) => {
+          log.error({ err: error, count }, 'api key re-hash under the newest pepper failed; retried on the next use');
+        });
+  const verifier = createKeyVerifier({ ...config, log, writer, rehasher });
   const changes = createKeyChangeEmitter(log);
 
   const authenticateMaybeSync = createKeyAuthenticator({ prefixes: environments.prefixes, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
@@ -101,6 +111,8 @@ export function createKeyring(options: KeyringOptions): Keyring {
     },
 
     async close(): Promise<void> {
+      // Re-hashes first: last-use writes name the new digests.
+      await rehasher?.close();
       const result = await writer?.close();
       if (result !== undefined && !result.ok) {
         throw new KeysetError('unavailable', { detail: 'Pending lastUsedAt times could not be written.', cause: result.error });

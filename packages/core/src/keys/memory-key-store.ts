@@ -8,7 +8,19 @@
  */
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
-import type { IdentityLimitsPatch, KeyStore, ListIdentitiesQuery, ListOwnersQuery, OwnerPatch, StoredIdentity, StoredKey, StoredOwner, StoredSecret } from './key-store.ts';
+import type {
+  IdentityLimitsPatch,
+  KeyStore,
+  ListIdentitiesQuery,
+  ListOwnersQuery,
+  OwnerPatch,
+  PepperCount,
+  PepperRehash,
+  StoredIdentity,
+  StoredKey,
+  StoredOwner,
+  StoredSecret,
+} from './key-store.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -39,6 +51,7 @@ function copySecret(s: StoredSecret): StoredSecret {
     createdAt: new Date(s.createdAt.getTime()),
     lastUsedAt: copyDate(s.lastUsedAt),
     expiresAt: copyDate(s.expiresAt),
+    pepperId: s.pepperId ?? null,
   });
 }
 
@@ -114,6 +127,16 @@ export function createMemoryKeyStore(): KeyStore {
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
 
+  function found(digest: string): { identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined {
+    const key = byDigest.get(digest);
+    const secret = key?.secrets.find((s) => s.digest === digest);
+    if (key === undefined || secret === undefined) return undefined;
+    const ownerId = key.identity.ownerId ?? null;
+    if (ownerId === null) return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
+    const owner = owners.get(ownerId);
+    return { identity: copyIdentity(key.identity), secret: copySecret(secret), owner: owner === undefined ? null : copyOwner(owner) };
+  }
+
   function revokeKey(key: StoredKey, at: Date): void {
     if (key.identity.revokedAt === null) key.identity.revokedAt = new Date(at.getTime());
     for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
@@ -142,13 +165,37 @@ export function createMemoryKeyStore(): KeyStore {
     },
 
     async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
-      const key = byDigest.get(digest);
-      const secret = key?.secrets.find((s) => s.digest === digest);
-      if (key === undefined || secret === undefined) return undefined;
-      const ownerId = key.identity.ownerId ?? null;
-      if (ownerId === null) return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
-      const owner = owners.get(ownerId);
-      return { identity: copyIdentity(key.identity), secret: copySecret(secret), owner: owner === undefined ? null : copyOwner(owner) };
+      return found(digest);
+    },
+
+    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
+      const digest = digests.find((d) => byDigest.has(d));
+      return digest === undefined ? undefined : found(digest);
+    },
+
+    async rehashDigests(changes: readonly PepperRehash[]): Promise<void> {
+      for (const { from, to, pepperId } of changes) {
+        const key = byDigest.get(from);
+        const secret = key?.secrets.find((s) => s.digest === from);
+        if (key === undefined || secret === undefined || byDigest.has(to)) continue;
+        secret.digest = to;
+        secret.pepperId = pepperId;
+        byDigest.delete(from);
+        byDigest.set(to, key);
+      }
+    },
+
+    async countByPepper(now: Date): Promise<PepperCount[]> {
+      const counts = new Map<string | null, number>();
+      for (const key of keys.values()) {
+        if (key.identity.revokedAt !== null || (key.identity.expiresAt !== null && key.identity.expiresAt <= now)) continue;
+        for (const secret of key.secrets) {
+          if (secret.expiresAt !== null && secret.expiresAt <= now) continue;
+          const id = secret.pepperId ?? null;
+          counts.set(id, (counts.get(id) ?? 0) + 1);
+        }
+      }
+      return [...counts].map(([pepperId, count]) => ({ pepperId, count }));
     },
 
     async getIdentity(id: string): Promise<StoredKey | undefined> {
