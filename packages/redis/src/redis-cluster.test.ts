@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKeyAdmin, createKeyring, createMemoryKeyStore, type Keyring, type KeyStore } from '@keyset/core';
+import { createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter, type Keyring, type KeyStore } from '@keyset/core';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore, createRevocationBus, type RevocationBus } from './index.ts';
@@ -166,6 +166,34 @@ describe.skipIf(!available)('Redis Cluster (own 3-master cluster)', () => {
     await Promise.all(cluster.nodes('master').map((node) => node.script('FLUSH')));
     const fresh = await store.decide(policies.map((policy) => ({ key: 'key_cluster_fresh', policy })));
     expect(fresh.map((d) => d.allowed)).toEqual([true, true]);
+  });
+
+  it("owner limits: a key's and its owner's policies in one script call (both in the owner's slot), the owner's limit shared by its keys across shards", async () => {
+    const cluster = await connect();
+    const store = createRedisRateLimitStore({ redis: cluster, prefix: 'keyset:owner-cluster:' });
+    const limiter = createRateLimiter({ store, defaultPolicy: { limit: 100, windowSeconds: 3600 }, onStoreError: 'closed' });
+    // Owners whose ids hash to different shards, 3 keys each, owner limit 7 per hour.
+    const owners = ['cus_a', 'cus_b', 'cus_c', 'cus_d', 'cus_e', 'cus_f'].map((id) => ({ id, rateLimits: Object.freeze([{ name: 'hour', limit: 7, windowSeconds: 3600 }]) }));
+    const admitted = new Map<string, number>();
+    await Promise.all(
+      owners.flatMap((owner) =>
+        Array.from({ length: 12 }, (_, n) =>
+          limiter.check(`key_${owner.id}_${n % 3}`, { limit: 3, windowSeconds: 3600 }, { owner }).then(
+            () => admitted.set(owner.id, (admitted.get(owner.id) ?? 0) + 1),
+            (error: unknown) => {
+              if ((error as { code?: string }).code !== 'rate_limited') throw error;
+            },
+          ),
+        ),
+      ),
+    );
+    // Each key admits at most 3, each owner at most 7 over its 3 keys (9 by the keys alone).
+    for (const owner of owners) expect(admitted.get(owner.id)).toBe(7);
+    // The owners' keys sit on more than one shard, and each owner's on one only.
+    const perNode = await Promise.all(cluster.nodes('master').map((node) => node.keys('keyset:owner-cluster:*')));
+    expect(perNode.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
+    for (const owner of owners) expect(perNode.filter((keys) => keys.some((k) => k.includes(`{owner:${owner.id}}`))).length).toBe(1);
+    expect(store.keyOf('key_x', 'default', 'owner:cus_a')).toBe('keyset:owner-cluster:{owner:cus_a}:key_x:default');
   });
 
   it('revocation bus over sharded pub/sub: evicted on B before A’s revoke() resolves (measured)', async () => {

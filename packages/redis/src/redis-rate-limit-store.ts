@@ -4,6 +4,12 @@
  * decision's key, `<prefix>{<key>}:<policy name>`, so every pair of a decision lives
  * in one Redis Cluster slot; each key expires when its TAT passes, so memory is bounded
  * by the keys active within one window.
+ *
+ * A key with an owner whose limits apply is decided with the owner's pairs in one script,
+ * so both live in the owner's slot: the owner's pairs as `<prefix>{owner:<id>}:owner.<name>`,
+ * the key's as `<prefix>{owner:<id>}:<key>:<name>` (the request's `partition`). All keys of
+ * one owner hence share one slot: an owner's traffic is one shard's, as its shared limit
+ * requires (docs/rate-limits.md, "Key and owner limits").
  * @module
  */
 import { ConfigError } from '@keyset/core';
@@ -49,8 +55,8 @@ const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true } as const sa
 /** The Redis store; `decide` always answers asynchronously. */
 export interface RedisRateLimitStore extends RateLimitStore {
   decide(requests: readonly RateLimitRequest[], cost?: number): Promise<RateLimitDecision[]>;
-  /** The Redis key of one (key, policy name) pair, for operators and tests. */
-  keyOf(key: string, policyName?: string): string;
+  /** The Redis key of one (key, policy name) pair, for operators and tests; with `partition`, inside that hash tag. */
+  keyOf(key: string, policyName?: string, partition?: string): string;
 }
 
 /**
@@ -84,7 +90,8 @@ export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): 
   const watch = createSilenceWatch(timeoutMs, 'Redis rate-limit store');
   const shaReady = sha1Hex(GCRA_SCRIPT).then((value) => (sha = value));
 
-  const keyOf = (key: string, policyName = 'default'): string => `${prefix}{${key}}:${policyName}`;
+  const keyOf = (key: string, policyName = 'default', partition?: string): string =>
+    partition === undefined || partition === key ? `${prefix}{${key}}:${policyName}` : `${prefix}{${partition}}:${key}:${policyName}`;
 
   async function run(keys: string[], args: (string | number)[]): Promise<unknown> {
     const digest = sha ?? (await shaReady);
@@ -100,11 +107,12 @@ export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): 
 
   async function decide(requests: readonly RateLimitRequest[], cost = 1): Promise<RateLimitDecision[]> {
     const parameters = prepareGcra(requests, cost);
-    const identity = (requests[0] as RateLimitRequest).key;
-    if (requests.some((r) => r.key !== identity)) {
-      throw new ConfigError('A Redis rate-limit decision spans one key (several policies of one identity), so it stays in one Cluster slot');
+    const first = requests[0] as RateLimitRequest;
+    const tag = first.partition ?? first.key;
+    if (requests.some((r) => (r.partition ?? r.key) !== tag)) {
+      throw new ConfigError('A Redis rate-limit decision spans one partition (one identity, or one owner with its key), so it stays in one Cluster slot');
     }
-    const keys = parameters.map((p) => keyOf(identity, p.name));
+    const keys = parameters.map((p, i) => keyOf((requests[i] as RateLimitRequest).key, p.name, (requests[i] as RateLimitRequest).partition));
     const args: (string | number)[] = [cost];
     for (const p of parameters) args.push(p.emissionMicros, p.burstMicros);
     const reply = await watch.wait(run(keys, args));

@@ -283,9 +283,12 @@ function policiesOf(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolic
   return list.length === 1 ? list[0] : list;
 }
 
-/** Per-request limiter options: the key's quota and environment, the route's cost and name. */
+/** Per-request limiter options: the key's quota, environment and owner (its limits decided with the key's), the route's cost and name. */
 function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOptions): RateLimitCheckOptions {
   const out: RateLimitCheckOptions = { quota: key.quota ?? null, environment: key.environment };
+  // A key with no owner (or an owner without limits) adds nothing here: one property read.
+  const owner = key.owner;
+  if (owner !== null && owner !== undefined && owner.rateLimits !== null) out.owner = owner;
   const { cost, route } = options;
   if (cost !== undefined) out.cost = cost;
   if (route !== undefined) out.route = route;

@@ -22,6 +22,7 @@ import type {
   RateLimitDecision,
   RateLimitLogger,
   RateLimitPolicy,
+  RateLimitRequest,
   RateLimitStore,
   RateLimiter,
 } from './types.ts';
@@ -194,6 +195,33 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     return defaults.length === 1 ? policy : defaults;
   }
 
+  // An owner's policies renamed `owner.<name>`, per (frozen) list of a cached VerifiedOwner.
+  const ownerLists = new WeakMap<object, readonly RateLimitPolicy[] | null>();
+
+  /** The owner's policies as `owner.<name>`, or `undefined` when it has none (or only invalid ones, logged once). */
+  function ownerPoliciesOf(owner: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null }): readonly RateLimitPolicy[] | undefined {
+    const list = owner.rateLimits;
+    if (list === null || list === undefined || list.length === 0) return undefined;
+    let named = ownerLists.get(list);
+    if (named === undefined) {
+      const why = policiesProblem(list);
+      if (why !== undefined) logger.warn({ owner: owner.id, problem: why }, "ignoring an owner's invalid rate-limit policies; its keys' own limits still apply");
+      named = why !== undefined ? null : Object.freeze(list.map((p) => Object.freeze({ ...p, name: `owner.${p.name ?? 'default'}` })));
+      if (Object.isFrozen(list)) ownerLists.set(list, named);
+    }
+    return named ?? undefined;
+  }
+
+  /**
+   * The key's pairs and the owner's, for one all-or-nothing decision. Every pair is put in
+   * the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
+   */
+  function withOwner(key: string, keyPolicies: RateLimitPolicy | readonly RateLimitPolicy[], ownerId: string, ownerPolicies: readonly RateLimitPolicy[]): RateLimitRequest[] {
+    const partition = `owner:${ownerId}`;
+    const own = Array.isArray(keyPolicies) ? keyPolicies : [keyPolicies as RateLimitPolicy];
+    return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
+  }
+
   function usableQuota(key: string, quota: Quota): Quota {
     const why = quotaProblem(quota) ?? (quota.setAt instanceof Date && Number.isFinite(quota.setAt.getTime()) ? undefined : 'setAt must be a valid Date');
     if (why === undefined) return quota;
@@ -242,7 +270,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     }
     let decisions: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      decisions = stores.decide(key, resolvePolicies(key, keyPolicy));
+      const owner = checkOptions?.owner;
+      const ownerPolicies = owner === undefined || owner === null ? undefined : ownerPoliciesOf(owner);
+      decisions =
+        ownerPolicies === undefined
+          ? stores.decide(key, resolvePolicies(key, keyPolicy))
+          : stores.decideAll(withOwner(key, resolvePolicies(key, keyPolicy), (owner as { id: string }).id, ownerPolicies));
     } catch (error) {
       emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
       throw error;

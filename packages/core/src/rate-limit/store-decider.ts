@@ -38,6 +38,8 @@ export interface StoreDecider {
    * `onStoreError: 'closed'`.
    */
   decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  /** `decide` for pairs of several keys (a key's and its owner's), all-or-nothing, one decision per pair in order. */
+  decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** `'up'` while the store answers, else the failure mode in effect. */
   readonly state: 'up' | StoreErrorMode;
 }
@@ -75,7 +77,10 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
       const single = singlePairVariant(store.decide);
       if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
     }
-    const requests = requestsOf(key, p);
+    return decideAll(requestsOf(key, p));
+  }
+
+  function decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
     if (probe) probing = true;
@@ -172,6 +177,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
 
   return Object.freeze({
     decide,
+    decideAll,
     get state(): 'up' | StoreErrorMode {
       return down ? onStoreError : 'up';
     },

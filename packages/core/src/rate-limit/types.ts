@@ -27,6 +27,12 @@ export interface RateLimitPolicy {
 export interface RateLimitRequest {
   key: string;
   policy: RateLimitPolicy;
+  /**
+   * Pairs decided together that must live together in a sharded store (a Redis Cluster
+   * slot): the limiter sets it to `owner:<ownerId>` on a key's pairs when the key's
+   * owner's limits are decided with them. Absent: `key` alone.
+   */
+  partition?: string;
 }
 
 /** The outcome for one (key, policy) pair. */
@@ -69,6 +75,12 @@ export interface RateLimitCheckOptions {
   route?: string;
   /** For `onDecision`: the key's environment. */
   environment?: string;
+  /**
+   * The key's owner: its limits (shown as `owner.<name>` in the headers) are decided in the
+   * same all-or-nothing decision as the key's, so no pair spends when one refuses. All the
+   * owner's keys share them (`VerifiedKey.owner`). Absent, or no `rateLimits`: the key's alone.
+   */
+  owner?: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null } | null;
   /**
    * The request is refused anyway (a 403 for its scopes): count it against the rate
    * limits, spend no credit, and report this outcome to `onDecision`.
