@@ -19,7 +19,9 @@ import {
   createApiKeyGuard,
   createCursorCodec,
   createClientAddressResolver,
+  createKeyAdmin,
   createKeyring,
+  createLeakAlertHandler,
   createMemoryConcurrencyStore,
   createMemoryKeyStore,
   createMemoryQuotaStore,
@@ -301,6 +303,27 @@ const FIXTURES: Fixture[] = [
   },
   { name: 'createMemoryConcurrencyStore', valid: () => ({ clock: () => Date.now() }), run: (o) => createMemoryConcurrencyStore(o as never) },
   {
+    name: 'createLeakAlertHandler',
+    valid: () => {
+      const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live' });
+      return {
+        keyring,
+        admin: createKeyAdmin(keyring),
+        publicKeys: { fetch: async () => [] },
+        policy: 'mark',
+        onLeak: () => {},
+        maxBodyBytes: 1024,
+        replayWindowSeconds: 60,
+        maxRememberedAlerts: 100,
+        minKeyRefreshSeconds: 60,
+        logger: { info: () => {} },
+        clock: () => Date.now(),
+      };
+    },
+    required: ['keyring', 'admin', 'publicKeys'],
+    run: (o) => createLeakAlertHandler(o as never),
+  },
+  {
     name: 'createMemoryRateLimitStore',
     valid: () => ({ max: 100, clock: () => Date.now() }),
     run: (o) => createMemoryRateLimitStore(o as never),
@@ -360,6 +383,7 @@ const FIXTURES: Fixture[] = [
     { name: `${adapter} problemHandler`, valid: () => ({ onError: () => {}, typeBase: 'https://example.com/problems/' }), run: (o) => a.problemHandler(o as never) },
   ]),
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
+  { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }] }), run: (o) => express.notFoundHandler(o as never) },
   { name: 'fastify notFoundHandler', valid: () => ({ typeBase: 'urn:x:' }), run: (o) => fastify.notFoundHandler(o as never) },
   {
     name: 'fetch apiKey',

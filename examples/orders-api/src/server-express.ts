@@ -87,42 +87,50 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     parseJsonObject(Buffer.isBuffer(req.body) ? utf8.decode(req.body) : '', req.get('content-type'), req.get('content-encoding'));
   const query = (req: Request) => new URL(req.originalUrl, 'http://localhost').searchParams;
 
-  server.get('/healthz', async (_req, res) => {
+  // Express lists no routes through a documented API: each is recorded as it is registered,
+  // so that notFoundHandler() answers a known path under another method with 405 and Allow.
+  const routes: { method: string; path: string }[] = [];
+  const route = (method: 'get' | 'post' | 'patch' | 'delete', path: string, ...handlers: express.RequestHandler[]): void => {
+    routes.push({ method, path });
+    server[method](path, handlers);
+  };
+
+  route('get', '/healthz', async (_req, res) => {
     res.json(await app.health());
   });
-  server.get(DOCS_PATHS.document, (_req, res) => {
+  route('get', DOCS_PATHS.document, (_req, res) => {
     res.json(app.openapi);
   });
-  server.get(DOCS_PATHS.page, (_req, res) => {
+  route('get', DOCS_PATHS.page, (_req, res) => {
     res.type('html').send(DOCS_HTML);
   });
-  server.get(DOCS_PATHS.script, (_req, res) => {
+  route('get', DOCS_PATHS.script, (_req, res) => {
     res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(scalarBundle());
   });
 
-  server.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (_req, res) => {
+  route('get', '/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (_req, res) => {
     const { rows, total } = await app.orders.list(res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
 
-  server.get('/api/reports/daily', reports, async (req, res) => reply(res, await app.reports.daily({ query: query(req) })));
+  route('get', '/api/reports/daily', reports, async (req, res) => reply(res, await app.reports.daily({ query: query(req) })));
 
-  server.post('/api/keys', admin, body, async (req, res) => reply(res, await app.keys.issue(jsonBody(req))));
-  server.get('/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (_req, res) => {
+  route('post', '/api/keys', admin, body, async (req, res) => reply(res, await app.keys.issue(jsonBody(req))));
+  route('get', '/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (_req, res) => {
     const { rows, total } = await app.keys.list(res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
-  server.get('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.get(req.params.id as string)));
-  server.post('/api/keys/:id/rotate', admin, body, async (req, res) =>
+  route('get', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.get(req.params.id as string)));
+  route('post', '/api/keys/:id/rotate', admin, body, async (req, res) =>
     reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req))),
   );
-  server.patch('/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req))));
-  server.patch('/api/keys/:id/limits', admin, body, async (req, res) =>
+  route('patch', '/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req))));
+  route('patch', '/api/keys/:id/limits', admin, body, async (req, res) =>
     reply(res, await app.keys.updateLimits(req.params.id as string, jsonBody(req))),
   );
-  server.delete('/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
+  route('delete', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
 
-  server.use(notFoundHandler());
+  server.use(notFoundHandler({ routes }));
   // The error is kept for the request log, written on `finish`.
   server.use(problemHandler({ onError: (error, req) => void (req.res && (req.res.locals.error = error)) }));
   return server;

@@ -13,7 +13,8 @@ export { requestInstance, requestPathError } from './request-path.ts';
 export { contentTypeError, hostError, requestError } from './request-error.ts';
 export type { RequestFacts } from './request-error.ts';
 export { scrubSyntaxError } from './scrub-syntax-error.ts';
-export { methodNotAllowed } from './method-not-allowed.ts';
+export { methodNotAllowed, routeMethods } from './method-not-allowed.ts';
+export type { RouteEntry } from './method-not-allowed.ts';
 
 // Options: every factory refuses a name it does not know (docs/errors.md, "Configuration errors")
 export { assertKnownOptions, closestName } from './internal/check-options.ts';

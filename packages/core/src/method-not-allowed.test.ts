@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, KeysetError, toProblem, type ErrorCode } from './errors.ts';
-import { methodNotAllowed } from './method-not-allowed.ts';
+import { methodNotAllowed, routeMethods } from './method-not-allowed.ts';
 
 describe('methodNotAllowed', () => {
   it('is a 405 problem with Allow (GET implies HEAD) and the list as a member', () => {
@@ -55,5 +55,34 @@ describe('ERROR_CATALOGUE', () => {
     }
     expect(ERROR_CATALOGUE.method_not_allowed).toEqual({ status: 405, title: 'Method not allowed' });
     expect(Object.isFrozen(ERROR_CATALOGUE)).toBe(true);
+  });
+});
+
+describe('routeMethods', () => {
+  const routes = [
+    { method: 'GET', path: '/things/:id' },
+    { method: 'DELETE', path: '/things/:id{[0-9]+}' },
+    { method: 'POST', path: '/v1/jobs' },
+    { method: 'GET', path: '/files/*' },
+    { method: 'PUT', path: '/things' },
+  ];
+
+  it('lists the methods of the routes whose pattern matches the path', () => {
+    expect(routeMethods(routes, '/things/7')).toEqual(['GET', 'DELETE']);
+    expect(routeMethods(routes, '/v1/jobs')).toEqual(['POST']);
+    expect(routeMethods(routes, '/files/a/b')).toEqual(['GET']);
+    expect(routeMethods(routes, '/things')).toEqual(['PUT']);
+  });
+
+  it('matches nothing for other paths: an empty parameter, a missing or extra segment, another case', () => {
+    for (const path of ['/things/', '/things/7/x', '/v1', '/v1/jobs/', '/V1/jobs', '/nope', '/']) expect(routeMethods(routes, path), path).toEqual([]);
+  });
+
+  it('a parameter matches any one non-empty segment (property)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[^/]+$/), (segment) => {
+        expect(routeMethods([{ method: 'GET', path: '/a/:x/b' }], `/a/${segment}/b`)).toEqual(['GET']);
+      }),
+    );
   });
 });

@@ -48,3 +48,40 @@ export function methodNotAllowed(method: string, allowed: Iterable<string>): Key
     headers: { allow: list.join(', ') },
   });
 }
+
+/** A route as a router lists it: a method and a path pattern. */
+export interface RouteEntry {
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * The methods of the routes in `routes` whose pattern matches `pathname`, for
+ * `methodNotAllowed()`: what an adapter's 405 needs from a route table the framework
+ * documents (Hono's `inspectRoutes`) or the application lists (Express). Patterns are
+ * compared segment by segment: `:name` (with any `{…}` or `?` after it) matches one
+ * non-empty segment, a segment starting with `*` matches the rest, any other matches
+ * itself exactly. Optional groups (`{/:x}`) are not read: list each form.
+ *
+ * @example
+ * ```ts
+ * routeMethods([{ method: 'GET', path: '/orders/:id' }, { method: 'DELETE', path: '/orders/:id' }], '/orders/7'); // ['GET', 'DELETE']
+ * ```
+ */
+export function routeMethods(routes: Iterable<RouteEntry>, pathname: string): string[] {
+  const parts = pathname.split('/');
+  const methods: string[] = [];
+  for (const { method, path } of routes) if (matches(path.split('/'), parts)) methods.push(method);
+  return methods;
+}
+
+function matches(pattern: readonly string[], parts: readonly string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    const want = pattern[i] as string;
+    if (want.startsWith('*')) return true;
+    const part = parts[i];
+    if (part === undefined) return false;
+    if (want.startsWith(':') ? part === '' : want !== part) return false;
+  }
+  return pattern.length === parts.length;
+}

@@ -9,4 +9,4 @@ export { checkRequest } from './check-request.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateOptions, SendPageOptions } from './paginate.ts';
 export { notFoundHandler, problemHandler } from './problem-handler.ts';
-export type { ProblemHandlerOptions } from './problem-handler.ts';
+export type { NotFoundHandlerOptions, ProblemHandlerOptions } from './problem-handler.ts';

@@ -1,10 +1,10 @@
 /**
  * `paginate()` plans the page from the raw query string; `sendPage()` sends it with its
- * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
+ * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is core's.
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, hostError, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -21,30 +21,25 @@ declare global {
 /** Options of `paginate()`. */
 export interface PaginateOptions {
   /**
-   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor so a cursor
-   * cannot be replayed against another filter. Read them from `query`, the raw query
-   * string: `req.query` (parsed by `qs`) turns repeated parameters into arrays.
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them
+   * from `query`, the raw query string (`req.query` turns repeated parameters into arrays).
    * @default no filters
    */
   filters?: (req: Request, query: URLSearchParams) => Record<string, unknown>;
   /**
-   * Public base URL for `Link` headers, e.g. `'https://api.example.com'`; the request's
-   * path and query are appended. Without it the URL comes from `req.protocol` and
-   * `req.host`, which trust `X-Forwarded-*` only under the app's `trust proxy` setting.
+   * Public base URL for `Link` headers (`'https://api.example.com'`); the request's path
+   * and query are appended. Without it: `req.protocol` and `req.host` (`X-Forwarded-*`
+   * only under the app's `trust proxy` setting).
    * @default the request's own URL
    */
   baseUrl?: string | URL;
 }
 
-/** Every name `PaginateOptions` knows, checked when the middleware is made. */
 const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /**
-   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
-   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
-   */
+  /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
 }
 
@@ -54,15 +49,14 @@ interface PageState {
   readonly url: string;
 }
 
-// In `res.locals`, Express's documented per-request store (a symbol-keyed member, which
-// no template engine or user key can collide with).
+// In `res.locals`, Express's per-request store, under a symbol no user key can collide with.
 const STATE = Symbol('keyset.pageState');
 const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown as { [STATE]?: PageState };
+const NO_FILTERS = Object.freeze({});
 
 /**
  * Middleware that plans this request's page and stores the plan as `res.locals.page`.
- * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
- * `req.query` is neither read nor modified.
+ * Bad `limit`, `offset` or `cursor` parameters throw core's 400 problems.
  *
  * @example
  * ```ts
@@ -80,29 +74,24 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
+  const pages = paginator as Paginator<never>;
   // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
   return function paginate(req, res, next) {
     const url = publicUrl(req, base);
-    // The URL's query as the core reads it, split without URLSearchParams' per-character parser when nothing needs decoding.
     const query = parseQueryString(url.search);
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
-    // The paginator's synchronous twin when it has one (a synchronous crypto provider): no promise to wait for.
+    // The synchronous twin when there is one; its waiting answers are native promises.
     const fast = maybeSyncVariant(paginator.plan);
     const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    const href = url.href;
-    // A twin that has to wait answers with a native Promise, so `instanceof Promise` tells its
-    // answers apart (no `then` read from result objects of every shape); without a twin, await.
-    if (fast === undefined || planned instanceof Promise) return Promise.resolve(planned).then((page) => keep(res, next, paginator as Paginator<never>, page, href));
-    keep(res, next, paginator as Paginator<never>, planned, href);
+    if (fast === undefined || planned instanceof Promise) return Promise.resolve(planned).then((plan) => keep(res, next, { paginator: pages, plan, url: url.href }));
+    keep(res, next, { paginator: pages, plan: planned, url: url.href });
     return undefined;
   };
 }
 
-const NO_FILTERS = Object.freeze({});
-
-function keep(res: Response, next: NextFunction, paginator: Paginator<never>, plan: PagePlan, url: string): void {
-  slot(res)[STATE] = { paginator, plan, url };
-  res.locals.page = plan;
+function keep(res: Response, next: NextFunction, state: PageState): void {
+  slot(res)[STATE] = state;
+  res.locals.page = state.plan;
   next();
 }
 
@@ -128,29 +117,14 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   res.json(body);
 }
 
-/**
- * The absolute URL as the client saw it: the request target (`req.originalUrl`) on a
- * configured public base URL, or on `req.protocol` and `req.host`, which follow the app's
- * `trust proxy` setting (`X-Forwarded-Proto`/`-Host`). Throws 400 `invalid_request`
- * (`field: 'host'`) when that host is none (core's `hostError`).
- */
+/** The URL the client saw: the target on the base URL, or on `req.protocol` + `req.host` (core's Host rule). */
 function publicUrl(req: Request, base: string | undefined): URL {
-  const target = originForm(req.originalUrl);
-  if (base !== undefined) return new URL(`${base}${target}`);
-  const { protocol, host } = req;
-  const refused = hostError(host);
-  if (refused !== undefined) throw refused;
-  if (protocol === 'http' || protocol === 'https') return new URL(`${protocol}://${host}${target}`);
-  throw new KeysetError('invalid_request', { detail: 'The forwarded protocol is neither http nor https.', extensions: { field: 'x-forwarded-proto' } });
-}
-
-/** Path and query of the request target; an absolute-form target (`GET http://h/p`) reduced to them. */
-function originForm(target: string): string {
-  if (target.startsWith('/')) return target;
-  try {
-    const { pathname, search } = new URL(target);
-    return `${pathname}${search}`;
-  } catch {
-    return '/';
+  // An absolute-form target (`GET http://h/p`) is reduced to its path and query.
+  const target = req.originalUrl.replace(/^https?:\/\/[^/?#]*/i, '');
+  const path = target.startsWith('/') ? target : target.startsWith('?') ? `/${target}` : '/';
+  if (base !== undefined) return new URL(`${base}${path}`);
+  if (req.protocol !== 'http' && req.protocol !== 'https') {
+    throw new KeysetError('invalid_request', { detail: 'The forwarded protocol is neither http nor https.', extensions: { field: 'x-forwarded-proto' } });
   }
+  return new URL(`${requestOrigin(req.protocol, req.host)}${path}`);
 }

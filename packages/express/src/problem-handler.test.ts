@@ -4,7 +4,7 @@ import type { Express, RequestHandler } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '@keyset/conformance';
 import { notFoundHandler, problemHandler } from './index.ts';
-import type { ProblemHandlerOptions } from './index.ts';
+import type { NotFoundHandlerOptions, ProblemHandlerOptions } from './index.ts';
 import { listen } from './testing/listen.ts';
 
 const servers: { close(): Promise<void> }[] = [];
@@ -12,10 +12,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serve(routes: (app: Express) => void, options: ProblemHandlerOptions = {}): Promise<string> {
+async function serve(routes: (app: Express) => void, options: ProblemHandlerOptions = {}, notFound: NotFoundHandlerOptions = {}): Promise<string> {
   const app = express();
   routes(app);
-  app.use(notFoundHandler());
+  app.use(notFoundHandler(notFound));
   app.use(problemHandler(options));
   const server = await listen(app);
   servers.push(server);
@@ -162,14 +162,23 @@ describe('problemHandler() for Express: no request body in what onError sees', (
 });
 
 describe('notFoundHandler() for Express', () => {
-  it('answers 405 with Allow for a path known under other methods, mounted routers included', async () => {
-    const origin = await serve((app) => {
-      app.get('/things/:id', (_req, res) => void res.json({}));
-      app.delete('/things/:id', (_req, res) => void res.status(204).end());
-      const v1 = express.Router();
-      v1.post('/jobs', (_req, res) => void res.status(201).json({}));
-      app.use('/v1', v1);
-    });
+  it('answers 405 with Allow for a path the route table has under other methods (mounted routers listed with their prefix)', async () => {
+    const routes = [
+      { method: 'get', path: '/things/:id' },
+      { method: 'delete', path: '/things/:id' },
+      { method: 'post', path: '/v1/jobs' },
+    ];
+    const origin = await serve(
+      (app) => {
+        app.get('/things/:id', (_req, res) => void res.json({}));
+        app.delete('/things/:id', (_req, res) => void res.status(204).end());
+        const v1 = express.Router();
+        v1.post('/jobs', (_req, res) => void res.status(201).json({}));
+        app.use('/v1', v1);
+      },
+      {},
+      { routes },
+    );
     const put = await fetch(`${origin}/things/7`, { method: 'PUT' });
     expect(put.headers.get('allow')).toBe('GET, HEAD, DELETE');
     expect(await expectProblem(put, 405, 'method_not_allowed')).toMatchObject({ instance: '/things/7' });
@@ -178,5 +187,12 @@ describe('notFoundHandler() for Express', () => {
     await expectProblem(get, 405, 'method_not_allowed');
     await expectProblem(await fetch(`${origin}/v1/nope`, { method: 'POST' }), 404, 'not_found');
     await expectProblem(await fetch(`${origin}/things`, { method: 'PUT' }), 404, 'not_found');
+  });
+
+  it('without routes, every unmatched request is a 404 (Express documents no route listing)', async () => {
+    const origin = await serve((app) => {
+      app.get('/things', (_req, res) => void res.json({}));
+    });
+    await expectProblem(await fetch(`${origin}/things`, { method: 'POST' }), 404, 'not_found');
   });
 });

@@ -1,24 +1,22 @@
 /**
- * Error middleware that answers with RFC 9457 problems (`application/problem+json`)
- * through the core's `toProblem()`, and a `notFoundHandler()` fallback (404, or 405 with `Allow`). Client errors Express and
- * body-parser report themselves (malformed JSON, a body too large) become `invalid_request`,
- * never a 500.
+ * RFC 9457 problems (`application/problem+json`) through core's `toProblem()`: the error
+ * middleware `problemHandler()` and the fallback `notFoundHandler()` (404, or 405 with
+ * `Allow`). Client errors of Express and body-parser become `invalid_request`, never a 500.
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError, scrubSyntaxError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { RouteEntry } from '@keyset/core/adapter';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { instanceOf, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
   /**
-   * Called with every error before the problem is sent, with its response status:
-   * 5xx are server bugs to log loudly; a 401's `reason` (`AuthenticationError`) is for logs
-   * and metrics only. Never log `req.originalUrl` unredacted: it may hold a key. A
-   * malformed-JSON error from body-parser arrives without the body text (its `body` and the
-   * excerpt in its message), since a body may hold a credential.
+   * Called with every error and its response status (5xx are bugs to log; a 401's `reason`
+   * is for logs only). body-parser's malformed-JSON error arrives without the body text.
+   * Never log `req.originalUrl` unredacted: it may hold a key.
    * @default none
    */
   onError?: (error: unknown, req: Request, status: number) => void;
@@ -29,8 +27,20 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
-/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
+
+/** Options of `notFoundHandler()`. */
+export interface NotFoundHandlerOptions {
+  /**
+   * The app's routes (`{ method, path }`, Express path patterns with `:param` and `*`), so
+   * that a known path under another method is 405 with `Allow`, not 404. Express documents
+   * no way to list an app's routes: give the table you register them from.
+   * @default none: every unmatched request is a 404
+   */
+  routes?: Iterable<RouteEntry>;
+}
+
+const NOT_FOUND_HANDLER_OPTIONS = { routes: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
  * Error middleware, registered last: keyset errors keep their status, code, extensions and
@@ -38,7 +48,6 @@ const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satis
  *
  * @example
  * ```ts
- * app.use(notFoundHandler());
  * app.use(problemHandler({ onError: (err, req, status) => status >= 500 && console.error(err) }));
  * ```
  */
@@ -46,80 +55,49 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
   assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
   const { onError, typeBase } = options;
   return function problemHandler(raw: unknown, req, res, next) {
-    // Too late for a problem: Express's default handler closes the connection.
-    if (res.headersSent) return next(raw);
-    // body-parser's malformed-JSON error quotes the body (it may hold a credential): scrubbed for logs.
+    if (res.headersSent) return next(raw); // too late: Express closes the connection
     const error = (raw as { type?: unknown } | null)?.type === 'entity.parse.failed' ? scrubSyntaxError(raw as Error) : raw;
-    const instance = instanceOf(req);
-    const problem = toProblem(clientError(error, instance), typeBase === undefined ? { instance } : { instance, typeBase });
-    const status = statusOf(error) ?? problem.status;
-    if (onError !== undefined) {
-      try {
-        onError(error, req, status);
-      } catch {
-        // A failing logger must not turn a problem response into Express's HTML page.
-      }
+    const problem = problemOf(clientError(error, req), req, typeBase);
+    const kept = clientStatus(error);
+    const status = kept === undefined || kept === 404 ? problem.status : kept;
+    try {
+      onError?.(error, req, status);
+    } catch {
+      // A failing logger must not turn a problem into Express's HTML page.
     }
-    send(res, status === problem.status ? problem : withStatus(problem, status));
+    send(res, status === problem.status ? problem : { ...problem, status, body: { ...problem.body, status } });
   };
 }
 
 /**
- * Fallback middleware, registered after every route: a 404 `not_found` problem, or, when
- * the path exists under other methods, a 405 `method_not_allowed` problem with `Allow`
- * (RFC 9110 §15.5.6). The methods come from the app's router (`req.app.router`), routers
- * mounted with `app.use(path, router)` included.
+ * Fallback middleware, registered after every route: 404 `not_found`, or 405
+ * `method_not_allowed` with `Allow` (RFC 9110 §15.5.6) when `routes` has the path under
+ * other methods, passed to `problemHandler()`. Refuses what `checkRequest()` refuses first.
  *
  * @example
  * ```ts
- * app.use(notFoundHandler());
+ * const routes = [{ method: 'GET', path: '/orders/:id' }];
+ * app.use(notFoundHandler({ routes }));
  * ```
  */
-export function notFoundHandler(): RequestHandler {
+export function notFoundHandler(options: NotFoundHandlerOptions = {}): RequestHandler {
+  assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
+  const { routes } = options;
   return function notFoundHandler(req, _res, next) {
-    // What checkRequest() refuses is refused here too, before routing answers (core's policy).
-    const invalid = refusalOf(req);
-    if (invalid !== undefined) return next(invalid);
-    const router = (req.app as { router?: unknown }).router;
-    const allowed = isRouter(router) ? routeMethods(router.stack, req.path) : [];
-    next(methodNotAllowed(req.method, allowed) ?? new KeysetError('not_found', { detail: 'No resource matches this path.' }));
+    next(
+      refusalOf(req) ??
+        (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
+        new KeysetError('not_found', { detail: 'No resource matches this path.' }),
+    );
   };
 }
 
-/** What this module reads of Express 5's router (the `router` package): its layers. */
-interface RouterLike {
-  stack: readonly LayerLike[];
-}
-interface LayerLike {
-  /** Older `router` versions set the matched prefix here; 2.3+ return it from `match()`. */
-  path?: string;
-  match(path: string): boolean | { path?: unknown };
-  route?: { methods: Record<string, boolean | undefined> };
-  handle?: unknown;
+function problemOf(error: unknown, req: Request, typeBase: string | undefined): ProblemResponse {
+  const instance = instanceOf(req);
+  return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
 }
 
-function isRouter(value: unknown): value is RouterLike {
-  return (typeof value === 'function' || typeof value === 'object') && value !== null && Array.isArray((value as RouterLike).stack);
-}
-
-/** Methods of the routes matching `path`, descending into mounted routers. */
-function routeMethods(stack: readonly LayerLike[], path: string): string[] {
-  const methods: string[] = [];
-  for (const layer of stack) {
-    const match = typeof layer.match === 'function' ? layer.match(path) : false;
-    if (match === false) continue;
-    if (layer.route !== undefined) {
-      // `_all` is `route.all()`: that route would have matched, so it adds nothing here.
-      for (const [method, on] of Object.entries(layer.route.methods)) if (on === true && method !== '_all') methods.push(method);
-    } else if (isRouter(layer.handle)) {
-      const prefix = typeof match === 'object' && typeof match.path === 'string' ? match.path : layer.path;
-      if (typeof prefix === 'string') methods.push(...routeMethods(layer.handle.stack, path.slice(prefix.length) || '/'));
-    }
-  }
-  return methods;
-}
-
-/** The 4xx status of an `http-errors`-style error (body-parser, Express's router). */
+/** The 4xx status of an `http-errors`-style error (body-parser, the router): kept on the problem but 404. */
 function clientStatus(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null || isKeysetError(error)) return undefined;
   const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
@@ -127,36 +105,21 @@ function clientStatus(error: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 400 && value < 500 ? value : undefined;
 }
 
-/** A status the framework chose (413, 415…) that the problem keeps; 404 and 400 map as is. */
-function statusOf(error: unknown): number | undefined {
-  const status = clientStatus(error);
-  return status === 404 ? undefined : status;
-}
-
-function clientError(error: unknown, path: string): unknown {
+function clientError(error: unknown, req: Request): unknown {
   const status = clientStatus(error);
   if (status === undefined) return error;
   if (status === 404) return new KeysetError('not_found', { cause: error });
-  // The router could not decode a `:param` (its message quotes it): core's path policy.
-  const invalid = error instanceof URIError ? requestPathError(path) : undefined;
-  if (invalid !== undefined) return new KeysetError('invalid_request', { detail: invalid.detail, extensions: invalid.extensions, cause: error });
   const { type, expose, message } = error as { type?: unknown; expose?: unknown; message?: unknown };
+  // The router could not decode a `:param` (its message quotes it): core's path policy.
+  const invalid = error instanceof URIError ? requestPathError(req.originalUrl) : undefined;
+  if (invalid !== undefined) return new KeysetError('invalid_request', { detail: invalid.detail, extensions: invalid.extensions, cause: error });
   if (type === 'entity.parse.failed') {
-    // body-parser's message quotes the body, which may hold a credential: never echo it.
-    return new KeysetError('invalid_request', {
-      detail: 'The request body is not valid JSON.',
-      extensions: { field: 'body' },
-      cause: error,
-    });
+    return new KeysetError('invalid_request', { detail: 'The request body is not valid JSON.', extensions: { field: 'body' }, cause: error });
   }
   const detail = expose === true && typeof message === 'string' && message !== '' ? message : 'The request could not be processed.';
   return new KeysetError('invalid_request', { detail, cause: error });
 }
 
-function withStatus(problem: ProblemResponse, status: number): ProblemResponse {
-  return { status, headers: problem.headers, body: { ...problem.body, status } };
-}
-
-function send(res: Parameters<RequestHandler>[1], problem: ProblemResponse): void {
+function send(res: Response, problem: ProblemResponse): void {
   res.status(problem.status).set(problem.headers).send(JSON.stringify(problem.body));
 }

@@ -1,20 +1,13 @@
 /**
- * `checkRequest()` refuses, before any route runs, a request that servers could read
- * differently (a target that is no path, `\`, `%61`, dot segments, a bad escape), a Host
- * that names no host, or a Content-Type that is no media type: core's `requestError()`,
- * the same rule on every adapter (docs/adapters.md, "Requests"). Also what the other
- * modules read of the request as sent.
+ * `checkRequest()` refuses, before any route runs, what servers could read differently (a
+ * target that is no path, `\`, `%61`, dot segments), a Host that names no host, or a
+ * Content-Type that is no media type: core's `requestError()`, one rule on every adapter.
  * @module
  */
 import { requestError, requestInstance } from '@keyset/core/adapter';
-import type { RequestFacts } from '@keyset/core/adapter';
 import type { Context, MiddlewareHandler } from 'hono';
 
-/**
- * What `@hono/node-server` passes as `c.env` (its documented `HttpBindings`: the Node
- * request as `incoming`, or under `server` behind a wrapper), read structurally so that the
- * adapter imports nothing runtime-specific.
- */
+/** `@hono/node-server`'s documented `HttpBindings` (`c.env.incoming`, or under `server`), read structurally. */
 interface NodeBindings {
   incoming?: { url?: unknown; headers?: { host?: unknown }; socket?: { remoteAddress?: unknown } };
   server?: NodeBindings;
@@ -25,16 +18,13 @@ function incomingOf(c: Context): NodeBindings['incoming'] {
   return typeof env === 'object' && env !== null ? (env.server ?? env).incoming : undefined;
 }
 
-/** The socket's peer on `@hono/node-server` (`c.env.incoming.socket.remoteAddress`), else `undefined`. */
+/** The socket's peer on `@hono/node-server`, else `undefined`. */
 export function nodeSocketAddress(c: Context): string | undefined {
   const address = incomingOf(c)?.socket?.remoteAddress;
   return typeof address === 'string' ? address : undefined;
 }
 
-/**
- * The request target as sent: on Node the request line's (`c.req.url` has `/../` resolved
- * and `\` turned into `/`), elsewhere the URL's path and query.
- */
+/** The target as sent: on Node the request line's (`c.req.url` has `/../` resolved, `\` as `/`), else path and query. */
 function targetOf(c: Context): string {
   const target = incomingOf(c)?.url;
   if (typeof target === 'string') return target;
@@ -42,29 +32,22 @@ function targetOf(c: Context): string {
   return `${pathname}${search}`;
 }
 
-/** The parts of the request `requestError()` looks at. */
-function factsOf(c: Context): RequestFacts {
-  const host = incomingOf(c)?.headers?.host;
-  return {
-    target: targetOf(c),
-    host: typeof host === 'string' ? host : (c.req.header('host') ?? new URL(c.req.url).host),
-    contentType: c.req.header('content-type'),
-  };
-}
-
 /** The problem `instance`: the path as the client sent it, without the query. */
-export function instanceOf(c: Context): string {
-  return requestInstance(targetOf(c));
-}
+export const instanceOf = (c: Context): string => requestInstance(targetOf(c));
 
 /** core's refusal of this request before routing, or `undefined`. */
 export function refusalOf(c: Context): Error | undefined {
-  return requestError(factsOf(c));
+  const host = incomingOf(c)?.headers?.host;
+  return requestError({
+    target: targetOf(c),
+    host: typeof host === 'string' ? host : (c.req.header('host') ?? new URL(c.req.url).host),
+    contentType: c.req.header('content-type'),
+  });
 }
 
 /**
- * Middleware, registered first (`app.use(checkRequest())`), that throws the core's 400
- * `invalid_request` for a request no route should see; `problemHandler()` answers it.
+ * Middleware, registered first, that throws core's 400 `invalid_request` for a request no
+ * route should see; `problemHandler()` answers it.
  *
  * @example
  * ```ts

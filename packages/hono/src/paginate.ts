@@ -1,6 +1,6 @@
 /**
  * `paginate()` plans the page from the raw query string; `sendPage()` sends it with its
- * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is the core's.
+ * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is core's.
  * @module
  */
 import { ConfigError } from '@keyset/core';
@@ -19,28 +19,24 @@ declare module 'hono' {
 /** Options of `paginate()`. */
 export interface PaginateOptions {
   /**
-   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor so a cursor
-   * cannot be replayed against another filter. Read them from `query`, the raw query string.
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them
+   * from `query`, the raw query string.
    * @default no filters
    */
   filters?: (c: Context, query: URLSearchParams) => Record<string, unknown>;
   /**
-   * Public base URL for `Link` headers when a proxy changes scheme, host or path prefix,
-   * e.g. `'https://api.example.com'`. The request's path and query are appended.
+   * Public base URL for `Link` headers behind a proxy (`'https://api.example.com'`); the
+   * request's path and query are appended.
    * @default the request URL (`c.req.url`)
    */
   baseUrl?: string | URL;
 }
 
-/** Every name `PaginateOptions` knows, checked when the middleware is made. */
 const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies KnownOptions<PaginateOptions>;
 
 /** Options of `sendPage()`. */
 export interface SendPageOptions {
-  /**
-   * Offset mode's `total`: a number (an exact count), or what `countTotal(plan, counters)`
-   * gives (an estimate or a capped count, sent with `totalEstimated` / `totalAtLeast`).
-   */
+  /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
 }
 
@@ -50,14 +46,13 @@ interface PageState {
   readonly url: string;
 }
 
-/** This request's page state, for `sendPage()` (a context variable: `c.set`/`c.get`). */
+/** This request's page state, for `sendPage()` (a context variable). */
 const PAGE_STATE = 'keyset:pageState';
-
 const NO_FILTERS = Object.freeze({});
 
 /**
  * Middleware that plans this request's page and stores the plan as `c.var.page`.
- * Bad `limit`, `offset` or `cursor` parameters throw the core's 400 problems.
+ * Bad `limit`, `offset` or `cursor` parameters throw core's 400 problems.
  *
  * @example
  * ```ts
@@ -75,20 +70,16 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   }
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
-  // sendPage() takes the rows as they come: the paginator is kept without its row type.
   const pages = paginator as Paginator<never>;
-  // Not an `async` function, as apiKey() is not (see there): the plan is usually ready at
-  // once, and the promise returned settles after the rest of the chain, with nothing.
+  // Not `async`: the plan is usually ready at once; the promise settles after the chain.
   return function paginate(c, next) {
     try {
       const requestUrl = c.req.url;
       const url = base === undefined ? requestUrl : rebase(requestUrl, base);
       // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
-      // Sliced from the URL Hono already holds instead of parsing it again with `new URL`.
       const query = parseQueryString(queryStringOf(requestUrl));
       const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
-      // The paginator's synchronous twin when it has one (a synchronous crypto provider): no
-      // promise to wait for. Any other paginator is awaited.
+      // The synchronous twin when there is one; its waiting answers are native promises.
       const fast = maybeSyncVariant(paginator.plan);
       const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
       if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
@@ -99,22 +90,20 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   };
 }
 
-/** The request's path and query on the configured public base URL (behind a proxy). */
+/** The request's path and query on the configured public base URL. */
 function rebase(requestUrl: string, base: string): string {
   const { pathname, search } = new URL(requestUrl);
   return `${base}${pathname}${search}`;
 }
 
-/** Stores the plan for `c.var.page` and sendPage(), then runs the rest of the chain. */
 function proceed(c: Context, next: Next, state: PageState): Promise<void> {
   c.set(PAGE_STATE, state);
   c.set('page', state.plan);
-  // Promise.resolve: as in apiKey(), a next() that returns nothing or a bare thenable is waited for.
-  return Promise.resolve(next()).then(settledWithNothing);
+  // Resolves to nothing once the chain has run (a value would be taken for the response).
+  return Promise.resolve(next()).then(nothing);
 }
 
-/** A middleware's promise resolves to nothing once the chain has run (a value would be taken for the response). */
-const settledWithNothing = (): undefined => undefined;
+const nothing = (): undefined => undefined;
 
 /**
  * Sends `rows` (fetched with `c.var.page`) as the page envelope, with a `Link` header
@@ -126,12 +115,10 @@ const settledWithNothing = (): undefined => undefined;
  * ```
  */
 export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
-  // Not an `async` function (see apiKey()): the page is usually ready at once. Whatever it
-  // throws still comes back as a rejected promise.
   try {
     const state = c.get(PAGE_STATE) as PageState | undefined;
     if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
-    const total = options === undefined ? undefined : options.total;
+    const total = options?.total;
     const { paginator, plan, url } = state;
     const pageOptions = total === undefined ? { url } : { url, total };
     const fast = maybeSyncVariant(paginator.page);
@@ -143,15 +130,8 @@ export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPa
   }
 }
 
-/**
- * The page as a 200: its envelope as JSON with the guard's RateLimit headers, the page's
- * `Link` and the content type, through `c.body()`, which keeps what other middleware set
- * with `c.header()` (CORS, a request id…).
- */
+/** The page as a 200 through `c.body()`, which keeps headers other middleware set (CORS, a request id…). */
 function pageResponse(c: Context, { body, headers }: PageResult<unknown>): Response {
   const guardHeaders = c.get(GUARD_HEADERS) as Readonly<Record<string, string>> | undefined;
-  const record: Record<string, string> = { 'content-type': 'application/json' };
-  if (guardHeaders !== undefined) for (const name in guardHeaders) record[name] = guardHeaders[name] as string;
-  for (const name in headers) record[name] = headers[name] as string;
-  return c.body(JSON.stringify(body), 200, record);
+  return c.body(JSON.stringify(body), 200, { 'content-type': 'application/json', ...guardHeaders, ...headers });
 }

@@ -1,24 +1,23 @@
 /**
- * Error and not-found handlers that answer with RFC 9457 problems (`application/problem+json`)
- * through the core's `toProblem()`. Client mistakes Hono reports itself (an `HTTPException`
- * below 500, malformed JSON from `c.req.json()`) become `invalid_request`, never a 500.
+ * RFC 9457 problems (`application/problem+json`) through core's `toProblem()`: the
+ * `app.onError()` and `app.notFound()` handlers. Client mistakes Hono reports itself (an
+ * `HTTPException` below 500, malformed JSON from `c.req.json()`) become `invalid_request`.
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, methodNotAllowed, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
+import { inspectRoutes } from 'hono/dev';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { instanceOf, refusalOf } from './check-request.ts';
 
-/** Options of `problemHandler()` and `notFoundHandler()`. */
+/** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
   /**
-   * Called with every error before the problem is sent, with its response status:
-   * 5xx are server bugs to log loudly; a 401's `reason` (`AuthenticationError`) is for logs
-   * and metrics only. Never log `c.req.url` unredacted: it may hold a key. A malformed
-   * JSON body's `SyntaxError` arrives without the body excerpt V8 puts in its message,
-   * since a body may hold a credential.
+   * Called with every error and its response status (5xx are bugs to log; a 401's `reason`
+   * is for logs only). A malformed JSON body's `SyntaxError` arrives without the body
+   * excerpt. Never log `c.req.url` unredacted: it may hold a key.
    * @default none
    */
   onError?: (error: unknown, c: Context, status: number) => void;
@@ -29,7 +28,6 @@ export interface ProblemHandlerOptions {
   typeBase?: string;
 }
 
-/** Every name `ProblemHandlerOptions` knows, checked when the handler is made. */
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
 
 /**
@@ -46,12 +44,10 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandle
   const { onError, typeBase } = options;
   return async function problemHandler(error, c) {
     const { problem, reported } = await clientProblem(error, c, typeBase);
-    if (onError !== undefined) {
-      try {
-        onError(reported, c, problem.status);
-      } catch {
-        // A failing logger must not turn a problem response into a crash.
-      }
+    try {
+      onError?.(reported, c, problem.status);
+    } catch {
+      // A failing logger must not turn a problem response into a crash.
     }
     return send(c, problem);
   };
@@ -60,19 +56,19 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandle
 /** Options of `notFoundHandler()`. */
 export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
   /**
-   * The app whose routes tell a wrong method (405 `method_not_allowed` with `Allow`) from an
-   * unknown path (404). Hono hands a not-found handler no route table, so pass the app.
+   * The app, whose routes (Hono's `inspectRoutes`, sub-apps included) tell a wrong method
+   * (405 with `Allow`) from an unknown path (404).
    * @default none: every unmatched request is a 404
    */
-  app?: Pick<Hono<any, any, any>, 'routes' | 'router'>;
+  app?: Hono<any, any, any>;
 }
 
-/** Every name `NotFoundHandlerOptions` knows, checked when the handler is made. */
 const NOT_FOUND_HANDLER_OPTIONS = { app: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
- * `app.notFound()` handler: a 404 `not_found` problem, or, when the path exists under
- * other methods, a 405 `method_not_allowed` problem with `Allow` (RFC 9110 §15.5.6).
+ * `app.notFound()` handler: 404 `not_found`, or 405 `method_not_allowed` with `Allow`
+ * (RFC 9110 §15.5.6) when the app has the path under other methods. Refuses what
+ * `checkRequest()` refuses first.
  *
  * @example
  * ```ts
@@ -84,18 +80,11 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): NotFoundH
   const { typeBase, app } = options;
   return function notFoundHandler(c) {
     const error =
-      // What checkRequest() refuses is refused here too, before routing answers (core's policy).
       refusalOf(c) ??
-      (app && methodNotAllowed(c.req.method, allowedMethods(app, c.req.path))) ??
+      (app && methodNotAllowed(c.req.method, routeMethods(inspectRoutes(app), c.req.path))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
     return send(c, problemOf(error, c, typeBase));
   };
-}
-
-/** The methods the app has a route for at `path` (not middleware: `use()` registers `ALL`). */
-function allowedMethods(app: NonNullable<NotFoundHandlerOptions['app']>, path: string): string[] {
-  const candidates = new Set(app.routes.map((route) => route.method).filter((method) => method !== 'ALL'));
-  return [...candidates].filter((method) => app.router.match(method, path)[0].some(([[, route]]) => route.method === method));
 }
 
 function problemOf(error: unknown, c: Context, typeBase: string | undefined): ProblemResponse {
@@ -108,21 +97,16 @@ async function clientProblem(error: unknown, c: Context, typeBase: string | unde
   if (isKeysetError(error)) return { problem: problemOf(error, c, typeBase), reported: error };
   if (isHttpException(error) && error.status >= 400 && error.status < 500) {
     if (error.status === 404) return { problem: problemOf(new KeysetError('not_found', { cause: error }), c, typeBase), reported: error };
-    // Hono's message is the body it would have sent, so it is meant for the client.
-    const detail = error.message === '' ? 'The request could not be processed.' : error.message;
-    const problem = problemOf(new KeysetError('invalid_request', { detail, cause: error }), c, typeBase);
-    // Keep the status the framework chose (413, 415…) and headers such as `Allow`.
+    // Hono's message is the body it would have sent: meant for the client.
+    const problem = problemOf(new KeysetError('invalid_request', { detail: error.message || 'The request could not be processed.', cause: error }), c, typeBase);
+    // Keep the status Hono chose (413, 415…) and headers such as `Allow`.
     const headers: Record<string, string> = {};
     for (const [name, value] of error.getResponse().headers) if (!name.startsWith('content-')) headers[name] = value;
     return { problem: { status: error.status, headers: { ...headers, ...problem.headers }, body: { ...problem.body, status: error.status } }, reported: error };
   }
   if (error instanceof SyntaxError && (await isMalformedJsonBody(c))) {
     const reported = scrubSyntaxError(error);
-    const invalid = new KeysetError('invalid_request', {
-      detail: 'The request body is not valid JSON.',
-      extensions: { field: 'body' },
-      cause: reported,
-    });
+    const invalid = new KeysetError('invalid_request', { detail: 'The request body is not valid JSON.', extensions: { field: 'body' }, cause: reported });
     return { problem: problemOf(invalid, c, typeBase), reported };
   }
   return { problem: problemOf(error, c, typeBase), reported: error };
@@ -130,18 +114,10 @@ async function clientProblem(error: unknown, c: Context, typeBase: string | unde
 
 /** Hono's `HTTPException`, recognised by shape so that two installed copies agree. */
 function isHttpException(error: unknown): error is Error & { status: number; getResponse(): Response } {
-  return (
-    error instanceof Error &&
-    typeof (error as { getResponse?: unknown }).getResponse === 'function' &&
-    typeof (error as { status?: unknown }).status === 'number'
-  );
+  return error instanceof Error && typeof (error as { getResponse?: unknown }).getResponse === 'function' && typeof (error as { status?: unknown }).status === 'number';
 }
 
-/**
- * A `SyntaxError` is the client's fault only if the body it sent does not parse: the
- * handler read the body (`bodyUsed`), and `c.req.text()` (cached by `c.req.json()`) fails
- * to parse, or cannot be read again because the handler parsed the raw request itself.
- */
+/** The client's fault only if the body it sent, once read, does not parse (`c.req.text()` is cached by `c.req.json()`). */
 async function isMalformedJsonBody(c: Context): Promise<boolean> {
   if (!c.req.raw.bodyUsed) return false;
   try {

@@ -5,7 +5,9 @@
  */
 import express from 'express';
 import type { Express } from 'express';
+import { inflightChunks, inflightStream } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
+import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
 /** Builds the conformance app over `fixture`. */
@@ -42,10 +44,21 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.get('/query', paginate(paginator), (req, res) => {
     res.json(req.query);
   });
+  app.get('/inflight/throws', apiKey({ guard }), () => {
+    throw new Error('boom after admission');
+  });
+  app.get('/inflight/stream', apiKey({ guard }), (req, res) => {
+    res.type('text/plain');
+    pipeline(Readable.fromWeb(inflightStream(inflightChunks(queryOf(req.originalUrl))) as never), res, () => {});
+  });
+  // Never answers: the request ends when the client goes away.
+  app.get('/inflight/slow', apiKey({ guard }), () => {});
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
-  app.use(notFoundHandler());
+  // Express lists no routes through a documented API: the table the routes above are registered from.
+  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  app.use(notFoundHandler({ routes }));
   app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
   return app;
 }
