@@ -37,7 +37,8 @@ export interface ConformanceFixture {
    * per hour); `limited` allows
    * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
    * only from 203.0.113.0/24 (never the test's own address); `metered` has a quota of 5
-   * credits, never refilled.
+   * credits, never refilled; `inflight` may have one request in progress at a time
+   * (the guard's `concurrency`; other keys have no in-flight limit).
    */
   readonly keys: {
     readonly reader: string;
@@ -46,6 +47,7 @@ export interface ConformanceFixture {
     readonly loopback: string;
     readonly elsewhere: string;
     readonly metered: string;
+    readonly inflight: string;
   };
   /** A well-formed key (valid checksum) that this keyring never issued. */
   readonly foreignKey: string;
@@ -124,7 +126,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const admin = createKeyAdmin(keyring);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
-  const guard = createApiKeyGuard({ keyring, limiter, realm: REALM });
+  const guard = createApiKeyGuard({ keyring, limiter, realm: REALM, concurrency: { max: (key) => (key.name === 'inflight' ? 1 : null) } });
   const reader = (await admin.issue({ name: 'reader', scopes: ['items:read'] })).key;
   // writer's own limit refills one request per 3.6 s, so the suite can see a 403 being counted.
   const writer = (await admin.issue({ name: 'writer', scopes: ['items:write'], rateLimit: { limit: 1000, windowSeconds: 3600 } })).key;
@@ -133,6 +135,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const elsewhere = (await admin.issue({ name: 'elsewhere', scopes: ['items:read'], ipAllowlist: ['203.0.113.0/24'] })).key;
   // 5 credits, never refilled: `GET /expensive` (cost 2) answers twice, then 429 quota_exhausted.
   const metered = (await admin.issue({ name: 'metered', scopes: ['items:read'], quota: { remaining: 5 } })).key;
+  const inflight = (await admin.issue({ name: 'inflight', scopes: ['items:read'] })).key;
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const foreignKey = (await createKeyAdmin(otherKeyring).issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
@@ -155,7 +158,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
-    keys: { reader, writer, limited, loopback, elsewhere, metered },
+    keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
       const selected = select(query);
@@ -175,4 +178,45 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
       await downKeyring.close();
     },
   };
+}
+
+/**
+ * The body of `GET /inflight/stream`: `chunks` lines `chunk <n>`, produced one per read,
+ * then the end; with `chunks` null, one line and then nothing until the reader goes away
+ * (the response stays open, so its request stays in flight).
+ */
+export function inflightStream(chunks: number | null): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let sent = 0;
+  let stop = (): void => {};
+  const cancelled = new Promise<void>((resolve) => (stop = resolve));
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (chunks !== null && sent >= chunks) return controller.close();
+        if (chunks === null && sent >= 1) return cancelled;
+        sent += 1;
+        controller.enqueue(encoder.encode(`chunk ${sent}\n`));
+        return undefined;
+      },
+      cancel() {
+        stop();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** `GET /inflight/stream?chunks=3` → 3; no `chunks` → null (hold the stream open). */
+export function inflightChunks(query: URLSearchParams): number | null {
+  const chunks = query.get('chunks');
+  return chunks === null ? null : Number(chunks);
+}
+
+/** Resolves once `signal` aborts (the client went away): `GET /inflight/slow` waits for it. */
+export function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

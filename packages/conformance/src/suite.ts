@@ -14,6 +14,10 @@
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
+ * - `GET /inflight/throws`: `apiKey({ guard })`, then throws `new Error('boom after admission')`;
+ * - `GET /inflight/stream`: `apiKey({ guard })`, then answers `inflightStream(inflightChunks(query))`
+ *   as a streamed `text/plain` body;
+ * - `GET /inflight/slow`: `apiKey({ guard })`, then waits until the client goes away;
  * - not-found and problem handlers (the not-found one answering 405 with `Allow` for a known
  *   path under another method), the latter pushing `{ error, status }` to `fixture.reported`.
  * @module
@@ -416,6 +420,67 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         const body = await expectProblem(await get('/down', reader), 503, 'unavailable');
         expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|10\.0\.0\.9/);
         expect((await fixture.reports()).slice(before).map((r) => r.status)).toEqual([503]);
+      });
+    });
+
+    describe('in-flight limits (the inflight key: one request at a time)', () => {
+      const inflight = (): RequestInit => auth(fixture.keys.inflight);
+      /**
+       * Asks `GET /whoami` as the inflight key until it answers `status`, each answer read to
+       * its end (a response whose body nobody reads is still in flight); gives up after 2,000.
+       */
+      const until = async (status: 200 | 429): Promise<{ status: number; body: string }> => {
+        for (let attempt = 0; ; attempt += 1) {
+          const res = await get('/whoami', inflight());
+          const body = await res.text();
+          if (res.status === status || attempt === 2000) return { status: res.status, body };
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+
+      it('a handler that throws gives its lease back: every request of the key is admitted again', async () => {
+        for (let i = 0; i < 3; i += 1) {
+          const res = await get('/inflight/throws', inflight());
+          const text = await res.text();
+          expect(res.status, text).toBe(500);
+          expect((await until(200)).status).toBe(200);
+        }
+      });
+
+      it('a streamed response holds its lease until its body ends: 429 concurrency_limited with Retry-After meanwhile', async () => {
+        const streaming = await get('/inflight/stream', inflight());
+        expect(streaming.status).toBe(200);
+        const stream = (streaming.body as ReadableStream<Uint8Array>).getReader();
+        expect(new TextDecoder().decode((await stream.read()).value)).toBe('chunk 1\n');
+        const refused = await get('/whoami', inflight());
+        const body = await expectProblem(refused, 429, 'concurrency_limited');
+        expect(refused.headers.get('retry-after')).toBe('1');
+        expect(body).toMatchObject({ max_in_flight: 1 });
+        expect(JSON.stringify(body)).not.toContain(fixture.keys.inflight.slice(-12));
+        // Another key is not limited.
+        expect(await (await get('/whoami', auth(fixture.keys.reader))).json()).toMatchObject({ name: 'reader' });
+        // The client goes away mid-stream: the stream is cancelled and the lease given back.
+        await stream.cancel();
+        expect((await until(200)).status).toBe(200);
+      });
+
+      it('a streamed response read to its end gives its lease back', async () => {
+        const res = await get('/inflight/stream?chunks=3', inflight());
+        expect(await res.text()).toBe('chunk 1\nchunk 2\nchunk 3\n');
+        expect((await until(200)).status).toBe(200);
+      });
+
+      it('a client that goes away while the handler works gives its lease back', async () => {
+        const controller = new AbortController();
+        const slow = get('/inflight/slow', { ...inflight(), signal: controller.signal }).catch((error: unknown) => error);
+        // Admitted once the key is refused: the slow request holds the one lease.
+        expect(JSON.parse((await until(429)).body)).toMatchObject({ code: 'concurrency_limited' });
+        controller.abort();
+        // In process (no socket) the handler's late answer still comes back: a client that
+        // went away never reads it, as a server cancels the body of a closed connection.
+        const late = await slow;
+        if (late instanceof Response) await late.body?.cancel();
+        expect((await until(200)).status).toBe(200);
       });
     });
 

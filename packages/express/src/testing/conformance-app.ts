@@ -5,7 +5,9 @@
  */
 import express from 'express';
 import type { Express } from 'express';
+import { inflightChunks, inflightStream } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
+import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
 /** Builds the conformance app over `fixture`. */
@@ -42,6 +44,15 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.get('/query', paginate(paginator), (req, res) => {
     res.json(req.query);
   });
+  app.get('/inflight/throws', apiKey({ guard }), () => {
+    throw new Error('boom after admission');
+  });
+  app.get('/inflight/stream', apiKey({ guard }), (req, res) => {
+    res.type('text/plain');
+    pipeline(Readable.fromWeb(inflightStream(inflightChunks(queryOf(req.originalUrl))) as never), res, () => {});
+  });
+  // Never answers: the request ends when the client goes away.
+  app.get('/inflight/slow', apiKey({ guard }), () => {});
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });

@@ -3,7 +3,9 @@
  * Test support only.
  * @module
  */
+import { inflightChunks, inflightStream } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
+import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { apiKey, keyset, paginate, problemHandler, sendPage } from '../index.ts';
@@ -37,6 +39,16 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
   app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
   app.post('/echo', { onRequest: apiKey({ guard }) }, async (request) => ({ received: request.body }));
   app.get('/query', { preHandler: paginate(paginator) }, async (request) => request.query);
+  app.get('/inflight/throws', { onRequest: apiKey({ guard }) }, async () => {
+    throw new Error('boom after admission');
+  });
+  app.get('/inflight/stream', { onRequest: apiKey({ guard }) }, async (request, reply) =>
+    reply.type('text/plain').send(Readable.fromWeb(inflightStream(inflightChunks(queryOf(request.raw.url))) as never)),
+  );
+  app.get('/inflight/slow', { onRequest: apiKey({ guard }) }, async (_request, reply) => {
+    await new Promise((resolve) => reply.raw.on('close', resolve));
+    return 'too late';
+  });
   app.get('/throws', async () => {
     throw new Error('boom: secret detail');
   });

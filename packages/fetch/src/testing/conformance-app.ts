@@ -4,6 +4,7 @@
  * Test support only.
  * @module
  */
+import { aborted, inflightChunks, inflightStream } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 import type { FetchHandler } from '../index.ts';
@@ -39,6 +40,15 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
         return Response.json([...new URL(request.url).searchParams]);
       },
     },
+    '/inflight/throws': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw new Error('boom after admission');
+      }),
+    },
+    '/inflight/stream': {
+      GET: apiKey({ guard, ...peer }, (request) => new Response(inflightStream(inflightChunks(new URL(request.url).searchParams)), { headers: { 'content-type': 'text/plain' } })),
+    },
+    '/inflight/slow': { GET: apiKey({ guard, ...peer }, async (request) => (await aborted(request.signal), new Response('too late'))) },
     '/throws': {
       GET: () => {
         throw new Error('boom: secret detail');

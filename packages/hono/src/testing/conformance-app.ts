@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { aborted, inflightChunks, inflightStream } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 
 /** Builds the conformance app over `fixture`. */
@@ -31,6 +32,14 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
   app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
   app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
+  app.get('/inflight/throws', apiKey({ guard }), () => {
+    throw new Error('boom after admission');
+  });
+  app.get('/inflight/stream', apiKey({ guard }), (c) => c.body(inflightStream(inflightChunks(queryOf(c.req.url))), 200, { 'content-type': 'text/plain' }));
+  app.get('/inflight/slow', apiKey({ guard }), async (c) => {
+    await aborted(c.req.raw.signal);
+    return c.text('too late');
+  });
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
