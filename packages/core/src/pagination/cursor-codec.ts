@@ -288,20 +288,27 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       : decoded;
   }
 
+  // One frame per codec, reused by every encode: filled and read in the same synchronous
+  // step (after the MAC), so no two cursors share it. A fresh array per cursor (its backing
+  // store allocated and later collected) costs about 0.5 µs more per encode, two encodes
+  // a page (docs/benchmarks.md, "Cursor codec: what was kept and what it buys"). Sized for
+  // the longest cursor allowed: `maxLength` base64url characters carry 3/4 as many bytes.
+  const frame = new Uint8Array(Math.floor((maxLength * 3) / 4));
+  frame[0] = VERSION;
+  const payloadRoom = frame.subarray(1, frame.length - TAG_BYTES);
+
   /** Signs and assembles a cursor whose position is known to fit its sort spec. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
     return then(mac(signer, macInput(VERSION, fingerprint, payload)), (tag) => {
-      // UTF-8 takes at most 3 bytes per UTF-16 code unit: one array, the cursor a view of it.
-      const bytes = new Uint8Array(1 + payload.length * 3 + TAG_BYTES);
-      bytes[0] = VERSION;
-      const end = 1 + encoder.encodeInto(payload, bytes.subarray(1)).written;
-      for (let i = 0; i < TAG_BYTES; i++) bytes[end + i] = tag.charCodeAt(i);
-      const text = base64.encode(bytes.subarray(0, end + TAG_BYTES));
-      if (text.length > maxLength) {
-        throw new TypeError(`cursor would be ${text.length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
+      const { read, written } = encoder.encodeInto(payload, payloadRoom);
+      if (read < payload.length) {
+        const length = Math.ceil(((1 + encoder.encode(payload).length + TAG_BYTES) * 4) / 3);
+        throw new TypeError(`cursor would be ${length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
       }
-      return text;
+      const end = 1 + written;
+      for (let i = 0; i < TAG_BYTES; i++) frame[end + i] = tag.charCodeAt(i);
+      return base64.encode(frame.subarray(0, end + TAG_BYTES));
     });
   }
 
