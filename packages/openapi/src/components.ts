@@ -172,6 +172,7 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
           totalAtLeast: { type: 'boolean', const: true, description: 'The collection has at least `total` items (the count stopped at a cap).' },
         },
       },
+      ...ownerSchemas(),
     },
     parameters: {
       limit: {
@@ -220,5 +221,57 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
       Allow: { description: 'The methods this path supports (RFC 9110 §10.2.1).', schema: { type: 'string' } },
     },
     responses,
+  };
+}
+
+/**
+ * Owners (`createOwnerAdmin` in `@keyset/core`): the record, its create and update bodies,
+ * and a rate limit as keys and owners both store it.
+ */
+function ownerSchemas(): Record<string, JsonObject> {
+  const limit: JsonObject = { $ref: '#/components/schemas/NamedRateLimit' };
+  const limits: JsonObject = { type: ['array', 'null'], items: limit, minItems: 1, maxItems: 10, description: 'Shared by all the owner\'s keys, decided with each key\'s own; shown as `owner.<name>` in the RateLimit headers.' };
+  const ownerId: JsonObject = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Chosen by the application, e.g. its customer id.' };
+  const metadata: JsonObject = { type: ['object', 'null'], description: 'A JSON object of at most 4 KiB, handed to the handler with every request of its keys.' };
+  return {
+    NamedRateLimit: {
+      type: 'object',
+      required: ['limit', 'windowSeconds'],
+      additionalProperties: false,
+      properties: {
+        name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'Default `default`; a key\'s may not start with `owner.`.' },
+        limit: { type: 'integer', minimum: 1 },
+        windowSeconds: { type: 'number', exclusiveMinimum: 0 },
+        burst: { type: 'integer', minimum: 1 },
+      },
+    },
+    OwnerRecord: {
+      type: 'object',
+      description: 'An owner: the customer several keys belong to.',
+      required: ['id', 'metadata', 'rateLimits', 'createdAt', 'disabledAt'],
+      properties: {
+        id: ownerId,
+        metadata: { type: 'object' },
+        rateLimits: limits,
+        createdAt: { type: 'string', format: 'date-time' },
+        disabledAt: { type: ['string', 'null'], format: 'date-time', description: 'Set while disabled: none of its keys verifies.' },
+      },
+    },
+    CreateOwner: {
+      type: 'object',
+      required: ['id'],
+      additionalProperties: false,
+      properties: { id: ownerId, metadata, rateLimits: limits },
+    },
+    UpdateOwner: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: {
+        metadata,
+        rateLimits: { ...limits, description: 'Replaces them; null removes them.' },
+        disabled: { type: 'boolean', description: 'true refuses every key of the owner on every instance, before the response; false admits them again.' },
+      },
+    },
   };
 }
