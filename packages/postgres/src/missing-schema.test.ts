@@ -44,7 +44,7 @@ function describeMissingSchema(label: string, connect: () => { client: MultiStat
       const store = createPostgresKeyStore({ client, schema, tablePrefix });
       expectMigrateHint(await rejection(store.findByDigest('0'.repeat(64))));
       expectMigrateHint(await rejection(store.getIdentity('k_1')));
-      expectMigrateHint(await rejection(store.listIdentities({ limit: 10 })));
+      expectMigrateHint(await rejection(store.listIdentities({ take: 10 })));
       expectMigrateHint(await rejection(store.revoke('k_1', new Date())));
       expectMigrateHint(await rejection(store.touchLastUsed([{ digest: '0'.repeat(64), at: new Date() }])));
       const quotas = createPostgresQuotaStore({ client, schema, tablePrefix });
