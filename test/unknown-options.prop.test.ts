@@ -19,7 +19,9 @@ import {
   createApiKeyGuard,
   createCursorCodec,
   createClientAddressResolver,
+  createKeyAdmin,
   createKeyring,
+  createLeakAlertHandler,
   createMemoryConcurrencyStore,
   createMemoryKeyStore,
   createMemoryQuotaStore,
@@ -300,6 +302,27 @@ const FIXTURES: Fixture[] = [
     run: (o) => createRateLimiter(o as never),
   },
   { name: 'createMemoryConcurrencyStore', valid: () => ({ clock: () => Date.now() }), run: (o) => createMemoryConcurrencyStore(o as never) },
+  {
+    name: 'createLeakAlertHandler',
+    valid: () => {
+      const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live' });
+      return {
+        keyring,
+        admin: createKeyAdmin(keyring),
+        publicKeys: { fetch: async () => [] },
+        policy: 'mark',
+        onLeak: () => {},
+        maxBodyBytes: 1024,
+        replayWindowSeconds: 60,
+        maxRememberedAlerts: 100,
+        minKeyRefreshSeconds: 60,
+        logger: { info: () => {} },
+        clock: () => Date.now(),
+      };
+    },
+    required: ['keyring', 'admin', 'publicKeys'],
+    run: (o) => createLeakAlertHandler(o as never),
+  },
   {
     name: 'createMemoryRateLimitStore',
     valid: () => ({ max: 100, clock: () => Date.now() }),

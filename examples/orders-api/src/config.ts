@@ -89,6 +89,22 @@ export interface Config {
    * @default false
    */
   trustProxy: TrustProxy;
+  /**
+   * `LEAK_ALERT_PATH`: where GitHub's secret-scanning alerts are accepted, e.g.
+   * `/secret-scanning/github` (docs/security.md, "The alert endpoint"). Unset: no endpoint.
+   */
+  leakAlertPath: string | undefined;
+  /**
+   * `LEAK_ALERT_KEYS_URL`: where the keys that sign alerts are published.
+   * @default 'https://api.github.com/meta/public_keys/secret_scanning'
+   */
+  leakAlertKeysUrl: string;
+  /**
+   * `LEAK_ALERT_POLICY`: `revoke` ends a reported key at once, on every instance, before
+   * GitHub gets its answer; `mark` leaves it live and logs a warning with its id.
+   * @default 'revoke'
+   */
+  leakAlertPolicy: 'revoke' | 'mark';
   /** `LOG_LEVEL`. @default 'info' */
   logLevel: LogLevel;
 }
@@ -109,7 +125,7 @@ export class ConfigurationError extends Error {
 /** The example's own directory: `.data/` lives here unless `DATA_DIR` says otherwise. */
 export const EXAMPLE_DIR: string = fileURLToPath(new URL('..', import.meta.url));
 
-export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'cursorSecrets' | 'keyPepper' | 'publicUrl'>> =
+export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'cursorSecrets' | 'keyPepper' | 'publicUrl' | 'leakAlertPath'>> =
   Object.freeze({
     port: 3000,
     host: '127.0.0.1',
@@ -117,6 +133,8 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     dataDir: resolve(EXAMPLE_DIR, '.data'),
     seedOrders: 10_000,
     keyPrefix: 'ks_live',
+    leakAlertKeysUrl: 'https://api.github.com/meta/public_keys/secret_scanning',
+    leakAlertPolicy: 'revoke',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
     refusedKeyLimit: Object.freeze({ limit: 60, windowSeconds: 60 }),
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
@@ -229,6 +247,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     else if (/^[0-9]+$/.test(trust)) input.trustProxy = { hops: Number(trust) };
     else input.trustProxy = { cidrs: trust.split(',').map((block) => block.trim()).filter((block) => block !== '') };
   }
+  const leakPath = read('LEAK_ALERT_PATH');
+  if (leakPath !== undefined) input.leakAlertPath = leakPath;
+  const leakKeys = read('LEAK_ALERT_KEYS_URL');
+  if (leakKeys !== undefined) input.leakAlertKeysUrl = leakKeys;
+  const leakPolicy = read('LEAK_ALERT_POLICY');
+  if (leakPolicy !== undefined) input.leakAlertPolicy = leakPolicy as Config['leakAlertPolicy'];
   const level = read('LOG_LEVEL');
   if (level !== undefined) {
     if ((LOG_LEVELS as readonly string[]).includes(level)) input.logLevel = level as LogLevel;
@@ -264,9 +288,17 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     cursorSecrets: undefined,
     keyPepper: undefined,
     publicUrl: undefined,
+    leakAlertPath: undefined,
     ...stripUndefined(input),
   };
   const problems: string[] = [];
+  if (config.leakAlertPath !== undefined && !/^\/[A-Za-z0-9._~\/-]*$/.test(config.leakAlertPath)) {
+    problems.push(`LEAK_ALERT_PATH must be a path such as /secret-scanning/github (letters, digits, / . _ ~ -), got "${config.leakAlertPath}"`);
+  }
+  if (!/^https?:\/\/./.test(config.leakAlertKeysUrl)) problems.push(`LEAK_ALERT_KEYS_URL must be an http(s) URL, got "${config.leakAlertKeysUrl}"`);
+  if (config.leakAlertPolicy !== 'revoke' && config.leakAlertPolicy !== 'mark') {
+    problems.push(`LEAK_ALERT_POLICY must be revoke or mark, got "${String(config.leakAlertPolicy)}"`);
+  }
   if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65_535) {
     problems.push(`PORT must be an integer from 0 to 65535, got ${String(config.port)}`);
   }

@@ -16,6 +16,7 @@ import { openStorage } from './db/open-storage.ts';
 import { seedOrders } from './db/orders-schema.ts';
 import { bootstrapAdminKey } from './keys/bootstrap-admin-key.ts';
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
+import { mountLeakAlerts } from './keys/leak-alerts.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /** Options of `createOrdersApi`: any part of `Config` (defaults fill the rest), and a logger. */
@@ -101,6 +102,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets });
     const serverOptions = { logger, publicUrl: config.publicUrl };
     const server = await createAdapterServer(config.adapter, app, serverOptions);
+    mountLeakAlerts(server, keys.keyring, config, logger);
     const port = await listen(server, config.port, config.host);
     cleanups.push(() => stopServer(server));
 

@@ -1,0 +1,215 @@
+/**
+ * The secret-scanning alert endpoint with alerts signed by a test key pair made with Web
+ * Crypto, as GitHub signs them (ECDSA P-256, SHA-256, base64 DER). A valid alert revokes
+ * the key on two keyring instances before the answer; a tampered body, a wrong signature,
+ * an unknown key id, a non-existent token and a replay revoke nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { AuthenticationError, ConfigError, toProblem } from '../errors.ts';
+import { createKeyAdmin } from '../keys/key-admin.ts';
+import { createKeyring, type Keyring } from '../keys/keyring.ts';
+import { generateKey } from '../keys/key-format.ts';
+import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
+import { rawToDer } from './der-signature.test-support.ts';
+import type { GitHubPublicKey } from './github-public-keys.ts';
+import { createLeakAlertHandler, type LeakAlertHandlerOptions, type LeakEvent } from './leak-alert-handler.ts';
+
+const URL_ = 'https://keys.example/secret-scanning/github';
+
+async function keyPair(): Promise<{ pem: string; sign(body: string): Promise<string> }> {
+  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
+  const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki)).replace(/.{64}/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
+  return {
+    pem,
+    async sign(body: string): Promise<string> {
+      const raw = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, new TextEncoder().encode(body)));
+      return btoa(String.fromCharCode(...rawToDer(raw)));
+    },
+  };
+}
+
+async function setup(extra: Partial<LeakAlertHandlerOptions> = {}) {
+  const github = await keyPair();
+  const published: GitHubPublicKey[] = [{ key_identifier: 'k1', key: github.pem, is_current: true }];
+  let fetches = 0;
+  const store = createMemoryKeyStore();
+  // Two instances over one store; each revocation reaches the other through onChange, as
+  // a revocation bus carries it (the Redis and PostgreSQL buses have their own tests).
+  const a = createKeyring({ store, prefix: 'acme_live', lastUsed: false });
+  const b = createKeyring({ store, prefix: 'acme_live', lastUsed: false });
+  a.onChange((event) => b.invalidate(event.id));
+  const admin = createKeyAdmin(a);
+  const { key } = await admin.issue({ name: 'ci', scopes: ['orders:read'] });
+  await Promise.all([a.verify(key), b.verify(key)]); // both instances cache it as valid
+  const events: LeakEvent[] = [];
+  const logs: unknown[] = [];
+  const handler = createLeakAlertHandler({
+    keyring: a,
+    admin,
+    publicKeys: { fetch: async () => (fetches++, published) },
+    onLeak: (e) => void events.push(e),
+    logger: { info: (fields, message) => void logs.push([fields, message]) },
+    ...extra,
+  });
+  const post = async (body: string, headers: Record<string, string>): Promise<Response> =>
+    handler(new Request(URL_, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } }));
+  const signed = async (body: string, id = 'k1'): Promise<Response> =>
+    post(body, { 'github-public-key-identifier': id, 'github-public-key-signature': await github.sign(body) });
+  const alert = (token: string): string => JSON.stringify([{ token, type: 'acme_live_key', url: 'https://github.com/o/r/blob/abc/config.yml', source: 'content' }]);
+  return { a, b, admin, key, handler, post, signed, alert, github, published, events, logs, fetches: () => fetches };
+}
+
+async function live(keyring: Keyring, key: string): Promise<boolean> {
+  try {
+    await keyring.verify(key);
+    return true;
+  } catch (error) {
+    expect(error).toBeInstanceOf(AuthenticationError);
+    return false;
+  }
+}
+
+async function problem(response: Response): Promise<Record<string, unknown>> {
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe('createLeakAlertHandler', () => {
+  it('a valid alert revokes the key on both instances before it answers, and labels it true_positive', async () => {
+    const s = await setup();
+    const response = await s.signed(s.alert(s.key));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([{ token_raw: s.key, token_type: 'acme_live_key', label: 'true_positive' }]);
+    expect([await live(s.a, s.key), await live(s.b, s.key)]).toEqual([false, false]);
+    const refused = await s.b.authenticate({ authorization: `ApiKey ${s.key}`, url: '/api/orders' }).catch((e: unknown) => e);
+    expect(toProblem(refused).status).toBe(401);
+    expect(s.events).toEqual([{ keyId: expect.any(String), last4: s.key.slice(-4), action: 'revoked', type: 'acme_live_key', url: 'https://github.com/o/r/blob/abc/config.yml', source: 'content' }]);
+    expect((await s.admin.get(s.events[0]!.keyId)).revokedAt).not.toBeNull();
+    // Logs: the last four characters only.
+    expect(JSON.stringify(s.logs)).not.toContain(s.key.slice(0, -4));
+    expect(JSON.stringify(s.logs)).toContain(s.key.slice(-4));
+  });
+
+  it("policy 'mark' leaves the key live and calls onLeak", async () => {
+    const s = await setup({ policy: 'mark' });
+    expect((await s.signed(s.alert(s.key))).status).toBe(200);
+    expect(await live(s.a, s.key)).toBe(true);
+    expect(s.events.map((e) => e.action)).toEqual(['marked']);
+  });
+
+  it('labels tokens it never issued false_positive and revokes nothing', async () => {
+    const s = await setup();
+    const stranger = generateKey('acme_live');
+    const lookalike = `acme_live_${'a'.repeat(38)}`;
+    const body = JSON.stringify([
+      { token: stranger, type: 'acme_live_key' },
+      { token: lookalike, type: 'acme_live_key' },
+      { token: s.key, type: 'acme_live_key' },
+    ]);
+    const response = await s.signed(body);
+    expect((await response.json()).map((r: { label: string }) => r.label)).toEqual(['false_positive', 'false_positive', 'true_positive']);
+    const only = await setup();
+    const answer = await only.signed(only.alert(stranger));
+    expect(await answer.json()).toEqual([{ token_raw: stranger, token_type: 'acme_live_key', label: 'false_positive' }]);
+    expect(await live(only.a, only.key)).toBe(true);
+    expect(only.events).toEqual([]);
+  });
+
+  it('a key already revoked is a true_positive with nothing left to do', async () => {
+    const s = await setup();
+    expect((await s.signed(s.alert(s.key))).status).toBe(200);
+    const again = await s.signed(JSON.stringify([{ token: s.key, type: 'acme_live_key', url: 'https://github.com/o/r/issues/1' }]));
+    expect(await again.json()).toEqual([{ token_raw: s.key, token_type: 'acme_live_key', label: 'true_positive' }]);
+    expect(s.events).toHaveLength(1);
+  });
+
+  it('refuses a tampered body, a wrong signature and a malformed signature, revoking nothing', async () => {
+    const s = await setup();
+    const body = s.alert(s.key);
+    const signature = await s.github.sign(body);
+    const tampered = await s.post(body.replace('content', 'commit!'), { 'github-public-key-identifier': 'k1', 'github-public-key-signature': signature });
+    expect([tampered.status, (await problem(tampered)).field]).toEqual([400, 'github-public-key-signature']);
+    const other = await keyPair();
+    const wrong = await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await other.sign(body) });
+    expect([wrong.status, (await problem(wrong)).code]).toEqual([400, 'invalid_request']);
+    for (const bad of ['', 'not base64!', btoa('junk'), signature.slice(0, -8)]) {
+      const response = await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': bad });
+      expect([response.status, (await problem(response)).field]).toEqual([400, 'github-public-key-signature']);
+    }
+    expect(await live(s.a, s.key)).toBe(true);
+    expect(s.events).toEqual([]);
+  });
+
+  it('refuses an unknown key id after one refresh, and never trusts an id it cannot fetch', async () => {
+    const s = await setup();
+    expect((await s.signed('[]')).status).toBe(200);
+    expect(s.fetches()).toBe(1);
+    const unknown = await s.signed(s.alert(s.key), 'k-forged');
+    expect([unknown.status, (await problem(unknown)).field]).toEqual([400, 'github-public-key-identifier']);
+    expect(s.fetches()).toBe(2); // refreshed once
+    expect((await s.signed(s.alert(s.key), 'k-forged-2')).status).toBe(400);
+    expect(s.fetches()).toBe(2); // not again within minKeyRefreshSeconds
+    const missing = await s.post(s.alert(s.key), { 'github-public-key-signature': await s.github.sign(s.alert(s.key)) });
+    expect([missing.status, (await problem(missing)).field]).toEqual([400, 'github-public-key-identifier']);
+    expect(await live(s.a, s.key)).toBe(true);
+  });
+
+  it('picks up a rotated GitHub key on its first alert', async () => {
+    const s = await setup();
+    expect((await s.signed('[]')).status).toBe(200);
+    const next = await keyPair();
+    s.published.push({ key_identifier: 'k2', key: next.pem, is_current: true });
+    const body = s.alert(s.key);
+    const response = await s.post(body, { 'github-public-key-identifier': 'k2', 'github-public-key-signature': await next.sign(body) });
+    expect(response.status).toBe(200);
+    expect(await live(s.a, s.key)).toBe(false);
+  });
+
+  it('refuses a replayed alert: the hook runs once', async () => {
+    const s = await setup({ policy: 'mark' });
+    const body = s.alert(s.key);
+    expect((await s.signed(body)).status).toBe(200);
+    const replay = await s.signed(body);
+    expect([replay.status, (await problem(replay)).detail]).toEqual([400, 'This alert was already processed.']);
+    expect(s.events).toHaveLength(1);
+  });
+
+  it('refuses oversized and malformed bodies with problems that quote no key', async () => {
+    const s = await setup({ maxBodyBytes: 512 });
+    const big = JSON.stringify(Array.from({ length: 20 }, () => ({ token: s.key, type: 'acme_live_key' })));
+    const oversized = await s.signed(big);
+    expect([oversized.status, (await problem(oversized)).field]).toEqual([400, 'body']);
+    for (const body of ['{', '{"token":"x"}', `[{"token":${JSON.stringify(s.key)}}]`, '[null]']) {
+      const response = await s.signed(body);
+      const text = JSON.stringify(await problem(response));
+      expect(response.status).toBe(400);
+      expect(text).not.toContain(s.key.slice(10, 20));
+    }
+    expect(await live(s.a, s.key)).toBe(true);
+  });
+
+  it('answers 503 when the signing keys cannot be fetched, and accepts the retry', async () => {
+    const s = await setup();
+    let down = true;
+    const handler = createLeakAlertHandler({
+      keyring: s.a,
+      admin: s.admin,
+      publicKeys: { fetch: async () => (down ? Promise.reject(new Error('ECONNREFUSED')) : s.published) },
+      minKeyRefreshSeconds: 0,
+    });
+    const body = s.alert(s.key);
+    const request = async () => handler(new Request(URL_, { method: 'POST', body, headers: { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await s.github.sign(body) } }));
+    expect((await request()).status).toBe(503);
+    down = false;
+    expect((await request()).status).toBe(200);
+    expect(await live(s.a, s.key)).toBe(false);
+  });
+
+  it('checks its options', async () => {
+    const s = await setup();
+    expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: {} as never })).toThrow(ConfigError);
+    expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: 'x', policy: 'delete' as never })).toThrow(/policy/);
+    expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: 'x', maxBodyBytes: -1 })).toThrow(/maxBodyBytes/);
+  });
+});
