@@ -211,6 +211,28 @@ const MIGRATIONS: readonly Migration[] = [
       SET rate_limits = jsonb_build_array(jsonb_build_object('limit', rate_limit, 'windowSeconds', rate_window_seconds))
       WHERE rate_limit IS NOT NULL AND rate_limits IS NULL;`,
   },
+  // Pepper rotation (docs/api-keys.md, "Rotating the pepper"): which pepper made each
+  // digest. NULL: a secret written before this version (re-stamped when next used under a
+  // keyring with several peppers). Rotation with a pepper id is an 8-argument overload that
+  // runs the 7-argument function (whatever version last defined it) and stamps the new
+  // secret, in the same transaction; the 7-argument one stays, so instances still running
+  // the previous release keep rotating during a rolling upgrade (their secrets get NULL).
+  {
+    version: 7,
+    sql: (t) => `
+    ALTER TABLE ${t.secrets} ADD COLUMN IF NOT EXISTS pepper_id text;
+    CREATE OR REPLACE FUNCTION ${t.rotateFunction}(
+      p_identity_id text, p_digest text, p_last4 text, p_created_at timestamptz,
+      p_last_used_at timestamptz, p_expires_at timestamptz, p_expire_others_at timestamptz, p_pepper_id text
+    ) RETURNS boolean LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      IF NOT ${t.rotateFunction}(p_identity_id, p_digest, p_last4, p_created_at, p_last_used_at, p_expires_at, p_expire_others_at) THEN
+        RETURN false;
+      END IF;
+      UPDATE ${t.secrets} SET pepper_id = p_pepper_id WHERE digest = p_digest;
+      RETURN true;
+    END $fn$;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

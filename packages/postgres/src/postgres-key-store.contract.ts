@@ -139,7 +139,8 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         const identity = makeIdentity();
         await store.insertIdentity(identity, makeSecret());
         await client.query(`DELETE FROM "${schema}"."${tablePrefix}migrations" WHERE version = 2`);
-        await client.query(`DROP FUNCTION "${schema}"."${tablePrefix}rotate"`);
+        // The 7-argument function (version 7 added an 8-argument overload that calls it).
+        await client.query(`DROP FUNCTION "${schema}"."${tablePrefix}rotate"(text, text, text, timestamptz, timestamptz, timestamptz, timestamptz)`);
         await expect(store.addSecret(identity.id, makeSecret(), new Date())).rejects.toThrow(/run `await migrate\(client\)`/);
         await migrate(client, { schema, tablePrefix });
         expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);

@@ -7,7 +7,7 @@
 import { ConfigError } from '@keyset/core';
 import type { KeyStore } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
-import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
+import type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import {
   identityColumns,
@@ -72,8 +72,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb)
       RETURNING id
     )
-    INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at)
-    SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz FROM identity`;
+    INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
+    SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz, $19::text FROM identity`;
 
   // Replaces the given fields ($2/$3 say which) and returns the key as it now is.
   const updateIdentitySql = `
@@ -91,11 +91,37 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   // (the current one at the overlap end, older ones now). A unique violation on the new
   // digest rolls the expiry change back too (one statement, one transaction).
   const addSecretSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz) AS added`;
+  // With a pepper id (schema version 7's 8th argument); without one, the call above also
+  // runs on a schema from before version 7.
+  const addSecretWithPepperSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::text) AS added`;
 
   const findByDigestSql = `
     SELECT ${identityColumns()}, ${secretColumns()}
     FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
     WHERE s.digest = $1`;
+
+  // Every pepper's digest of one key, one statement: the primary key's index answers each.
+  const findByDigestsSql = `
+    SELECT ${identityColumns()}, ${secretColumns()}
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
+    WHERE s.digest = ANY($1::text[])
+    LIMIT 1`;
+
+  // Lazy re-hash, one statement per batch. A concurrent re-hash of the same secret by
+  // another instance waits on the row lock, then finds the digest changed and skips it.
+  const rehashSql = `
+    UPDATE ${t.secrets} s SET digest = v.to_digest, pepper_id = v.pepper_id
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS v(from_digest, to_digest, pepper_id)
+    WHERE s.digest = v.from_digest
+      AND NOT EXISTS (SELECT 1 FROM ${t.secrets} taken WHERE taken.digest = v.to_digest)`;
+
+  // Live secrets (neither the secret nor its identity ended) per pepper.
+  const countByPepperSql = `
+    SELECT s.pepper_id, count(*) AS count
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
+    WHERE i.revoked_at IS NULL AND (i.expires_at IS NULL OR i.expires_at > $1::timestamptz)
+      AND (s.expires_at IS NULL OR s.expires_at > $1::timestamptz)
+    GROUP BY s.pepper_id`;
 
   const getIdentitySql = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i WHERE i.id = $1`;
 
@@ -143,6 +169,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         JSON.stringify(identity.metadata ?? {}),
         identity.ipAllowlist === null || identity.ipAllowlist === undefined ? null : [...identity.ipAllowlist],
         ...limitsParams(identity),
+        secret.pepperId ?? null,
       ]);
     },
 
@@ -184,17 +211,33 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     },
 
     async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {
-      const rows = await runQuery(client, addSecretSql, [
-        identityId,
-        ...secretParams(secret),
-        timestampParam(expireOthersAt),
-      ]);
+      const { pepperId } = secret;
+      const params = [identityId, ...secretParams(secret), timestampParam(expireOthersAt)];
+      const rows =
+        typeof pepperId === 'string'
+          ? await runQuery(client, addSecretWithPepperSql, [...params, pepperId])
+          : await runQuery(client, addSecretSql, params);
       return isTrue(rows[0]?.added);
     },
 
     async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
       const [row] = await runQuery(client, findByDigestSql, [digest]);
       return row === undefined ? undefined : { identity: identityFrom(row), secret: secretFromColumns(row) };
+    },
+
+    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+      const [row] = await runQuery(client, findByDigestsSql, [[...digests]]);
+      return row === undefined ? undefined : { identity: identityFrom(row), secret: secretFromColumns(row) };
+    },
+
+    async rehashDigests(changes: readonly PepperRehash[]): Promise<void> {
+      if (changes.length === 0) return;
+      await runQuery(client, rehashSql, [changes.map((c) => c.from), changes.map((c) => c.to), changes.map((c) => c.pepperId)]);
+    },
+
+    async countByPepper(now: Date): Promise<PepperCount[]> {
+      const rows = await runQuery(client, countByPepperSql, [timestampParam(now)]);
+      return rows.map((row) => ({ pepperId: typeof row['pepper_id'] === 'string' ? row['pepper_id'] : null, count: Number(row['count']) }));
     },
 
     async getIdentity(id: string): Promise<StoredKey | undefined> {

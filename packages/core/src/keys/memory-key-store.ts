@@ -51,7 +51,7 @@ function copySecret(s: StoredSecret): StoredSecret {
     createdAt: new Date(s.createdAt.getTime()),
     lastUsedAt: copyDate(s.lastUsedAt),
     expiresAt: copyDate(s.expiresAt),
-    pepperId: s.pepperId ?? null,
+    ...(typeof s.pepperId === 'string' ? { pepperId: s.pepperId } : {}),
   });
 }
 

@@ -53,7 +53,7 @@ export function secretsColumn(secrets: string): string {
   return `coalesce((
       SELECT json_agg(json_build_object(
         'digest', s.digest, 'last4', s.last4, 'createdAt', ${epochMs('s.created_at')},
-        'lastUsedAt', ${epochMs('s.last_used_at')}, 'expiresAt', ${epochMs('s.expires_at')}
+        'lastUsedAt', ${epochMs('s.last_used_at')}, 'expiresAt', ${epochMs('s.expires_at')}, 'pepperId', s.pepper_id
       ) ORDER BY s.created_at DESC, s.seq DESC)
       FROM ${secrets} s WHERE s.identity_id = i.id
     ), '[]'::json) AS secrets`;
@@ -62,7 +62,7 @@ export function secretsColumn(secrets: string): string {
 /** SQL: the secret columns of alias `s`, prefixed `secret_`, as read by `secretFrom(row, 'secret_')`. */
 export function secretColumns(): string {
   return `s.digest AS secret_digest, s.last4 AS secret_last4, ${epochMs('s.created_at')} AS secret_created_at,
-    ${epochMs('s.last_used_at')} AS secret_last_used_at, ${epochMs('s.expires_at')} AS secret_expires_at`;
+    ${epochMs('s.last_used_at')} AS secret_last_used_at, ${epochMs('s.expires_at')} AS secret_expires_at, s.pepper_id AS secret_pepper_id`;
 }
 
 /** The metadata column (text), parsed; a missing one (an old row read mid-upgrade) is `{}`. */
@@ -131,6 +131,7 @@ export function secretFromColumns(row: Record<string, unknown>): StoredSecret {
     createdAt: requiredDate(row['secret_created_at']),
     lastUsedAt: toDate(row['secret_last_used_at']),
     expiresAt: toDate(row['secret_expires_at']),
+    ...pepperIdFrom(row['secret_pepper_id']),
   };
 }
 
@@ -141,5 +142,14 @@ export function secretsFrom(value: unknown): StoredSecret[] {
     createdAt: requiredDate(s['createdAt']),
     lastUsedAt: toDate(s['lastUsedAt']),
     expiresAt: toDate(s['expiresAt']),
+    ...pepperIdFrom(s['pepperId']),
   }));
+}
+
+/**
+ * The pepper_id column as a `pepperId` member, left out when NULL (a secret written before
+ * schema version 7, or by a caller that gave none), as the memory store does.
+ */
+function pepperIdFrom(value: unknown): { pepperId?: string } {
+  return typeof value === 'string' ? { pepperId: value } : {};
 }
