@@ -47,6 +47,14 @@ describe('keysetComponents', () => {
     expect(Object.values(problemCodes()).flat().sort()).toEqual(Object.keys(ERROR_CATALOGUE).sort());
   });
 
+  it('covers the in-flight refusal: 429 concurrency_limited beside rate_limited and quota_exhausted, with max_in_flight', () => {
+    expect(problemCodes()[429]).toEqual(['rate_limited', 'quota_exhausted', 'concurrency_limited']);
+    const problem = ((keysetComponents().schemas as JsonObject).Problem as JsonObject).properties as JsonObject;
+    expect(problem.max_in_flight).toMatchObject({ type: 'integer' });
+    const tooMany = (keysetComponents().responses as Record<string, JsonObject>).TooManyRequests!;
+    expect(tooMany.description).toContain('`concurrency_limited` (Too many requests in progress)');
+  });
+
   it('has the 400, 401, 403, 429 and 503 responses, each narrowed to its codes, with their headers', () => {
     const responses = keysetComponents().responses as Record<string, JsonObject>;
     for (const name of ['BadRequest', 'Unauthorized', 'Forbidden', 'TooManyRequests', 'ServiceUnavailable']) expect(responses[name]).toBeDefined();

@@ -98,7 +98,8 @@ function problemSchema(): JsonObject {
       max_limit: { type: 'integer', description: '`limit_too_large`: the largest accepted `limit`.' },
       missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
       allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
-      retry_after: { type: 'integer', description: '`rate_limited`: seconds until a retry can succeed.' },
+      retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`: seconds until a retry can succeed (same as `Retry-After`).' },
+      max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key may be in progress at once.' },
     },
     additionalProperties: true,
   };
