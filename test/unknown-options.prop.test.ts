@@ -251,7 +251,7 @@ const FIXTURES: Fixture[] = [
       realm: 'api',
       trustProxy: { hops: 1 },
       refusedCredentials: { limit: 60, windowSeconds: 60, store: createMemoryRateLimitStore(), maxTracked: 1000, clock: () => Date.now(), logger: bareLogger() },
-      concurrency: { max: 5, store: createMemoryConcurrencyStore(), leaseTtlSeconds: 60, retryAfterSeconds: 1, onStoreError: 'closed' },
+      concurrency: { max: 5, ownerMax: 20, store: createMemoryConcurrencyStore(), leaseTtlSeconds: 60, retryAfterSeconds: 1, onStoreError: 'closed' },
     }),
     nested: ['trustProxy', 'refusedCredentials', 'concurrency'],
     required: ['keyring', 'trustProxy.hops', 'concurrency.max'],

@@ -133,7 +133,7 @@ describe.skipIf(databaseUrl === undefined || redisAt === undefined)('in-flight l
     await stop(doomed);
     await Promise.all(held);
     const leaseKey = (await redis.keys(`keyset:test:${run}_crash:*`))[0] as string;
-    const scores = (await redis.zrange(leaseKey, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const scores = ((await redis.call('ZRANGE', leaseKey, '0', '-1', 'WITHSCORES')) as string[]).filter((_, i) => i % 2 === 1).map(Number);
     expect(scores).toHaveLength(2);
     const firstExpiry = Math.min(...scores);
     const lastExpiry = Math.max(...scores);

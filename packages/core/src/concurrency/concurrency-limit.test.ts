@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
 import { createApiKeyGuard, type ApiKeyGuardOptions } from '../keys/api-key-guard.ts';
 import { createKeyAdmin } from '../keys/key-admin.ts';
+import { createOwnerAdmin } from '../keys/owner-admin.ts';
 import { createKeyring } from '../keys/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
@@ -101,8 +102,40 @@ describe('in-flight limit', () => {
     (await check(a)).release?.();
   });
 
+  it('ownerMax: all keys of one owner share it, each key keeps its own max, keys without an owner are not counted', async () => {
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
+    await createOwnerAdmin(keyring).create({ id: 'cus_42', metadata: { plan: 'pro' } });
+    const admin = createKeyAdmin(keyring);
+    const [k1, k2, k3, lone] = await Promise.all(
+      ['k1', 'k2', 'k3', 'lone'].map(async (name) => (await admin.issue({ name, scopes: [], ...(name === 'lone' ? {} : { ownerId: 'cus_42' }) })).key),
+    );
+    const guard = createApiKeyGuard({ keyring, refusedCredentials: false, concurrency: { max: 2, ownerMax: (owner) => (owner.metadata.plan === 'pro' ? 3 : 1) } });
+    const check = (key: string) => guard.check({ authorization: `ApiKey ${key}`, url: '/x' });
+    const held = [await check(k1 as string), await check(k1 as string), await check(k2 as string)];
+    // The owner's 3 are taken: k2 and k3 are refused by the owner; k1 by its own max.
+    for (const key of [k2, k3]) {
+      const error = await refusal(check(key as string));
+      expect(toProblem(error).body).toMatchObject({ code: 'concurrency_limited', max_in_flight: 3, limited: 'owner' });
+    }
+    expect(toProblem(await refusal(check(k1 as string))).body).toMatchObject({ max_in_flight: 2, limited: 'key' });
+    // A key without an owner is limited by max only.
+    (await check(lone as string)).release?.();
+    // A refusal by the owner held no key lease: once the owner has room, k3 gets in at once.
+    held[2]!.release?.();
+    const k3Lease = await check(k3 as string);
+    await expect(check(k2 as string)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    k3Lease.release?.();
+    held[0]!.release?.();
+    held[1]!.release?.();
+    // Everything given back: k2's max of 2 and the owner's 3 all free again.
+    const again = await Promise.all([check(k2 as string), check(k2 as string), check(k3 as string)]);
+    expect(again).toHaveLength(3);
+  });
+
   it('options are checked when the guard is made', async () => {
     await expect(world({ max: 0 })).rejects.toThrow(ConfigError);
+    await expect(world({})).rejects.toThrow(/max.*ownerMax/);
+    await expect(world({ ownerMax: 0 })).rejects.toThrow(/ownerMax/);
     await expect(world({ max: 1.5 })).rejects.toThrow(/integer/);
     await expect(world({ max: 1, leaseTtlSeconds: 0 })).rejects.toThrow(/leaseTtlSeconds/);
     await expect(world({ max: 1, onStoreError: 'local' as never })).rejects.toThrow(/onStoreError/);

@@ -6,12 +6,15 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
-import type { VerifiedKey } from '../keys/key-record.ts';
+import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
+
+/** Live leases per owner (all its keys together), as a number or read from the owner; `null` = no limit. */
+export type OwnerConcurrencyMax = number | ((owner: VerifiedOwner, key: VerifiedKey) => number | null | undefined);
 
 /** The guard's `concurrency` option. */
 export interface ConcurrencyOptions {
@@ -19,7 +22,15 @@ export interface ConcurrencyOptions {
    * Requests of one key at work at once (an integer ≥ 1), or a function of the verified
    * key, e.g. `(key) => key.metadata.plan === 'pro' ? 20 : 5`; `null` leaves a key unlimited.
    */
-  max: ConcurrencyMax;
+  max?: ConcurrencyMax;
+  /**
+   * Requests of one owner's keys at work at once, all its keys together, e.g.
+   * `(owner) => owner.metadata.plan === 'pro' ? 50 : 10`. Keys without an owner are not
+   * counted here. A request takes its key's lease, then its owner's; refused by either,
+   * it holds neither.
+   * @default no owner limit
+   */
+  ownerMax?: OwnerConcurrencyMax;
   /**
    * Where leases live. Pass `createRedisConcurrencyStore` (`@keyset/redis`) to count across instances.
    * @default createMemoryConcurrencyStore()
@@ -60,9 +71,13 @@ export interface ConcurrencyLimit {
 
 /** Builds the limit the guard runs; throws `ConfigError` saying what to change. */
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('concurrency must be { max, store?, leaseTtlSeconds? }');
-  const { max, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed' } = options;
-  if (typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
+  if (typeof options !== 'object' || options === null) throw new ConfigError('concurrency must be { max, ownerMax?, store?, leaseTtlSeconds? }');
+  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed' } = options;
+  if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
+  if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
+  if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
+    throw new ConfigError(`concurrency.ownerMax must be an integer ≥ 1 or a function of the owner, got ${String(ownerMax)}`);
+  }
   if (typeof store?.acquire !== 'function' || typeof store.release !== 'function') {
     throw new ConfigError('concurrency.store must be a ConcurrencyStore (createMemoryConcurrencyStore, createRedisConcurrencyStore)');
   }
@@ -75,13 +90,35 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   let issued = 0;
 
   function acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
-    const limit = typeof max === 'function' ? max(key) : max;
-    if (limit === null || limit === undefined) return NO_LEASE;
-    if (!validMax(limit)) throw new ConfigError(`concurrency.max(key) must return an integer ≥ 1 or null, got ${String(limit)}`);
-    const holder = `key:${key.id}`;
+    const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
+    const owner = key.owner ?? null;
+    const ownerLimit = owner === null || ownerMax === undefined ? undefined : limitOf(typeof ownerMax === 'function' ? ownerMax(owner, key) : ownerMax, 'ownerMax(owner)');
+    if (ownerLimit === undefined || owner === null) return keyLimit === undefined ? NO_LEASE : take(`key:${key.id}`, keyLimit, 'key', headers);
+    if (keyLimit === undefined) return take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
+    // Both: the key's lease first; the owner's refusal gives it back.
+    const withOwner = (releaseKey: ReleaseLease): ReleaseLease | Promise<ReleaseLease> => {
+      const both = (releaseOwner: ReleaseLease): ReleaseLease => () => (releaseKey(), releaseOwner());
+      const refusedByOwner = (error: unknown): never => {
+        releaseKey();
+        throw error;
+      };
+      let ownerLease: ReleaseLease | Promise<ReleaseLease>;
+      try {
+        ownerLease = take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
+      } catch (error) {
+        return refusedByOwner(error);
+      }
+      return ownerLease instanceof Promise ? ownerLease.then(both, refusedByOwner) : both(ownerLease);
+    };
+    const keyLease = take(`key:${key.id}`, keyLimit, 'key', headers);
+    return keyLease instanceof Promise ? keyLease.then(withOwner) : withOwner(keyLease);
+  }
+
+  /** One lease on `holder`: the function that gives it back, or a throw (refused, or the store failed closed). */
+  function take(holder: string, limit: number, whose: 'key' | 'owner', headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
     const leaseId = `${instance}:${(issued += 1)}`;
     const granted = (decision: LeaseDecision): ReleaseLease => {
-      if (!decision.acquired) throw refusal(limit, headers);
+      if (!decision.acquired) throw refusal(limit, whose, headers);
       let held = true;
       return () => {
         if (!held) return;
@@ -108,10 +145,10 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     return decision instanceof Promise ? decision.then(granted, failed) : granted(decision);
   }
 
-  function refusal(limit: number, headers: Record<string, string>): KeysetError {
+  function refusal(limit: number, whose: 'key' | 'owner', headers: Record<string, string>): KeysetError {
     return new KeysetError('concurrency_limited', {
-      detail: `${limit} requests of this key are already in progress; retry once one has finished.`,
-      extensions: { max_in_flight: limit, retry_after: retryAfterSeconds },
+      detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
+      extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
       headers: { ...headers, 'retry-after': String(retryAfterSeconds) },
     });
   }
@@ -121,4 +158,11 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
 
 function validMax(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 1;
+}
+
+/** A limit as `max`/`ownerMax` gave it: `undefined` for none, else an integer ≥ 1. */
+function limitOf(value: number | null | undefined, what: string): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (!validMax(value)) throw new ConfigError(`concurrency.${what} must return an integer ≥ 1 or null, got ${String(value)}`);
+  return value;
 }

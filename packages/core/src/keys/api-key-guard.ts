@@ -54,9 +54,9 @@ export interface ApiKeyGuardOptions {
    */
   refusedCredentials?: RefusedCredentialsOptions | false;
   /**
-   * In-flight limit per key (docs/rate-limits.md, "In-flight limits"): an admitted request
-   * holds a lease until its adapter calls the result's `release()`; past `max` leases the
-   * request is 429 `concurrency_limited` with `Retry-After`. Decided after the rate limit,
+   * In-flight limit per key and per owner (docs/rate-limits.md, "In-flight limits"): an
+   * admitted request holds a lease until its adapter calls the result's `release()`; past
+   * `max` (or the owner's `ownerMax`) the request is 429 `concurrency_limited` with `Retry-After`. Decided after the rate limit,
    * so a refused request still spent one request of the key's rate limit.
    * @default no in-flight limit
    */
@@ -70,7 +70,7 @@ const GUARD_OPTIONS = {
   realm: true,
   trustProxy: TRUST_PROXY_OPTIONS,
   refusedCredentials: { limit: true, windowSeconds: true, store: true, maxTracked: true, clock: true, logger: true },
-  concurrency: { max: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true },
+  concurrency: { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true },
 } as const satisfies KnownOptions<ApiKeyGuardOptions>;
 
 /**
