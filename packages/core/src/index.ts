@@ -125,7 +125,7 @@ export { rateLimitHeaders } from './rate-limit/rate-limit-headers.ts';
 export type { RateLimitHeaderFormat, RateLimitHeaderOptions } from './rate-limit/rate-limit-headers.ts';
 export { createMemoryConcurrencyStore } from './concurrency/memory-concurrency-store.ts';
 export type { MemoryConcurrencyStoreOptions } from './concurrency/memory-concurrency-store.ts';
-export type { ConcurrencyMax, ConcurrencyOptions, ReleaseLease } from './concurrency/concurrency-limit.ts';
+export type { ConcurrencyMax, ConcurrencyOptions, OwnerConcurrencyMax, ReleaseLease } from './concurrency/concurrency-limit.ts';
 export type { ConcurrencyStore, LeaseDecision } from './concurrency/types.ts';
 export { createMemoryQuotaStore } from './quota/memory-quota-store.ts';
 export type { MemoryQuotaStore } from './quota/memory-quota-store.ts';

@@ -99,7 +99,8 @@ function problemSchema(): JsonObject {
       missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
       allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
       retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`: seconds until a retry can succeed (same as `Retry-After`).' },
-      max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key may be in progress at once.' },
+      max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key (or of its owner) may be in progress at once.' },
+      limited: { type: 'string', enum: ['key', 'owner'], description: '`concurrency_limited`: whose in-flight limit refused the request.' },
     },
     additionalProperties: true,
   };
