@@ -56,12 +56,14 @@ Commands:
         Issue a new secret; the old one keeps working for the overlap:
         seconds (3600) or 30s, 15m, 1h, 7d; 0 stops it at once (leaked key).
   revoke <id>              End every secret of the key now.
+  peppers                  Live keys per pepper (KEY_PEPPERS, newest first): each
+        used key moves to the first; drop an old pepper once it has 0 keys.
 
 Options:
   --json                   Machine-readable output on stdout.
   -h, --help               This text.
 
-Environment: DATABASE_URL, DATA_DIR, KEY_PREFIX, KEY_PEPPER, REDIS_URL (same
+Environment: DATABASE_URL, DATA_DIR, KEY_PREFIX, KEY_PEPPER or KEY_PEPPERS, REDIS_URL (same
 values as the server; with REDIS_URL, revocations reach running servers at once).
 
 Exit codes: 0 done, 1 failed, 2 usage error or a refused value, 3 DATA_DIR
@@ -214,6 +216,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         };
         break;
       }
+      case 'peppers':
+        expectArgs(rest, 0, 'peppers');
+        action = async ({ keyring }) => {
+          const counts = await createKeyAdmin(keyring).pepperCounts();
+          const name = (pepper: number | null): string => (pepper === null ? 'not configured' : pepper === 0 ? 'KEY_PEPPERS 1 (newest)' : `KEY_PEPPERS ${pepper + 1}`);
+          const lines = counts.map(({ pepperId, pepper, count }) => `${(pepperId ?? '(no id)').padEnd(14)}${name(pepper).padEnd(24)}${count} live key${count === 1 ? '' : 's'}\n`);
+          print(counts, `${'PEPPER ID'.padEnd(14)}${'PEPPER'.padEnd(24)}KEYS\n${lines.join('')}`);
+        };
+        break;
       case 'revoke': {
         const id = expectArgs(rest, 1, 'revoke <id>');
         action = async ({ keyring }) => {

@@ -41,8 +41,12 @@ export interface Config {
   cursorSecrets: readonly string[] | undefined;
   /** `KEY_PREFIX`: the prefix of every issued key. @default 'ks_live' */
   keyPrefix: string;
-  /** `KEY_PEPPER`: HMAC pepper for key digests. Changing it invalidates every key. */
-  keyPepper: string | undefined;
+  /**
+   * `KEY_PEPPERS` (comma-separated, newest first) or `KEY_PEPPER`: HMAC peppers for key
+   * digests. Keys are issued under the first and re-hashed under it when used; drop an
+   * old one when `keys peppers` shows 0 keys on it (docs/api-keys.md, "Rotating the pepper").
+   */
+  keyPepper: string | readonly string[] | undefined;
   /** `RATE_LIMIT`: the policy of keys without their own, e.g. `100/1s`. @default 100/1s */
   rateLimit: RatePolicy;
   /**
@@ -213,7 +217,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const prefix = read('KEY_PREFIX');
   if (prefix !== undefined) input.keyPrefix = prefix;
   const pepper = read('KEY_PEPPER');
-  if (pepper !== undefined) input.keyPepper = pepper;
+  const peppers = read('KEY_PEPPERS');
+  if (pepper !== undefined && peppers !== undefined) problems.push('KEY_PEPPER and KEY_PEPPERS are both set: keep KEY_PEPPERS alone (newest first, the old KEY_PEPPER after it)');
+  else if (peppers !== undefined) input.keyPepper = peppers.split(',').map((s) => s.trim());
+  else if (pepper !== undefined) input.keyPepper = pepper;
   const rate = read('RATE_LIMIT');
   if (rate !== undefined) {
     const policy = parseRate(rate);
@@ -328,8 +335,15 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   if (!/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/.test(config.keyPrefix) || config.keyPrefix.length > 32) {
     problems.push(`KEY_PREFIX must be lowercase letters and digits separated by single underscores (e.g. "acme_live"), got "${config.keyPrefix}"`);
   }
-  if (config.keyPepper !== undefined && config.keyPepper.length < MIN_SECRET_LENGTH) {
+  if (typeof config.keyPepper === 'string' && config.keyPepper.length < MIN_SECRET_LENGTH) {
     problems.push(`KEY_PEPPER must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  if (Array.isArray(config.keyPepper)) {
+    const list: readonly string[] = config.keyPepper;
+    list.forEach((p, n) => {
+      if (p.length < MIN_SECRET_LENGTH) problems.push(`KEY_PEPPERS entry ${n + 1} must be at least ${MIN_SECRET_LENGTH} characters`);
+      else if (list.indexOf(p) !== n) problems.push(`KEY_PEPPERS entry ${n + 1} repeats entry ${list.indexOf(p) + 1}`);
+    });
   }
   const { limit, windowSeconds } = config.rateLimit;
   if (!Number.isSafeInteger(limit) || limit < 1 || !(windowSeconds > 0) || !Number.isFinite(windowSeconds)) {

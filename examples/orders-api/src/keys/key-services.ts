@@ -41,7 +41,7 @@ export async function createKeyServices(deps: {
     prefix: config.keyPrefix,
     realm: REALM,
     logger: logger.child({ component: 'keyring' }),
-    ...(config.keyPepper === undefined ? {} : { pepper: config.keyPepper }),
+    ...(config.keyPepper === undefined ? {} : typeof config.keyPepper === 'string' ? { pepper: config.keyPepper } : { peppers: config.keyPepper }),
   });
   // Quota counts live with the keys in the database (shared by every instance, kept
   // across restarts). With REDIS_URL the live count is in Redis and this store is its
