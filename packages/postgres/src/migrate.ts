@@ -233,6 +233,24 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
+  // Owners (docs/rate-limits.md, "Key and owner limits"): the customer several keys belong
+  // to, with rate limits all of them share and metadata. `owner_id` has no foreign key:
+  // deleting an owner revokes its keys in the same statement and leaves their owner_id as a
+  // record of whose they were; a key that names no owner row is refused by the keyring.
+  {
+    version: 8,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.owners} (
+      id text PRIMARY KEY,
+      metadata json NOT NULL DEFAULT '{}',
+      rate_limits jsonb CHECK (jsonb_typeof(rate_limits) = 'array'),
+      created_at timestamptz(3) NOT NULL DEFAULT now(),
+      disabled_at timestamptz(3)
+    );
+    CREATE INDEX IF NOT EXISTS ${t.ownersListIndex} ON ${t.owners} (created_at DESC, id DESC);
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS owner_id text;
+    CREATE INDEX IF NOT EXISTS ${t.identitiesOwnerIndex} ON ${t.identities} (owner_id, created_at DESC, id DESC) WHERE owner_id IS NOT NULL;`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

@@ -212,9 +212,13 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         expect(rows.map((r: { name: string }) => r.name.slice(tablePrefix.length))).toEqual([
           'identities',
           'identities_created_at_id_idx',
+          'identities_owner_id_idx',
           'identities_pkey',
           'migrations',
           'migrations_pkey',
+          'owners',
+          'owners_created_at_id_idx',
+          'owners_pkey',
           'quotas',
           'quotas_pkey',
           'secrets',

@@ -5,13 +5,16 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { KeyStore } from '@keyset/core';
+import type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import {
+  epochMs,
   identityColumns,
   identityFrom,
+  ownerColumns,
+  ownerFrom,
   limitsParams,
   secretColumns,
   secretFromColumns,
@@ -68,8 +71,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const insertIdentitySql = `
     WITH identity AS (
-      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota)
-      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb)
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id)
+      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text)
       RETURNING id
     )
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
@@ -95,15 +98,16 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   // runs on a schema from before version 7.
   const addSecretWithPepperSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::text) AS added`;
 
+  // The key's owner comes in the same read (LEFT JOIN: NULL columns for no owner row).
   const findByDigestSql = `
-    SELECT ${identityColumns()}, ${secretColumns()}
-    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
+    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id LEFT JOIN ${t.owners} o ON o.id = i.owner_id
     WHERE s.digest = $1`;
 
   // Every pepper's digest of one key, one statement: the primary key's index answers each.
   const findByDigestsSql = `
-    SELECT ${identityColumns()}, ${secretColumns()}
-    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id
+    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id LEFT JOIN ${t.owners} o ON o.id = i.owner_id
     WHERE s.digest = ANY($1::text[])
     LIMIT 1`;
 
@@ -147,6 +151,19 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     ];
   }
 
+  /** A found key with its owner when it names one (`null`: no such owner row, which the keyring refuses). */
+  function foundFrom(row: Record<string, unknown>): { identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } {
+    const identity = identityFrom(row);
+    const secret = secretFromColumns(row);
+    return identity.ownerId === null || identity.ownerId === undefined ? { identity, secret } : { identity, secret, owner: ownerFrom(row) };
+  }
+
+  const ownerSelect = `SELECT id, metadata::text AS metadata, rate_limits, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
+
+  function ownerRow(row: Record<string, unknown>): StoredOwner {
+    return ownerFrom(row, '') as StoredOwner;
+  }
+
   function keyFrom(row: Record<string, unknown>): StoredKey {
     return { identity: identityFrom(row), secrets: secretsFrom(row['secrets']) };
   }
@@ -170,6 +187,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         identity.ipAllowlist === null || identity.ipAllowlist === undefined ? null : [...identity.ipAllowlist],
         ...limitsParams(identity),
         secret.pepperId ?? null,
+        identity.ownerId ?? null,
       ]);
     },
 
@@ -220,14 +238,14 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       return isTrue(rows[0]?.added);
     },
 
-    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
       const [row] = await runQuery(client, findByDigestSql, [digest]);
-      return row === undefined ? undefined : { identity: identityFrom(row), secret: secretFromColumns(row) };
+      return row === undefined ? undefined : foundFrom(row);
     },
 
-    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret } | undefined> {
+    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
       const [row] = await runQuery(client, findByDigestsSql, [[...digests]]);
-      return row === undefined ? undefined : { identity: identityFrom(row), secret: secretFromColumns(row) };
+      return row === undefined ? undefined : foundFrom(row);
     },
 
     async rehashDigests(changes: readonly PepperRehash[]): Promise<void> {
@@ -255,10 +273,10 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const params: unknown[] = [];
       const param = (value: unknown): string => `$${params.push(value)}`;
       // Row-value comparison matches the (created_at DESC, id DESC) index exactly.
-      const where =
-        after === undefined
-          ? ''
-          : `WHERE (i.created_at, i.id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
+      const conditions: string[] = [];
+      if (query.ownerId !== undefined) conditions.push(`i.owner_id = ${param(query.ownerId)}::text`);
+      if (after !== undefined) conditions.push(`(i.created_at, i.id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`);
+      const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
       const page = `
         SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i ${where}
         ORDER BY i.created_at ${order}, i.id ${order}
@@ -272,7 +290,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const rows = await runQuery(
         client,
         `WITH page AS (${page})
-         SELECT page.*, total.n AS total FROM (SELECT count(*) AS n FROM ${t.identities}) total LEFT JOIN page ON true
+         SELECT page.*, total.n AS total FROM (SELECT count(*) AS n FROM ${t.identities}${query.ownerId === undefined ? '' : ` WHERE owner_id = $${params.push(query.ownerId)}::text`}) total LEFT JOIN page ON true
          ORDER BY page.created_at ${order}, page.id ${order}`,
         params,
       );
@@ -280,6 +298,71 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         keys: rows.filter((row) => row.id !== null && row.id !== undefined).map(keyFrom),
         total: Number(rows[0]?.total ?? 0),
       };
+    },
+
+    async insertOwner(owner: StoredOwner): Promise<boolean> {
+      const rows = await runQuery(
+        client,
+        `INSERT INTO ${t.owners} (id, metadata, rate_limits, created_at, disabled_at) VALUES ($1, $2::json, $3::jsonb, $4::timestamptz, $5::timestamptz)
+         ON CONFLICT (id) DO NOTHING RETURNING id`,
+        [owner.id, JSON.stringify(owner.metadata ?? {}), owner.rateLimits === null ? null : JSON.stringify(owner.rateLimits), timestampParam(owner.createdAt), timestampParam(owner.disabledAt)],
+      );
+      return rows.length > 0;
+    },
+
+    async getOwner(id: string): Promise<StoredOwner | undefined> {
+      const [row] = await runQuery(client, `${ownerSelect} FROM ${t.owners} WHERE id = $1`, [id]);
+      return row === undefined ? undefined : ownerRow(row);
+    },
+
+    async listOwners(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }> {
+      const { take, offset, after, direction = 'forward', withTotal = false } = query;
+      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
+      const [cmp, order] = direction === 'forward' ? ['<', 'DESC'] : ['>', 'ASC'];
+      checkCount('take', take);
+      checkCount('offset', offset);
+      const params: unknown[] = [];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      const where = after === undefined ? '' : `WHERE (created_at, id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
+      const rows = await runQuery(
+        client,
+        `${ownerSelect}${withTotal ? `, (SELECT count(*) FROM ${t.owners}) AS total` : ''} FROM ${t.owners} ${where}
+         ORDER BY created_at ${order}, id ${order} LIMIT ${param(take)}::int8${offset === undefined ? '' : ` OFFSET ${param(offset)}::int8`}`,
+        params,
+      );
+      const owners = rows.map(ownerRow);
+      if (!withTotal) return { owners };
+      // An offset past the end returns no row to carry the count: ask for it alone.
+      const total = rows[0] !== undefined ? Number(rows[0].total) : Number((await runQuery(client, `SELECT count(*) AS n FROM ${t.owners}`, []))[0]?.n ?? 0);
+      return { owners, total };
+    },
+
+    async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      if (patch.metadata !== undefined) sets.push(`metadata = ${param(JSON.stringify(patch.metadata ?? {}))}::json`);
+      if (patch.rateLimits !== undefined) sets.push(`rate_limits = ${param(patch.rateLimits === null ? null : JSON.stringify(patch.rateLimits))}::jsonb`);
+      if (patch.disabledAt !== undefined) sets.push(`disabled_at = ${param(timestampParam(patch.disabledAt))}::timestamptz`);
+      const sql =
+        sets.length === 0
+          ? `${ownerSelect} FROM ${t.owners} WHERE id = $1`
+          : `WITH u AS (UPDATE ${t.owners} SET ${sets.join(', ')} WHERE id = $1 RETURNING *) ${ownerSelect} FROM u`;
+      const [row] = await runQuery(client, sql, params);
+      return row === undefined ? undefined : ownerRow(row);
+    },
+
+    async deleteOwner(id: string, at: Date): Promise<boolean> {
+      // One statement: the owner row goes and each of its keys is revoked as revoke() does
+      // (the same function, so the same row locks and rules), or nothing happens.
+      const rows = await runQuery(
+        client,
+        `WITH o AS (DELETE FROM ${t.owners} WHERE id = $1 RETURNING id),
+              r AS (SELECT ${t.revokeFunction}(i.id, $2::timestamptz) AS revoked FROM ${t.identities} i JOIN o ON i.owner_id = o.id)
+         SELECT (SELECT count(*) FROM o) AS deleted, (SELECT count(*) FROM r) AS revoked`,
+        [id, timestampParam(at)],
+      );
+      return Number(rows[0]?.deleted ?? 0) > 0;
     },
 
     async revoke(id: string, at: Date): Promise<boolean> {

@@ -68,7 +68,7 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     // Canonical like the PostgreSQL store: the list, else the single legacy limit as a list.
     rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
     quota: copyQuota(i.quota ?? null),
-    ownerId: i.ownerId ?? null,
+    ...(i.ownerId === null || i.ownerId === undefined ? {} : { ownerId: i.ownerId }),
     createdAt: new Date(i.createdAt.getTime()),
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),

@@ -29,6 +29,10 @@ export interface TableNames {
   /** Quota counts of `createPostgresQuotaStore`. */
   quotas: string;
   spendQuotaFunction: string;
+  /** Owners (migration 7), their list index, and the index of an owner's keys. */
+  owners: string;
+  ownersListIndex: string;
+  identitiesOwnerIndex: string;
 }
 
 function quote(identifier: string): string {
@@ -66,5 +70,8 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     revokeFunction: `${s}.${quote(`${tablePrefix}revoke`)}`,
     quotas: `${s}.${quote(`${tablePrefix}quotas`)}`,
     spendQuotaFunction: `${s}.${quote(`${tablePrefix}spend_quota`)}`,
+    owners: `${s}.${quote(`${tablePrefix}owners`)}`,
+    ownersListIndex: quote(`${tablePrefix}owners_created_at_id_idx`),
+    identitiesOwnerIndex: quote(`${tablePrefix}identities_owner_id_idx`),
   };
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import type { KeyMetadata, KeyRateLimit, Quota } from '@keyset/core';
+import type { StoredOwner } from '@keyset/core';
 import type { StoredIdentity, StoredSecret } from '@keyset/core/adapter';
 
 /** SQL: a timestamptz column as epoch milliseconds. */
@@ -45,7 +46,26 @@ export function identityColumns(): string {
   return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds, i.rate_limits, i.quota,
     i.prefix, i.metadata::text AS metadata, to_json(i.ip_allowlist) AS ip_allowlist,
     ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
-    ${epochMs('i.revoked_at')} AS revoked_at`;
+    ${epochMs('i.revoked_at')} AS revoked_at, i.owner_id`;
+}
+
+/** SQL: the columns of owner `o` (LEFT JOINed: all NULL when the key names no owner row), read by `ownerFrom`. */
+export function ownerColumns(): string {
+  return `o.id AS owner_row_id, o.metadata::text AS owner_metadata, o.rate_limits AS owner_rate_limits,
+    ${epochMs('o.created_at')} AS owner_created_at, ${epochMs('o.disabled_at')} AS owner_disabled_at`;
+}
+
+/** An owner from `ownerColumns()` (or the same names without `owner_`), `null` when the join found none. */
+export function ownerFrom(row: Record<string, unknown>, prefix = 'owner_'): StoredOwner | null {
+  const id = row[prefix === '' ? 'id' : 'owner_row_id'];
+  if (id === null || id === undefined) return null;
+  return {
+    id: String(id),
+    metadata: metadataFrom(row[`${prefix}metadata`]),
+    rateLimits: rateLimitsFrom(row[`${prefix}rate_limits`]),
+    createdAt: requiredDate(row[`${prefix}created_at`]),
+    disabledAt: toDate(row[`${prefix}disabled_at`]),
+  };
 }
 
 /** SQL: every secret of identity `i`, newest first, as a JSON array read by `secretsFrom`. */
@@ -87,6 +107,8 @@ export function identityFrom(row: Record<string, unknown>): StoredIdentity {
     ipAllowlist: row['ip_allowlist'] === null || row['ip_allowlist'] === undefined ? null : (json(row['ip_allowlist']) as unknown[]).map(String),
     rateLimits: rateLimitsFrom(row['rate_limits']),
     quota: quotaFrom(row['quota']),
+    // Present only when set, as the memory store gives it back.
+    ...(row['owner_id'] === null || row['owner_id'] === undefined ? {} : { ownerId: String(row['owner_id']) }),
     createdAt: requiredDate(row['created_at']),
     expiresAt: toDate(row['expires_at']),
     revokedAt: toDate(row['revoked_at']),
