@@ -13,6 +13,7 @@ export { requestInstance, requestPathError } from './request-path.ts';
 export { contentTypeError, hostError, requestError } from './request-error.ts';
 export type { RequestFacts } from './request-error.ts';
 export { scrubSyntaxError } from './scrub-syntax-error.ts';
+export { clientErrorStatus, schemaValidationError } from './client-error.ts';
 export { methodNotAllowed, routeMethods } from './method-not-allowed.ts';
 export type { RouteEntry } from './method-not-allowed.ts';
 

@@ -43,11 +43,7 @@ export interface SendPageOptions {
   total?: number | CountedTotal;
 }
 
-interface PageState {
-  readonly paginator: Paginator<never>;
-  readonly plan: PagePlan;
-  readonly url: string;
-}
+type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
 
 // In `res.locals`, Express's per-request store, under a symbol no user key can collide with.
 const STATE = Symbol('keyset.pageState');

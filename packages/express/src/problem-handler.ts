@@ -4,8 +4,8 @@
  * `Allow`). Client errors of Express and body-parser become `invalid_request`, never a 500.
  * @module
  */
-import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, methodNotAllowed, requestPathError, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
+import { KeysetError, toProblem } from '@keyset/core';
+import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, requestPathError, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { RouteEntry } from '@keyset/core/adapter';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
@@ -58,7 +58,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
     if (res.headersSent) return next(raw); // too late: Express closes the connection
     const error = (raw as { type?: unknown } | null)?.type === 'entity.parse.failed' ? scrubSyntaxError(raw as Error) : raw;
     const problem = problemOf(clientError(error, req), req, typeBase);
-    const kept = clientStatus(error);
+    const kept = clientErrorStatus(error);
     const status = kept === undefined || kept === 404 ? problem.status : kept;
     try {
       onError?.(error, req, status);
@@ -97,16 +97,8 @@ function problemOf(error: unknown, req: Request, typeBase: string | undefined): 
   return toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
 }
 
-/** The 4xx status of an `http-errors`-style error (body-parser, the router): kept on the problem but 404. */
-function clientStatus(error: unknown): number | undefined {
-  if (typeof error !== 'object' || error === null || isKeysetError(error)) return undefined;
-  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
-  const value = typeof status === 'number' ? status : statusCode;
-  return typeof value === 'number' && Number.isInteger(value) && value >= 400 && value < 500 ? value : undefined;
-}
-
 function clientError(error: unknown, req: Request): unknown {
-  const status = clientStatus(error);
+  const status = clientErrorStatus(error);
   if (status === undefined) return error;
   if (status === 404) return new KeysetError('not_found', { cause: error });
   const { type, expose, message } = error as { type?: unknown; expose?: unknown; message?: unknown };

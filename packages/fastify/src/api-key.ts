@@ -1,53 +1,35 @@
 /**
- * `apiKey()` authenticates the request with the core guard (`Authorization: ApiKey …`,
- * scopes, per-key rate limit) and exposes the verified key as `request.apiKey`.
- * Register it as an `onRequest` hook: it then runs before Fastify reads the body, so a
- * caller without a valid key never gets a body parsed (or a 400 for a malformed one).
+ * `apiKey()` authenticates the request with core's guard and exposes the key as
+ * `request.apiKey`; as an `onRequest` hook, before any body is parsed.
  * @module
  */
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { asHook, type Hook } from './check-request.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions {
   /** The guard from `createApiKeyGuard()`: create it once and share it between routes. */
   guard: ApiKeyGuard;
-  /**
-   * Scopes the key must hold; a key without one of them gets 403 `insufficient_scope`.
-   * @default [] (any valid key)
-   */
+  /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
-  /**
-   * Credits a request to this route spends from the key's usage quota (keys without a
-   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
-   * requests, whatever their cost.
-   * @default 1
-   */
+  /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
   route?: string;
 }
 
-/** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
 const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
-/**
- * A Fastify hook (`onRequest`, or `preHandler`) that authenticates the request. Fastify
- * calls it with `done`, so it finishes without a promise (no microtask hop) when the guard
- * answers synchronously; called with two arguments, it returns a promise.
- */
-export interface ApiKeyHook {
-  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
-}
+/** The hook `apiKey()` returns. */
+export type ApiKeyHook = Hook;
 
 /**
  * A hook that refuses the request unless it carries a valid API key with `scopes`.
- * Errors are the core's problems (400, 401, 403, 429, 503), thrown to the error handler;
- * the `RateLimit` headers go on every response of an authenticated request, errors
- * included.
+ * Errors are core's problems (400, 401, 403, 429, 503) for the error handler; the
+ * `RateLimit` headers go on every response of an authenticated request, errors included.
  *
  * @example
  * ```ts
@@ -56,58 +38,26 @@ export interface ApiKeyHook {
  */
 export function apiKey(options: ApiKeyOptions): ApiKeyHook {
   assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
-  const { guard, scopes, cost, route } = options;
+  const { guard } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  const checkOptions = apiKeyCheckOptions({
-    ...(scopes === undefined ? {} : { scopes }),
-    ...(cost === undefined ? {} : { cost }),
-    ...(route === undefined ? {} : { route }),
-  });
-  // A native Promise when the answer has to wait (a twin that waits answers with one; a
-  // guard without a twin is awaited), so `instanceof Promise` tells the answers apart
-  // without reading `then` from result objects of every shape.
-  const check = (request: FastifyRequest): ApiKeyGuardResult | Promise<ApiKeyGuardResult> => {
-    // The socket's peer and the raw header; the guard's `trustProxy` decides what to
-    // believe. Fastify's own `request.ip` (its `trustProxy` setting) is deliberately unused:
-    // one policy, in core, for every adapter.
+  const checkOptions = apiKeyCheckOptions(options); // reads scopes, cost and route
+  // Admits the request, or returns a native promise of that when the guard has to wait.
+  return asHook((request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
+    // The socket's peer and the raw headers: the guard's `trustProxy` decides what to
+    // believe (one policy in core; Fastify's `request.ip` is not used).
     const guardRequest = {
-      // Every `Authorization` line (Node keeps only the first in `headers`): the guard
-      // refuses more than one set of credentials (core's `singleAuthorization`).
+      // Every `Authorization` line: the guard refuses more than one set of credentials.
       authorization: request.raw.headersDistinct.authorization,
-      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`, not "missing").
+      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`).
       xApiKey: request.headers['x-api-key'],
-      // Path and query as sent: the guard only looks for keys in the query string.
       url: request.raw.url,
       remoteAddress: request.raw.socket?.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
     };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
     const fast = maybeSyncVariant(guard.check);
-    return fast !== undefined ? fast(guardRequest, checkOptions) : Promise.resolve(guard.check(guardRequest, checkOptions));
-  };
-  // Not `async`: Fastify passes `done`, and a synchronous answer then costs no promise.
-  // A throw reaches Fastify's error handler either way (its hook runner catches it, as it
-  // does a rejection).
-  function apiKey(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  function apiKey(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
-  function apiKey(request: FastifyRequest, reply: FastifyReply, done?: HookHandlerDoneFunction): Promise<void> | void {
-    if (typeof done !== 'function') {
-      // Called by hand (`await hook(request, reply)`): a promise, as an async hook gives.
-      try {
-        const result = check(request);
-        return result instanceof Promise ? result.then((passed) => admit(request, reply, passed)) : Promise.resolve(admit(request, reply, result));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    const result = check(request);
-    // Waiting: the promise goes back to Fastify, which treats it as an async hook's (a
-    // rejection without a reason still stops the request); `done(undefined)` would go on.
-    if (result instanceof Promise) return result.then((passed) => admit(request, reply, passed));
-    admit(request, reply, result);
-    done();
-  }
-  return apiKey;
+    const result = fast !== undefined ? fast(guardRequest, checkOptions) : Promise.resolve(guard.check(guardRequest, checkOptions));
+    return result instanceof Promise ? result.then((passed) => admit(request, reply, passed)) : admit(request, reply, result);
+  });
 }
 
 function admit(request: FastifyRequest, reply: FastifyReply, { key, headers, release }: ApiKeyGuardResult): void {

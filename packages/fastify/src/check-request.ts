@@ -1,34 +1,49 @@
 /**
- * `checkRequest()` refuses, before the route runs, a request that servers could read
- * differently (a target that is no path, `\`, `%61`, dot segments, a bad escape), a Host
- * that names no host, or a Content-Type that is no media type: core's `requestError()`,
- * the same rule on every adapter (docs/adapters.md, "Requests"). The `keyset` plugin
- * installs it app-wide. Also what the other modules read of the request as sent.
+ * `checkRequest()` refuses before routing what core's `requestError()` refuses (a target
+ * servers could read differently, a bad Host or Content-Type); the `keyset` plugin adds it.
  * @module
  */
 import { requestError, requestInstance } from '@keyset/core/adapter';
 import type { KeysetError } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
-/** The request target as sent (`request.raw.url`, the request line's). */
-export function targetOf(request: FastifyRequest): string {
-  return request.raw.url ?? '/';
+/** A hook (`onRequest` or `preHandler`): with Fastify's `done` it answers without a promise when it can; called with two arguments, it returns one. */
+export interface Hook {
+  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
 }
+
+/** `work` (done, or a native promise when it has to wait) as a `Hook`; a throw or a returned promise reaches Fastify either way. */
+export function asHook(work: (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>): Hook {
+  function hook(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  function hook(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+  function hook(request: FastifyRequest, reply: FastifyReply, done?: HookHandlerDoneFunction): Promise<void> | void {
+    if (typeof done !== 'function') {
+      try {
+        return Promise.resolve(work(request, reply));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const waiting = work(request, reply);
+    if (waiting !== undefined) return waiting;
+    done();
+  }
+  return hook;
+}
+
+/** The request target as sent (`request.raw.url`, the request line's). */
+export const targetOf = (request: FastifyRequest): string => request.raw.url ?? '/';
 
 /** The problem `instance`: the path as the client sent it, without the query. */
-export function instanceOf(request: FastifyRequest): string {
-  return requestInstance(targetOf(request));
-}
+export const instanceOf = (request: FastifyRequest): string => requestInstance(targetOf(request));
 
 /** core's refusal of this request before routing, or `undefined`. */
-export function refusalOf(request: FastifyRequest): KeysetError | undefined {
-  return requestError({ target: targetOf(request), host: request.headers.host, contentType: request.headers['content-type'] });
-}
+export const refusalOf = (request: FastifyRequest): KeysetError | undefined =>
+  requestError({ target: targetOf(request), host: request.headers.host, contentType: request.headers['content-type'] });
 
 /**
- * An `onRequest` hook that hands Fastify the core's 400 `invalid_request` for a request no
- * route should see (before Fastify reads a body); the error handler answers it. The
- * `keyset` plugin adds it to the app unless `checkRequests: false`.
+ * An `onRequest` hook that hands Fastify core's 400 `invalid_request`, before a body is read.
  *
  * @example
  * ```ts
@@ -37,8 +52,6 @@ export function refusalOf(request: FastifyRequest): KeysetError | undefined {
  */
 export function checkRequest(): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
   return function checkRequest(request, _reply, done) {
-    const refused = refusalOf(request);
-    if (refused === undefined) done();
-    else done(refused as Parameters<HookHandlerDoneFunction>[0]);
+    done(refusalOf(request) as Parameters<HookHandlerDoneFunction>[0]);
   };
 }

@@ -1,7 +1,6 @@
 /**
- * @keyset/fastify: keyset's API-key authentication, signed pagination and RFC 9457
- * problems as a Fastify 5 plugin, with typed `request.apiKey`, `request.page` and
- * `reply.sendPage()`.
+ * @keyset/fastify: API-key authentication, signed pagination and RFC 9457 problems as a
+ * Fastify 5 plugin, with typed `request.apiKey`, `request.page` and `reply.sendPage()`.
  * @module
  */
 export { apiKey } from './api-key.ts';

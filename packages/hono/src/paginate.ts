@@ -40,11 +40,7 @@ export interface SendPageOptions {
   total?: number | CountedTotal;
 }
 
-interface PageState {
-  readonly paginator: Paginator<never>;
-  readonly plan: PagePlan;
-  readonly url: string;
-}
+type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
 
 /** This request's page state, for `sendPage()` (a context variable). */
 const PAGE_STATE = 'keyset:pageState';
