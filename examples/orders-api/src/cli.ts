@@ -7,7 +7,7 @@
  * 3 `DATA_DIR` is held by a running server; 78 bad configuration.
  * @module
  */
-import { createKeyAdmin, createPaginator, isKeysetError, keyListSort, type KeyAdmin, type KeyRecord } from '@keyset/core';
+import { createKeyAdmin, createOwnerAdmin, createPaginator, isKeysetError, keyListSort, type KeyAdmin, type KeyRecord, type OwnerRecord, type PagePlan } from '@keyset/core';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
@@ -30,8 +30,8 @@ PGlite database in DATA_DIR; stop the server first when it uses PGlite).
 Commands:
   create --name <name> --scopes <scope,...> [--rate <n>/<window>[,...]]
          [--quota <credits>] [--refill <amount>/<interval>] [--expires <time>]
-         [--metadata <json object>] [--ip-allowlist <cidr,...>]
-        Issue a key. Scopes: ${SCOPES.join(', ')}.
+         [--metadata <json object>] [--ip-allowlist <cidr,...>] [--owner <owner id>]
+        Issue a key (of an owner made with "owners create"). Scopes: ${SCOPES.join(', ')}.
         --rate 10/1s, 600/1m, 10000/1h (default: the server's RATE_LIMIT);
                several at once: --rate 10/1s,10000/1d (all must admit a request).
         --quota 1000: credits; a report costs 5, a page of orders 1 (default: none).
@@ -58,6 +58,16 @@ Commands:
   revoke <id>              End every secret of the key now.
   peppers                  Live keys per pepper (KEY_PEPPERS, newest first): each
         used key moves to the first; drop an old pepper once it has 0 keys.
+  owners create <owner id> [--rate <n>/<window>[,...]] [--metadata <json object>]
+        Create an owner (your customer id): its rate limits are shared by all its
+        keys and apply beside each key's own.
+  owners list | owners show <owner id> | owners keys <owner id>
+        Every owner, newest first; one owner; the owner's keys.
+  owners update <owner id> [--rate … | --rate none] [--metadata … | --metadata none]
+         [--disable | --enable]
+        Change an owner; --disable refuses all its keys (every server, at once,
+        with REDIS_URL) until --enable.
+  owners delete <owner id> Delete the owner and revoke all its keys.
 
 Options:
   --json                   Machine-readable output on stdout.
@@ -113,6 +123,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         overlap: { type: 'string' },
         quota: { type: 'string' },
         refill: { type: 'string' },
+        owner: { type: 'string' },
+        disable: { type: 'boolean', default: false },
+        enable: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -151,6 +164,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         Object.assign(body, limitsFromFlags(values, false));
         if (values.expires !== undefined) body.expiresAt = values.expires;
         Object.assign(body, attributesFromFlags(values, false));
+        if (values.owner !== undefined) body.ownerId = values.owner;
         const input = parseIssueBody(body);
         action = async ({ keyring }) => {
           const { key, record } = await createKeyAdmin(keyring).issue(input);
@@ -233,6 +247,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         };
         break;
       }
+      case 'owners':
+        action = ownersAction(rest, values, print);
+        break;
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -276,7 +293,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (isKeysetError(error)) {
       // A value the keyring refuses is the caller's mistake, like a malformed flag: exit 2.
       const field = error.extensions.field;
-      io.err(`${error.code === 'not_found' ? 'No key with this id.' : error.detail}${error.code === 'invalid_request' && typeof field === 'string' ? ` (${field})` : ''}\n`);
+      io.err(`${error.code === 'not_found' ? (command === 'owners' ? 'No owner with this id.' : 'No key with this id.') : error.detail}${error.code === 'invalid_request' && typeof field === 'string' ? ` (${field})` : ''}\n`);
       return error.code === 'invalid_request' ? 2 : 1;
     }
     io.err(`Failed: ${(error as Error).message}\n`);
@@ -284,6 +301,101 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await storage.close();
   }
+}
+
+/** `owners <create|list|show|keys|update|delete> …`, checked now; the action runs once the database is open. */
+function ownersAction(
+  rest: readonly string[],
+  values: { rate?: string | undefined; metadata?: string | undefined; disable?: boolean | undefined; enable?: boolean | undefined },
+  print: (json: unknown, human: string) => void,
+): (keys: KeyServices) => Promise<void> {
+  const [sub, ...args] = rest;
+  const one = (usage: string): string => {
+    if (args.length !== 1) throw new UsageError(`usage: npx -y pnpm@10.34.9 keys owners ${usage}`);
+    return args[0] as string;
+  };
+  const ownerLine = (o: OwnerRecord): string =>
+    `${o.id}  ${o.disabledAt === null ? 'enabled ' : 'DISABLED'}  limits ${o.rateLimits === null ? 'none' : o.rateLimits.map((l) => `${l.name ?? 'default'} ${l.limit}/${l.windowSeconds}s`).join(', ')}  metadata ${JSON.stringify(o.metadata)}\n`;
+  const ownerBody = (update: boolean): Record<string, unknown> => {
+    const body: Record<string, unknown> = {};
+    if (values.rate !== undefined) {
+      if (update && values.rate === 'none') body.rateLimits = null;
+      else {
+        const limits = limitsFromFlags({ rate: values.rate }, false);
+        body.rateLimits = limits.rateLimits ?? [limits.rateLimit];
+      }
+    }
+    if (values.metadata !== undefined) Object.assign(body, attributesFromFlags({ metadata: values.metadata }, update));
+    return body;
+  };
+  switch (sub) {
+    case 'create': {
+      const id = one('create <owner id> [--rate …] [--metadata …]');
+      const body = { id, ...ownerBody(false) };
+      return async ({ keyring }) => {
+        const owner = await createOwnerAdmin(keyring).create(body);
+        print(owner, `Created owner ${owner.id}.\n${ownerLine(owner)}`);
+      };
+    }
+    case 'list':
+      if (args.length !== 0) throw new UsageError('usage: npx -y pnpm@10.34.9 keys owners list');
+      return async ({ keyring }) => {
+        const owners = await walkAll<OwnerRecord>('cli owners', (plan) => createOwnerAdmin(keyring).list(plan));
+        print(owners, owners.length === 0 ? 'No owners.\n' : owners.map(ownerLine).join(''));
+      };
+    case 'show': {
+      const id = one('show <owner id>');
+      return async ({ keyring }) => {
+        const owner = await createOwnerAdmin(keyring).get(id);
+        print(owner, ownerLine(owner));
+      };
+    }
+    case 'keys': {
+      const id = one('keys <owner id>');
+      return async ({ keyring }) => {
+        const records = await walkAll<KeyRecord>('cli owner keys', (plan) => createOwnerAdmin(keyring).listKeys(id, plan));
+        print(records, records.length === 0 ? `Owner ${id} has no keys.\n` : formatTable(records));
+      };
+    }
+    case 'update': {
+      const id = one('update <owner id> [--rate …] [--metadata …] [--disable | --enable]');
+      if (values.disable === true && values.enable === true) throw new UsageError('give --disable or --enable, not both');
+      const body: Record<string, unknown> = ownerBody(true);
+      if (values.disable === true) body.disabled = true;
+      if (values.enable === true) body.disabled = false;
+      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --disable or --enable');
+      return async ({ keyring }) => {
+        const owner = await createOwnerAdmin(keyring).update(id, body);
+        print(owner, `Updated owner ${id}.\n${ownerLine(owner)}`);
+      };
+    }
+    case 'delete': {
+      const id = one('delete <owner id>');
+      return async ({ keyring }) => {
+        await createOwnerAdmin(keyring).delete(id);
+        print({ id, deleted: true }, `Deleted owner ${id}; its keys are revoked.\n`);
+      };
+    }
+    default:
+      throw new UsageError(`owners needs a command: create, list, show, keys, update or delete${sub === undefined ? '' : ` (got "${sub}")`}`);
+  }
+}
+
+/** Every record of a list, walked page by page with keyset's own cursors (newest first). */
+async function walkAll<T extends { createdAt: Date; id: string }>(endpoint: string, list: (plan: PagePlan) => Promise<{ records: T[] }>): Promise<T[]> {
+  const paginator = createPaginator<T>({ endpoint, sort: keyListSort, limits: PAGE_LIMITS, cursor: { secrets: [randomBytes(32).toString('base64url')] } });
+  const all: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({ limit: String(PAGE_LIMITS.max) });
+    if (cursor !== null) query.set('cursor', cursor);
+    const plan = await paginator.plan(query);
+    const { records } = await list(plan);
+    const { body } = await paginator.page(plan, records, { url: 'http://cli.invalid/owners' });
+    all.push(...body.items);
+    cursor = 'nextCursor' in body ? body.nextCursor : null;
+  } while (cursor !== null);
+  return all;
 }
 
 /** `--metadata` and `--ip-allowlist` as an admin body; on `update`, `none` removes either. */

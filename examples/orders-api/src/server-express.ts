@@ -130,6 +130,19 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   );
   route('delete', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
 
+  route('post', '/api/owners', admin, body, async (req, res) => reply(res, await app.owners.create(jsonBody(req))));
+  route('get', '/api/owners', admin, paginate(app.paginators.owners, pageOptions), async (_req, res) => {
+    const { rows, total } = await app.owners.list(res.locals.page);
+    await sendPage(res, rows, total === undefined ? {} : { total });
+  });
+  route('get', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.get(req.params.id as string)));
+  route('patch', '/api/owners/:id', admin, body, async (req, res) => reply(res, await app.owners.update(req.params.id as string, jsonBody(req))));
+  route('delete', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.remove(req.params.id as string)));
+  route('get', '/api/owners/:id/keys', admin, paginate(app.paginators.ownerKeys, pageOptions), async (req, res) => {
+    const { rows, total } = await app.owners.listKeys(req.params.id as string, res.locals.page);
+    await sendPage(res, rows, total === undefined ? {} : { total });
+  });
+
   server.use(notFoundHandler({ routes }));
   // The error is kept for the request log, written on `finish`.
   server.use(problemHandler({ onError: (error, req) => void (req.res && (req.res.locals.error = error)) }));

@@ -112,6 +112,16 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   });
   server.get('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.get(request.params.id)));
   server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id)));
+  server.get('/api/owners', { ...admin, preHandler: paginate(app.paginators.owners, pageOptions) }, async (request, reply) => {
+    const { rows, total } = await app.owners.list(request.page);
+    return sendPage(reply, rows, total === undefined ? {} : { total });
+  });
+  server.get('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.get(request.params.id)));
+  server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id)));
+  server.get('/api/owners/:id/keys', { ...admin, preHandler: paginate(app.paginators.ownerKeys, pageOptions) }, async (request: IdRequest, reply) => {
+    const { rows, total } = await app.owners.listKeys(request.params.id, request.page);
+    return sendPage(reply, rows, total === undefined ? {} : { total });
+  });
 
   // The routes with a JSON body, in their own context for the body parser: raw bytes
   // whatever the Content-Type, decoded as UTF-8 like Hono's `text()`. The app layer checks
@@ -126,6 +136,8 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
     scope.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
       send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request))),
     );
+    scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request))));
+    scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request))));
   });
 
   await server.ready();

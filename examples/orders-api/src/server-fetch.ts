@@ -97,6 +97,28 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
     ['PATCH', '/api/keys/:id', adminBody((_request, { id }, body) => app.keys.update(id!, body))],
     ['PATCH', '/api/keys/:id/limits', adminBody((_request, { id }, body) => app.keys.updateLimits(id!, body))],
     ['DELETE', '/api/keys/:id', admin(async (_request, { id }) => reply(await app.keys.revoke(id!)))],
+    ['POST', '/api/owners', adminBody((_request, _params, body) => app.owners.create(body))],
+    [
+      'GET',
+      '/api/owners',
+      admin(async (request) => {
+        const page = await paginate(request, app.paginators.owners, pageOptions);
+        const { rows, total } = await app.owners.list(page);
+        return sendPage(page, rows, total === undefined ? {} : { total });
+      }),
+    ],
+    ['GET', '/api/owners/:id', admin(async (_request, { id }) => reply(await app.owners.get(id!)))],
+    ['PATCH', '/api/owners/:id', adminBody((_request, { id }, body) => app.owners.update(id!, body))],
+    ['DELETE', '/api/owners/:id', admin(async (_request, { id }) => reply(await app.owners.remove(id!)))],
+    [
+      'GET',
+      '/api/owners/:id/keys',
+      admin(async (request, { id }) => {
+        const page = await paginate(request, app.paginators.ownerKeys, pageOptions);
+        const { rows, total } = await app.owners.listKeys(id!, page);
+        return sendPage(page, rows, total === undefined ? {} : { total });
+      }),
+    ],
   ];
   const table = routes.map(([method, path, route]) => ({ method, segments: path.split('/'), route }));
 

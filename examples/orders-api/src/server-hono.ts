@@ -91,6 +91,19 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   hono.patch('/api/keys/:id/limits', admin, limitBody, async (c) => reply(c, await app.keys.updateLimits(c.req.param('id'), await jsonBody(c))));
   hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
 
+  hono.post('/api/owners', admin, limitBody, async (c) => reply(c, await app.owners.create(await jsonBody(c))));
+  hono.get('/api/owners', admin, paginate(app.paginators.owners, pageOptions), async (c) => {
+    const { rows, total } = await app.owners.list(c.var.page);
+    return sendPage(c, rows, total === undefined ? {} : { total });
+  });
+  hono.get('/api/owners/:id', admin, async (c) => reply(c, await app.owners.get(c.req.param('id'))));
+  hono.patch('/api/owners/:id', admin, limitBody, async (c) => reply(c, await app.owners.update(c.req.param('id'), await jsonBody(c))));
+  hono.delete('/api/owners/:id', admin, async (c) => reply(c, await app.owners.remove(c.req.param('id'))));
+  hono.get('/api/owners/:id/keys', admin, paginate(app.paginators.ownerKeys, pageOptions), async (c) => {
+    const { rows, total } = await app.owners.listKeys(c.req.param('id'), c.var.page);
+    return sendPage(c, rows, total === undefined ? {} : { total });
+  });
+
   hono.notFound(notFoundHandler({ app: hono }));
   hono.onError(problemHandler());
   return hono;

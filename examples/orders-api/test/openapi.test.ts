@@ -55,7 +55,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
         .filter((method) => method !== 'parameters')
         .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000')] as const),
     );
-    expect(operations.length).toBe(8);
+    expect(operations.length).toBe(14); // 8 key and order operations, 6 owner ones
     for (const [method, path] of operations) {
       const res = await call(url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
       // A documented route exists: it may refuse the key's scope or the id, never the route itself.

@@ -11,11 +11,13 @@ import {
   type ApiKeyGuard,
   type KeyRecord,
   type Keyring,
+  type OwnerRecord,
   type RateLimiterWithState,
   type TotalOption,
 } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
+import { createOwnerAdminHandlers } from './owners-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
 import { orderFilters } from './order-filters.ts';
 import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
@@ -74,6 +76,9 @@ export function createApp(deps: AppDependencies) {
       cursor,
     }),
     keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
+    // Owners sort like keys (createdAt DESC, id DESC); an owner's keys are one more list of keys.
+    owners: createPaginator<OwnerRecord>({ endpoint: 'GET /api/owners', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
+    ownerKeys: createPaginator<KeyRecord>({ endpoint: 'GET /api/owners/{id}/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
   });
   return Object.freeze({
     guard,
@@ -83,6 +88,7 @@ export function createApp(deps: AppDependencies) {
     orders: createOrderHandlers({ db }),
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
+    owners: createOwnerAdminHandlers({ keyring }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

@@ -49,6 +49,7 @@ const ISSUE_BODY = {
   environment: true,
   metadata: true,
   ipAllowlist: true,
+  ownerId: true,
 } as const satisfies KnownOptions<IssueKeyInput> & BodyShape;
 const UPDATE_BODY = { metadata: true, ipAllowlist: true } as const satisfies KnownOptions<UpdateKeyInput> & BodyShape;
 const LIMITS_BODY = { rateLimit: RATE_LIMIT, rateLimits: RATE_LIMIT, quota: QUOTA } as const satisfies KnownOptions<UpdateLimitsInput> & BodyShape;
@@ -68,6 +69,8 @@ export interface IssueInput {
   environment?: string | null;
   metadata?: KeyMetadata | null;
   ipAllowlist?: string[] | null;
+  /** The owner the key belongs to (`/api/owners`); checked by the keyring. */
+  ownerId?: string | null;
 }
 
 /**
@@ -98,6 +101,7 @@ export function parseIssueBody(body: Record<string, unknown>, now: Date = new Da
   if (body.environment !== undefined) input.environment = body.environment as string | null;
   if (body.metadata !== undefined) input.metadata = body.metadata as KeyMetadata | null;
   if (body.ipAllowlist !== undefined) input.ipAllowlist = body.ipAllowlist as string[] | null;
+  if (body.ownerId !== undefined) input.ownerId = body.ownerId as string | null;
   return input;
 }
 

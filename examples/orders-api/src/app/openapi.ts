@@ -74,6 +74,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       environment: { type: 'string', description: 'The environment (key prefix) of its keys.' },
       metadata: { type: 'object', description: 'Operator data, returned on every verification: a JSON object of at most 4 KiB.' },
       ipAllowlist: schema('IpAllowlist'),
+      ownerId: { type: ['string', 'null'], description: 'The owner the key belongs to (`/api/owners`).' },
       createdAt: TIMESTAMP,
       lastUsedAt: NULLABLE_TIMESTAMP,
       expiresAt: NULLABLE_TIMESTAMP,
@@ -104,6 +105,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       environment: { type: ['string', 'null'], description: 'A configured environment; default: the first.' },
       metadata: { type: ['object', 'null'], description: 'A JSON object of at most 4 KiB (5 levels, 100 members per object).' },
       ipAllowlist: schema('IpAllowlist'),
+      ownerId: { type: ['string', 'null'], description: 'An owner made with `POST /api/owners`: its rate limits apply beside the key\'s; disabling or deleting it refuses the key.' },
     },
   },
   UpdateKey: {
@@ -131,6 +133,7 @@ const SCHEMAS: Record<string, JsonObject> = {
 };
 
 const KEY_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' } };
 const scoped = (scope: string, operation: JsonObject): JsonObject => ({
   ...operation,
   security: [...apiKeySecurity],
@@ -157,7 +160,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
       description: 'keyset\'s reference server: orders with cursor and offset pagination, a daily report, and API-key administration.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }],
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }],
     paths: {
       '/api/orders': {
         get: scoped('orders:read', {
@@ -244,6 +247,54 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           summary: 'Issue a new secret; the old one works for the overlap',
           requestBody: { required: true, content: json(schema('RotateKey')) },
           responses: { '201': { description: 'Rotated.', content: json(schema('IssuedKey')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
+        }),
+      },
+      '/api/owners': {
+        get: scoped('keys:admin', {
+          operationId: 'listOwners',
+          tags: ['owners'],
+          summary: 'List owners, newest first',
+          parameters: pageParameters(),
+          responses: pageResponses(schema('OwnerRecord')),
+        }),
+        post: scoped('keys:admin', {
+          operationId: 'createOwner',
+          tags: ['owners'],
+          summary: 'Create an owner (an id of yours, shared rate limits, metadata)',
+          requestBody: { required: true, content: json(schema('CreateOwner')) },
+          responses: { '201': { description: 'Created.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 429, 503]) },
+        }),
+      },
+      '/api/owners/{id}': {
+        parameters: [OWNER_ID],
+        get: scoped('keys:admin', {
+          operationId: 'getOwner',
+          tags: ['owners'],
+          summary: 'One owner',
+          responses: { '200': { description: 'The owner.', content: json(schema('OwnerRecord')) }, ...errorResponses([401, 403, 404, 429, 503]) },
+        }),
+        patch: scoped('keys:admin', {
+          operationId: 'updateOwner',
+          tags: ['owners'],
+          summary: 'Change metadata, rate limits or disable; every instance drops its cached keys of the owner first',
+          requestBody: { required: true, content: json(schema('UpdateOwner')) },
+          responses: { '200': { description: 'The updated owner.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
+        }),
+        delete: scoped('keys:admin', {
+          operationId: 'deleteOwner',
+          tags: ['owners'],
+          summary: 'Delete an owner and revoke all its keys; every instance refuses them before the response',
+          responses: { '204': { description: 'Deleted.' }, ...errorResponses([401, 403, 404, 429, 503]) },
+        }),
+      },
+      '/api/owners/{id}/keys': {
+        parameters: [OWNER_ID],
+        get: scoped('keys:admin', {
+          operationId: 'listOwnerKeys',
+          tags: ['owners'],
+          summary: 'The owner\'s keys, newest first',
+          parameters: pageParameters(),
+          responses: { ...pageResponses(schema('KeyRecord')), ...errorResponses([404]) },
         }),
       },
     },
