@@ -1,6 +1,5 @@
 /**
- * `apiKey()` authenticates the request with the core guard (`Authorization: ApiKey …`,
- * scopes, per-key rate limit) and exposes the verified key as `c.var.apiKey`.
+ * `apiKey()` authenticates the request with core's guard and exposes the key as `c.var.apiKey`.
  * @module
  */
 import { ConfigError } from '@keyset/core';
@@ -20,38 +19,21 @@ declare module 'hono' {
 export interface ApiKeyOptions {
   /** The guard from `createApiKeyGuard()`: create it once and share it between routes. */
   guard: ApiKeyGuard;
-  /**
-   * Scopes the key must hold; a key without one of them gets 403 `insufficient_scope`.
-   * @default [] (any valid key)
-   */
+  /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
-  /**
-   * The socket's peer address (keys with an IP allowlist need it). On `@hono/node-server`
-   * it is read from the connection; on other runtimes pass their conninfo, e.g.
-   * `(c) => getConnInfo(c).remote.address` from `hono/bun` or `hono/deno`. Return the
-   * SOCKET's peer, never a header: `X-Forwarded-For` is read by the guard, and only under
-   * its `trustProxy` setting.
-   * @default the Node socket's `remoteAddress`, else unknown
-   */
+  /** The socket's peer (IP allowlists), never a header: off Node, `(c) => getConnInfo(c).remote.address`. @default the Node socket's, else unknown */
   clientAddress?: (c: Context) => string | null | undefined;
-  /**
-   * Credits a request to this route spends from the key's usage quota (keys without a
-   * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
-   * requests, whatever their cost.
-   * @default 1
-   */
+  /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
   route?: string;
 }
 
-/** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
 const API_KEY_OPTIONS = { guard: true, scopes: true, clientAddress: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /**
- * Middleware that refuses the request unless it carries a valid API key with `scopes`.
- * Errors are the core's problems (400, 401, 403, 429, 503); the `RateLimit` headers go on
- * every response of an authenticated request, errors included.
+ * Middleware that refuses a request without a valid API key holding `scopes` (core's
+ * 400/401/403/429/503); `RateLimit` headers go on every response of an admitted request.
  *
  * @example
  * ```ts
@@ -61,22 +43,13 @@ const API_KEY_OPTIONS = { guard: true, scopes: true, clientAddress: true, cost: 
  */
 export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
-  const { guard, scopes, cost, route, clientAddress = nodeSocketAddress } = options;
+  const { guard, clientAddress = nodeSocketAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');
-  const checkOptions = apiKeyCheckOptions({
-    ...(scopes === undefined ? {} : { scopes }),
-    ...(cost === undefined ? {} : { cost }),
-    ...(route === undefined ? {} : { route }),
-  });
-  // A guard that says it never reads X-Forwarded-For (createApiKeyGuard without
-  // trustProxy) is not handed the header, which saves a header lookup per request; asked
-  // again whenever `guard.check` is replaced.
+  const checkOptions = apiKeyCheckOptions(options); // reads scopes, cost and route
+  // A guard that never reads X-Forwarded-For is not handed it (asked again if `check` is replaced).
   let knownCheck = guard.check;
   let readsForwardedFor = guardReadsForwardedFor(guard);
-  // Not an `async` function: on the synchronous path (warm cache, memory store) the request
-  // waits on nothing but the rest of the chain. Its promise settles as the async version's
-  // did: after the chain, with nothing, or rejected with what the guard or the chain threw.
   return function apiKey(c, next) {
     try {
       if (guard.check !== knownCheck) {
@@ -85,18 +58,14 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       }
       const authorization = c.req.header('authorization');
       const request = {
-        // Every `Authorization` line, joined with `, ` as `Headers` joins them: the guard
-        // refuses more than one set of credentials (core's `singleAuthorization`).
-        authorization,
-        // Only for a precise 401 (`unsupported_auth_scheme`, not "missing"): the guard looks
-        // at it only when there is no Authorization, so the header is read only then.
+        authorization, // every line, joined with `, `: the guard refuses two sets of credentials
+        // Only for a precise 401 (`unsupported_auth_scheme`) when there is no Authorization.
         xApiKey: authorization ? undefined : c.req.header('x-api-key'),
         url: c.req.url,
         remoteAddress: clientAddress(c),
         forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,
       };
-      // The guard's synchronous twin when it has one: no promise to wait for, and a native
-      // one otherwise (maybe-promise.ts), so `instanceof` tells. Any other guard is awaited.
+      // The synchronous twin when there is one; its waiting answers are native promises.
       const fast = maybeSyncVariant(guard.check);
       const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
       if (result instanceof Promise || fast === undefined) return Promise.resolve(result).then((checked) => admit(c, next, checked));
@@ -107,21 +76,16 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   };
 }
 
-/** The guard's headers for this request, for `sendPage()` (a context variable: `c.set`/`c.get`). */
+/** The guard's headers for this request, for `sendPage()` (a context variable). */
 export const GUARD_HEADERS = 'keyset:guardHeaders';
 
-/**
- * Exposes the caller, runs the rest of the chain, then gives the response the guard's
- * headers it lacks. The in-flight lease (`release`) is given back when the response body
- * has been sent or cancelled (a streamed one included), or when the chain fails.
- */
+/** Exposes the caller, runs the chain, adds the guard's headers; the in-flight lease ends with the body (sent or cancelled) or a failure. */
 function admit(c: Context, next: Next, { key, headers, release }: ApiKeyGuardResult): Promise<void> {
   c.set('apiKey', key);
   c.set(GUARD_HEADERS, headers);
   let chain: Promise<void>;
   try {
-    // Promise.resolve: the same promise for Hono's own next(); one that returns nothing or a
-    // bare thenable is waited for as `await next()` did.
+    // Promise.resolve: a next() that returns nothing or a bare thenable is waited for too.
     chain = Promise.resolve(next());
   } catch (error) {
     release?.();
@@ -140,7 +104,7 @@ function admit(c: Context, next: Next, { key, headers, release }: ApiKeyGuardRes
   });
 }
 
-/** The guard's headers the response lacks: sendPage() built its page with them; any other response (a handler's own, an error's problem) gets them now, unless it already names them (an inner apiKey() layer's). */
+/** The guard's headers the response lacks (an inner apiKey() layer's stay). */
 function addHeaders(c: Context, headers: Record<string, string>): void {
   let present = c.res.headers;
   for (const name in headers) {

@@ -1,7 +1,6 @@
 /**
- * `checkRequest()` refuses, before any route runs, what servers could read differently (a
- * target that is no path, `\`, `%61`, dot segments), a Host that names no host, or a
- * Content-Type that is no media type: core's `requestError()`, one rule on every adapter.
+ * `checkRequest()` refuses before routing what core's `requestError()` refuses (a target
+ * servers could read differently, a bad Host or Content-Type): one rule on every adapter.
  * @module
  */
 import { requestError, requestInstance } from '@keyset/core/adapter';
@@ -19,10 +18,10 @@ function incomingOf(c: Context): NodeBindings['incoming'] {
 }
 
 /** The socket's peer on `@hono/node-server`, else `undefined`. */
-export function nodeSocketAddress(c: Context): string | undefined {
+export const nodeSocketAddress = (c: Context): string | undefined => {
   const address = incomingOf(c)?.socket?.remoteAddress;
   return typeof address === 'string' ? address : undefined;
-}
+};
 
 /** The target as sent: on Node the request line's (`c.req.url` has `/../` resolved, `\` as `/`), else path and query. */
 function targetOf(c: Context): string {
@@ -46,8 +45,7 @@ export function refusalOf(c: Context): Error | undefined {
 }
 
 /**
- * Middleware, registered first, that throws core's 400 `invalid_request` for a request no
- * route should see; `problemHandler()` answers it.
+ * Middleware, registered first, that throws core's 400 `invalid_request` for `problemHandler()`.
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
  * `paginate()` plans the page from the raw query string; `sendPage()` sends it with its
- * `Link` header (RFC 8288). Every decision (mode, limits, cursor checks) is core's.
+ * `Link` header (RFC 8288). Every decision is core's.
  * @module
  */
 import { ConfigError } from '@keyset/core';
@@ -18,17 +18,9 @@ declare module 'hono' {
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
-  /**
-   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them
-   * from `query`, the raw query string.
-   * @default no filters
-   */
+  /** The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them from `query`, the raw query string. @default no filters */
   filters?: (c: Context, query: URLSearchParams) => Record<string, unknown>;
-  /**
-   * Public base URL for `Link` headers behind a proxy (`'https://api.example.com'`); the
-   * request's path and query are appended.
-   * @default the request URL (`c.req.url`)
-   */
+  /** Public base URL for `Link` headers behind a proxy (`'https://api.example.com'`); the request's path and query are appended. @default the request URL (`c.req.url`) */
   baseUrl?: string | URL;
 }
 
@@ -67,7 +59,6 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
   const base = normalizeBaseUrl(baseUrl);
   const pages = paginator as Paginator<never>;
-  // Not `async`: the plan is usually ready at once; the promise settles after the chain.
   return function paginate(c, next) {
     try {
       const requestUrl = c.req.url;
@@ -75,7 +66,6 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
       // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
       const query = parseQueryString(queryStringOf(requestUrl));
       const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
-      // The synchronous twin when there is one; its waiting answers are native promises.
       const fast = maybeSyncVariant(paginator.plan);
       const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
       if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
@@ -86,7 +76,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   };
 }
 
-/** The request's path and query on the configured public base URL. */
+/** Path and query on the public base URL. */
 function rebase(requestUrl: string, base: string): string {
   const { pathname, search } = new URL(requestUrl);
   return `${base}${pathname}${search}`;
@@ -95,15 +85,14 @@ function rebase(requestUrl: string, base: string): string {
 function proceed(c: Context, next: Next, state: PageState): Promise<void> {
   c.set(PAGE_STATE, state);
   c.set('page', state.plan);
-  // Resolves to nothing once the chain has run (a value would be taken for the response).
   return Promise.resolve(next()).then(nothing);
 }
 
+/** A middleware's promise resolves to nothing once the chain has run (a value would be taken for the response). */
 const nothing = (): undefined => undefined;
 
 /**
- * Sends `rows` (fetched with `c.var.page`) as the page envelope, with a `Link` header
- * when there is a next page.
+ * Sends `rows` (fetched with `c.var.page`) as the page envelope, with its `Link` header.
  *
  * @example
  * ```ts

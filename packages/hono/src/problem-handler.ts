@@ -1,7 +1,6 @@
 /**
- * RFC 9457 problems (`application/problem+json`) through core's `toProblem()`: the
- * `app.onError()` and `app.notFound()` handlers. Client mistakes Hono reports itself (an
- * `HTTPException` below 500, malformed JSON from `c.req.json()`) become `invalid_request`.
+ * RFC 9457 problems through core's `toProblem()`: `app.onError()` and `app.notFound()`
+ * handlers. Hono's client errors (`HTTPException` 4xx, malformed JSON) are `invalid_request`.
  * @module
  */
 import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
@@ -14,25 +13,16 @@ import { instanceOf, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
-  /**
-   * Called with every error and its response status (5xx are bugs to log; a 401's `reason`
-   * is for logs only). A malformed JSON body's `SyntaxError` arrives without the body
-   * excerpt. Never log `c.req.url` unredacted: it may hold a key.
-   * @default none
-   */
+  /** Called with every error (body excerpts scrubbed) and its status; never log `c.req.url` unredacted (it may hold a key). @default none */
   onError?: (error: unknown, c: Context, status: number) => void;
-  /**
-   * Prefix of the problem `type` URI; the code is appended.
-   * @default 'urn:keyset:problem:'
-   */
+  /** Prefix of the problem `type` URI; the code is appended. @default 'urn:keyset:problem:' */
   typeBase?: string;
 }
 
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
 
 /**
- * `app.onError()` handler: keyset errors keep their status, code, extensions and headers
- * (`WWW-Authenticate`, `Retry-After`, `RateLimit`); anything else is a bare 500 problem.
+ * `app.onError()` handler: keyset errors keep status, code, members and headers; else a 500.
  *
  * @example
  * ```ts
@@ -55,20 +45,15 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorHandle
 
 /** Options of `notFoundHandler()`. */
 export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
-  /**
-   * The app, whose routes (Hono's `inspectRoutes`, sub-apps included) tell a wrong method
-   * (405 with `Allow`) from an unknown path (404).
-   * @default none: every unmatched request is a 404
-   */
+  /** The app, whose routes (Hono's `inspectRoutes`, sub-apps included) tell a wrong method (405 with `Allow`) from an unknown path (404). @default none: every unmatched request is a 404 */
   app?: Hono<any, any, any>;
 }
 
 const NOT_FOUND_HANDLER_OPTIONS = { app: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
- * `app.notFound()` handler: 404 `not_found`, or 405 `method_not_allowed` with `Allow`
- * (RFC 9110 §15.5.6) when the app has the path under other methods. Refuses what
- * `checkRequest()` refuses first.
+ * `app.notFound()` handler: 404, or 405 with `Allow` (RFC 9110 §15.5.6) when the app has
+ * the path under other methods. Refuses what `checkRequest()` refuses first.
  *
  * @example
  * ```ts
