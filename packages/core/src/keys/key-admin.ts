@@ -153,6 +153,12 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
           extensions: { field: 'environment' },
         });
       }
+      if (fields.ownerId !== null) {
+        const ownerId = fields.ownerId;
+        if (typeof store.getOwner !== 'function') throw new ConfigError('This key store keeps no owners (KeyStore.getOwner is missing)');
+        const owner = await storeCall(log, 'getOwner', () => store.getOwner!(ownerId));
+        if (owner === undefined) throw new KeysetError('invalid_request', { detail: 'No owner with this `ownerId`; create the owner first.', extensions: { field: 'ownerId' } });
+      }
       const { key, secret } = await newSecret(now, prefix);
       const identity: StoredIdentity = {
         id: `key_${randomBase62((n) => crypto.randomBytes(n), 22)}`,
@@ -200,12 +206,6 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
           detail: `This key's prefix (${prefix}) is no longer configured, so a rotated key could not verify; issue a new one.`,
           extensions: { field: 'id' },
         });
-      }
-      if (fields.ownerId !== null) {
-        const ownerId = fields.ownerId;
-        if (typeof store.getOwner !== 'function') throw new ConfigError('This key store keeps no owners (KeyStore.getOwner is missing)');
-        const owner = await storeCall(log, 'getOwner', () => store.getOwner!(ownerId));
-        if (owner === undefined) throw new KeysetError('invalid_request', { detail: 'No owner with this `ownerId`; create the owner first.', extensions: { field: 'ownerId' } });
       }
       const { key, secret } = await newSecret(now, prefix);
       const endOthers = new Date(now + overlapMs);
