@@ -31,7 +31,7 @@ try {
     let lookups = 0;
     const store: KeyStore = { ...inner, findByDigest: (digest) => (lookups++, inner.findByDigest(digest)) };
     const keyring = createKeyring({ store, prefix: PREFIX, lastUsed: false, logger: quiet });
-    const guard = createApiKeyGuard({ keyring, refusedCredentials: refusedCredentials as ApiKeyGuardOptions['refusedCredentials'] });
+    const guard = createApiKeyGuard({ keyring, refusedCredentials: refusedCredentials as NonNullable<ApiKeyGuardOptions['refusedCredentials']> });
     const statuses: Record<string, number> = {};
     let requests = 0;
     const started = performance.now();
