@@ -194,7 +194,9 @@ export function inflightStream(chunks: number | null): ReadableStream<Uint8Array
     {
       pull(controller) {
         if (chunks !== null && sent >= chunks) return controller.close();
-        if (chunks === null && sent >= 1) return cancelled;
+        // A timer keeps the wait visible as pending work: workerd ends a request whose
+        // promises nothing can resolve as hung.
+        if (chunks === null && sent >= 1) return Promise.race([cancelled, new Promise<void>((resolve) => setTimeout(resolve, 500))]);
         sent += 1;
         controller.enqueue(encoder.encode(`chunk ${sent}\n`));
         return undefined;
@@ -216,7 +218,16 @@ export function inflightChunks(query: URLSearchParams): number | null {
 /** Resolves once `signal` aborts (the client went away): `GET /inflight/slow` waits for it. */
 export function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
+    if (signal.aborted) return resolve();
+    // Pending work while waiting (see inflightStream): a timer until the abort.
+    const keep = setInterval(() => {}, 1000);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(keep);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

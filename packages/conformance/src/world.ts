@@ -49,6 +49,14 @@ export interface AdapterUnderTest {
    * @default 'loopback'
    */
   peer?: 'loopback' | 'unknown';
+  /**
+   * Whether a client that goes away reaches the app: the server cancels the response body
+   * or aborts `request.signal`. `false` for a local `workerd serve`, where it does neither,
+   * so an in-flight lease of such a request is held until its TTL; the suite's two
+   * client-gone cases are skipped there.
+   * @default true
+   */
+  seesClientGone?: boolean;
 }
 
 /** The world of an in-process fixture. */

@@ -15,7 +15,7 @@ for (const name of ['bun', 'deno', 'workerd'] as const) {
     continue;
   }
   // A local workerd has no way to tell a worker the socket peer.
-  const adapter = { parsedQuery: PARSED_QUERY, peer: name === 'workerd' ? ('unknown' as const) : ('loopback' as const), start: () => startUnder(name, binary) };
+  const adapter = { parsedQuery: PARSED_QUERY, peer: name === 'workerd' ? ('unknown' as const) : ('loopback' as const), seesClientGone: name !== 'workerd', start: () => startUnder(name, binary) };
   describeAdapterConformance(`fetch (${servers[name]})`, adapter);
   describeAdapterFuzz(`fetch (${servers[name]})`, adapter);
 }
