@@ -5,9 +5,10 @@
  * - **The same file set**: `index.ts`, `api-key.ts`, `check-request.ts`, `paginate.ts`,
  *   `problem-handler.ts` (test code aside: `*.test.ts` and `testing/`), so that a fix in one
  *   adapter has an obvious place in the other three.
- * - **Under 400 lines of code** per adapter: lines holding code, as issue 22 counts core's
- *   (non-blank, non-comment; the TSDoc every public export carries is not code). The
- *   figures are printed, with the non-blank total, so a change that grows one shows.
+ * - **Under 400 lines** per adapter, counted plainly: every non-blank line of its non-test
+ *   sources, comments and TSDoc included (`cat src/*.ts | grep -cv '^\s*$'`), so that
+ *   plainer code, not thinner comments alone, keeps it small. Lines of code (non-comment)
+ *   are printed beside it.
  * - **No adapter imports another adapter's package**, in its sources or its tests.
  * - **No framework internals** that adapters once used: Hono's `c.res = undefined` /
  *   `c.finalized` / `c.req.bodyCache`, and underscore members (`req._parsedUrl`).
@@ -24,7 +25,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const ADAPTERS = ['hono', 'express', 'fastify', 'fetch'] as const;
 const TEST_CODE = /\.test\.ts$|(^|\/)testing\//;
 const FILES = ['api-key.ts', 'check-request.ts', 'index.ts', 'paginate.ts', 'problem-handler.ts'];
-const MAX_CODE_LINES = 400;
+const MAX_LINES = 400;
 
 /** Every `.ts` file under `dir`, relative to it. */
 function files(dir: string): string[] {
@@ -57,12 +58,12 @@ describe('adapter shape', () => {
     expect(sourcesOf(adapter)).toEqual(FILES);
   });
 
-  it.each(ADAPTERS)(`%s has under ${MAX_CODE_LINES} lines of code`, (adapter) => {
+  it.each(ADAPTERS)(`%s has under ${MAX_LINES} non-blank lines, comments included`, (adapter) => {
     const texts = sourcesOf(adapter).map((file) => readFileSync(join(srcOf(adapter), file), 'utf8'));
     const code = texts.reduce((sum, text) => sum + codeLines(text), 0);
     const nonBlank = texts.reduce((sum, text) => sum + text.split('\n').filter((line) => line.trim() !== '').length, 0);
-    console.info(`@keyset/${adapter}: ${code} lines of code, ${nonBlank} non-blank lines`);
-    expect(code).toBeLessThan(MAX_CODE_LINES);
+    console.info(`@keyset/${adapter}: ${nonBlank} non-blank lines, ${code} lines of code`);
+    expect(nonBlank).toBeLessThan(MAX_LINES);
   });
 
   it.each(ADAPTERS)("%s imports no other adapter's package, in sources or tests", (adapter) => {

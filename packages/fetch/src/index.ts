@@ -1,7 +1,6 @@
 /**
- * @keyset/fetch: keyset's API-key authentication, signed pagination and RFC 9457 problems
- * for Web-standard `Request → Response` handlers: Next.js route handlers, Bun.serve,
- * Deno.serve, Cloudflare Workers. No runtime dependency besides `@keyset/core`.
+ * @keyset/fetch: API-key authentication, signed pagination and RFC 9457 problems for
+ * `Request → Response` handlers (Next.js, Bun, Deno, Workers).
  * @module
  */
 export { apiKey } from './api-key.ts';
