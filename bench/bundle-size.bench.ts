@@ -5,10 +5,10 @@
  * entries whole, with esbuild `--bundle --minify --platform=neutral`, from the built
  * packages as a consumer resolves them (`pnpm bench` builds first). Sizes are bytes
  * (1 KB = 1,000 bytes); deterministic for a given esbuild and source, so one run is enough.
- * Run: `pnpm bench bundle-size`. The minimal handler's 60 KB ceiling is held by
+ * Run: `pnpm bench bundle-size`. The minimal handler's ceiling (MINIMAL_FETCH_LIMIT) is held by
  * test/bundle-size.test.ts.
  */
-import { bundleSize, MINIMAL_FETCH, MINIMAL_FETCH_LIMIT, ROOT, wholeEntry, type BundleSize } from './bundle/measure.ts';
+import { bundleSize, MINIMAL_FETCH, MINIMAL_FETCH_LIMIT, MINIMAL_FETCH_TARGET, ROOT, wholeEntry, type BundleSize } from './bundle/measure.ts';
 import { save } from './support.ts';
 
 const cases: Array<[string, Parameters<typeof bundleSize>[0]]> = [
@@ -31,6 +31,6 @@ console.table(rows.map((r) => ({ bundle: r.bundle, 'KB minified': (r.bytes / 100
 const largest = minimal!.inputs.slice(0, 15).map((i) => ({ file: i.file.replace(`${ROOT}/`, ''), bytes: i.bytes }));
 console.log('\nminimal handler, largest modules (minified bytes):');
 console.table(largest);
-console.log(`minimal handler: ${minimal!.bytes} bytes, limit ${MINIMAL_FETCH_LIMIT} (${minimal!.bytes <= MINIMAL_FETCH_LIMIT ? 'within' : 'OVER'})`);
+console.log(`minimal handler: ${minimal!.bytes} bytes, ceiling ${MINIMAL_FETCH_LIMIT} (${minimal!.bytes <= MINIMAL_FETCH_LIMIT ? 'within' : 'OVER'}), issue 22's target ${MINIMAL_FETCH_TARGET} (${minimal!.bytes <= MINIMAL_FETCH_TARGET ? 'met' : 'not met'})`);
 
-save('bundle-size', { limit: MINIMAL_FETCH_LIMIT, rows, minimalLargest: largest });
+save('bundle-size', { limit: MINIMAL_FETCH_LIMIT, target: MINIMAL_FETCH_TARGET, rows, minimalLargest: largest });
