@@ -39,6 +39,12 @@ export interface Config {
   seedOrders: number;
   /** `CURSOR_SECRETS` (comma-separated, first signs) or `CURSOR_SECRET`; else `DATA_DIR/cursor.secret`. */
   cursorSecrets: readonly string[] | undefined;
+  /**
+   * `CURSOR_TTL_SECONDS`: how long a cursor stays valid after it was issued; an older one is
+   * 400 `invalid_cursor` ("expired"), so a cursor copied into a log or a link does not page
+   * forever. @default 86400 (one day)
+   */
+  cursorTtlSeconds: number;
   /** `KEY_PREFIX`: the prefix of every issued key. @default 'ks_live' */
   keyPrefix: string;
   /**
@@ -136,6 +142,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     adapter: 'hono',
     dataDir: resolve(EXAMPLE_DIR, '.data'),
     seedOrders: 10_000,
+    cursorTtlSeconds: 86_400,
     keyPrefix: 'ks_live',
     leakAlertKeysUrl: 'https://api.github.com/meta/public_keys/secret_scanning',
     leakAlertPolicy: 'revoke',
@@ -214,6 +221,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   const secrets = read('CURSOR_SECRETS') ?? read('CURSOR_SECRET');
   if (secrets !== undefined) input.cursorSecrets = secrets.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const cursorTtl = read('CURSOR_TTL_SECONDS');
+  if (cursorTtl !== undefined) {
+    if (/^[1-9][0-9]{0,8}$/.test(cursorTtl)) input.cursorTtlSeconds = Number(cursorTtl);
+    else problems.push(`CURSOR_TTL_SECONDS must be a whole number of seconds from 1 to 999999999, got "${cursorTtl}"`);
+  }
   const prefix = read('KEY_PREFIX');
   if (prefix !== undefined) input.keyPrefix = prefix;
   const pepper = read('KEY_PEPPER');

@@ -48,6 +48,8 @@ export interface AppDependencies {
   limiter?: Pick<RateLimiterWithState, 'readQuota'>;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
+  /** How long a cursor stays valid after it was issued (the config's `CURSOR_TTL_SECONDS`). @default 86400 */
+  cursorTtlSeconds?: number;
   /**
    * How `GET /api/orders` counts offset mode's `total`: the planner's estimate by default
    * (constant cost at any table size, marked `totalEstimated: true`), or `'exact'`,
@@ -62,8 +64,8 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, ordersTotal = ORDERS_TOTAL } = deps;
-  const cursor = { secrets: cursorSecrets };
+  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL } = deps;
+  const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const paginators = Object.freeze({
     // The filters are the paginator's: parsed and bound into the cursor whichever server mounts it.
     orders: createPaginator<Order>({
