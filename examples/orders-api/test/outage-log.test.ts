@@ -83,7 +83,10 @@ describe.skipIf(serverUrl === undefined)('a database outage of N requests', () =
       expect(json.err).toBeUndefined();
     }
     expect(access.filter(({ line }) => STACK.test(line))).toEqual([]);
-    // Core's failure log: the first failure of each kind with its error, not one per request.
-    expect(lines.filter(({ line }) => STACK.test(line)).length).toBeLessThanOrEqual(3);
+    // Core's failure logs write only the first failure of each kind (operation, error name,
+    // code) with its error and stack, never one per request. How many kinds an outage shows
+    // depends on how the connection dies (refused, terminated, timed out) and on which part
+    // first meets it, so the bound is against N: 40 requests, at most 10 such lines.
+    expect(lines.filter(({ line }) => STACK.test(line)).length).toBeLessThanOrEqual(N / 4);
   }, 60_000);
 });
