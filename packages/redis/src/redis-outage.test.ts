@@ -3,73 +3,14 @@
  * a stalled server (timeout), and a server killed mid-load under each onStoreError mode,
  * then restarted on the same port.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { createRateLimiter, isKeysetError, type RateLimitLogger, type RateLimitPolicy } from '@keyset/core';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore, type RedisScriptClient } from './index.ts';
+import { connectRedis as client, freePort, killRedis as kill, ownRedisAvailable, startRedis } from './own-redis-server.test-support.ts';
 
-const available = spawnSync('redis-server', ['--version']).status === 0;
-if (!available) {
-  const message = 'redis-server is not on PATH: the outage tests need to start and kill their own server';
-  if (process.env.CI === 'true') throw new Error(`CI=true and ${message}`);
-  console.warn(`skipping: ${message}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited (${String(code)}):\n${output}`));
-    });
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-async function client(port: number): Promise<Redis> {
-  const redis = new Redis({
-    port,
-    host: '127.0.0.1',
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    retryStrategy: () => 50,
-    lazyConnect: true,
-  });
-  redis.on('error', () => undefined);
-  await redis.connect();
-  return redis;
-}
+const available = ownRedisAvailable();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const silent: RateLimitLogger = { warn: () => undefined };
