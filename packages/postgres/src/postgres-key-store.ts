@@ -50,6 +50,26 @@ function checkCount(name: string, value: number | undefined): void {
 }
 
 /**
+ * What a page of a list over the `(created_at DESC, id DESC)` index needs, for keys and for
+ * owners alike: the direction checked and turned into the comparison and order (backward, a
+ * page reached through a prevCursor, reads the same index the other way), `take` and `offset`
+ * checked, and a parameter list with its `$n` placeholder maker.
+ */
+function pageQuery(query: { take: number; offset?: number | undefined; direction?: 'forward' | 'backward' | undefined }): {
+  cmp: '<' | '>';
+  order: 'DESC' | 'ASC';
+  params: unknown[];
+  param: (value: unknown) => string;
+} {
+  const { take, offset, direction = 'forward' } = query;
+  if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
+  checkCount('take', take);
+  checkCount('offset', offset);
+  const params: unknown[] = [];
+  return { cmp: direction === 'forward' ? '<' : '>', order: direction === 'forward' ? 'DESC' : 'ASC', params, param: (value) => `$${params.push(value)}` };
+}
+
+/**
  * A key store over PostgreSQL tables created by `migrate()`. A failing database rejects
  * with `KeysetError('unavailable')` (503), the scrubbed driver error as `cause`.
  *
@@ -264,14 +284,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     },
 
     async listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }> {
-      const { take, offset, after, direction = 'forward', withTotal = false } = query;
-      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
-      // Backward (a page reached through a prevCursor): the same index read the other way.
-      const [cmp, order] = direction === 'forward' ? ['<', 'DESC'] : ['>', 'ASC'];
-      checkCount('take', take);
-      checkCount('offset', offset);
-      const params: unknown[] = [];
-      const param = (value: unknown): string => `$${params.push(value)}`;
+      const { take, offset, after, withTotal = false } = query;
+      const { cmp, order, params, param } = pageQuery(query);
       // Row-value comparison matches the (created_at DESC, id DESC) index exactly.
       const conditions: string[] = [];
       if (query.ownerId !== undefined) conditions.push(`i.owner_id = ${param(query.ownerId)}::text`);
@@ -316,13 +330,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     },
 
     async listOwners(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }> {
-      const { take, offset, after, direction = 'forward', withTotal = false } = query;
-      if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
-      const [cmp, order] = direction === 'forward' ? ['<', 'DESC'] : ['>', 'ASC'];
-      checkCount('take', take);
-      checkCount('offset', offset);
-      const params: unknown[] = [];
-      const param = (value: unknown): string => `$${params.push(value)}`;
+      const { take, offset, after, withTotal = false } = query;
+      const { cmp, order, params, param } = pageQuery(query);
       const where = after === undefined ? '' : `WHERE (created_at, id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
       const rows = await runQuery(
         client,
