@@ -28,7 +28,10 @@ export default defineConfig({
     ],
   },
   test: {
-    testTimeout: 20_000,
+    // CPU-bound property tests take several times longer with both cores busy (2026-11-26:
+    // memory-store.prop.test.ts's 1,500-run model test took 23 s at a load average of 16);
+    // a timeout is not an assertion, so it is set for a loaded machine, not a calm one.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     projects: [
