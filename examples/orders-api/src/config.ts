@@ -64,6 +64,26 @@ export interface Config {
    */
   refusedKeyLimit: RatePolicy | false;
   /**
+   * `IN_FLIGHT_MAX`: how many requests of one key may be at work at once, on all instances
+   * together with `REDIS_URL`; past it the request is 429 `concurrency_limited` with
+   * `Retry-After` (docs/rate-limits.md, "In-flight limits"). `off` (the default): no cap.
+   * @default false
+   */
+  inFlightMax: number | false;
+  /**
+   * `OWNER_IN_FLIGHT_MAX`: the same for all the keys of one owner together (`/api/owners`);
+   * keys without an owner are not counted. `off` (the default): no cap.
+   * @default false
+   */
+  ownerInFlightMax: number | false;
+  /**
+   * `IN_FLIGHT_LEASE_SECONDS`: how long an in-flight lease lasts when it is never given
+   * back (its instance died): the customer is admitted again after it. Set it above your
+   * slowest request; a request still at work when its lease ends stops counting.
+   * @default 60
+   */
+  inFlightLeaseSeconds: number;
+  /**
    * `RATE_LIMIT_HEADERS`: how responses state a key's rate limit, comma-separated:
    * `draft-11` (`RateLimit-Policy` and `RateLimit` per draft-ietf-httpapi-ratelimit-headers-11),
    * `draft-7` (`RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`, as
@@ -148,6 +168,9 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     leakAlertPolicy: 'revoke',
     rateLimit: Object.freeze({ limit: 100, windowSeconds: 1 }),
     refusedKeyLimit: Object.freeze({ limit: 60, windowSeconds: 60 }),
+    inFlightMax: false,
+    ownerInFlightMax: false,
+    inFlightLeaseSeconds: 60,
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
@@ -160,6 +183,8 @@ const MAX_SEED = 1_000_000;
 const MIN_SECRET_LENGTH = 32;
 const MIN_QUERY_TIMEOUT_MS = 100;
 const MAX_QUERY_TIMEOUT_MS = 3_600_000;
+const MAX_IN_FLIGHT = 1_000_000;
+const MAX_LEASE_SECONDS = 86_400;
 const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
@@ -244,6 +269,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     const policy = refused === 'off' ? false : parseRate(refused);
     if (policy !== undefined) input.refusedKeyLimit = policy;
     else problems.push(`REFUSED_KEY_LIMIT must look like "60/1m" or "10/1s", or be "off", got "${refused}"`);
+  }
+  for (const [name, field] of [['IN_FLIGHT_MAX', 'inFlightMax'], ['OWNER_IN_FLIGHT_MAX', 'ownerInFlightMax']] as const) {
+    const max = read(name);
+    if (max === undefined) continue;
+    if (max === 'off') input[field] = false;
+    else if (/^[1-9][0-9]{0,6}$/.test(max) && Number(max) <= MAX_IN_FLIGHT) input[field] = Number(max);
+    else problems.push(`${name} must be a whole number of requests from 1 to ${MAX_IN_FLIGHT}, or "off", got "${max}"`);
+  }
+  const lease = read('IN_FLIGHT_LEASE_SECONDS');
+  if (lease !== undefined) {
+    if (/^[1-9][0-9]{0,4}$/.test(lease) && Number(lease) <= MAX_LEASE_SECONDS) input.inFlightLeaseSeconds = Number(lease);
+    else problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got "${lease}"`);
   }
   const headerFormats = read('RATE_LIMIT_HEADERS');
   if (headerFormats !== undefined) input.rateLimitHeaders = headerFormats.split(',').map((f) => f.trim()) as RateLimitHeaderFormat[];
@@ -366,6 +403,15 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     if (!Number.isSafeInteger(refusedLimit.limit) || refusedLimit.limit < 1 || !(refusedLimit.windowSeconds > 0) || !Number.isFinite(refusedLimit.windowSeconds)) {
       problems.push('REFUSED_KEY_LIMIT must have a positive integer limit and a positive window, or be "off"');
     }
+  }
+  for (const [name, max] of [['IN_FLIGHT_MAX', config.inFlightMax], ['OWNER_IN_FLIGHT_MAX', config.ownerInFlightMax]] as const) {
+    if (max !== false && !(Number.isSafeInteger(max) && max >= 1 && max <= MAX_IN_FLIGHT)) {
+      problems.push(`${name} must be a whole number of requests from 1 to ${MAX_IN_FLIGHT}, or "off", got ${String(max)}`);
+    }
+  }
+  const leaseSeconds = config.inFlightLeaseSeconds;
+  if (!Number.isSafeInteger(leaseSeconds) || leaseSeconds < 1 || leaseSeconds > MAX_LEASE_SECONDS) {
+    problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got ${String(leaseSeconds)}`);
   }
   const formats = config.rateLimitHeaders;
   if (

@@ -101,6 +101,27 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ trustProxy: { hops: 0 } })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads IN_FLIGHT_MAX, OWNER_IN_FLIGHT_MAX (off by default) and IN_FLIGHT_LEASE_SECONDS (60 s); refuses the rest naming them', () => {
+    expect(loadConfig({})).toMatchObject({ inFlightMax: false, ownerInFlightMax: false, inFlightLeaseSeconds: 60 });
+    expect(loadConfig({ IN_FLIGHT_MAX: '10', OWNER_IN_FLIGHT_MAX: '25', IN_FLIGHT_LEASE_SECONDS: '120' })).toMatchObject({
+      inFlightMax: 10,
+      ownerInFlightMax: 25,
+      inFlightLeaseSeconds: 120,
+    });
+    expect(loadConfig({ IN_FLIGHT_MAX: 'off', OWNER_IN_FLIGHT_MAX: 'off' })).toMatchObject({ inFlightMax: false, ownerInFlightMax: false });
+    for (const name of ['IN_FLIGHT_MAX', 'OWNER_IN_FLIGHT_MAX']) {
+      for (const bad of ['0', '-1', '2.5', '5/s', 'none', '1000001', '010']) {
+        expect(() => loadConfig({ [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(`${name} must be a whole number`));
+      }
+    }
+    for (const bad of ['0', '60s', '1.5', '86401']) {
+      expect(() => loadConfig({ IN_FLIGHT_LEASE_SECONDS: bad }), bad).toThrow(/IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds/);
+    }
+    expect(() => resolveConfig({ inFlightMax: 0 })).toThrow(/IN_FLIGHT_MAX/);
+    expect(() => resolveConfig({ ownerInFlightMax: 1.5 })).toThrow(/OWNER_IN_FLIGHT_MAX/);
+    expect(() => resolveConfig({ inFlightLeaseSeconds: 0 })).toThrow(/IN_FLIGHT_LEASE_SECONDS/);
+  });
+
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
     expect(loadConfig({ DATA_DIR: 'tmp/data', INIT_CWD: '/work/repo' }).dataDir).toBe('/work/repo/tmp/data');
   });
@@ -108,13 +129,13 @@ describe('loadConfig', () => {
   it('reports every problem at once, naming the variable', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: '70000', ADAPTER: 'koa', SEED_ORDERS: '1e3', CURSOR_SECRETS: 'short', RATE_LIMIT: 'fast', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+      loadConfig({ PORT: '70000', ADAPTER: 'koa', SEED_ORDERS: '1e3', CURSOR_SECRETS: 'short', RATE_LIMIT: 'fast', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', OWNER_IN_FLIGHT_MAX: 'lots' });
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(ConfigurationError);
     const message = (error as Error).message;
-    for (const name of ['PORT', 'ADAPTER', 'SEED_ORDERS', 'CURSOR_SECRETS', 'RATE_LIMIT', 'LOG_LEVEL', 'DATABASE_URL']) {
+    for (const name of ['PORT', 'ADAPTER', 'SEED_ORDERS', 'CURSOR_SECRETS', 'RATE_LIMIT', 'LOG_LEVEL', 'DATABASE_URL', 'OWNER_IN_FLIGHT_MAX']) {
       expect(message).toContain(name);
     }
   });

@@ -47,6 +47,26 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     expect(document.paths['/api/orders'].get.description).toContain('`totalEstimated: true`');
   });
 
+  it('lists 429 concurrency_limited (beside rate_limited) on every route that takes a key (issue 25 item 3)', async () => {
+    const { body: document } = await call(url, '/openapi.json');
+    const guarded = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method, operation]) => method !== 'parameters' && operation.security !== undefined)
+        .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as const),
+    );
+    expect(guarded.length).toBe(14);
+    for (const [name, operation] of guarded) {
+      const ref = operation.responses['429']?.$ref as string | undefined;
+      expect(ref, name).toBe('#/components/responses/TooManyRequests');
+      const response = document.components.responses.TooManyRequests;
+      const codes = response.content['application/problem+json'].schema.allOf[1].properties.code.enum as string[];
+      expect(codes, name).toEqual(expect.arrayContaining(['rate_limited', 'concurrency_limited']));
+      expect(response.description).toContain('`concurrency_limited`');
+      expect(Object.keys(response.headers)).toContain('Retry-After');
+    }
+    expect(document.components.schemas.Problem.properties).toHaveProperty('max_in_flight');
+  });
+
   it('describes only routes the server has, with the methods it allows', async () => {
     const { body: document } = await call(url, '/openapi.json');
     const admin = t.api.adminKey!;

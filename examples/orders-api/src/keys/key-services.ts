@@ -4,10 +4,20 @@
  * quotas and revocations go through Redis so several instances share them. With
  * `DATABASE_URL`, revocations also go through PostgreSQL `LISTEN/NOTIFY`, so instances
  * without Redis (or while Redis is down) still evict a revoked key before the admin
- * route answers.
+ * route answers. In-flight caps (`IN_FLIGHT_MAX`, `OWNER_IN_FLIGHT_MAX`) are the guard's
+ * too, so every adapter's server gets them.
  * @module
  */
-import { createApiKeyGuard, createKeyring, createRateLimiter, type ApiKeyGuard, type Keyring, type KeyStore, type RateLimiterWithState } from '@keyset/core';
+import {
+  createApiKeyGuard,
+  createKeyring,
+  createRateLimiter,
+  type ApiKeyGuard,
+  type ConcurrencyOptions,
+  type Keyring,
+  type KeyStore,
+  type RateLimiterWithState,
+} from '@keyset/core';
 import { createPostgresKeyStore, createPostgresQuotaStore } from '@keyset/postgres';
 import type { Config } from '../config.ts';
 import type { Database, SqlClient } from '../db/database.ts';
@@ -31,7 +41,8 @@ export interface KeyServices {
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
   db: SqlClient & Pick<Database, 'connectListener'>;
-  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> & Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders'>>;
+  config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> &
+    Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds'>>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -72,6 +83,21 @@ export async function createKeyServices(deps: {
   // Refused keys per client address (60/min by default): past it, 429 before any lookup,
   // so a client without a valid key cannot keep the database busy. Shared with REDIS_URL.
   const refusedKeyLimit = config.refusedKeyLimit ?? { limit: 60, windowSeconds: 60 };
+  // In-flight caps (IN_FLIGHT_MAX per key, OWNER_IN_FLIGHT_MAX per owner; off by default):
+  // leases in Redis with REDIS_URL, so the cap holds across instances, else in memory.
+  const { inFlightMax = false, ownerInFlightMax = false, inFlightLeaseSeconds = 60 } = config;
+  const concurrency: ConcurrencyOptions | undefined =
+    inFlightMax === false && ownerInFlightMax === false
+      ? undefined
+      : {
+          ...(inFlightMax === false ? {} : { max: inFlightMax }),
+          ...(ownerInFlightMax === false ? {} : { ownerMax: ownerInFlightMax }),
+          leaseTtlSeconds: inFlightLeaseSeconds,
+          // Redis down: serve without the cap (rate limits still hold per instance) rather
+          // than answer every request 503; an instance's own memory cannot see the others'.
+          onStoreError: 'open',
+          ...(redis === undefined ? {} : { store: redis.concurrencyStore }),
+        };
   const guard = createApiKeyGuard({
     keyring,
     limiter,
@@ -80,6 +106,7 @@ export async function createKeyServices(deps: {
       refusedKeyLimit === false
         ? false
         : { ...refusedKeyLimit, logger: logger.child({ component: 'refused-credentials' }), ...(redis === undefined ? {} : { store: redis.refusalStore }) },
+    ...(concurrency === undefined ? {} : { concurrency }),
   });
   let closing: Promise<void> | undefined;
   return Object.freeze({

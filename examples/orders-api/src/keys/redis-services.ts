@@ -2,15 +2,16 @@
  * Redis, when `REDIS_URL` is set: the shared GCRA store (one script call per request),
  * the quota store (its counts flushed to the database every second, and rebuilt from
  * there if Redis loses them) and the revocation bus that evicts cached keys on every
- * instance before `revoke()` returns. Two connections: a subscribed connection cannot
+ * instance before `revoke()` returns, and the in-flight leases (`IN_FLIGHT_MAX`,
+ * `OWNER_IN_FLIGHT_MAX`) every instance counts against. Two connections: a subscribed connection cannot
  * run other commands.
  * A wrong or unreachable `REDIS_URL` stops the start with a clear error; an outage
  * later degrades to per-instance limits (`onStoreError: 'local'`).
  * @module
  */
-import type { Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
+import type { ConcurrencyStore, Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
 import type { DurableQuotaStore } from '@keyset/core/adapter';
-import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 
@@ -20,6 +21,8 @@ export interface RedisServices {
   /** Counts of refused keys per client address, shared by every instance. */
   refusalStore: RateLimitStore;
   quotaStore: QuotaStore;
+  /** In-flight leases of keys and owners, shared by every instance. */
+  concurrencyStore: ConcurrencyStore;
   close(): Promise<void>;
 }
 
@@ -63,6 +66,7 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; durabl
       rateLimitStore: createRedisRateLimitStore({ redis }),
       refusalStore: createRedisRateLimitStore({ redis, prefix: 'keyset:refused:' }),
       quotaStore,
+      concurrencyStore: createRedisConcurrencyStore({ redis, prefix: 'keyset:inflight:' }),
       async close() {
         await bus.close().catch(() => undefined);
         // The last flush of quota counts, while Redis and the database are still open.
