@@ -5,13 +5,21 @@
  * key pair as GitHub signs them (ECDSA P-256, SHA-256, base64 DER). A valid alert revokes
  * the key on every instance before the answer; a tampered body, a wrong signature, an
  * unknown key id, a non-existent token and a replay revoke nothing. Skips without PostgreSQL.
+ *
+ * Issue 26 item 3 on the embedded PGlite (no server needed), with `LEAK_ALERT_POLICY=mark`:
+ * after a signed alert the admin API (`GET /api/keys/{id}`, the list) shows `leakedAt` and
+ * the cleaned URL, a key the alert's URL holds is never shown, refused alerts record
+ * nothing, and the CLI's `keys show`/`keys list` show the leak.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '@keyset/core';
 import { postgresUrl } from '@keyset/test-support';
 import pg from 'pg';
+import { rmSync } from 'node:fs';
+import { secretLeak } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.ts';
 import { ADAPTERS } from '../src/config.ts';
 import { call, startApi, type TestApi } from './helpers.ts';
 
@@ -100,8 +108,11 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual([{ token_raw: key, token_type: 'ks_live_key', label: 'true_positive' }]);
     expect(await statuses(key)).toEqual([401, 401, 401, 401]);
-    const record = await call(instances[0]!.api.url, `/api/keys/${id}`, { key: admin });
+    const record = await call(instances[(i + 1) % instances.length]!.api.url, `/api/keys/${id}`, { key: admin });
     expect(record.body.revokedAt).not.toBeNull();
+    // The leak is on the record when the answer arrives, read through another instance.
+    expect(record.body.leakUrl).toBe('https://github.com/octo/app/blob/abc123/.env');
+    expect(Date.parse(record.body.leakedAt as string)).toBeLessThanOrEqual(Date.parse(record.body.revokedAt as string));
     const logs = instances[i]!.logs.join('\n');
     expect(logs).toContain(id); // the warning names the key by id
     expect(logs).not.toContain(key.slice(8, 30)); // and never by its text
@@ -137,4 +148,108 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
     expect((await call(instances[2]!.api.url, PATH)).status).toBe(404);
     expect((await call(instances[2]!.api.url, '/healthz')).status).toBe(200);
   });
+});
+
+describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows the leak", () => {
+  let github: Awaited<ReturnType<typeof keyPair>>;
+  let keyServer: Server;
+  let t: TestApi;
+  let admin: string;
+  const FOUND = 'https://github.com/octo/app/blob/abc123/.env';
+
+  const issue = async (name: string): Promise<{ key: string; id: string }> => {
+    const res = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name, scopes: ['orders:read'] } });
+    expect(res.status, res.text).toBe(201);
+    return res.body as { key: string; id: string };
+  };
+  const signed = async (body: string, headers: Record<string, string> = {}) =>
+    call(t.api.url, PATH, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': await github.sign(body), ...headers },
+    });
+
+  beforeAll(async () => {
+    github = await keyPair();
+    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.pem, is_current: true }] });
+    keyServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(published));
+    await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
+    t = await startApi({
+      seedOrders: 20,
+      cursorSecrets: ['x'.repeat(32)],
+      leakAlertPath: PATH,
+      leakAlertPolicy: 'mark',
+      leakAlertKeysUrl: `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}/meta/public_keys/secret_scanning`,
+    });
+    admin = t.api.adminKey!;
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.stop({ remove: true });
+    await new Promise((resolve) => keyServer?.close(resolve));
+  });
+
+  it('GET /api/keys/{id} and the list show leakedAt and the URL; a URL holding the key shows none of it; refused alerts record nothing; the CLI shows the leak', async () => {
+    const leaked = await issue('leaky');
+    const untouched = await issue('untouched');
+    const before = Date.now();
+    const res = await signed(JSON.stringify([{ token: leaked.key, type: 'ks_live_key', url: FOUND, source: 'content' }]));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual([{ token_raw: leaked.key, token_type: 'ks_live_key', label: 'true_positive' }]);
+    const record = await call(t.api.url, `/api/keys/${leaked.id}`, { key: admin });
+    expect(record.body).toMatchObject({ leakUrl: FOUND, revokedAt: null });
+    expect(Date.parse(record.body.leakedAt as string)).toBeGreaterThanOrEqual(before - 1);
+    expect((await call(t.api.url, '/api/orders?limit=1', { key: leaked.key })).status).toBe(200); // 'mark' leaves it live
+
+    // The alert's URL may hold the key itself, whole or cut short: the record shows none of it.
+    const cut = await issue('cut');
+    const secret = cut.key.slice(cut.key.lastIndexOf('_') + 1);
+    const hostile = `https://github.com/octo/app/blob/main/${secret.slice(3, 25)}?copy=${cut.key}`;
+    expect((await signed(JSON.stringify([{ token: cut.key, type: 'ks_live_key', url: hostile }]))).status).toBe(200);
+    const cutRecord = await call(t.api.url, `/api/keys/${cut.id}`, { key: admin });
+    expect(cutRecord.body.leakedAt).not.toBeNull();
+    expect(cutRecord.body.leakUrl).toMatch(/^https:\/\/github\.com\//);
+    expect(secretLeak(cutRecord.text, [cut.key])).toBeUndefined();
+    expect(secretLeak(t.logs.join('\n'), [cut.key, leaked.key])).toBeUndefined();
+
+    // Refused alerts (tampered, wrong key id) and a key reported again change nothing.
+    const body = JSON.stringify([{ token: untouched.key, type: 'ks_live_key', url: FOUND }]);
+    const tampered = await call(t.api.url, PATH, {
+      method: 'POST',
+      body: body.replace('abc123', 'abc124'),
+      headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': await github.sign(body) },
+    });
+    expect(tampered.status).toBe(400);
+    expect((await signed(body, { 'github-public-key-identifier': 'k-unknown' })).status).toBe(400);
+    expect((await call(t.api.url, `/api/keys/${untouched.id}`, { key: admin })).body).toMatchObject({ leakedAt: null, leakUrl: null });
+    expect((await signed(JSON.stringify([{ token: leaked.key, type: 'ks_live_key', url: 'https://github.com/octo/other/issues/1' }]))).status).toBe(200);
+    expect((await call(t.api.url, `/api/keys/${leaked.id}`, { key: admin })).body).toMatchObject({ leakedAt: record.body.leakedAt, leakUrl: FOUND });
+
+    const list = await call(t.api.url, '/api/keys?limit=10', { key: admin });
+    const listed = (list.body.items as { id: string; leakedAt: string | null; leakUrl: string | null }[]).find((k) => k.id === leaked.id);
+    expect(listed).toMatchObject({ leakedAt: record.body.leakedAt, leakUrl: FOUND });
+
+    // The CLI opens the data directory itself: the server lets go of it first.
+    const dataDir = t.dataDir;
+    await t.stop();
+    const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    const run = async (args: string[]): Promise<{ code: number; out: string; err: string }> => {
+      let out = '';
+      let err = '';
+      const code = await runCli(args, { env, out: (s) => void (out += s), err: (s) => void (err += s) });
+      return { code, out, err };
+    };
+    const shown = await run(['show', leaked.id]);
+    expect(shown.code, shown.err).toBe(0);
+    const day = (record.body.leakedAt as string).slice(0, 19).replace('T', ' ');
+    expect(shown.out).toContain(`leaked:     ${day} at ${FOUND}`);
+    expect((await run(['show', untouched.id])).out).toMatch(/leaked:\s+-\n/);
+    const table = await run(['list']);
+    expect(table.out.split('\n')[0]).toContain('LEAKED (UTC)');
+    expect(table.out.split('\n').find((line) => line.startsWith(leaked.id))).toContain(day);
+    const json = await run(['list', '--json']);
+    expect(JSON.parse(json.out).find((k: { id: string }) => k.id === leaked.id)).toMatchObject({ leakedAt: record.body.leakedAt, leakUrl: FOUND });
+    expect(secretLeak(json.out, [cut.key, leaked.key, untouched.key])).toBeUndefined();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
 });

@@ -223,6 +223,41 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
       });
     });
 
+    describe('recordLeak', () => {
+      it('sets leakedAt and leakUrl once, revoked or not; a later report changes neither', async () => {
+        const { identity, secret } = await issue();
+        expect(store.recordLeak).toBeTypeOf('function');
+        expect((await store.getIdentity(identity.id))?.identity.leakedAt ?? null).toBeNull();
+        expect(await store.recordLeak!(identity.id, at(5), 'https://github.com/o/r/blob/main/.env')).toBe(true);
+        expect(await store.recordLeak!(identity.id, at(9), 'https://github.com/o/r/issues/2')).toBe(true);
+        const reported = { ...identity, leakedAt: at(5), leakUrl: 'https://github.com/o/r/blob/main/.env' };
+        expect((await store.getIdentity(identity.id))?.identity).toEqual(reported);
+        expect((await store.findByDigest(secret.digest))?.identity).toEqual(reported);
+        expect((await store.listIdentities({ take: 5 })).keys.map((k) => k.identity)).toEqual([reported]);
+        const revoked = await issue({ revokedAt: at(1) });
+        expect(await store.recordLeak!(revoked.identity.id, at(7), null)).toBe(true);
+        expect((await store.getIdentity(revoked.identity.id))?.identity).toMatchObject({ leakedAt: at(7), leakUrl: null, revokedAt: at(1) });
+      });
+
+      it('keeps one whole report when two arrive at once', async () => {
+        const { identity } = await issue();
+        await Promise.all([store.recordLeak!(identity.id, at(1), 'https://a.example/1'), store.recordLeak!(identity.id, at(2), 'https://a.example/2')]);
+        const { leakedAt, leakUrl } = (await store.getIdentity(identity.id))!.identity;
+        expect([[at(1), 'https://a.example/1'], [at(2), 'https://a.example/2']]).toContainEqual([leakedAt, leakUrl]);
+      });
+
+      it('resolves false for an unknown identity and touches no other', async () => {
+        const { identity } = await issue();
+        expect(await store.recordLeak!('key_unknown', at(1), null)).toBe(false);
+        expect((await store.getIdentity(identity.id))?.identity).toEqual(identity);
+      });
+
+      it('an identity inserted with a leak gives it back', async () => {
+        const { identity } = await issue({ leakedAt: at(3), leakUrl: 'https://github.com/o/r' });
+        expect((await store.getIdentity(identity.id))?.identity).toEqual(identity);
+      });
+    });
+
     describe('getIdentity', () => {
       it('returns the identity with every secret, newest first', async () => {
         const { identity, secret } = await issue();
@@ -561,6 +596,7 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         () => store.listIdentities({ take: 3, after: { createdAt: at(HOUR), id: 'key_z' } }),
         () => store.listIdentities({ take: 3, offset: 1, withTotal: true }),
         () => store.touchLastUsed([{ digest: secret.digest, at: at(1) }]),
+        () => store.recordLeak!(identity.id, at(2), 'https://github.com/o/r'),
         () => store.revoke(identity.id, at(HOUR)),
       ];
       for (const call of calls) {

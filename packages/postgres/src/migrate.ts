@@ -251,6 +251,15 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS owner_id text;
     CREATE INDEX IF NOT EXISTS ${t.identitiesOwnerIndex} ON ${t.identities} (owner_id, created_at DESC, id DESC) WHERE owner_id IS NOT NULL;`,
   },
+  // Leaks (docs/security.md, "What the key record keeps"): when a secret-scanning alert
+  // first reported the key, and where it said the key was found (an http(s) URL the
+  // keyring checked and cleaned of key text; NULL when none). Both NULL: never reported.
+  {
+    version: 9,
+    sql: (t) => `
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leaked_at timestamptz(3);
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leak_url text CHECK (char_length(leak_url) <= 2048);`,
+  },
 ];
 
 /** The newest schema version `migrate()` applies. */

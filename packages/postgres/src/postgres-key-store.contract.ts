@@ -53,6 +53,8 @@ export function expectUnavailable(error: unknown, secrets: readonly string[]): K
   return error as KeysetError;
 }
 
+const T_LEAK = Date.parse('2026-11-26T12:00:00.123Z');
+
 /** Every migration version, as `<prefix>migrations` lists them once fully migrated. */
 export const ALL_VERSIONS: { version: number }[] = Array.from({ length: SCHEMA_VERSION }, (_, n) => ({ version: n + 1 }));
 
@@ -198,6 +200,22 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
           rateLimits: [{ limit: 7, windowSeconds: 60 }],
           quota: null,
         });
+      });
+
+      it('migration 9 upgrades a version-8 database: existing keys read as never reported, and record a leak', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(8, { schema, tablePrefix }));
+        const t = `"${schema}"."${tablePrefix}`;
+        await client.query(`INSERT INTO ${t}identities" (id, name, scopes) VALUES ('key_leak', 'old', '{a}')`);
+        await client.query(`INSERT INTO ${t}secrets" (digest, identity_id, last4) VALUES ('${'ef'.repeat(32)}', 'key_leak', 'abcd')`);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        expect((await store.findByDigest('ef'.repeat(32)))?.identity).not.toHaveProperty('leakedAt');
+        expect(await store.recordLeak?.('key_leak', new Date(T_LEAK), 'https://github.com/o/r')).toBe(true);
+        expect((await store.getIdentity('key_leak'))?.identity).toMatchObject({ leakedAt: new Date(T_LEAK), leakUrl: 'https://github.com/o/r' });
+        await expect(client.query(`UPDATE ${t}identities" SET leak_url = $1`, [`https://x/${'a'.repeat(2048)}`])).rejects.toThrow(/check/i);
       });
 
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {

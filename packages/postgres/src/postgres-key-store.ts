@@ -91,8 +91,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const insertIdentitySql = `
     WITH identity AS (
-      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id)
-      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text)
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id, leaked_at, leak_url)
+      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text, $21::timestamptz, $22::text)
       RETURNING id
     )
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
@@ -151,6 +151,15 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   const revokeSql = `SELECT ${t.revokeFunction}($1, $2::timestamptz) AS revoked`;
 
+  // The first report is kept whole: every SET expression reads the row as it was, so a
+  // row already reported keeps both columns, and two reports at once keep one of them.
+  const recordLeakSql = `
+    UPDATE ${t.identities} SET
+      leak_url = CASE WHEN leaked_at IS NULL THEN $3::text ELSE leak_url END,
+      leaked_at = coalesce(leaked_at, $2::timestamptz)
+    WHERE id = $1
+    RETURNING id`;
+
   // One statement per batch. Duplicate digests collapse to their latest time (an UPDATE
   // … FROM applies one arbitrary match per row otherwise); rows already as recent are
   // skipped, so no write, no dead tuple. GREATEST keeps it monotonic regardless.
@@ -208,6 +217,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         ...limitsParams(identity),
         secret.pepperId ?? null,
         identity.ownerId ?? null,
+        timestampParam(identity.leakedAt ?? null),
+        identity.leakedAt === null || identity.leakedAt === undefined ? null : (identity.leakUrl ?? null),
       ]);
     },
 
@@ -372,6 +383,11 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         [id, timestampParam(at)],
       );
       return Number(rows[0]?.deleted ?? 0) > 0;
+    },
+
+    async recordLeak(id: string, at: Date, url: string | null): Promise<boolean> {
+      const rows = await runQuery(client, recordLeakSql, [id, timestampParam(at), url]);
+      return rows.length > 0;
     },
 
     async revoke(id: string, at: Date): Promise<boolean> {

@@ -75,6 +75,12 @@ const SCHEMAS: Record<string, JsonObject> = {
       metadata: { type: 'object', description: 'Operator data, returned on every verification: a JSON object of at most 4 KiB.' },
       ipAllowlist: schema('IpAllowlist'),
       ownerId: { type: ['string', 'null'], description: 'The owner the key belongs to (`/api/owners`).' },
+      leakedAt: { ...NULLABLE_TIMESTAMP, description: 'When a secret-scanning alert first reported the key (either policy); `null`: never. A later report changes nothing.' },
+      leakUrl: {
+        type: ['string', 'null'],
+        maxLength: 2048,
+        description: 'Where that first report said the key was found: an http(s) URL cleaned of key text; `null` when it gave none (or one not recorded).',
+      },
       createdAt: TIMESTAMP,
       lastUsedAt: NULLABLE_TIMESTAMP,
       expiresAt: NULLABLE_TIMESTAMP,

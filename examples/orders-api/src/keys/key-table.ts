@@ -16,10 +16,10 @@ export function keyStatus(record: KeyRecord, now = Date.now()): string {
 
 const day = (d: Date | null): string => (d === null ? '-' : d.toISOString().slice(0, 19).replace('T', ' '));
 
-/** The `pnpm keys list` table: one line per key, newest first. */
+/** The `pnpm keys list` table: one line per key, newest first; LEAKED is when secret scanning first reported it. */
 export function formatTable(records: readonly KeyRecord[]): string {
-  const rows = records.map((r) => [r.id, r.name, r.scopes.join(','), `…${r.secrets[0]?.last4 ?? ''}`, keyStatus(r), day(r.createdAt), day(r.lastUsedAt)]);
-  const head = ['ID', 'NAME', 'SCOPES', 'KEY', 'STATUS', 'CREATED (UTC)', 'LAST USED (UTC)'];
+  const rows = records.map((r) => [r.id, r.name, r.scopes.join(','), `…${r.secrets[0]?.last4 ?? ''}`, keyStatus(r), day(r.createdAt), day(r.lastUsedAt), day(r.leakedAt)]);
+  const head = ['ID', 'NAME', 'SCOPES', 'KEY', 'STATUS', 'CREATED (UTC)', 'LAST USED (UTC)', 'LEAKED (UTC)'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) => `${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
   return line(head) + rows.map(line).join('');
@@ -39,6 +39,8 @@ export function formatRecord(r: KeyRecord): string {
     `last used:  ${day(r.lastUsedAt)}`,
     `expires:    ${day(r.expiresAt)}`,
     `revoked:    ${day(r.revokedAt)}`,
+    // The URL was cleaned of key text before it was stored (KeyRecord.leakUrl).
+    `leaked:     ${r.leakedAt === null ? '-' : `${day(r.leakedAt)}${r.leakUrl === null ? '' : ` at ${r.leakUrl}`}`}`,
     'secrets:',
     ...r.secrets.map((s) => `  …${s.last4}  created ${day(s.createdAt)}  last used ${day(s.lastUsedAt)}  expires ${day(s.expiresAt)}`),
   ];

@@ -1,6 +1,8 @@
 /**
- * GitHub's secret-scanning alerts (`LEAK_ALERT_PATH`, docs/security.md): `@keyset/core`'s
- * Fetch-style handler, mounted on the Node server ahead of the adapter. One mount serves
+ * GitHub's secret-scanning alerts (`LEAK_ALERT_PATH`, `LEAK_ALERT_POLICY`, docs/security.md):
+ * `@keyset/core`'s Fetch-style handler, mounted on the Node server ahead of the adapter. It
+ * records each reported key's leak on its record, which `GET /api/keys/{id}`, the key list
+ * and `keys show`/`keys list` show. One mount serves
  * all four adapters alike and needs none of their body parsing: the signature covers the
  * raw bytes, which the handler reads itself. Any other request goes to the adapter.
  * @module
@@ -22,8 +24,10 @@ export function mountLeakAlerts(server: Server, keyring: Keyring, config: Config
     admin: createKeyAdmin(keyring),
     publicKeys: config.leakAlertKeysUrl,
     policy: config.leakAlertPolicy,
-    // The key's id, last four characters and where GitHub found it: never its text.
-    onLeak: (event) => log.warn({ keyId: event.keyId, last4: event.last4, action: event.action, foundAt: event.url }, 'leaked API key reported by secret scanning'),
+    // The key's id, last four characters and where GitHub found it, as the key's record
+    // keeps it (cleaned of key text: the URL GitHub sends can hold the key): never its text.
+    // The handler has recorded the leak on the key (`leakedAt`, `leakUrl`) by now.
+    onLeak: (event) => log.warn({ keyId: event.keyId, last4: event.last4, action: event.action, foundAt: event.leakUrl }, 'leaked API key reported by secret scanning'),
     logger: log,
   });
   const alerts = getRequestListener(handler, { errorHandler: nodeServerErrorResponse });

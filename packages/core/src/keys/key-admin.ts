@@ -28,6 +28,7 @@ import {
   type UpdateLimitsInput,
 } from './key-input.ts';
 import { toKeyRecord, type KeyRecord } from './key-record.ts';
+import { isRecordableLeakUrl, MAX_LEAK_URL_LENGTH } from './leak-url.ts';
 import type { StoredIdentity, StoredKey, StoredSecret } from './key-store.ts';
 import type { Keyring } from './keyring.ts';
 import { rotationEnds } from './rotation-ends.ts';
@@ -78,6 +79,15 @@ export interface KeyAdmin {
    * unknown; `invalid_request` for bad input.
    */
   updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
+  /**
+   * Records that key `id` was reported leaked (revoked or not), found at `leak.url`: sets
+   * the record's `leakedAt` to now and `leakUrl` to the URL, unless the key was already
+   * reported, whose first report is kept (both fields). The URL must be an http(s) URL of
+   * at most 2048 characters holding no key-shaped text (`invalid_request`, field `url`);
+   * `createLeakAlertHandler` cleans the alert's URL before it gets here. Needs a store with
+   * `recordLeak`. `not_found` when unknown.
+   */
+  recordLeak(id: string, leak?: { url?: string | null }): Promise<void>;
   /**
    * How many live secrets (neither expired nor revoked) each pepper made: every pepper of
    * the keyring, newest first, even at 0, then any other id the store holds. Drop an old
@@ -245,6 +255,20 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       if (!revoked) throw notFound();
       verifier.evict(id);
       await changes.emit({ type: 'revoked', id });
+    },
+
+    async recordLeak(id: string, leak: { url?: string | null } = {}): Promise<void> {
+      const url = leak?.url ?? null;
+      if (url !== null && !isRecordableLeakUrl(url)) {
+        throw new KeysetError('invalid_request', {
+          detail: `\`url\` must be an http(s) URL of at most ${MAX_LEAK_URL_LENGTH} characters, holding no key text.`,
+          extensions: { field: 'url' },
+        });
+      }
+      if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
+      if (typeof store.recordLeak !== 'function') throw new ConfigError('This key store cannot record leaks (KeyStore.recordLeak is missing)');
+      const recorded = await storeCall(log, 'recordLeak', () => store.recordLeak!(id, new Date(clock()), url));
+      if (!recorded) throw notFound();
     },
 
     async updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord> {

@@ -54,6 +54,16 @@ export interface KeyRecord {
   readonly quota: Quota | null;
   /** The owner the key belongs to, or `null`. */
   readonly ownerId: string | null;
+  /**
+   * When the key was first reported leaked (a secret-scanning alert, with either policy);
+   * `null` = never. A later report of the same key leaves it as it is.
+   */
+  readonly leakedAt: Date | null;
+  /**
+   * Where that first report said the key was found (an http(s) URL, at most 2048
+   * characters, cleaned of key text); `null` when it gave none, or gave one that was refused.
+   */
+  readonly leakUrl: string | null;
   readonly createdAt: Date;
   /** Latest use over all secrets. */
   readonly lastUsedAt: Date | null;
@@ -82,6 +92,8 @@ export interface KeyRecordJson {
   rateLimits: KeyRateLimit[] | null;
   quota: QuotaJson | null;
   ownerId: string | null;
+  leakedAt: string | null;
+  leakUrl: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -194,6 +206,8 @@ function recordJson(this: KeyRecord): KeyRecordJson {
     rateLimits: this.rateLimits === null ? null : this.rateLimits.map((l) => ({ ...l })),
     quota: quotaJson(this.quota),
     ownerId: this.ownerId,
+    leakedAt: iso(this.leakedAt),
+    leakUrl: this.leakUrl,
     createdAt: this.createdAt.toISOString(),
     lastUsedAt: iso(this.lastUsedAt),
     expiresAt: iso(this.expiresAt),
@@ -277,6 +291,8 @@ export function toKeyRecord(
     scopes: Object.freeze([...identity.scopes]),
     ...limitsOf(identity),
     ownerId: identity.ownerId ?? null,
+    leakedAt: copyDate(identity.leakedAt ?? null),
+    leakUrl: identity.leakUrl ?? null,
     environment,
     metadata: freezeMetadata(identity.metadata),
     ipAllowlist: frozenList(identity.ipAllowlist),

@@ -68,6 +68,16 @@ export interface StoredIdentity {
    * `null`/absent = none. The owner's limits apply beside the key's.
    */
   ownerId?: string | null;
+  /**
+   * When the key was first reported leaked (a secret-scanning alert, `KeyStore.recordLeak`);
+   * `null`/absent = never.
+   */
+  leakedAt?: Date | null;
+  /**
+   * Where that first report said the key was found: an http(s) URL, checked and cleaned of
+   * key text before it is stored; `null`/absent = none given (or never reported).
+   */
+  leakUrl?: string | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
@@ -179,6 +189,14 @@ export interface KeyStore {
    * `Keyring.updateLimits` needs it.
    */
   updateLimits?(id: string, patch: IdentityLimitsPatch): Promise<boolean>;
+  /**
+   * Records that identity `id` was reported leaked at `at`, found at `url` (already checked:
+   * see `KeyAdmin.recordLeak`). The first report is kept: when `leakedAt` is already set,
+   * neither field changes (atomically, so two reports at once keep one of them whole).
+   * Revoked or not alike. Resolves `false` when the identity does not exist. Optional for
+   * stores written before it; `createLeakAlertHandler` needs it.
+   */
+  recordLeak?(id: string, at: Date, url: string | null): Promise<boolean>;
   /** Creates an owner; resolves `false` (changing nothing) when its id is taken. Owner methods are optional: `createOwnerAdmin` needs them. */
   insertOwner?(owner: StoredOwner): Promise<boolean>;
   getOwner?(id: string): Promise<StoredOwner | undefined>;

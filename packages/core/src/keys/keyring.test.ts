@@ -88,7 +88,7 @@ describe('issue and get', () => {
     expect(JSON.parse(JSON.stringify(record))).toEqual({
       id: record.id, name: 'billing', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 10, windowSeconds: 60 },
       environment: PREFIX, metadata: {}, ipAllowlist: null,
-      rateLimits: [{ limit: 10, windowSeconds: 60 }], quota: null, ownerId: null,
+      rateLimits: [{ limit: 10, windowSeconds: 60 }], quota: null, ownerId: null, leakedAt: null, leakUrl: null,
       createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null, revokedAt: null,
       secrets: [{ last4: key.slice(-4), createdAt: '2025-01-01T00:00:00.000Z', lastUsedAt: null, expiresAt: null }],
     });
@@ -725,5 +725,43 @@ describe('a logger that throws', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+});
+
+describe('recordLeak', () => {
+  it('sets leakedAt and leakUrl once: a later report changes neither; revoked keys too', async () => {
+    const { keyring, clock } = setup();
+    const admin = createKeyAdmin(keyring);
+    const { record } = await admin.issue({ name: 'ci', scopes: [] });
+    await admin.recordLeak(record.id, { url: 'https://github.com/o/r/blob/main/.env' });
+    clock.advance(60_000);
+    await admin.recordLeak(record.id, { url: 'https://github.com/o/r/issues/2' });
+    expect(await admin.get(record.id)).toMatchObject({ leakedAt: new Date(T0), leakUrl: 'https://github.com/o/r/blob/main/.env' });
+    const other = (await admin.issue({ name: 'gone', scopes: [] })).record;
+    await admin.revoke(other.id);
+    await admin.recordLeak(other.id);
+    expect(await admin.get(other.id)).toMatchObject({ leakedAt: new Date(T0 + 60_000), leakUrl: null });
+  });
+
+  it('refuses a URL that is not http(s), too long or holding key text, and an unknown id', async () => {
+    const { keyring } = setup();
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'ci', scopes: [] });
+    for (const url of ['ftp://x/y', 'github.com/o/r', `https://x/${'a'.repeat(2048)}`, `https://github.com/o/r?k=${key}`, 'https://x/\u0000']) {
+      const error = await admin.recordLeak(record.id, { url }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KeysetError);
+      expect(error).toMatchObject({ code: 'invalid_request' });
+      expect(JSON.stringify(error)).not.toContain(key.slice(PREFIX.length + 1, PREFIX.length + 12));
+    }
+    expect(await admin.get(record.id)).toMatchObject({ leakedAt: null, leakUrl: null });
+    await expect(admin.recordLeak('key_0000000000000000000000')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(admin.recordLeak('nope')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('needs a store with recordLeak', async () => {
+    const { recordLeak: _, ...store } = createMemoryKeyStore();
+    const admin = createKeyAdmin(createKeyring({ store: store as KeyStore, prefix: PREFIX, lastUsed: false }));
+    const { record } = await admin.issue({ name: 'ci', scopes: [] });
+    await expect(admin.recordLeak(record.id)).rejects.toThrow(ConfigError);
   });
 });

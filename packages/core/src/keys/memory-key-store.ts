@@ -69,6 +69,8 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
     quota: copyQuota(i.quota ?? null),
     ...(i.ownerId === null || i.ownerId === undefined ? {} : { ownerId: i.ownerId }),
+    // Present only once reported, as the PostgreSQL store gives them back.
+    ...(i.leakedAt === null || i.leakedAt === undefined ? {} : { leakedAt: new Date(i.leakedAt.getTime()), leakUrl: i.leakUrl ?? null }),
     createdAt: new Date(i.createdAt.getTime()),
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),
@@ -217,6 +219,17 @@ export function createMemoryKeyStore(): KeyStore {
       const key = keys.get(id);
       if (key === undefined) return false;
       revokeKey(key, at);
+      return true;
+    },
+
+    async recordLeak(id: string, at: Date, url: string | null): Promise<boolean> {
+      const key = keys.get(id);
+      if (key === undefined) return false;
+      // The first report is kept whole (KeyStore.recordLeak).
+      if (key.identity.leakedAt === null || key.identity.leakedAt === undefined) {
+        key.identity.leakedAt = new Date(at.getTime());
+        key.identity.leakUrl = url;
+      }
       return true;
     },
 

@@ -2,14 +2,19 @@
  * The secret-scanning alert endpoint with alerts signed by a test key pair made with Web
  * Crypto, as GitHub signs them (ECDSA P-256, SHA-256, base64 DER). A valid alert revokes
  * the key on two keyring instances before the answer; a tampered body, a wrong signature,
- * an unknown key id, a non-existent token and a replay revoke nothing.
+ * an unknown key id, a non-existent token and a replay revoke nothing. Under either policy
+ * the key's record shows `leakedAt` and the cleaned `leakUrl` when the answer arrives; the
+ * first report is kept; refused alerts record nothing.
  */
+import fc from 'fast-check';
+import { secretLeak } from '@keyset/test-support';
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError, ConfigError, toProblem } from '../errors.ts';
 import { createKeyAdmin } from '../keys/key-admin.ts';
 import { createKeyring, type Keyring } from '../keys/keyring.ts';
 import { generateKey } from '../keys/key-format.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
+import type { KeyStore } from '../keys/key-store.ts';
 import { rawToDer } from './der-signature.test-support.ts';
 import type { GitHubPublicKey } from './github-public-keys.ts';
 import { createLeakAlertHandler, type LeakAlertHandlerOptions, type LeakEvent } from './leak-alert-handler.ts';
@@ -29,15 +34,15 @@ async function keyPair(): Promise<{ pem: string; sign(body: string): Promise<str
   };
 }
 
-async function setup(extra: Partial<LeakAlertHandlerOptions> = {}) {
+async function setup(extra: Partial<LeakAlertHandlerOptions> = {}, clock: () => number = Date.now) {
   const github = await keyPair();
   const published: GitHubPublicKey[] = [{ key_identifier: 'k1', key: github.pem, is_current: true }];
   let fetches = 0;
   const store = createMemoryKeyStore();
   // Two instances over one store; each revocation reaches the other through onChange, as
   // a revocation bus carries it (the Redis and PostgreSQL buses have their own tests).
-  const a = createKeyring({ store, prefix: 'acme_live', lastUsed: false });
-  const b = createKeyring({ store, prefix: 'acme_live', lastUsed: false });
+  const a = createKeyring({ store, prefix: 'acme_live', lastUsed: false, clock });
+  const b = createKeyring({ store, prefix: 'acme_live', lastUsed: false, clock });
   a.onChange((event) => b.invalidate(event.id));
   const admin = createKeyAdmin(a);
   const { key } = await admin.issue({ name: 'ci', scopes: ['orders:read'] });
@@ -84,7 +89,8 @@ describe('createLeakAlertHandler', () => {
     expect([await live(s.a, s.key), await live(s.b, s.key)]).toEqual([false, false]);
     const refused = await s.b.authenticate({ authorization: `ApiKey ${s.key}`, url: '/api/orders' }).catch((e: unknown) => e);
     expect(toProblem(refused).status).toBe(401);
-    expect(s.events).toEqual([{ keyId: expect.any(String), last4: s.key.slice(-4), action: 'revoked', type: 'acme_live_key', url: 'https://github.com/o/r/blob/abc/config.yml', source: 'content' }]);
+    const url = 'https://github.com/o/r/blob/abc/config.yml';
+    expect(s.events).toEqual([{ keyId: expect.any(String), last4: s.key.slice(-4), action: 'revoked', type: 'acme_live_key', url, source: 'content', leakUrl: url }]);
     expect((await s.admin.get(s.events[0]!.keyId)).revokedAt).not.toBeNull();
     // Logs: the last four characters only.
     expect(JSON.stringify(s.logs)).not.toContain(s.key.slice(0, -4));
@@ -211,5 +217,106 @@ describe('createLeakAlertHandler', () => {
     expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: {} as never })).toThrow(ConfigError);
     expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: 'x', policy: 'delete' as never })).toThrow(/policy/);
     expect(() => createLeakAlertHandler({ keyring: s.a, admin: s.admin, publicKeys: 'x', maxBodyBytes: -1 })).toThrow(/maxBodyBytes/);
+  });
+});
+
+describe('createLeakAlertHandler: the leak on the key record', () => {
+  const FOUND = 'https://github.com/o/r/blob/abc/config.yml';
+
+  it.each(['revoke', 'mark'] as const)("policy '%s' records leakedAt and the URL before it answers", async (policy) => {
+    const s = await setup({ policy });
+    const id = (await s.a.verify(s.key)).id;
+    expect(await s.admin.get(id)).toMatchObject({ leakedAt: null, leakUrl: null });
+    const before = Date.now();
+    const response = await s.signed(s.alert(s.key));
+    expect(response.status).toBe(200);
+    const record = await s.admin.get(id);
+    expect(record.leakedAt?.getTime()).toBeGreaterThanOrEqual(before);
+    expect(record.leakedAt?.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(record.leakUrl).toBe(FOUND);
+    expect(record.revokedAt === null).toBe(policy === 'mark');
+    expect(JSON.parse(JSON.stringify(record))).toMatchObject({ leakedAt: record.leakedAt?.toISOString(), leakUrl: FOUND });
+    expect(s.events.map((e) => [e.action, e.leakUrl])).toEqual([[policy === 'revoke' ? 'revoked' : 'marked', FOUND]]);
+  });
+
+  it("a key reported again keeps its first leakedAt and URL (policy 'mark'); the hook sees each report", async () => {
+    let now = Date.parse('2026-11-26T12:00:00.000Z');
+    const s = await setup({ policy: 'mark' }, () => now);
+    const id = (await s.a.verify(s.key)).id;
+    expect((await s.signed(s.alert(s.key))).status).toBe(200);
+    const first = await s.admin.get(id);
+    expect(first.leakedAt?.toISOString()).toBe('2026-11-26T12:00:00.000Z');
+    now += 60_000;
+    const again = JSON.stringify([{ token: s.key, type: 'acme_live_key', url: 'https://github.com/o/r/issues/9' }]);
+    expect((await s.signed(again)).status).toBe(200);
+    const second = await s.admin.get(id);
+    expect([second.leakedAt, second.leakUrl]).toEqual([first.leakedAt, FOUND]);
+    expect(s.events.map((e) => e.leakUrl)).toEqual([FOUND, 'https://github.com/o/r/issues/9']);
+  });
+
+  it('records the leak without a URL when the alert has none or one that is not http(s)', async () => {
+    for (const url of [undefined, 'javascript:alert(1)', 'not a url', `https://github.com/${'x/'.repeat(1100)}`]) {
+      const s = await setup({ policy: 'mark' });
+      const id = (await s.a.verify(s.key)).id;
+      const body = JSON.stringify([{ token: s.key, type: 'acme_live_key', ...(url === undefined ? {} : { url }) }]);
+      expect((await s.signed(body)).status).toBe(200);
+      const record = await s.admin.get(id);
+      expect([record.leakedAt === null, record.leakUrl]).toEqual([false, null]);
+    }
+  });
+
+  it('refused alerts and tokens it never issued record nothing', async () => {
+    const s = await setup({ policy: 'mark' });
+    const id = (await s.a.verify(s.key)).id;
+    const body = s.alert(s.key);
+    const signature = await s.github.sign(body);
+    const other = await keyPair();
+    const refused = [
+      await s.post(body.replace('content', 'commit!'), { 'github-public-key-identifier': 'k1', 'github-public-key-signature': signature }),
+      await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await other.sign(body) }),
+      await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': 'not base64!' }),
+      await s.signed(body, 'k-forged'),
+      await s.post(body, { 'github-public-key-signature': signature }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]);
+    const stranger = await s.signed(s.alert(generateKey('acme_live')));
+    expect(await stranger.json()).toEqual([{ token_raw: expect.any(String), token_type: 'acme_live_key', label: 'false_positive' }]);
+    expect(await s.admin.get(id)).toMatchObject({ leakedAt: null, leakUrl: null });
+    expect(s.events).toEqual([]);
+  });
+
+  it('needs a key store that records leaks', async () => {
+    const { recordLeak: _, ...withoutLeaks } = createMemoryKeyStore();
+    const keyring = createKeyring({ store: withoutLeaks as KeyStore, prefix: 'acme_live', lastUsed: false });
+    expect(() => createLeakAlertHandler({ keyring, admin: createKeyAdmin(keyring), publicKeys: 'https://keys.example/' })).toThrow(/KeyStore\.recordLeak/);
+  });
+
+  it('the stored URL never holds 8 characters of the reported key in a row, whatever the alert says', async () => {
+    const s = await setup({ policy: 'mark' });
+    const pieces = fc.record({
+      start: fc.nat({ max: 30 }),
+      length: fc.integer({ min: 8, max: 38 }),
+      where: fc.constantFrom('path', 'query', 'host', 'fragment', 'whole'),
+      glue: fc.constantFrom('', '-', '_', '.', '%2F'),
+    });
+    await fc.assert(
+      fc.asyncProperty(pieces, async ({ start, length, where, glue }) => {
+        const { key, record } = await s.admin.issue({ name: 'prop', scopes: [] });
+        const secret = key.slice(key.lastIndexOf('_') + 1);
+        const piece = where === 'whole' ? key : secret.slice(start, start + length);
+        const url =
+          where === 'host' ? `https://${piece}${glue}.example.com/x`
+          : where === 'query' ? `https://github.com/o/r?k=${glue}${piece}`
+          : where === 'fragment' ? `https://github.com/o/r#${piece}${glue}`
+          : `https://github.com/o/r/blob/main/${glue}${piece}${glue}.env`;
+        const body = JSON.stringify([{ token: key, type: 'acme_live_key', url }]);
+        expect((await s.signed(body)).status).toBe(200);
+        const stored = await s.admin.get(record.id);
+        expect(stored.leakedAt).not.toBeNull();
+        if (stored.leakUrl !== null) expect(secretLeak(stored.leakUrl, [key])).toBeUndefined();
+        expect(secretLeak(JSON.stringify(stored), [key])).toBeUndefined();
+      }),
+      { numRuns: 40 },
+    );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The secret-scanning alert endpoint (GitHub's partner program, docs/security.md): a
  * Fetch-style `(Request) => Response` handler that verifies the alert's ECDSA P-256
- * signature, refuses replays, looks each reported token up by digest through the keyring
- * and revokes (or marks) every match before it answers. One handler works under every
+ * signature, refuses replays, looks each reported token up by digest through the keyring,
+ * records the leak on each match's key record (`leakedAt`, `leakUrl`) and revokes it (policy
+ * `revoke`) before it answers. One handler works under every
  * adapter, since Hono, Next.js, Bun, Deno and Workers speak `Request`, and Express and
  * Fastify apps mount it through their Fetch bridge (docs/security.md).
  *
@@ -15,9 +16,11 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, isKeysetError, KeysetError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors.ts';
 import { toHex } from '../internal/hex.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { keyringParts } from '../keys/internal/keyring-parts.ts';
 import { isWellFormedKey } from '../keys/is-well-formed-key.ts';
 import type { KeyAdmin } from '../keys/key-admin.ts';
 import type { Keyring } from '../keys/keyring.ts';
+import { leakUrlOf } from '../keys/leak-url.ts';
 import { redactKey } from '../keys/redact-key.ts';
 import { decodeBase64 } from './base64.ts';
 import { derToRawSignature } from './der-signature.ts';
@@ -40,13 +43,21 @@ export interface LeakEvent {
   url?: string;
   /** GitHub's `source` (e.g. `'content'`, `'commit'`), when it said. */
   source?: string;
+  /**
+   * `url` as given to the key record: an http(s) URL cleaned of key text, or `null` when
+   * GitHub gave none or one that is not recorded (see `KeyRecord.leakUrl`). Log this one.
+   */
+  leakUrl: string | null;
 }
 
 /** Options of `createLeakAlertHandler`. */
 export interface LeakAlertHandlerOptions {
   /** The keyring whose keys GitHub reports. */
   keyring: Keyring;
-  /** `createKeyAdmin(keyring)`: revokes through the keyring's change listeners (the revocation bus). */
+  /**
+   * `createKeyAdmin(keyring)`: records each leak on the key's record and revokes through the
+   * keyring's change listeners (the revocation bus). The keyring's store must have `recordLeak`.
+   */
   admin: KeyAdmin;
   /**
    * GitHub's signing keys: a URL answering `{ public_keys: [...] }`, or `{ fetch() }`
@@ -60,7 +71,7 @@ export interface LeakAlertHandlerOptions {
    * @default 'revoke'
    */
   policy?: LeakPolicy;
-  /** Called for each live key found, after the policy ran and before the answer. */
+  /** Called for each live key found, after the leak was recorded and the policy ran, before the answer. */
   onLeak?: (event: LeakEvent) => void | Promise<void>;
   /**
    * Largest body read; more is refused with 400 `invalid_request` before parsing.
@@ -176,8 +187,12 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
     logger,
     clock = systemClock,
   } = options;
-  if (typeof keyring?.verify !== 'function' || typeof admin?.revoke !== 'function') {
+  if (typeof keyring?.verify !== 'function' || typeof admin?.revoke !== 'function' || typeof admin.recordLeak !== 'function') {
     throw new ConfigError('createLeakAlertHandler needs keyring (createKeyring) and admin (createKeyAdmin(keyring))');
+  }
+  // Checked here, not at the first alert: an alert that cannot be recorded would be a 500.
+  if (typeof keyringParts(keyring)?.config.store.recordLeak !== 'function') {
+    throw new ConfigError("createLeakAlertHandler needs a key store that records leaks (KeyStore.recordLeak): the memory and PostgreSQL stores do");
   }
   if (policy !== 'revoke' && policy !== 'mark') throw new ConfigError(`createLeakAlertHandler: policy must be 'revoke' or 'mark', got ${JSON.stringify(String(policy))}`);
   for (const [name, value] of Object.entries({ maxBodyBytes, replayWindowSeconds, maxRememberedAlerts, minKeyRefreshSeconds })) {
@@ -209,8 +224,13 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
       if (isKeysetError(error) && error.code === 'invalid_api_key') return 'false_positive';
       throw error; // the store is down: 503, GitHub retries
     }
+    const leakUrl = leakUrlOf(alert.url, alert.token);
+    // Recorded before the revocation: if that fails (503), GitHub's retry still finds the
+    // key live, records again (the first report is kept) and revokes. A key already dead
+    // when reported is not recorded: verification names no key it refuses.
+    await admin.recordLeak(keyId, { url: leakUrl });
     if (policy === 'revoke') await admin.revoke(keyId);
-    const event: LeakEvent = { keyId, last4: alert.token.slice(-4), action: policy === 'revoke' ? 'revoked' : 'marked', type: alert.type };
+    const event: LeakEvent = { keyId, last4: alert.token.slice(-4), action: policy === 'revoke' ? 'revoked' : 'marked', type: alert.type, leakUrl };
     if (alert.url !== undefined) event.url = alert.url;
     if (alert.source !== undefined) event.source = alert.source;
     await onLeak?.(event);

@@ -46,7 +46,7 @@ export function identityColumns(): string {
   return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds, i.rate_limits, i.quota,
     i.prefix, i.metadata::text AS metadata, to_json(i.ip_allowlist) AS ip_allowlist,
     ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
-    ${epochMs('i.revoked_at')} AS revoked_at, i.owner_id`;
+    ${epochMs('i.revoked_at')} AS revoked_at, i.owner_id, ${epochMs('i.leaked_at')} AS leaked_at, i.leak_url`;
 }
 
 /** SQL: the columns of owner `o` (LEFT JOINed: all NULL when the key names no owner row), read by `ownerFrom`. */
@@ -109,6 +109,9 @@ export function identityFrom(row: Record<string, unknown>): StoredIdentity {
     quota: quotaFrom(row['quota']),
     // Present only when set, as the memory store gives it back.
     ...(row['owner_id'] === null || row['owner_id'] === undefined ? {} : { ownerId: String(row['owner_id']) }),
+    ...(row['leaked_at'] === null || row['leaked_at'] === undefined
+      ? {}
+      : { leakedAt: requiredDate(row['leaked_at']), leakUrl: typeof row['leak_url'] === 'string' ? row['leak_url'] : null }),
     createdAt: requiredDate(row['created_at']),
     expiresAt: toDate(row['expires_at']),
     revokedAt: toDate(row['revoked_at']),
