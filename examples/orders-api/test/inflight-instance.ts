@@ -7,7 +7,7 @@
  * stdout. Test support only.
  */
 import { serve } from '@hono/node-server';
-import { createApiKeyGuard, createKeyring } from '@keyset/core';
+import { createApiKeyGuard, createConcurrencyLimit, createKeyring } from '@keyset/core';
 import { apiKey, problemHandler } from '@keyset/hono';
 import { createPostgresKeyStore } from '@keyset/postgres';
 import { createRedisConcurrencyStore } from '@keyset/redis';
@@ -27,11 +27,11 @@ const keyring = createKeyring({ store: createPostgresKeyStore({ client: pool, sc
 const guard = createApiKeyGuard({
   keyring,
   refusedCredentials: false,
-  concurrency: {
+  concurrency: createConcurrencyLimit({
     max: Number(env('INFLIGHT_MAX')),
     leaseTtlSeconds: Number(env('INFLIGHT_LEASE_TTL_SECONDS')),
     store: createRedisConcurrencyStore({ redis, prefix: `keyset:test:${run}:` }),
-  },
+  }),
 });
 
 const PEAK = "local n = redis.call('INCR', KEYS[1]) if n > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], n) end return n";
