@@ -21,13 +21,13 @@ export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), '..', 
 export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetch.ts');
 
 /**
- * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes): 91.8 KB today
- * (from the build; 91.7 KB from the sources), so the test catches growth. Issue 22 asks for
+ * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes): 91.6 KB today
+ * (91,610 from the build; 91,542 from the sources), so the test catches growth. Issue 22 asks for
  * 60 KB, which is not reached: the modules a verifying, paginating request really runs add
  * up to more (docs/benchmarks.md, "Bundle size", lists them and what stands between). Lower
  * this as the handler shrinks; never raise it without saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 92_000;
+export const MINIMAL_FETCH_LIMIT = 91_700;
 
 /** Issue 22's target for the minimal handler, reported beside the figure by `pnpm bench bundle-size`. */
 export const MINIMAL_FETCH_TARGET = 60_000;
