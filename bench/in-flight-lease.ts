@@ -9,7 +9,7 @@
  * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/in-flight-lease.ts
  * (ROUNDS, default 21; PER_ROUND, default 20000; BENCH_REDIS_URL, default redis://127.0.0.1:6379)
  */
-import { createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, type ApiKeyGuard, type ApiKeyGuardOptions } from '@keyset/core';
+import { createApiKeyGuard, createConcurrencyLimit, createKeyAdmin, createKeyring, createMemoryKeyStore, type ApiKeyGuard, type ConcurrencyOptions } from '@keyset/core';
 import { createRedisConcurrencyStore } from '@keyset/redis';
 import { Redis } from 'ioredis';
 
@@ -21,8 +21,8 @@ const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'ks_live'
 const key = (await createKeyAdmin(keyring).issue({ name: 'bench', scopes: ['orders:read'] })).key;
 const request = { authorization: `ApiKey ${key}`, url: '/api/orders', remoteAddress: '127.0.0.1' };
 const checkOptions = Object.freeze({ scopes: Object.freeze(['orders:read']) });
-const guardWith = (concurrency?: ApiKeyGuardOptions['concurrency']): ApiKeyGuard =>
-  createApiKeyGuard({ keyring, refusedCredentials: false, ...(concurrency === undefined ? {} : { concurrency }) });
+const guardWith = (concurrency?: ConcurrencyOptions): ApiKeyGuard =>
+  createApiKeyGuard({ keyring, refusedCredentials: false, ...(concurrency === undefined ? {} : { concurrency: createConcurrencyLimit(concurrency) }) });
 
 const inProcess: [string, ApiKeyGuard][] = [
   ['no concurrency option', guardWith()],

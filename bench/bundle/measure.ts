@@ -21,12 +21,13 @@ export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), '..', 
 export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetch.ts');
 
 /**
- * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes): 96.1 KB today,
- * so the test catches growth. Issue 22 asks for 60 KB, which is not reached: the modules a
- * verifying, paginating request really runs add up to more (docs/benchmarks.md, "Bundle
- * size", lists them). Lower this as the handler shrinks; never raise it without saying why.
+ * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes): 91.6 KB today
+ * (91,610 from the build; 91,542 from the sources), so the test catches growth. Issue 22 asks for
+ * 60 KB, which is not reached: the modules a verifying, paginating request really runs add
+ * up to more (docs/benchmarks.md, "Bundle size", lists them and what stands between). Lower
+ * this as the handler shrinks; never raise it without saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 100_000;
+export const MINIMAL_FETCH_LIMIT = 91_700;
 
 /** Issue 22's target for the minimal handler, reported beside the figure by `pnpm bench bundle-size`. */
 export const MINIMAL_FETCH_TARGET = 60_000;
@@ -40,6 +41,8 @@ export interface BundleSize {
   gzipBytes: number;
   /** Minified bytes per input file that kept any code, largest first (paths from the repo root). */
   inputs: Array<{ file: string; bytes: number }>;
+  /** The minified bundle itself. */
+  text: string;
 }
 
 const PACKAGE = /^@keyset\/([a-z-]+)(?:\/([a-z-]+))?$/;
@@ -86,7 +89,7 @@ export async function bundleSize(input: { entry: string } | { contents: string }
     .map(([file, { bytesInOutput }]) => ({ file, bytes: bytesInOutput }))
     .filter((i) => i.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
-  return { bytes: output.length, gzipBytes: gzipSync(output, { level: 9 }).length, inputs };
+  return { bytes: output.length, gzipBytes: gzipSync(output, { level: 9 }).length, inputs, text: result.outputFiles[0]!.text };
 }
 
 /** Every run-time name of an entry, as one module that re-exports them all (nothing to shake). */

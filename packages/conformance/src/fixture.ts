@@ -7,6 +7,7 @@
  */
 import {
   createApiKeyGuard,
+  createConcurrencyLimit,
   createKeyAdmin, createKeyring,
   createMemoryKeyStore,
   createPaginator,
@@ -126,7 +127,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const admin = createKeyAdmin(keyring);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
-  const guard = createApiKeyGuard({ keyring, limiter, realm: REALM, concurrency: { max: (key) => (key.name === 'inflight' ? 1 : null) } });
+  const guard = createApiKeyGuard({ keyring, limiter, realm: REALM, concurrency: createConcurrencyLimit({ max: (key) => (key.name === 'inflight' ? 1 : null) }) });
   const reader = (await admin.issue({ name: 'reader', scopes: ['items:read'] })).key;
   // writer's own limit refills one request per 3.6 s, so the suite can see a 403 being counted.
   const writer = (await admin.issue({ name: 'writer', scopes: ['items:write'], rateLimit: { limit: 1000, windowSeconds: 3600 } })).key;

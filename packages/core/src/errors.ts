@@ -30,55 +30,13 @@ export type ErrorCode =
   | 'concurrency_limited'
   | 'unavailable';
 
-const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
-  invalid_limit: 400,
-  limit_too_large: 400,
-  invalid_offset: 400,
-  invalid_cursor: 400,
-  conflicting_pagination: 400,
-  invalid_sort: 400,
-  api_key_in_query: 400,
-  invalid_request: 400,
-  missing_api_key: 401,
-  unsupported_auth_scheme: 401,
-  invalid_api_key: 401,
-  insufficient_scope: 403,
-  ip_not_allowed: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  rate_limited: 429,
-  quota_exhausted: 429,
-  concurrency_limited: 429,
-  unavailable: 503,
-});
-
-const TITLES: Readonly<Record<ErrorCode, string>> = Object.freeze({
-  invalid_limit: 'Invalid limit',
-  limit_too_large: 'Limit too large',
-  invalid_offset: 'Invalid offset',
-  invalid_cursor: 'Invalid cursor',
-  conflicting_pagination: 'Conflicting pagination parameters',
-  invalid_sort: 'Invalid sort',
-  api_key_in_query: 'API key in query string',
-  invalid_request: 'Invalid request',
-  missing_api_key: 'Missing API key',
-  unsupported_auth_scheme: 'Unsupported authentication scheme',
-  invalid_api_key: 'Invalid API key',
-  insufficient_scope: 'Insufficient scope',
-  ip_not_allowed: 'IP address not allowed',
-  not_found: 'Not found',
-  method_not_allowed: 'Method not allowed',
-  rate_limited: 'Too many requests',
-  quota_exhausted: 'Quota exhausted',
-  concurrency_limited: 'Too many requests in progress',
-  unavailable: 'Service unavailable',
-});
-
 /** One entry of the error catalogue: a code's HTTP status and problem `title`. */
 export interface ErrorCatalogueEntry {
   readonly status: number;
   readonly title: string;
 }
+
+const entry = (status: number, title: string): ErrorCatalogueEntry => Object.freeze({ status, title });
 
 /**
  * Every problem `code` keyset can answer with, its status and its title: the one list that
@@ -90,11 +48,27 @@ export interface ErrorCatalogueEntry {
  * ERROR_CATALOGUE.rate_limited; // { status: 429, title: 'Too many requests' }
  * ```
  */
-export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> = Object.freeze(
-  Object.fromEntries(
-    (Object.keys(STATUS) as ErrorCode[]).map((code) => [code, Object.freeze({ status: STATUS[code], title: TITLES[code] })]),
-  ) as Record<ErrorCode, ErrorCatalogueEntry>,
-);
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> = Object.freeze({
+  invalid_limit: entry(400, 'Invalid limit'),
+  limit_too_large: entry(400, 'Limit too large'),
+  invalid_offset: entry(400, 'Invalid offset'),
+  invalid_cursor: entry(400, 'Invalid cursor'),
+  conflicting_pagination: entry(400, 'Conflicting pagination parameters'),
+  invalid_sort: entry(400, 'Invalid sort'),
+  api_key_in_query: entry(400, 'API key in query string'),
+  invalid_request: entry(400, 'Invalid request'),
+  missing_api_key: entry(401, 'Missing API key'),
+  unsupported_auth_scheme: entry(401, 'Unsupported authentication scheme'),
+  invalid_api_key: entry(401, 'Invalid API key'),
+  insufficient_scope: entry(403, 'Insufficient scope'),
+  ip_not_allowed: entry(403, 'IP address not allowed'),
+  not_found: entry(404, 'Not found'),
+  method_not_allowed: entry(405, 'Method not allowed'),
+  rate_limited: entry(429, 'Too many requests'),
+  quota_exhausted: entry(429, 'Quota exhausted'),
+  concurrency_limited: entry(429, 'Too many requests in progress'),
+  unavailable: entry(503, 'Service unavailable'),
+});
 
 /** Why a key was refused. Goes to logs and metrics only, never to the client. */
 export type InvalidKeyReason = 'malformed' | 'checksum' | 'unknown' | 'expired' | 'revoked';
@@ -140,7 +114,8 @@ export class KeysetError extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, options: KeysetErrorOptions = {}) {
-    const { detail = TITLES[code], cause, extensions = {}, headers = {} } = options;
+    const { status, title } = ERROR_CATALOGUE[code];
+    const { detail = title, cause, extensions = {}, headers = {} } = options;
     // A client's mistake needs no stack trace, and capturing one is most of what a
     // refusal costs (~4 µs): under a flood of bad keys that is the server's CPU. The
     // underlying failure, when there is one, keeps its own stack in `cause`.
@@ -157,7 +132,7 @@ export class KeysetError extends Error {
     // Brand shared by every installed copy of @keyset/core, see `isKeysetError`.
     Object.defineProperty(this, BRAND, { value: true });
     this.code = code;
-    this.status = STATUS[code];
+    this.status = status;
     this.detail = detail;
     this.extensions = Object.freeze({ ...extensions });
     this.headers = Object.freeze({ ...headers });
@@ -316,7 +291,7 @@ export function toProblem(error: unknown, options: ToProblemOptions = {}): Probl
   const body: ProblemDetails = {
     ...(redactMembers(error.extensions, 0) as Record<string, unknown>),
     type: `${typeBase}${error.code}`,
-    title: TITLES[error.code],
+    title: ERROR_CATALOGUE[error.code].title,
     status: error.status,
     detail: cut(redactText(error.detail), MAX_MEMBER_LENGTH),
     code: error.code,

@@ -24,7 +24,7 @@ export interface RedisConcurrencyStoreOptions {
   prefix?: string;
   /**
    * How long Redis may stay silent while a call waits (as the rate-limit store's); past
-   * it the guard's `concurrency.onStoreError` decides.
+   * it the limit's `onStoreError` (`createConcurrencyLimit`) decides.
    * @default 500
    */
   timeoutMs?: number;
@@ -47,7 +47,7 @@ export interface RedisConcurrencyStore extends ConcurrencyStore {
  * ```ts
  * import { Redis } from 'ioredis';
  * const redis = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
- * const guard = createApiKeyGuard({ keyring, concurrency: { max: 5, store: createRedisConcurrencyStore({ redis }) } });
+ * const guard = createApiKeyGuard({ keyring, concurrency: createConcurrencyLimit({ max: 5, store: createRedisConcurrencyStore({ redis }) }) });
  * ```
  */
 export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOptions): RedisConcurrencyStore {

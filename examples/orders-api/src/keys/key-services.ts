@@ -10,10 +10,10 @@
  */
 import {
   createApiKeyGuard,
+  createConcurrencyLimit,
   createKeyring,
   createRateLimiter,
   type ApiKeyGuard,
-  type ConcurrencyOptions,
   type Keyring,
   type KeyStore,
   type RateLimiterWithState,
@@ -86,10 +86,10 @@ export async function createKeyServices(deps: {
   // In-flight caps (IN_FLIGHT_MAX per key, OWNER_IN_FLIGHT_MAX per owner; off by default):
   // leases in Redis with REDIS_URL, so the cap holds across instances, else in memory.
   const { inFlightMax = false, ownerInFlightMax = false, inFlightLeaseSeconds = 60 } = config;
-  const concurrency: ConcurrencyOptions | undefined =
+  const concurrency =
     inFlightMax === false && ownerInFlightMax === false
       ? undefined
-      : {
+      : createConcurrencyLimit({
           ...(inFlightMax === false ? {} : { max: inFlightMax }),
           ...(ownerInFlightMax === false ? {} : { ownerMax: ownerInFlightMax }),
           leaseTtlSeconds: inFlightLeaseSeconds,
@@ -97,7 +97,7 @@ export async function createKeyServices(deps: {
           // than answer every request 503; an instance's own memory cannot see the others'.
           onStoreError: 'open',
           ...(redis === undefined ? {} : { store: redis.concurrencyStore }),
-        };
+        });
   const guard = createApiKeyGuard({
     keyring,
     limiter,

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
 import { createApiKeyGuard, type ApiKeyGuardOptions } from '../keys/api-key-guard.ts';
+import { createConcurrencyLimit, type ConcurrencyOptions } from './concurrency-limit.ts';
 import { createKeyAdmin } from '../keys/key-admin.ts';
 import { createOwnerAdmin } from '../keys/owner-admin.ts';
 import { createKeyring } from '../keys/keyring.ts';
@@ -14,12 +15,12 @@ import type { ConcurrencyStore } from './types.ts';
 
 const quiet = { warn() {}, error() {} };
 
-async function world(concurrency: ApiKeyGuardOptions['concurrency'], extra: Partial<ApiKeyGuardOptions> = {}) {
+async function world(concurrency: ConcurrencyOptions | undefined, extra: Partial<ApiKeyGuardOptions> = {}) {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
   const admin = createKeyAdmin(keyring);
   const a = (await admin.issue({ name: 'a', scopes: ['orders:read'], metadata: { plan: 'pro' } })).key;
   const b = (await admin.issue({ name: 'b', scopes: ['orders:read'] })).key;
-  const guard = createApiKeyGuard({ keyring, refusedCredentials: false, ...(concurrency && { concurrency }), ...extra });
+  const guard = createApiKeyGuard({ keyring, refusedCredentials: false, ...(concurrency && { concurrency: createConcurrencyLimit(concurrency) }), ...extra });
   const check = (key: string) => guard.check({ authorization: `ApiKey ${key}`, url: '/api/orders' }, { scopes: ['orders:read'] });
   return { a, b, check };
 }
@@ -109,7 +110,7 @@ describe('in-flight limit', () => {
     const [k1, k2, k3, lone] = await Promise.all(
       ['k1', 'k2', 'k3', 'lone'].map(async (name) => (await admin.issue({ name, scopes: [], ...(name === 'lone' ? {} : { ownerId: 'cus_42' }) })).key),
     );
-    const guard = createApiKeyGuard({ keyring, refusedCredentials: false, concurrency: { max: 2, ownerMax: (owner) => (owner.metadata.plan === 'pro' ? 3 : 1) } });
+    const guard = createApiKeyGuard({ keyring, refusedCredentials: false, concurrency: createConcurrencyLimit({ max: 2, ownerMax: (owner) => (owner.metadata.plan === 'pro' ? 3 : 1) }) });
     const check = (key: string) => guard.check({ authorization: `ApiKey ${key}`, url: '/x' });
     const held = [await check(k1 as string), await check(k1 as string), await check(k2 as string)];
     // The owner's 3 are taken: k2 and k3 are refused by the owner; k1 by its own max.
@@ -132,7 +133,7 @@ describe('in-flight limit', () => {
     expect(again).toHaveLength(3);
   });
 
-  it('options are checked when the guard is made', async () => {
+  it('options are checked when the limit is made; the guard takes only a built limit', async () => {
     await expect(world({ max: 0 })).rejects.toThrow(ConfigError);
     await expect(world({})).rejects.toThrow(/max.*ownerMax/);
     await expect(world({ ownerMax: 0 })).rejects.toThrow(/ownerMax/);
@@ -143,5 +144,7 @@ describe('in-flight limit', () => {
     await expect(world({ max: 1, leaseTtl: 5 } as never)).rejects.toThrow(/leaseTtlSeconds/);
     const { a, check } = await world({ max: () => 0 });
     await expect(check(a)).rejects.toThrow(ConfigError);
+    // The options object itself is not a limit: the guard says what to build.
+    await expect(world(undefined, { concurrency: { max: 1 } as never })).rejects.toThrow(/createConcurrencyLimit/);
   });
 });

@@ -3,9 +3,12 @@
  * request takes a lease on its key and gives it back with `release()` when its response
  * is finished. Adapters call `release()` on every path (sent, handler error, client
  * abort); a lease never released (an instance that died) expires after `leaseTtlSeconds`.
+ * Built by the application (`concurrency: createConcurrencyLimit({ max })`), like the
+ * `limiter`: a guard without one bundles none of this module's code.
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
@@ -16,7 +19,7 @@ export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | und
 /** Live leases per owner (all its keys together), as a number or read from the owner; `null` = no limit. */
 export type OwnerConcurrencyMax = number | ((owner: VerifiedOwner, key: VerifiedKey) => number | null | undefined);
 
-/** The guard's `concurrency` option. */
+/** Options of `createConcurrencyLimit`. */
 export interface ConcurrencyOptions {
   /**
    * Requests of one key at work at once (an integer ≥ 1), or a function of the verified
@@ -63,15 +66,27 @@ export type ReleaseLease = () => void;
 /** Nothing to give back (no limit on the key): one shared function, no allocation. */
 export const NO_LEASE: ReleaseLease = () => {};
 
-/** The guard's side of the limit. */
+/** An in-flight limit, the guard's `concurrency` option. */
 export interface ConcurrencyLimit {
   /** Takes a lease for `key`; throws `concurrency_limited` (429) when `max` are at work. */
   acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease>;
 }
 
-/** Builds the limit the guard runs; throws `ConfigError` saying what to change. */
+/** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
+const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true } as const satisfies KnownOptions<ConcurrencyOptions>;
+
+/**
+ * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`
+ * (docs/rate-limits.md, "In-flight limits"). Throws `ConfigError` saying what to change.
+ *
+ * @example
+ * ```ts
+ * const guard = createApiKeyGuard({ keyring, concurrency: createConcurrencyLimit({ max: 5 }) });
+ * ```
+ */
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('concurrency must be { max, ownerMax?, store?, leaseTtlSeconds? }');
+  if (typeof options !== 'object' || options === null) throw new ConfigError('createConcurrencyLimit needs { max, ownerMax?, store?, leaseTtlSeconds? }');
+  assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
   const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed' } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
   if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);

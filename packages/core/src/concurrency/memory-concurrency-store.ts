@@ -26,7 +26,7 @@ const STORE_OPTIONS = { clock: true } as const satisfies KnownOptions<MemoryConc
  *
  * @example
  * ```ts
- * const guard = createApiKeyGuard({ keyring, concurrency: { max: 5, store: createMemoryConcurrencyStore() } });
+ * const guard = createApiKeyGuard({ keyring, concurrency: createConcurrencyLimit({ max: 5, store: createMemoryConcurrencyStore() }) });
  * ```
  */
 export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOptions = {}): ConcurrencyStore {

@@ -23,7 +23,7 @@ import { isValidScope } from './scopes.ts';
 import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
-import { NO_LEASE, createConcurrencyLimit, type ConcurrencyOptions, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
+import { NO_LEASE, type ConcurrencyLimit, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
 
 /** Options of `createApiKeyGuard`. */
 export interface ApiKeyGuardOptions {
@@ -57,10 +57,11 @@ export interface ApiKeyGuardOptions {
    * In-flight limit per key and per owner (docs/rate-limits.md, "In-flight limits"): an
    * admitted request holds a lease until its adapter calls the result's `release()`; past
    * `max` (or the owner's `ownerMax`) the request is 429 `concurrency_limited` with `Retry-After`. Decided after the rate limit,
-   * so a refused request still spent one request of the key's rate limit.
+   * so a refused request still spent one request of the key's rate limit. Built with
+   * `createConcurrencyLimit({ max })`, so a guard without one bundles none of its code.
    * @default no in-flight limit
    */
-  concurrency?: ConcurrencyOptions;
+  concurrency?: ConcurrencyLimit;
 }
 
 /** Every name `ApiKeyGuardOptions` knows, checked when the guard is made. */
@@ -70,7 +71,7 @@ const GUARD_OPTIONS = {
   realm: true,
   trustProxy: TRUST_PROXY_OPTIONS,
   refusedCredentials: { limit: true, windowSeconds: true, store: true, maxTracked: true, clock: true, logger: true },
-  concurrency: { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true },
+  concurrency: true,
 } as const satisfies KnownOptions<ApiKeyGuardOptions>;
 
 /**
@@ -137,7 +138,8 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     throw new ConfigError('refusedCredentials must be false or { limit, windowSeconds, store? }');
   }
   const refusals = refusedCredentials === false ? undefined : createRefusedCredentialLimit(refusedCredentials);
-  const inFlight = concurrency === undefined ? undefined : createConcurrencyLimit(concurrency);
+  if (concurrency !== undefined && typeof concurrency?.acquire !== 'function') throw new ConfigError('concurrency must be a ConcurrencyLimit (see createConcurrencyLimit)');
+  const inFlight = concurrency;
   // Keyring and limiter functions that can answer synchronously carry a twin that does
   // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
   const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {

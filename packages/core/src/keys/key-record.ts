@@ -250,9 +250,11 @@ function proto(json: (this: never) => unknown, label: string): object {
   );
 }
 
-const SECRET_PROTO = proto(secretJson as (this: never) => unknown, 'SecretRecord');
-const RECORD_PROTO = proto(recordJson as (this: never) => unknown, 'KeyRecord');
-const VERIFIED_PROTO = proto(verifiedJson as (this: never) => unknown, 'VerifiedKey');
+// Pure: an app that never builds a `KeyRecord` (a service that only verifies) bundles
+// neither its prototype nor its `toJSON`.
+const SECRET_PROTO = /* @__PURE__ */ proto(secretJson as (this: never) => unknown, 'SecretRecord');
+const RECORD_PROTO = /* @__PURE__ */ proto(recordJson as (this: never) => unknown, 'KeyRecord');
+const VERIFIED_PROTO = /* @__PURE__ */ proto(verifiedJson as (this: never) => unknown, 'VerifiedKey');
 
 function withProto<T extends object>(prototype: object, data: T): T {
   return Object.freeze(Object.assign(Object.create(prototype) as T, data));

@@ -98,13 +98,10 @@ function copyOwner(o: StoredOwner): StoredOwner {
 /** One keyset page of `rows` (sorted newest first) per `query`, as both list methods answer it. */
 function pageOf<T extends { createdAt: Date; id: string }>(all: T[], query: ListOwnersQuery): T[] {
   const { after, direction = 'forward' } = query;
-  let rows = direction === 'backward' ? [...all].reverse() : all;
-  if (after !== undefined) {
-    const t = after.createdAt.getTime();
-    const older = (i: T): boolean => i.createdAt.getTime() < t || (i.createdAt.getTime() === t && i.id < after.id);
-    const newer = (i: T): boolean => i.createdAt.getTime() > t || (i.createdAt.getTime() === t && i.id > after.id);
-    rows = rows.filter(direction === 'backward' ? newer : older);
-  }
+  const backward = direction === 'backward';
+  let rows = backward ? [...all].reverse() : all;
+  // Past the cursor in walking order: older than it going forward, newer going backward.
+  if (after !== undefined) rows = rows.filter((i) => (backward ? newestFirst(i, after) : newestFirst(after, i)) < 0);
   if (query.offset !== undefined) rows = rows.slice(query.offset);
   return rows.slice(0, Math.max(0, query.take));
 }
@@ -133,10 +130,11 @@ export function createMemoryKeyStore(): KeyStore {
     const key = byDigest.get(digest);
     const secret = key?.secrets.find((s) => s.digest === digest);
     if (key === undefined || secret === undefined) return undefined;
+    const hit = { identity: copyIdentity(key.identity), secret: copySecret(secret) };
     const ownerId = key.identity.ownerId ?? null;
-    if (ownerId === null) return { identity: copyIdentity(key.identity), secret: copySecret(secret) };
+    if (ownerId === null) return hit;
     const owner = owners.get(ownerId);
-    return { identity: copyIdentity(key.identity), secret: copySecret(secret), owner: owner === undefined ? null : copyOwner(owner) };
+    return { ...hit, owner: owner === undefined ? null : copyOwner(owner) };
   }
 
   function revokeKey(key: StoredKey, at: Date): void {
