@@ -37,6 +37,7 @@ import { Hono as HonoApp } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
 import { save } from './support.ts';
+import { FakeResponse, incoming, type Listener } from './http/fake-node.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
@@ -45,61 +46,11 @@ const FILTERS = ['', 'status=paid&', 'status=refunded&'];
 /** keyset's unavoidable work written plainly by hand, none of its checks (bench/http/handrolled-stack.ts). */
 const HAND_ROLLED = 'hand-rolled: same hashes, lookups, headers, body; no checks';
 
-type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unknown;
-
 /** What a response looked like on the (fake) wire. */
 interface Sent {
   status: number;
   head: string;
   body: string;
-}
-
-/** The parts of ServerResponse `@hono/node-server` uses; `writeHead` builds the head text as Node does. */
-class FakeResponse {
-  statusCode = 200;
-  headersSent = false;
-  writable = true;
-  writableFinished = false;
-  _contentLength = undefined;
-  head = '';
-  body = '';
-  writeHead(status: number, headers?: Record<string, string | number | string[]>): this {
-    this.statusCode = status;
-    let head = `HTTP/1.1 ${status} OK\r\n`;
-    if (headers) for (const name in headers) head += `${name}: ${String(headers[name])}\r\n`;
-    this.head = head;
-    this.headersSent = true;
-    return this;
-  }
-  end(body?: string | Uint8Array): this {
-    this.body = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body).toString();
-    this.writableFinished = true;
-    return this;
-  }
-  write(): boolean {
-    throw new Error('a streamed response: this benchmark expects one head + body');
-  }
-  hasHeader(): boolean {
-    return false;
-  }
-  on(): this {
-    return this;
-  }
-  once(): this {
-    return this;
-  }
-}
-
-function incoming(path: string, key: string) {
-  const authorization = `ApiKey ${key}`;
-  return {
-    method: 'GET',
-    url: path,
-    headers: { host: 'localhost', authorization },
-    rawHeaders: ['Host', 'localhost', 'Authorization', authorization],
-    socket: { encrypted: false },
-    readableEnded: true,
-  };
 }
 
 async function send(listener: Listener, path: string, key: string): Promise<Sent> {

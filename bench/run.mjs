@@ -23,10 +23,13 @@ for (const name of names) {
     continue;
   }
   console.log(`\n=== ${name} ===`);
+  // inprocess-ab loads a base checkout's built packages, whose own `@keyset/*` imports
+  // tsconfig.json's paths would send to this checkout's sources: it runs without paths.
+  const tsconfig = name === 'inprocess-ab' ? 'tsconfig.base.json' : 'tsconfig.json';
   const run = spawnSync(
     process.execPath,
     ['--expose-gc', '--import', 'tsx', join(here, `${name}.bench.ts`)],
-    { stdio: 'inherit', env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', 'tsconfig.json') } },
+    { stdio: 'inherit', env: { ...process.env, TSX_TSCONFIG_PATH: join(here, '..', tsconfig) } },
   );
   if (run.status !== 0) failed++;
 }

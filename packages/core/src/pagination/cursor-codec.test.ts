@@ -168,6 +168,24 @@ describe('createCursorCodec', () => {
     expect(await web.decode(text, fp, sort)).toEqual(forward);
   });
 
+  it('keeps cursors apart while Web Crypto MACs are pending: the codec reuses one frame', async () => {
+    // Encodes and decodes under several fingerprints and secrets, all in flight at once,
+    // each checked against the synchronous node provider's answer.
+    const secrets = [NEW, OLD];
+    const web = createCursorCodec({ secrets, crypto: webCrypto, clock: () => 0 });
+    const node = createCursorCodec({ secrets, clock: () => 0 });
+    const oldOnly = createCursorCodec({ secrets: [OLD], clock: () => 0 });
+    const fps = await Promise.all(['a', 'b', 'c'].map((status) => cursorFingerprint({ endpoint: 'GET /api/orders', sort, filters: { status } })));
+    const positions: CursorPosition[] = fps.map((_, i) => [`2024-05-0${i + 1} 10:00:00+00`, null, String(i)]);
+    const expected = await Promise.all(fps.map((f, i) => node.encode(positions[i]!, f, sort)));
+    expect(await Promise.all(fps.map((f, i) => web.encode(positions[i]!, f, sort)))).toEqual(expected);
+    // Old-secret cursors make the web codec try a second secret after its first MAC settles.
+    const underOld = await Promise.all(fps.map((f, i) => oldOnly.encode(positions[i]!, f, sort)));
+    const decoded = await Promise.all([...expected, ...underOld].map((text, i) => web.decode(text, fps[i % 3]!, sort)));
+    expect(decoded.map((d) => d.position)).toEqual([...positions, ...positions]);
+    await Promise.all(expected.map((text, i) => refused(web.decode(text, fps[(i + 1) % 3]!, sort))));
+  });
+
   it('re-validates value types against the sort spec even under a valid signature', async () => {
     // A signed payload whose values no longer fit the spec (e.g. the spec changed, same fingerprint).
     const loose = defineSortSpec([

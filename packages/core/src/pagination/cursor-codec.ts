@@ -14,7 +14,8 @@
  * Version 1 cursors (`0x01`, payload `{"p":[...],"t":…}`, always forward) issued by
  * earlier releases still decode, so a deploy does not break the walks in flight.
  *
- * One path each way. Encode: `JSON.stringify` → MAC → `TextEncoder.encodeInto` → base64url.
+ * One path each way. Encode: `JSON.stringify` → `TextEncoder.encodeInto` (after the MAC
+ * input's prefix, in one frame) → MAC over those bytes → base64url.
  * Decode: base64url → version → strict UTF-8 (`fatal`, a leading U+FEFF kept, so the
  * text is exactly the bytes received and the MAC below covers exactly those bytes) →
  * tag compared in constant time against every secret → `JSON.parse` → shape, types,
@@ -136,11 +137,6 @@ function secretBytes(secret: string | Uint8Array, index: number): Uint8Array {
   return bytes;
 }
 
-function macInput(version: number, fingerprint: string, payload: string): string {
-  // NUL cannot occur in a base64url fingerprint, and JSON.stringify escapes it in the payload.
-  return `keyset-cursor\u0000${version}\u0000${fingerprint}\u0000${payload}`;
-}
-
 /** `f(value)`, now or once the promise settles. */
 function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(f) : f(value);
@@ -202,20 +198,64 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   // Two capabilities of the provider, each one expression here, the rest of the codec the
   // same for every provider. The runtime's own base64url (Buffer's, on Node) where the
   // provider has one: 3.3 µs less per cursor page (one decode, two encodes) than the
-  // portable loops. The MAC as a binary string (one character per byte) where the provider
-  // can hand it over so, which spares a byte array, its view and timingSafeEqual per MAC:
-  // 4.5 µs less per page. Same-process A/B on a loaded 2-core machine (docs/benchmarks.md,
-  // "Cursor codec: what was kept and what it buys"); a provider without them (Web Crypto)
-  // takes the plain form.
+  // portable loops. The MAC over the frame's bytes, as a binary string (one character per
+  // byte), where the provider can take bytes and hand it over so; otherwise over the same
+  // bytes read back as text (valid UTF-8: the frame holds encoded text and checked
+  // payloads) through the provider's plain `hmacSha256`. Same-process A/B on a loaded
+  // 2-core machine: docs/benchmarks.md, "Issue 22's speed bar".
   const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
-  const mac = (key: Uint8Array, input: string): string | Promise<string> =>
-    crypto.hmacSha256Binary !== undefined ? crypto.hmacSha256Binary(key, input) : then(crypto.hmacSha256(key, input), toByteString);
+  const mac = (key: Uint8Array, input: Uint8Array): string | Promise<string> =>
+    crypto.hmacSha256BinaryBytes !== undefined ? crypto.hmacSha256BinaryBytes(key, input) : then(crypto.hmacSha256(key, decoder.decode(input)), toByteString);
+
+  // One frame per codec, reused by every encode and decode: the MAC input
+  // `keyset-cursor\0 ‖ version ‖ \0 ‖ fingerprint ‖ \0 ‖ payload`, then room for the tag.
+  // The cursor is the frame from the prefix's last NUL (the version byte while it is read
+  // out) to the end of the tag: the payload is encoded once, where the MAC, the tag and
+  // base64url read it, and the prefix stays in place while the fingerprint does (a page
+  // decodes and encodes under one fingerprint). Filled and read in one synchronous step; a
+  // provider that answers later works on a copy (signedByUs, sign).
+  const maxBytes = Math.floor((maxLength * 3) / 4);
+  let frame = new Uint8Array(256 + maxBytes);
+  /** The version and fingerprint whose prefix stands in the frame, and where the payload starts. */
+  let framedVersion = 0;
+  let framedFingerprint: string | undefined;
+  let payloadAt = 0;
+  /** The frame from `payloadAt` to the end of the longest payload allowed. */
+  let payloadRoom = frame;
+
+  /** Writes the MAC input into the frame (grown for a long fingerprint); returns its end. */
+  function fill(version: number, fingerprint: string, payload: string | Uint8Array): number {
+    if (fingerprint !== framedFingerprint || version !== framedVersion) {
+      // NUL cannot occur in a base64url fingerprint, and JSON.stringify escapes it in the payload.
+      const prefix = `keyset-cursor\u0000${version}\u0000${fingerprint}\u0000`;
+      if (frame.length < prefix.length * 3 + maxBytes) frame = new Uint8Array(prefix.length * 3 + maxBytes);
+      payloadAt = encoder.encodeInto(prefix, frame).written;
+      payloadRoom = frame.subarray(payloadAt, payloadAt + maxBytes - 1 - TAG_BYTES);
+      framedVersion = version;
+      framedFingerprint = fingerprint;
+    }
+    frame[payloadAt - 1] = 0;
+    if (typeof payload !== 'string') {
+      frame.set(payload, payloadAt);
+      return payloadAt + payload.length;
+    }
+    const { read, written } = encoder.encodeInto(payload, payloadRoom);
+    if (read < payload.length) {
+      const length = Math.ceil(((1 + encoder.encode(payload).length + TAG_BYTES) * 4) / 3);
+      throw new TypeError(`cursor would be ${length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
+    }
+    return payloadAt + written;
+  }
 
   /** Whether the last 16 bytes of `bytes` are the tag of `input` under any secret, from `keys[from]` on. */
-  function signedByUs(input: string, bytes: Uint8Array, from = 0): boolean | Promise<boolean> {
+  function signedByUs(input: Uint8Array, bytes: Uint8Array, from = 0): boolean | Promise<boolean> {
     for (let i = from; i < keys.length; i++) {
       const expected = mac(keys[i] as Uint8Array, input);
-      if (typeof expected !== 'string') return expected.then((m) => endsWithTag(bytes, m) || signedByUs(input, bytes, i + 1));
+      if (typeof expected !== 'string') {
+        // The frame serves the next cursor while this MAC is pending: go on with a copy.
+        const own = input.slice();
+        return expected.then((m) => endsWithTag(bytes, m) || signedByUs(own, bytes, i + 1));
+      }
       if (endsWithTag(bytes, expected)) return true;
     }
     return false;
@@ -228,13 +268,14 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
     const version = bytes[0] as number;
     if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
+    const payloadBytes = bytes.subarray(1, bytes.length - TAG_BYTES);
     let payload: string;
     try {
-      payload = decoder.decode(bytes.subarray(1, bytes.length - TAG_BYTES));
+      payload = decoder.decode(payloadBytes);
     } catch {
       throw new Rejected('utf-8');
     }
-    return then(signedByUs(macInput(version, fingerprint, payload), bytes), (ok) => {
+    return then(signedByUs(frame.subarray(0, fill(version, fingerprint, payloadBytes)), bytes), (ok) => {
       if (!ok) throw new Rejected('signature');
       return read(version, payload, sort);
     });
@@ -288,28 +329,20 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       : decoded;
   }
 
-  // One frame per codec, reused by every encode: filled and read in the same synchronous
-  // step (after the MAC), so no two cursors share it. A fresh array per cursor (its backing
-  // store allocated and later collected) costs about 0.5 µs more per encode, two encodes
-  // a page (docs/benchmarks.md, "Cursor codec: what was kept and what it buys"). Sized for
-  // the longest cursor allowed: `maxLength` base64url characters carry 3/4 as many bytes.
-  const frame = new Uint8Array(Math.floor((maxLength * 3) / 4));
-  frame[0] = VERSION;
-  const payloadRoom = frame.subarray(1, frame.length - TAG_BYTES);
-
   /** Signs and assembles a cursor whose position is known to fit its sort spec. */
   function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    return then(mac(signer, macInput(VERSION, fingerprint, payload)), (tag) => {
-      const { read, written } = encoder.encodeInto(payload, payloadRoom);
-      if (read < payload.length) {
-        const length = Math.ceil(((1 + encoder.encode(payload).length + TAG_BYTES) * 4) / 3);
-        throw new TypeError(`cursor would be ${length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
-      }
-      const end = 1 + written;
-      for (let i = 0; i < TAG_BYTES; i++) frame[end + i] = tag.charCodeAt(i);
-      return base64.encode(frame.subarray(0, end + TAG_BYTES));
-    });
+    const end = fill(VERSION, fingerprint, payload);
+    const tag = mac(signer, frame.subarray(0, end));
+    // A provider that answers later finds the frame reused meanwhile: fill it again then.
+    return typeof tag === 'string' ? cursorAt(end, tag) : tag.then((t) => cursorAt(fill(VERSION, fingerprint, payload), t));
+  }
+
+  /** The cursor in the frame just filled up to `end`: version byte, payload, tag. */
+  function cursorAt(end: number, tag: string): string {
+    for (let i = 0; i < TAG_BYTES; i++) frame[end + i] = tag.charCodeAt(i);
+    frame[payloadAt - 1] = VERSION;
+    return base64.encode(frame.subarray(payloadAt - 1, end + TAG_BYTES));
   }
 
   function encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): string | Promise<string> {

@@ -1,0 +1,196 @@
+/**
+ * Issue 22's speed bar, measured in ONE process: the built packages of a base checkout
+ * (BENCH_BASE_DIR, its `packages/{core,hono}/dist` loaded by absolute path) and of this
+ * checkout (`packages/{core,hono}/dist`, as the workspace builds them) side by side, each
+ * making keyset's three Hono stacks of `bench/http/keyset-stacks.ts` (auth only,
+ * pagination only, full stack) behind `@hono/node-server`'s listener, plus one bare Hono.
+ * Interleaved rounds (order reversed every other round) of BENCH_BATCH requests each,
+ * rotating through BENCH_KEYS keys and ~600 cursors; the figure is the median over rounds
+ * of (head − base) CPU µs per request (`process.cpuUsage()`), and each side over bare Hono.
+ * Separate processes of `bench inprocess` swing by several µs on a shared machine; one
+ * process with both builds does not.
+ *
+ * Both sides run built JavaScript (rebuild this checkout after a source change:
+ * `npx -y pnpm@10.34.9 --filter @keyset/core --filter @keyset/hono build`). Run it with
+ * TSX_TSCONFIG_PATH=tsconfig.base.json (no `paths`): tsconfig.json's paths would send the
+ * base build's own `@keyset/core` imports to this checkout's sources.
+ *
+ * Env: BENCH_BASE_DIR (the base checkout, installed and built; default ../baseline),
+ * BENCH_ROUNDS (21), BENCH_BATCH (4000), BENCH_KEYS (10,000), BENCH_STACKS (comma list of
+ * auth,pagination,full; all by default).
+ */
+import { getRequestListener } from '@hono/node-server';
+import { existsSync } from 'node:fs';
+import { Hono } from 'hono';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FakeResponse, incoming, type Listener } from './http/fake-node.ts';
+import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order } from './http/orders.ts';
+import { save } from './support.ts';
+
+const here = new URL('.', import.meta.url).pathname;
+const BASE_DIR = resolve(process.env.BENCH_BASE_DIR ?? resolve(here, '../../baseline'));
+const HEAD_DIR = resolve(here, '..');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+const BATCH = Number(process.env.BENCH_BATCH ?? 4000);
+const PAGES = 250;
+const FILTERS = ['', 'status=paid&', 'status=refunded&'];
+const WANTED = (process.env.BENCH_STACKS ?? 'auth,pagination,full').split(',');
+
+// Each build's API as the stacks use it (both builds have these names).
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Core = any;
+type HonoAdapter = any;
+
+async function load(dir: string): Promise<{ core: Core; hono: HonoAdapter }> {
+  const url = (p: string) => pathToFileURL(resolve(dir, p)).href;
+  return { core: await import(url('packages/core/dist/index.js')), hono: await import(url('packages/hono/dist/index.js')) };
+}
+
+/** keyset-stacks.ts's keysetHono(), made from the given build. */
+async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { auth: boolean; paginate: boolean }) {
+  const { core, hono } = build;
+  const keyring = core.createKeyring({ store: core.createMemoryKeyStore(), prefix: BENCH_PREFIX });
+  // issue() moved from the keyring to createKeyAdmin() after d6f2a0a.
+  const admin = core.createKeyAdmin ? core.createKeyAdmin(keyring) : keyring;
+  const keys: string[] = [];
+  for (let i = 0; i < KEY_COUNT; i++) keys.push((await admin.issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
+  const limiter = core.createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
+  const guard = core.createApiKeyGuard({ keyring, limiter });
+  const paginator = core.createPaginator({
+    endpoint: 'GET /api/orders',
+    sort: [
+      { key: 'createdAt', dir: 'desc', type: 'timestamp' },
+      { key: 'id', dir: 'desc', type: 'int', unique: true },
+    ],
+    cursor: { secrets: ['benchmark-cursor-secret-0123456789abcdef'] },
+  });
+  const app = new Hono();
+  app.onError(hono.problemHandler());
+  if (parts.auth) app.use('/api/*', hono.apiKey({ guard, scopes: ['orders:read'] }));
+  if (parts.paginate) {
+    app.get(
+      '/api/orders',
+      hono.paginate(paginator, {
+        filters: (_c: unknown, query: URLSearchParams) => {
+          const status = statusOf(query.get('status'));
+          return status === undefined ? {} : { status };
+        },
+      }),
+      (c) => {
+        const plan = c.get('page' as never) as { mode: string; after: [string, number] | null; take: number };
+        if (plan.mode !== 'cursor') throw new Error('the benchmark walks in cursor mode');
+        const after = plan.after === null ? null : { createdAt: plan.after[0], id: plan.after[1] };
+        const items: Order[] = pageAfter(after, plan.take, statusOf(c.req.query('status')));
+        return hono.sendPage(c, items);
+      },
+    );
+  } else {
+    app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  }
+  return { app, keys };
+}
+
+interface Stack {
+  name: string;
+  listener: Listener;
+  keys: string[];
+  paths: string[];
+}
+
+async function send(listener: Listener, path: string, key: string): Promise<FakeResponse> {
+  const res = new FakeResponse();
+  await listener(incoming(path, key), res);
+  return res;
+}
+
+async function stack(name: string, app: Hono, keys: string[]): Promise<Stack> {
+  const listener = getRequestListener(app.fetch) as unknown as Listener;
+  const paths: string[] = [];
+  for (const filter of FILTERS) {
+    let path = `/api/orders?${filter}limit=20`;
+    for (let page = 0; page < PAGES; page++) {
+      paths.push(path);
+      const sent = await send(listener, path, keys[0]!);
+      if (sent.statusCode !== 200) throw new Error(`${name} ${path} → ${sent.statusCode} ${sent.body}`);
+      const next = (JSON.parse(sent.body) as { nextCursor: string | null }).nextCursor;
+      if (next === null) break;
+      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(next)}`;
+    }
+  }
+  for (let i = 0; i < keys.length; i++) await send(listener, paths[i % paths.length]!, keys[i]!);
+  return { name, listener, keys, paths };
+}
+
+const KINDS = [
+  ['auth', 'auth only', { auth: true, paginate: false }],
+  ['pagination', 'pagination only', { auth: false, paginate: true }],
+  ['full', 'full stack', { auth: true, paginate: true }],
+] as const;
+const kinds = KINDS.filter(([id]) => WANTED.includes(id));
+
+if (!existsSync(resolve(BASE_DIR, 'packages/hono/dist/index.js'))) {
+  // `pnpm bench` runs every benchmark; this one needs a base checkout beside this one.
+  console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md, "Issue 22's speed bar")`);
+  process.exit(0);
+}
+const builds = { base: await load(BASE_DIR), head: await load(HEAD_DIR) };
+const stacks: Stack[] = [];
+{
+  const bare = new Hono();
+  bare.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
+  stacks.push(await stack('bare', bare, Array.from({ length: KEY_COUNT }, (_, i) => `unchecked-${i}`)));
+}
+for (const [, label, parts] of kinds) {
+  for (const side of ['base', 'head'] as const) {
+    const { app, keys } = await keysetHono(builds[side], parts);
+    stacks.push(await stack(`${side} ${label}`, app, keys));
+  }
+}
+
+const cpuNow = (): number => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+let counter = 0;
+async function timeStack(s: Stack): Promise<number> {
+  const start = cpuNow();
+  for (let n = 0; n < BATCH; n++) {
+    const i = counter++;
+    const res = new FakeResponse();
+    await s.listener(incoming(s.paths[i % s.paths.length]!, s.keys[(i * 7919) % s.keys.length]!), res);
+    if (res.statusCode !== 200) throw new Error(`${s.name}: ${res.statusCode} ${res.body}`);
+  }
+  return (cpuNow() - start) / BATCH;
+}
+
+const times: Record<string, number[]> = {};
+for (let round = 0; round < ROUNDS; round++) {
+  // No forced collection between batches: its concurrent sweeping runs on other threads,
+  // whose CPU time process.cpuUsage() counts, into the next batch.
+  for (const s of round % 2 === 0 ? stacks : [...stacks].reverse()) (times[s.name] ??= []).push(await timeStack(s));
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const quartiles = (xs: number[]): string => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[Math.floor(s.length / 4)]!.toFixed(2)}..${s[Math.floor((3 * s.length) / 4)]!.toFixed(2)}`;
+};
+const per = (name: string, minus: string) => times[name]!.map((t, i) => t - times[minus]![i]!);
+const rows = kinds.map(([, label]) => {
+  const diff = per(`head ${label}`, `base ${label}`);
+  return {
+    stack: label,
+    'base over bare': Number(median(per(`base ${label}`, 'bare')).toFixed(2)),
+    'head over bare': Number(median(per(`head ${label}`, 'bare')).toFixed(2)),
+    'head − base': Number(median(diff).toFixed(2)),
+    'head − base IQR': quartiles(diff),
+  };
+});
+console.log(`bare Hono ${median(times.bare!).toFixed(2)} CPU µs/request; base ${BASE_DIR}`);
+console.table(rows);
+save('inprocess-ab', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, base: BASE_DIR, bare: median(times.bare!), rows });
