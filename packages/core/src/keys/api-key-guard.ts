@@ -84,8 +84,8 @@ export interface ApiKeyGuardCheckOptions {
   /** Scopes the endpoint requires; all must be granted. */
   scopes?: readonly string[];
   /**
-   * Credits a request to this endpoint spends from the key's quota (keys without a quota
-   * spend nothing). An integer from 0 (free) to 1,000,000.
+   * Credits a request to this endpoint spends from the key's quota and from its owner's
+   * (keys without either spend nothing). An integer from 0 (free) to 1,000,000.
    * @default 1
    */
   cost?: number;
