@@ -97,5 +97,73 @@ export function describeQuotaStore(label: string, harness: () => QuotaStoreHarne
         { numRuns: runs },
       );
     });
+  
+    describe("spendAll: a key's quota and its owner's, all-or-nothing", () => {
+      it('spends every cost only when each count covers its own; otherwise none (each result says which covered)', async () => {
+        const { stores, freshKey } = harness();
+        const store = stores[0]!;
+        if (store.spendAll === undefined) throw new Error('this store has no spendAll');
+        const owner = `owner:${freshKey()}`;
+        const key = freshKey();
+        const both = (keyCost: number, ownerCost: number) =>
+          store.spendAll!([spendOf(key, { initial: 5, cost: keyCost, partition: owner }), spendOf(owner, { initial: 2, cost: ownerCost })]);
+        expect(await both(3, 3)).toEqual([
+          { allowed: true, remaining: 5 },
+          { allowed: false, remaining: 2 },
+        ]);
+        expect(await both(2, 2)).toEqual([
+          { allowed: true, remaining: 3 },
+          { allowed: true, remaining: 0 },
+        ]);
+        expect(await both(4, 0)).toEqual([
+          { allowed: false, remaining: 3 },
+          { allowed: true, remaining: 0 },
+        ]);
+        // A refill or a newer generation applies to each count before the comparison.
+        expect(await store.spendAll([spendOf(key, { initial: 5, cost: 1, partition: owner }), spendOf(owner, { generation: 2_000, initial: 9, cost: 4 })])).toEqual([
+          { allowed: true, remaining: 2 },
+          { allowed: true, remaining: 5 },
+        ]);
+        // The single-quota spend sees the same counts.
+        expect(await store.spend(spendOf(owner, { generation: 2_000, initial: 9, cost: 0 }))).toEqual({ allowed: true, remaining: 5 });
+      });
+
+      it('concurrent spends of several keys of one owner (on every connection) never spend more than the owner or a key has, and a refusal spends nothing', async () => {
+        const { stores, freshKey } = harness();
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 0, max: 20 }),
+            fc.array(fc.option(fc.integer({ min: 0, max: 10 }), { nil: null }), { minLength: 1, maxLength: 3 }),
+            fc.array(fc.record({ key: fc.nat(), cost: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 24 }),
+            async (ownerCredits, keyCredits, requests) => {
+              const owner = `owner:${freshKey()}`;
+              const keys = keyCredits.map((credits) => ({ key: freshKey(), credits }));
+              const ownerSpend = (cost: number) => spendOf(owner, { initial: ownerCredits, cost });
+              const keySpend = (i: number, cost: number) => spendOf(keys[i]!.key, { initial: keys[i]!.credits ?? 0, cost, partition: owner });
+              const results = await Promise.all(
+                requests.map(({ key: n, cost }, r) => {
+                  const i = n % keys.length;
+                  const store = stores[r % stores.length]!;
+                  const spends = keys[i]!.credits === null ? [ownerSpend(cost)] : [keySpend(i, cost), ownerSpend(cost)];
+                  return spends.length === 1 ? Promise.resolve(store.spend(spends[0]!)).then((one) => [one]) : Promise.resolve(store.spendAll!(spends));
+                }),
+              );
+              const admitted = results.map((answers) => answers.every((a) => a.allowed));
+              const ownerSpent = requests.reduce((sum, { cost }, r) => sum + (admitted[r] ? cost : 0), 0);
+              expect(ownerSpent).toBeLessThanOrEqual(ownerCredits);
+              const ownerLeft = (await stores[0]!.spend(ownerSpend(0))).remaining;
+              expect(ownerLeft).toBe(ownerCredits - ownerSpent);
+              for (const [i, { credits }] of keys.entries()) {
+                if (credits === null) continue;
+                const spent = requests.reduce((sum, { key: n, cost }, r) => sum + (admitted[r] && n % keys.length === i ? cost : 0), 0);
+                expect(spent).toBeLessThanOrEqual(credits);
+                expect((await stores[0]!.spend(keySpend(i, 0))).remaining).toBe(credits - spent);
+              }
+            },
+          ),
+          { numRuns: runs },
+        );
+      });
+    });
   });
 }

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
 import { MAX_OVERLAP_SECONDS, SCOPES, createKeyAdminHandlers, parseIssueBody } from './app/keys-admin.ts';
+import { createOwnerAdminHandlers } from './app/owners-admin.ts';
 import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir.ts';
 import { openStorage } from './db/open-storage.ts';
@@ -59,13 +60,16 @@ Commands:
   peppers                  Live keys per pepper (KEY_PEPPERS, newest first): each
         used key moves to the first; drop an old pepper once it has 0 keys.
   owners create <owner id> [--rate <n>/<window>[,...]] [--metadata <json object>]
-        Create an owner (your customer id): its rate limits are shared by all its
-        keys and apply beside each key's own.
+         [--quota <credits>] [--refill <amount>/<interval>]
+        Create an owner (your customer id): its rate limits and quota are shared
+        by all its keys and apply beside each key's own (a request spends from
+        both quotas, or from neither).
   owners list | owners show <owner id> | owners keys <owner id>
         Every owner, newest first; one owner; the owner's keys.
   owners update <owner id> [--rate … | --rate none] [--metadata … | --metadata none]
+         [--quota <credits> | --quota none] [--refill <amount>/<interval> | --refill none]
          [--disable | --enable]
-        Change an owner; --disable refuses all its keys (every server, at once,
+        Change an owner (--refill alone keeps the credits left); --disable refuses all its keys (every server, at once,
         with REDIS_URL) until --enable.
   owners delete <owner id> Delete the owner and revoke all its keys.
 
@@ -306,7 +310,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 /** `owners <create|list|show|keys|update|delete> …`, checked now; the action runs once the database is open. */
 function ownersAction(
   rest: readonly string[],
-  values: { rate?: string | undefined; metadata?: string | undefined; disable?: boolean | undefined; enable?: boolean | undefined },
+  values: {
+    rate?: string | undefined;
+    metadata?: string | undefined;
+    quota?: string | undefined;
+    refill?: string | undefined;
+    disable?: boolean | undefined;
+    enable?: boolean | undefined;
+  },
   print: (json: unknown, human: string) => void,
 ): (keys: KeyServices) => Promise<void> {
   const [sub, ...args] = rest;
@@ -326,15 +337,19 @@ function ownersAction(
       }
     }
     if (values.metadata !== undefined) Object.assign(body, attributesFromFlags({ metadata: values.metadata }, update));
+    // --quota/--refill as for a key (`limits`), without --rate.
+    Object.assign(body, limitsFromFlags({ quota: values.quota, refill: values.refill }, update));
     return body;
   };
+  /** The owner as the admin routes show it: the quota with its live count. */
+  const shown = (keys: KeyServices) => createOwnerAdminHandlers({ keyring: keys.keyring, limiter: keys.limiter });
   switch (sub) {
     case 'create': {
-      const id = one('create <owner id> [--rate …] [--metadata …]');
+      const id = one('create <owner id> [--rate …] [--metadata …] [--quota …] [--refill …]');
       const body = { id, ...ownerBody(false) };
-      return async ({ keyring }) => {
-        const owner = await createOwnerAdmin(keyring).create(body);
-        print(owner, `Created owner ${owner.id}.\n${ownerLine(owner)}`);
+      return async (keys) => {
+        const owner = (await shown(keys).create(body)).body as Record<string, unknown>;
+        print(owner, `Created owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
       };
     }
     case 'list':
@@ -345,9 +360,9 @@ function ownersAction(
       };
     case 'show': {
       const id = one('show <owner id>');
-      return async ({ keyring }) => {
-        const owner = await createOwnerAdmin(keyring).get(id);
-        print(owner, ownerLine(owner));
+      return async (keys) => {
+        const owner = (await shown(keys).get(id)).body as Record<string, unknown>;
+        print(owner, `${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
       };
     }
     case 'keys': {
@@ -358,15 +373,15 @@ function ownersAction(
       };
     }
     case 'update': {
-      const id = one('update <owner id> [--rate …] [--metadata …] [--disable | --enable]');
+      const id = one('update <owner id> [--rate …] [--metadata …] [--quota …] [--refill …] [--disable | --enable]');
       if (values.disable === true && values.enable === true) throw new UsageError('give --disable or --enable, not both');
       const body: Record<string, unknown> = ownerBody(true);
       if (values.disable === true) body.disabled = true;
       if (values.enable === true) body.disabled = false;
-      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --disable or --enable');
-      return async ({ keyring }) => {
-        const owner = await createOwnerAdmin(keyring).update(id, body);
-        print(owner, `Updated owner ${id}.\n${ownerLine(owner)}`);
+      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --disable or --enable');
+      return async (keys) => {
+        const owner = (await shown(keys).update(id, body)).body as Record<string, unknown>;
+        print(owner, `Updated owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
       };
     }
     case 'delete': {

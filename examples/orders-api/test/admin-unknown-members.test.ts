@@ -35,6 +35,8 @@ beforeAll(async () => {
   });
   expect(res.status, res.text).toBe(201);
   keyId = res.body.id;
+  const owner = await call(t.api.url, '/api/owners', { key: admin, method: 'POST', body: { id: 'cus_members', quota: { remaining: 9, refill: { amount: 9, interval: 'daily' } } } });
+  expect(owner.status, owner.text).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
@@ -93,6 +95,25 @@ describe('admin bodies refuse unknown members at every depth', () => {
       // Nothing changed: the refused request left the key as it was.
       const after = await call(base, `/api/keys/${keyId}`, { key: admin });
       expect(after.body).toEqual(before.body);
+    }
+  });
+
+  it.each([
+    ['POST', { id: 'cus_unknown', quota: { remaining: 5, refil: { amount: 5, interval: 'daily' } } }, 'quota.refil', 'quota.refill'],
+    ['POST', { id: 'cus_unknown', quota: { remaining: 5, refill: { amout: 5, interval: 'daily' } } }, 'quota.refill.amout', 'quota.refill.amount'],
+    ['POST', { id: 'cus_unknown', quotas: { remaining: 5 } }, 'quotas', 'quota'],
+    ['PATCH', { quota: { remaining: 5, remainig: 4 } }, 'quota.remainig', undefined],
+    ['PATCH', { quota: { refill: { amount: 5, intervall: 'daily' } } }, 'quota.refill.intervall', 'quota.refill.interval'],
+  ] as const)("owner quota: %s %j → 400 naming %s, nothing changed", async (method, body, field, suggest) => {
+    for (const [adapter, base] of bases()) {
+      const path = method === 'POST' ? '/api/owners' : '/api/owners/cus_members';
+      const before = await call(base, '/api/owners/cus_members', { key: admin });
+      const res = await call(base, path, { key: admin, method, body });
+      expect(res.status, `${adapter}: ${res.text}`).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_request', field: clipped(field) });
+      if (suggest !== undefined) expect(res.body.detail).toContain(`did you mean \`${suggest}\`?`);
+      expect((await call(base, '/api/owners/cus_members', { key: admin })).body).toEqual(before.body);
+      expect((await call(base, '/api/owners/cus_unknown', { key: admin })).status).toBe(404);
     }
   });
 

@@ -122,6 +122,52 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('owners across two i
     expect(results).toEqual(Array(20).fill(limit));
   }, 120_000);
 
+  it("an owner's quota of 5 is shared by its three keys on both instances: 5 requests admitted, the 6th 429 quota_exhausted whichever key sends it", async () => {
+    for (const sixth of [0, 1, 2]) {
+      // Redis outlives the test database: an id of this run only.
+      const id = `cus_quota_${run}_${sixth}`;
+      const owner = await post('/api/owners', { id, quota: { remaining: 5 } });
+      expect(owner.quota).toMatchObject({ remaining: 5, refill: null, nextRefillAt: null });
+      const keys: string[] = [];
+      for (let k = 0; k < 3; k++) keys.push((await post('/api/keys', { name: `${id}_${k}`, scopes: ['orders:read'], ownerId: id })).key);
+      for (let n = 0; n < 5; n++) {
+        const res = await call(instances[n % 2]!.api.url, '/api/orders?limit=1', { key: keys[n % 3] });
+        expect(res.status, res.text).toBe(200);
+      }
+      const refused = await call(instances[sixth % 2]!.api.url, '/api/orders?limit=1', { key: keys[sixth] });
+      expect(refused.status, refused.text).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'quota_exhausted', quota: 'owner', quota_remaining: 0, cost: 1 });
+      expect(refused.text).not.toContain(id);
+      // The live count, on either instance; the list shows the quota as set.
+      expect((await call(b.api.url, `/api/owners/${id}`, { key: admin })).body.quota).toMatchObject({ remaining: 0, refill: null });
+    }
+    // PATCH sets the credits again (and a refill); `refill` alone keeps the live count.
+    const id = `cus_quota_${run}_0`;
+    const patched = await call(a.api.url, `/api/owners/${id}`, { key: admin, method: 'PATCH', body: { quota: { remaining: 2, refill: { amount: 2, interval: 'daily' } } } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.quota).toMatchObject({ remaining: 2, refill: { amount: 2, interval: 'daily' } });
+    expect(typeof patched.body.quota.nextRefillAt).toBe('string');
+    const key = (await post('/api/keys', { name: `${id}_more`, scopes: ['orders:read'], ownerId: id })).key;
+    expect((await call(b.api.url, '/api/orders?limit=1', { key })).status).toBe(200);
+    const kept = await call(b.api.url, `/api/owners/${id}`, { key: admin, method: 'PATCH', body: { quota: { refill: { amount: 3, interval: 'monthly' } } } });
+    expect(kept.body.quota).toMatchObject({ remaining: 1, refill: { amount: 3, interval: 'monthly' } });
+    expect((await call(a.api.url, `/api/owners/${id}`, { key: admin, method: 'PATCH', body: { quota: { remaining: 1, refil: null } } })).status).toBe(400);
+    expect((await call(a.api.url, `/api/owners/${id}`, { key: admin, method: 'PATCH', body: { quota: null } })).body.quota).toBeNull();
+  }, 120_000);
+
+  it("a key's own quota and its owner's are spent together: the key's runs out first, and the owner's credits are untouched by the refusal", async () => {
+    const id = `cus_both_${run}`;
+    await post('/api/owners', { id, quota: { remaining: 10 } });
+    const limited = await post('/api/keys', { name: `${id}_k`, scopes: ['reports:read', 'orders:read'], ownerId: id, quota: { remaining: 6 } });
+    // A report costs 5: the first is admitted, the second refused by the key's quota (1 left).
+    expect((await call(a.api.url, '/api/reports/daily', { key: limited.key })).status).toBe(200);
+    const refused = await call(b.api.url, '/api/reports/daily', { key: limited.key });
+    expect(refused.status, refused.text).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'quota_exhausted', quota: 'key', quota_remaining: 1, cost: 5 });
+    expect((await call(a.api.url, `/api/owners/${id}`, { key: admin })).body.quota.remaining).toBe(5);
+    expect((await call(a.api.url, `/api/keys/${limited.id}`, { key: admin })).body.quota.remaining).toBe(1);
+  });
+
   it('deleting (or disabling) an owner refuses all its keys on both instances before the response', async () => {
     await post('/api/owners', { id: 'cus_gone' });
     const keys: string[] = [];
@@ -158,6 +204,18 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('owners across two i
     for (const t of instances) expect((await call(t.api.url, '/api/orders?limit=1', { key: issued.key })).status, t.api.config.adapter).toBe(401);
     expect((await cli('owners', 'update', 'cus_cli', '--enable')).code).toBe(0);
     for (const t of instances) expect((await call(t.api.url, '/api/orders?limit=1', { key: issued.key })).status).toBe(200);
+    // A quota from the CLI, shown with its live count.
+    const quota = await cli('owners', 'update', 'cus_cli', '--quota', '40', '--refill', '40/monthly', '--json');
+    expect(quota.code, quota.err).toBe(0);
+    expect(JSON.parse(quota.out).quota).toMatchObject({ remaining: 40, refill: { amount: 40, interval: 'monthly' } });
+    for (const t of instances) expect((await call(t.api.url, '/api/orders?limit=1', { key: issued.key })).status).toBe(200);
+    const shown = await cli('owners', 'show', 'cus_cli');
+    expect(shown.out).toContain('38 credits left (refills to 40 monthly, next ');
+    expect((await cli('owners', 'update', 'cus_cli', '--refill', '50/daily')).out).toContain('38 credits left (refills to 50 daily');
+    expect(JSON.parse((await cli('owners', 'update', 'cus_cli', '--quota', 'none', '--json')).out).quota).toBeNull();
+    expect((await cli('owners', 'create', 'cus_cli_q', '--quota', 'lots')).code).toBe(2);
+    const created2 = await cli('owners', 'create', 'cus_cli_q', '--quota', '7', '--json');
+    expect(JSON.parse(created2.out).quota).toMatchObject({ remaining: 7, refill: null });
     const deleted = await cli('owners', 'delete', 'cus_cli');
     expect(deleted.out).toContain('Deleted owner cus_cli');
     for (const t of instances) expect((await call(t.api.url, '/api/orders?limit=1', { key: issued.key })).status).toBe(401);

@@ -63,11 +63,12 @@ export { headerFormats } from './rate-limit/rate-limit-headers.ts';
 export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
 
 // Quota stores
-export { checkQuotaSpend } from './quota/check-quota-spend.ts';
+export { checkQuotaSpend, checkQuotaSpends } from './quota/check-quota-spend.ts';
 export {
   MAX_QUOTA_COST,
   MAX_QUOTA_CREDITS,
   applyQuotaSpend,
+  applyQuotaSpends,
   quotaIntervalProblem,
   quotaPeriod,
   quotaPeriodStart,

@@ -228,14 +228,43 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
 
 /**
  * Owners (`createOwnerAdmin` in `@keyset/core`): the record, its create and update bodies,
- * and a rate limit as keys and owners both store it.
+ * a rate limit as keys and owners both store it, and the owner's quota with its refill.
  */
 function ownerSchemas(): Record<string, JsonObject> {
   const limit: JsonObject = { $ref: '#/components/schemas/NamedRateLimit' };
   const limits: JsonObject = { type: ['array', 'null'], items: limit, minItems: 1, maxItems: 10, description: 'Shared by all the owner\'s keys, decided with each key\'s own; shown as `owner.<name>` in the RateLimit headers.' };
   const ownerId: JsonObject = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Chosen by the application, e.g. its customer id.' };
   const metadata: JsonObject = { type: ['object', 'null'], description: 'A JSON object of at most 4 KiB, handed to the handler with every request of its keys.' };
+  const refill: JsonObject = { $ref: '#/components/schemas/QuotaRefill' };
+  const quotaInput: JsonObject = {
+    type: ['object', 'null'],
+    required: ['remaining'],
+    additionalProperties: false,
+    description: "Usage credits all the owner's keys spend from, beside each key's own: a request is admitted only if both cover its cost, and then spends from both. Null removes it.",
+    properties: { remaining: { type: 'integer', minimum: 0, maximum: 1e15 }, refill },
+  };
   return {
+    QuotaRefill: {
+      type: ['object', 'null'],
+      required: ['amount', 'interval'],
+      additionalProperties: false,
+      description: 'At each interval the credits are SET to `amount` (no carry-over): 00:00 UTC daily, the 1st of the month, or every N seconds. Null: a one-off budget.',
+      properties: {
+        amount: { type: 'integer', minimum: 1, maximum: 1e15 },
+        interval: { oneOf: [{ type: 'string', enum: ['daily', 'monthly'] }, { type: 'integer', minimum: 1, maximum: 31_622_400 }] },
+      },
+    },
+    OwnerQuota: {
+      type: ['object', 'null'],
+      required: ['remaining', 'refill', 'setAt'],
+      description: "The owner's quota: credits as set at `setAt`, or (on one owner's record) the live count with `nextRefillAt`. Null: none.",
+      properties: {
+        remaining: { type: 'integer', minimum: 0 },
+        refill,
+        setAt: { type: 'string', format: 'date-time' },
+        nextRefillAt: { type: ['string', 'null'], format: 'date-time' },
+      },
+    },
     NamedRateLimit: {
       type: 'object',
       required: ['limit', 'windowSeconds'],
@@ -250,11 +279,12 @@ function ownerSchemas(): Record<string, JsonObject> {
     OwnerRecord: {
       type: 'object',
       description: 'An owner: the customer several keys belong to.',
-      required: ['id', 'metadata', 'rateLimits', 'createdAt', 'disabledAt'],
+      required: ['id', 'metadata', 'rateLimits', 'quota', 'createdAt', 'disabledAt'],
       properties: {
         id: ownerId,
         metadata: { type: 'object' },
         rateLimits: limits,
+        quota: { $ref: '#/components/schemas/OwnerQuota' },
         createdAt: { type: 'string', format: 'date-time' },
         disabledAt: { type: ['string', 'null'], format: 'date-time', description: 'Set while disabled: none of its keys verifies.' },
       },
@@ -263,7 +293,7 @@ function ownerSchemas(): Record<string, JsonObject> {
       type: 'object',
       required: ['id'],
       additionalProperties: false,
-      properties: { id: ownerId, metadata, rateLimits: limits },
+      properties: { id: ownerId, metadata, rateLimits: limits, quota: quotaInput },
     },
     UpdateOwner: {
       type: 'object',
@@ -272,6 +302,11 @@ function ownerSchemas(): Record<string, JsonObject> {
       properties: {
         metadata,
         rateLimits: { ...limits, description: 'Replaces them; null removes them.' },
+        quota: {
+          ...quotaInput,
+          required: [],
+          description: 'Sets the credits from now on (null removes the quota); `refill` left out keeps the current one, `remaining` left out keeps the live count.',
+        },
         disabled: { type: 'boolean', description: 'true refuses every key of the owner on every instance, before the response; false admits them again.' },
       },
     },

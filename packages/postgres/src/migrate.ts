@@ -260,10 +260,74 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leaked_at timestamptz(3);
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leak_url text CHECK (char_length(leak_url) <= 2048);`,
   },
+  // Owner quotas (docs/rate-limits.md, "Owner quotas"). `owners.quota` is what an
+  // administrator set, as `identities.quota` (version 6); the count lives in `quotas` under
+  // `owner:<id>`. `spend_quotas` is `spend_quota` for several counts decided together, all
+  // or nothing (a key's and its owner's): ONE statement for the client, the rows locked in
+  // key order (so concurrent calls over the same counts never deadlock), every count
+  // started or refilled as due, then every cost spent only if each count covers its own.
+  {
+    version: 10,
+    sql: (t) => `
+    ALTER TABLE ${t.owners} ADD COLUMN IF NOT EXISTS quota jsonb CHECK (jsonb_typeof(quota) = 'object');
+    CREATE OR REPLACE FUNCTION ${t.spendQuotasFunction}(
+      p_keys text[], p_generations bigint[], p_initials bigint[], p_periods bigint[], p_refills bigint[], p_costs bigint[]
+    ) RETURNS TABLE (allowed boolean, remaining bigint) LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    DECLARE
+      n int := cardinality(p_keys);
+      v_g bigint[] := '{}';
+      v_p bigint[] := '{}';
+      v_r bigint[] := '{}';
+      v_all boolean := true;
+      g bigint;
+      p bigint;
+      r bigint;
+      i int;
+    BEGIN
+      INSERT INTO ${t.quotas} (key, generation, period, remaining)
+        SELECT u.k, u.g, u.p, u.r FROM unnest(p_keys, p_generations, p_periods, p_initials) AS u(k, g, p, r) ORDER BY u.k
+        ON CONFLICT (key) DO NOTHING;
+      PERFORM 1 FROM ${t.quotas} q WHERE q.key = ANY (p_keys) ORDER BY q.key FOR UPDATE;
+      FOR i IN 1 .. n LOOP
+        SELECT q.generation, q.period, q.remaining INTO g, p, r FROM ${t.quotas} q WHERE q.key = p_keys[i];
+        IF g < p_generations[i] THEN
+          g := p_generations[i];
+          p := p_periods[i];
+          r := p_initials[i];
+        ELSIF g = p_generations[i] AND p_refills[i] IS NOT NULL AND p_periods[i] > p THEN
+          p := p_periods[i];
+          r := p_refills[i];
+        END IF;
+        v_g[i] := g;
+        v_p[i] := p;
+        v_r[i] := r;
+        IF p_costs[i] > r THEN
+          v_all := false;
+        END IF;
+      END LOOP;
+      FOR i IN 1 .. n LOOP
+        allowed := p_costs[i] <= v_r[i];
+        IF v_all THEN
+          v_r[i] := v_r[i] - p_costs[i];
+        END IF;
+        remaining := v_r[i];
+        UPDATE ${t.quotas} q SET generation = v_g[i], period = v_p[i], remaining = v_r[i], updated_at = now()
+          WHERE q.key = p_keys[i]
+            AND (q.generation, q.period, q.remaining) IS DISTINCT FROM (v_g[i], v_p[i], v_r[i]);
+        RETURN NEXT;
+      END LOOP;
+    END $fn$;`,
+  },
 ];
 
-/** The newest schema version `migrate()` applies. */
-export const SCHEMA_VERSION: number = MIGRATIONS.length;
+/**
+ * The newest schema version `migrate()` applies: the highest listed (versions need not be
+ * contiguous; each is applied on its own and recorded in `<prefix>migrations`).
+ */
+export const SCHEMA_VERSION: number = Math.max(...MIGRATIONS.map((m) => m.version));
+
+/** Internal: every version `migrate()` applies, in order (for the store's tests). */
+export const MIGRATION_VERSIONS: readonly number[] = Object.freeze(MIGRATIONS.map((m) => m.version));
 
 /**
  * The migration script for these options: idempotent, one implicit transaction, guarded

@@ -1,14 +1,26 @@
 /**
- * Owners on PostgreSQL (migration 8), on a real server and on PGlite, and the memory store
+ * Owners on PostgreSQL (migration 8, their quota migration 10), on a real server and on PGlite, and the memory store
  * for comparison: through the keyring and createOwnerAdmin, as an application uses them.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { createKeyAdmin, createKeyring, createMemoryKeyStore, createOwnerAdmin, isKeysetError, type KeyStore } from '@keyset/core';
+import {
+  createApiKeyGuard,
+  createKeyAdmin,
+  createKeyring,
+  createMemoryKeyStore,
+  createMemoryQuotaStore,
+  createOwnerAdmin,
+  createRateLimiter,
+  isKeysetError,
+  type KeyStore,
+  type QuotaStore,
+} from '@keyset/core';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
+import { createPostgresQuotaStore } from './postgres-quota-store.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_owners');
@@ -33,11 +45,16 @@ const code = (promise: Promise<unknown>): Promise<string> =>
   );
 
 async function storeOn(kind: string): Promise<KeyStore> {
-  if (kind === 'memory') return createMemoryKeyStore();
+  return (await storesOn(kind)).keys;
+}
+
+/** A key store and a quota store over one backend (the memory ones for `memory`). */
+async function storesOn(kind: string): Promise<{ keys: KeyStore; quotas: QuotaStore }> {
+  if (kind === 'memory') return { keys: createMemoryKeyStore(), quotas: createMemoryQuotaStore() };
   const tablePrefix = `o${n++}_`;
   const client = kind === 'pglite' ? lite : (pool as pg.Pool);
   await migrate(client, { schema, tablePrefix });
-  return createPostgresKeyStore({ client, schema, tablePrefix });
+  return { keys: createPostgresKeyStore({ client, schema, tablePrefix }), quotas: createPostgresQuotaStore({ client, schema, tablePrefix }) };
 }
 
 describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])('owners on %s', (kind) => {
@@ -52,7 +69,7 @@ describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])(
     await keys.issue({ name: 'b', scopes: ['x'], ownerId: 'cus_1' });
     await keys.issue({ name: 'c', scopes: ['x'] });
     const verified = await keyring.verify(issued.key);
-    expect(verified.owner).toEqual({ id: 'cus_1', metadata: { plan: 'pro', seats: 3 }, rateLimits: [{ name: 'minute', limit: 60, windowSeconds: 60 }] });
+    expect(verified.owner).toEqual({ id: 'cus_1', metadata: { plan: 'pro', seats: 3 }, rateLimits: [{ name: 'minute', limit: 60, windowSeconds: 60 }], quota: null });
     expect((await keys.get(issued.record.id)).ownerId).toBe('cus_1');
     const ownerKeys = await owners.listKeys('cus_1', { mode: 'offset', limit: 10, offset: 0 });
     expect(ownerKeys.total).toBe(2);
@@ -88,5 +105,36 @@ describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])(
     // A new owner of the same id does not bring the revoked key back.
     await owners.create({ id: 'cus_9' });
     expect(await code(keyring.verify(a.key))).toBe('invalid_api_key');
+  });
+
+  it("keeps an owner's quota; owner quota 5, three keys: 5 requests admitted, the 6th refused whichever key sends it, nothing spent by it", async () => {
+    const { keys: store, quotas } = await storesOn(kind);
+    const keyring = createKeyring({ store, prefix: 'acme_test' });
+    const keys = createKeyAdmin(keyring);
+    const owners = createOwnerAdmin(keyring);
+    const created = await owners.create({ id: 'cus_q', quota: { remaining: 5 } });
+    expect(created.quota).toMatchObject({ remaining: 5, refill: null });
+    expect(await owners.get('cus_q')).toEqual(created);
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 1000, windowSeconds: 60 }, quotaStore: quotas, logger: { warn() {} } });
+    const guard = createApiKeyGuard({ keyring, limiter });
+    // The third key has a quota of its own too (2), spent with the owner's.
+    const issued = [
+      await keys.issue({ name: 'a', scopes: [], ownerId: 'cus_q' }),
+      await keys.issue({ name: 'b', scopes: [], ownerId: 'cus_q' }),
+      await keys.issue({ name: 'c', scopes: [], ownerId: 'cus_q', quota: { remaining: 2 } }),
+    ];
+    const send = (i: number) => guard.check({ authorization: `ApiKey ${issued[i]!.key}` }, { scopes: [] });
+    for (const i of [0, 1, 2, 0, 2]) await send(i);
+    for (const i of [0, 1, 2]) {
+      await expect(send(i)).rejects.toMatchObject({ code: 'quota_exhausted', status: 429, extensions: { quota: i === 2 ? 'key' : 'owner' } });
+    }
+    expect((await limiter.readOwnerQuota('cus_q', created.quota!)).remaining).toBe(0);
+    const third = await keys.get(issued[2]!.record.id);
+    expect((await limiter.readQuota(third.id, third.quota!, 'cus_q')).remaining).toBe(0);
+    // Setting the owner's quota again restarts its count; the key's stays spent.
+    const raised = await owners.update('cus_q', { quota: { remaining: 1 } });
+    expect((await owners.get('cus_q')).quota).toEqual(raised.quota);
+    await send(1);
+    await expect(send(0)).rejects.toMatchObject({ code: 'quota_exhausted', extensions: { quota: 'owner', quota_remaining: 0 } });
   });
 });

@@ -10,7 +10,7 @@ import { ConfigError, KeysetError, createKeyAdmin, createKeyring, isKeysetError,
 import type { StoredSecret } from '@keyset/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
-import { SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
+import { MIGRATION_VERSIONS, SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
 import type { MultiStatementQueryable, Queryable } from './queryable.ts';
 import { describeKeyStoreContract, makeIdentity, makeSecret, mostLiveAtOnce, randomDigest, walkCursor } from './key-store.contract.ts';
 
@@ -56,7 +56,7 @@ export function expectUnavailable(error: unknown, secrets: readonly string[]): K
 const T_LEAK = Date.parse('2026-11-26T12:00:00.123Z');
 
 /** Every migration version, as `<prefix>migrations` lists them once fully migrated. */
-export const ALL_VERSIONS: { version: number }[] = Array.from({ length: SCHEMA_VERSION }, (_, n) => ({ version: n + 1 }));
+export const ALL_VERSIONS: { version: number }[] = MIGRATION_VERSIONS.map((version) => ({ version }));
 
 /** The versions recorded in `<prefix>migrations`, in order. */
 export async function versions(client: Queryable, schema: string, tablePrefix: string): Promise<{ version: number }[]> {
@@ -67,7 +67,7 @@ export async function versions(client: Queryable, schema: string, tablePrefix: s
 /** `migrationSql` without the versions after `version`: a database as an older release left it. */
 export function migrationSqlUpTo(version: number, options: { schema: string; tablePrefix: string }): string {
   const cut = migrationSqlWith((v) => v <= version, options);
-  expect(cut.match(MIGRATION_BLOCK)).toHaveLength(version);
+  expect(cut.match(MIGRATION_BLOCK)).toHaveLength(MIGRATION_VERSIONS.filter((v) => v <= version).length);
   return cut;
 }
 
@@ -216,6 +216,27 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         expect(await store.recordLeak?.('key_leak', new Date(T_LEAK), 'https://github.com/o/r')).toBe(true);
         expect((await store.getIdentity('key_leak'))?.identity).toMatchObject({ leakedAt: new Date(T_LEAK), leakUrl: 'https://github.com/o/r' });
         await expect(client.query(`UPDATE ${t}identities" SET leak_url = $1`, [`https://x/${'a'.repeat(2048)}`])).rejects.toThrow(/check/i);
+      });
+
+      it('migration 10 upgrades a version-8 database: owners read with no quota, then keep one', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(8, { schema, tablePrefix }));
+        const t = `"${schema}"."${tablePrefix}`;
+        await client.query(`INSERT INTO ${t}owners" (id) VALUES ('cus_old')`);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        expect(ALL_VERSIONS.at(-1)).toEqual({ version: SCHEMA_VERSION });
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        expect(await store.getOwner?.('cus_old')).toMatchObject({ id: 'cus_old', quota: null });
+        const quota = { remaining: 500, refill: { amount: 500, interval: 'daily' as const }, setAt: new Date(1_750_000_000_123) };
+        expect((await store.updateOwner?.('cus_old', { quota }))?.quota).toEqual(quota);
+        expect((await store.getOwner?.('cus_old'))?.quota).toEqual(quota);
+        const fresh = { id: 'cus_new', metadata: {}, rateLimits: null, quota: { remaining: 3, refill: null, setAt: new Date(1_750_000_000_999) }, createdAt: new Date(1_750_000_001_000), disabledAt: null };
+        expect(await store.insertOwner?.(fresh)).toBe(true);
+        expect(await store.getOwner?.('cus_new')).toEqual(fresh);
+        expect((await store.listOwners?.({ take: 10 }))?.owners.map((o) => o.quota)).toEqual([quota, fresh.quota]);
+        expect((await store.updateOwner?.('cus_new', { quota: null }))?.quota).toBeNull();
       });
 
       it('creates the tables and indexes in the configured schema, under the prefix', async () => {

@@ -15,6 +15,7 @@ import {
   identityFrom,
   ownerColumns,
   ownerFrom,
+  quotaParam,
   limitsParams,
   secretColumns,
   secretFromColumns,
@@ -187,7 +188,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     return identity.ownerId === null || identity.ownerId === undefined ? { identity, secret } : { identity, secret, owner: ownerFrom(row) };
   }
 
-  const ownerSelect = `SELECT id, metadata::text AS metadata, rate_limits, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
+  const ownerSelect = `SELECT id, metadata::text AS metadata, rate_limits, quota, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
 
   function ownerRow(row: Record<string, unknown>): StoredOwner {
     return ownerFrom(row, '') as StoredOwner;
@@ -328,9 +329,16 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     async insertOwner(owner: StoredOwner): Promise<boolean> {
       const rows = await runQuery(
         client,
-        `INSERT INTO ${t.owners} (id, metadata, rate_limits, created_at, disabled_at) VALUES ($1, $2::json, $3::jsonb, $4::timestamptz, $5::timestamptz)
+        `INSERT INTO ${t.owners} (id, metadata, rate_limits, quota, created_at, disabled_at) VALUES ($1, $2::json, $3::jsonb, $4::jsonb, $5::timestamptz, $6::timestamptz)
          ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [owner.id, JSON.stringify(owner.metadata ?? {}), owner.rateLimits === null ? null : JSON.stringify(owner.rateLimits), timestampParam(owner.createdAt), timestampParam(owner.disabledAt)],
+        [
+          owner.id,
+          JSON.stringify(owner.metadata ?? {}),
+          owner.rateLimits === null ? null : JSON.stringify(owner.rateLimits),
+          quotaParam(owner.quota ?? null),
+          timestampParam(owner.createdAt),
+          timestampParam(owner.disabledAt),
+        ],
       );
       return rows.length > 0;
     },
@@ -363,6 +371,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const param = (value: unknown): string => `$${params.push(value)}`;
       if (patch.metadata !== undefined) sets.push(`metadata = ${param(JSON.stringify(patch.metadata ?? {}))}::json`);
       if (patch.rateLimits !== undefined) sets.push(`rate_limits = ${param(patch.rateLimits === null ? null : JSON.stringify(patch.rateLimits))}::jsonb`);
+      if (patch.quota !== undefined) sets.push(`quota = ${param(quotaParam(patch.quota))}::jsonb`);
       if (patch.disabledAt !== undefined) sets.push(`disabled_at = ${param(timestampParam(patch.disabledAt))}::timestamptz`);
       const sql =
         sets.length === 0

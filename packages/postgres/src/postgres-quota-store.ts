@@ -1,7 +1,8 @@
 /**
  * `QuotaStore` on PostgreSQL: each spend is ONE statement, `SELECT * FROM
  * <prefix>spend_quota(…)` (migration 4), which refills, compares and decrements under the
- * quota row's lock. Concurrent spends from any number of instances serialise on that row,
+ * quota row's lock; a key's quota and its owner's, `spendAll`, are one statement too,
+ * `<prefix>spend_quotas(…)` (migration 10), all-or-nothing under both rows' locks. Concurrent spends from any number of instances serialise on that row,
  * so they never spend more than there is, and a pooled client needs no transaction.
  *
  * The same table is the durable store behind `createRedisQuotaStore({ durable })`: `load`
@@ -12,7 +13,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, checkQuotaSpend, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
+import { assertKnownOptions, checkQuotaSpend, checkQuotaSpends, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
 import type { QuotaStore } from '@keyset/core';
 import type { DurableQuotaEntry, DurableQuotaStore, QuotaSpend, QuotaState, QuotaStoreResult } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
@@ -32,6 +33,8 @@ const QUOTA_STORE_OPTIONS = { client: true, schema: true, tablePrefix: true } as
 /** The PostgreSQL quota store; `spend` always answers asynchronously. Also a durable store for Redis. */
 export interface PostgresQuotaStore extends QuotaStore, DurableQuotaStore {
   spend(request: QuotaSpend): Promise<QuotaStoreResult>;
+  /** Several quotas (a key's and its owner's) in ONE statement, all-or-nothing (see `QuotaStore.spendAll`; migration 10). */
+  spendAll(requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]>;
 }
 
 /**
@@ -55,6 +58,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const t = tableNames(schema, tablePrefix);
   // bigint parameters travel as text: exact whatever the driver does with numbers.
   const spendSql = `SELECT allowed, remaining::text AS remaining FROM ${t.spendQuotaFunction}($1, $2::int8, $3::int8, $4::int8, $5::int8, $6::int8)`;
+  const spendAllSql = `SELECT s.allowed, s.remaining::text AS remaining
+    FROM ${t.spendQuotasFunction}($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::int8[]) WITH ORDINALITY AS s(allowed, remaining, ord) ORDER BY s.ord`;
   const loadSql = `SELECT generation::text AS generation, period::text AS period, remaining::text AS remaining FROM ${t.quotas} WHERE key = $1`;
   // One statement per batch: the row takes the written state only when that is later, and
   // the rows as they were before (the statement's snapshot) come back, so the caller can
@@ -89,6 +94,24 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         throw new KeysetError('unavailable', { detail: 'The quota store is unavailable.', cause: new Error('unexpected reply from spend_quota') });
       }
       return { allowed: row.allowed === true || row.allowed === 't', remaining };
+    },
+
+    async spendAll(requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]> {
+      checkQuotaSpends(requests);
+      const rows = await runQuery(client, spendAllSql, [
+        requests.map((r) => r.key),
+        requests.map((r) => String(r.generation)),
+        requests.map((r) => String(r.initial)),
+        requests.map((r) => String(r.period)),
+        requests.map((r) => (r.refillAmount === null ? null : String(r.refillAmount))),
+        requests.map((r) => String(r.cost)),
+      ]);
+      if (rows.length !== requests.length) throw unexpected('spend');
+      return rows.map((row) => {
+        const remaining = Number(row.remaining);
+        if (!Number.isSafeInteger(remaining)) throw unexpected('spend');
+        return { allowed: row.allowed === true || row.allowed === 't', remaining };
+      });
     },
 
     async load(key: string): Promise<QuotaState | undefined> {

@@ -3,7 +3,8 @@
  * --cluster-enabled yes on free local ports, in temp dirs, joined by
  * `redis-cli --cluster create`), and stops the servers by PID afterwards, even when a
  * test failed. Proves the rate-limit store's one-script decisions stay in one slot
- * (hash-tagged keys, no CROSSSLOT) across shards, and that the revocation bus works over
+ * (hash-tagged keys, no CROSSSLOT) across shards, as do a key's and its owner's quota
+ * spends, and that the revocation bus works over
  * sharded pub/sub (SSUBSCRIBE/SPUBLISH) with acknowledgements.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter, type Keyring, type KeyStore } from '@keyset/core';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisRateLimitStore, createRevocationBus, type RevocationBus } from './index.ts';
+import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus, type RevocationBus } from './index.ts';
 
 const available = spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
 if (!available) {
@@ -194,6 +195,34 @@ describe.skipIf(!available)('Redis Cluster (own 3-master cluster)', () => {
     expect(perNode.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
     for (const owner of owners) expect(perNode.filter((keys) => keys.some((k) => k.includes(`{owner:${owner.id}}`))).length).toBe(1);
     expect(store.keyOf('key_x', 'default', 'owner:cus_a')).toBe('keyset:owner-cluster:{owner:cus_a}:key_x:default');
+  });
+
+  it("owner quotas: a key's quota and its owner's spent in one script call in the owner's slot, the owner's credits shared by its keys across shards", async () => {
+    const cluster = await connect();
+    const quotaStore = createRedisQuotaStore({ redis: cluster, prefix: `keyset:owner-quota-cluster:${process.pid}:`, timeoutMs: 5_000 });
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000, windowSeconds: 3600 }, quotaStore, onStoreError: 'closed' });
+    const setAt = new Date(Date.now() - 1_000);
+    const owners = ['cus_a', 'cus_b', 'cus_c', 'cus_d', 'cus_e', 'cus_f'].map((id) => ({ id, rateLimits: null, quota: Object.freeze({ remaining: 7, refill: null, setAt }) }));
+    const keyQuota = Object.freeze({ remaining: 3, refill: null, setAt });
+    const admitted = new Map<string, number>();
+    await Promise.all(
+      owners.flatMap((owner) =>
+        Array.from({ length: 12 }, (_, n) =>
+          limiter.check(`key_${owner.id}_${n % 3}`, undefined, { quota: keyQuota, owner }).then(
+            () => admitted.set(owner.id, (admitted.get(owner.id) ?? 0) + 1),
+            (error: unknown) => {
+              if ((error as { code?: string }).code !== 'quota_exhausted') throw error;
+            },
+          ),
+        ),
+      ),
+    );
+    // Each key spends at most 3, each owner at most 7 over its 3 keys (9 by the keys alone).
+    for (const owner of owners) expect(admitted.get(owner.id)).toBe(7);
+    for (const owner of owners) expect((await limiter.readOwnerQuota(owner.id, owner.quota)).remaining).toBe(0);
+    const perNode = await Promise.all(cluster.nodes('master').map((node) => node.keys(`keyset:owner-quota-cluster:${process.pid}:*`)));
+    expect(perNode.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
+    for (const owner of owners) expect(perNode.filter((keys) => keys.some((k) => k.includes(`{owner:${owner.id}}`))).length).toBe(1);
   });
 
   it('revocation bus over sharded pub/sub: evicted on B before A’s revoke() resolves (measured)', async () => {

@@ -138,6 +138,41 @@ describe.skipIf(!available || url === undefined)('Redis quota store with a durab
     expect(await store.spend(quotaSpend(key, reset, 1, setAt + 90_000_001))).toEqual({ allowed: true, remaining: 2 });
   });
 
+  it("a key's quota and its owner's (spendAll, in the owner's hash tag) are both rebuilt after a restart, and both raised after a lagging failover", async () => {
+    const store = quotaStore();
+    const key = freshKey();
+    const owner = `owner:cus_${freshKey()}`;
+    const setAt = Date.now() - 1_000;
+    const both = (keyCost: number, ownerCost = keyCost) => [
+      { ...quotaSpend(key, { remaining: 10, refill: null, setAt: new Date(setAt) }, keyCost, setAt + 1), partition: owner },
+      quotaSpend(owner, { remaining: 6, refill: null, setAt: new Date(setAt) }, ownerCost, setAt + 1),
+    ];
+    expect(await store.spendAll(both(4))).toEqual([
+      { allowed: true, remaining: 6 },
+      { allowed: true, remaining: 2 },
+    ]);
+    await store.flush();
+    await restartRedis();
+    // Neither count starts again from its credits: the owner's 2 and the key's 6 come back.
+    expect(await store.spendAll(both(3))).toEqual([
+      { allowed: true, remaining: 6 },
+      { allowed: false, remaining: 2 },
+    ]);
+    expect(await store.spendAll(both(1))).toEqual([
+      { allowed: true, remaining: 5 },
+      { allowed: true, remaining: 1 },
+    ]);
+    await store.flush();
+    // A replica that missed the spends: both hashes behind; the next flush raises both.
+    await redis.hset(store.keyOf(key, owner), 'r', '9');
+    await redis.hset(store.keyOf(owner), 'r', '6');
+    await store.spendAll(both(0));
+    await store.flush();
+    expect(await redis.hget(store.keyOf(key, owner), 'r')).toBe('5');
+    expect(await redis.hget(store.keyOf(owner), 'r')).toBe('1');
+    expect(store.keyOf(key, owner)).toBe(`keyset:quota:{${owner}}:${key}`);
+  });
+
   it('Redis behind the durable state (a failover to a lagging replica) is raised at the next flush, never lowered', async () => {
     const store = quotaStore();
     const key = freshKey();

@@ -1,7 +1,10 @@
 /**
  * Quota store on Redis: one `EVALSHA` per spend, the refill, comparison and decrement in
  * one script, so concurrent requests on any number of instances never spend more than
- * there is. Keys are hash-tagged with the identity, `<prefix>{<key>}`, and never expire:
+ * there is; a key's quota and its owner's (`spendAll`) are decided by the same script
+ * call, all-or-nothing. Keys are hash-tagged with the identity, `<prefix>{<key>}`, or for
+ * a key that has an owner with the owner, `<prefix>{owner:<id>}:<key>` beside the owner's
+ * own `<prefix>{owner:<id>}` (one Cluster slot, one round trip), and never expire:
  * a lost count would hand its credits back (run Redis with `noeviction` or a `volatile-*`
  * `maxmemory-policy`, which never evicts keys without a TTL).
  *
@@ -15,7 +18,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, checkQuotaSpend, createSilenceWatch, isLaterQuotaState, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
+import { assertKnownOptions, checkQuotaSpends, createSilenceWatch, isLaterQuotaState, type KnownOptions, laterQuotaState } from '@keyset/core/adapter';
 import type { QuotaStore } from '@keyset/core';
 import type { DurableQuotaStore, QuotaSpend, QuotaState, QuotaStoreResult } from '@keyset/core/adapter';
 import { QUOTA_SCRIPT, RAISE_SCRIPT } from './internal/quota-script.ts';
@@ -70,8 +73,10 @@ const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true, durable: tru
 /** The Redis quota store; `spend` always answers asynchronously. */
 export interface RedisQuotaStore extends QuotaStore {
   spend(request: QuotaSpend): Promise<QuotaStoreResult>;
-  /** The Redis key of one identity's quota, for operators and tests. */
-  keyOf(key: string): string;
+  /** Several quotas in one script call, all-or-nothing (see `QuotaStore.spendAll`); they must share one partition (one Cluster slot). */
+  spendAll(requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]>;
+  /** The Redis key of one quota (an identity's, or `owner:<id>`), for operators and tests; with `partition`, inside that hash tag. */
+  keyOf(key: string, partition?: string): string;
   /**
    * Writes what was spent through this instance since the last flush to `durable` now
    * (the timer does it every `flushIntervalMs`). Resolves when written; rejects when the
@@ -128,47 +133,72 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const watch = createSilenceWatch(timeoutMs, 'Redis quota store');
   const shas = new Map<string, string>();
   const shasReady = Promise.all([QUOTA_SCRIPT, RAISE_SCRIPT].map(async (script) => shas.set(script, await sha1Hex(script))));
-  const keyOf = (key: string): string => `${prefix}{${key}}`;
+  const keyOf = (key: string, partition?: string): string =>
+    partition === undefined || partition === key ? `${prefix}{${key}}` : `${prefix}{${partition}}:${key}`;
 
-  /** The latest state this instance's spends left per key, not yet written to `durable`. */
-  let unsaved = new Map<string, QuotaState>();
+  /** The latest state this instance's spends left per key (with its partition), not yet written to `durable`. */
+  let unsaved = new Map<string, { state: QuotaState; partition: string | undefined }>();
+  const remember = (key: string, state: QuotaState, partition: string | undefined): void => {
+    unsaved.set(key, { state: laterQuotaState(unsaved.get(key)?.state, state) as QuotaState, partition });
+  };
   let flushing: Promise<void> | undefined;
   let timer: unknown;
   let closed = false;
 
-  async function run(script: string, key: string, args: (string | number)[]): Promise<unknown> {
+  async function run(script: string, keys: readonly string[], args: (string | number)[]): Promise<unknown> {
     const digest = shas.get(script) ?? (await shasReady, shas.get(script) as string);
     try {
-      return await redis.evalsha(digest, 1, key, ...args);
+      return await redis.evalsha(digest, keys.length, ...keys, ...args);
     } catch (error) {
       // Script cache flushed or a fresh server: EVAL runs and caches it again.
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(script, 1, key, ...args);
+      return redis.eval(script, keys.length, ...keys, ...args);
     }
   }
 
-  async function spend(request: QuotaSpend): Promise<QuotaStoreResult> {
-    checkQuotaSpend(request);
-    const { key, generation, initial, period, refillAmount, cost } = request;
-    const args: (string | number)[] = [generation, initial, period, refillAmount ?? -1, cost];
+  /** The script's arguments for `requests`: 9 per key, `missing[i]` the mode for a missing hash, seeds for mode 2. */
+  function argsOf(requests: readonly QuotaSpend[], missing: readonly number[], seeds: readonly (QuotaState | undefined)[]): (string | number)[] {
+    return requests.flatMap(({ generation, initial, period, refillAmount, cost }, i) => {
+      const seed = seeds[i];
+      return [generation, initial, period, refillAmount ?? -1, cost, missing[i] as number, seed?.generation ?? 0, seed?.period ?? 0, seed?.remaining ?? 0];
+    });
+  }
+
+  async function spendAll(requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]> {
+    checkQuotaSpends(requests);
+    const first = requests[0] as QuotaSpend;
+    const tag = first.partition ?? first.key;
+    if (requests.some((r) => (r.partition ?? r.key) !== tag)) {
+      throw new ConfigError('A Redis quota spend spans one partition (one identity, or one owner with its key), so it stays in one Cluster slot');
+    }
+    const keys = requests.map((r) => keyOf(r.key, r.partition));
     // With a durable store a missing count is not started from `initial` at once: the
     // script answers -1 and the durable state (what was spent before Redis lost it) seeds it.
-    let reply = await watch.wait(run(QUOTA_SCRIPT, keyOf(key), [...args, durable === undefined ? 1 : 0]));
+    const none = requests.map(() => undefined);
+    let reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, requests.map(() => (durable === undefined ? 1 : 0)), none)));
     if (durable !== undefined && Array.isArray(reply) && reply[0] === -1) {
-      const seed = await durable.load(key);
-      reply = await watch.wait(
-        run(QUOTA_SCRIPT, keyOf(key), seed === undefined ? [...args, 1] : [...args, 2, seed.generation, seed.period, seed.remaining]),
-      );
+      const lost = new Set(reply.slice(1).map((i) => Number(i) - 1));
+      const seeds = await Promise.all(requests.map((r, i) => (lost.has(i) ? durable.load(r.key) : undefined)));
+      reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, seeds.map((seed) => (seed === undefined ? 1 : 2)), seeds)));
     }
-    if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => Number.isSafeInteger(n)) || (reply[0] !== 0 && reply[0] !== 1) || (reply[1] as number) < 0) {
+    if (
+      !Array.isArray(reply) ||
+      reply.length !== 1 + 4 * requests.length ||
+      !reply.every((n) => Number.isSafeInteger(n)) ||
+      (reply[0] !== 0 && reply[0] !== 1)
+    ) {
       throw new Error('Unexpected reply from the Redis quota script');
     }
-    const [allowed, remaining, storedGeneration, storedPeriod] = reply as [number, number, number, number];
-    if (durable !== undefined) {
-      const state = { generation: storedGeneration, period: storedPeriod, remaining };
-      unsaved.set(key, laterQuotaState(unsaved.get(key), state) as QuotaState);
-    }
-    return { allowed: allowed === 1, remaining };
+    return requests.map((request, i) => {
+      const [allowed, remaining, generation, period] = (reply as number[]).slice(1 + 4 * i, 5 + 4 * i) as [number, number, number, number];
+      if ((allowed !== 0 && allowed !== 1) || remaining < 0) throw new Error('Unexpected reply from the Redis quota script');
+      if (durable !== undefined) remember(request.key, { generation, period, remaining }, request.partition);
+      return { allowed: allowed === 1, remaining };
+    });
+  }
+
+  async function spend(request: QuotaSpend): Promise<QuotaStoreResult> {
+    return (await spendAll([request]))[0] as QuotaStoreResult;
   }
 
   /** One flush: the unsaved states to `durable`; Redis raised where the durable state is further along. */
@@ -177,7 +207,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     const batch = unsaved;
     unsaved = new Map();
     // Sorted: concurrent flushes from several instances lock the rows in one order.
-    const entries = [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, state]) => ({ key, state }));
+    const entries = [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, { state }]) => ({ key, state }));
     try {
       for (let i = 0; i < entries.length; i += FLUSH_BATCH) {
         const chunk = entries.slice(i, i + FLUSH_BATCH);
@@ -187,7 +217,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         const raises = chunk.flatMap((entry, j) => {
           const durableState = saved[j];
           return durableState !== undefined && isLaterQuotaState(durableState, entry.state)
-            ? [run(RAISE_SCRIPT, keyOf(entry.key), [durableState.generation, durableState.period, durableState.remaining])]
+            ? [run(RAISE_SCRIPT, [keyOf(entry.key, batch.get(entry.key)?.partition)], [durableState.generation, durableState.period, durableState.remaining])]
             : [];
         });
         await Promise.all(raises);
@@ -195,7 +225,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
       }
     } catch (error) {
       // Kept for the next flush, merged with whatever was spent meanwhile.
-      for (const [key, state] of batch) unsaved.set(key, laterQuotaState(unsaved.get(key), state) as QuotaState);
+      for (const [key, { state, partition }] of batch) remember(key, state, partition);
       throw error;
     }
   }
@@ -234,6 +264,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
 
   return Object.freeze({
     spend,
+    spendAll,
     keyOf,
     flush,
     async close(): Promise<void> {

@@ -45,7 +45,7 @@ export interface AppDependencies {
   keyring: Keyring;
   guard: ApiKeyGuard;
   /** Reads live quota counts for the admin routes. */
-  limiter?: Pick<RateLimiterWithState, 'readQuota'>;
+  limiter?: Pick<RateLimiterWithState, 'readQuota' | 'readOwnerQuota'>;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
   /** How long a cursor stays valid after it was issued (the config's `CURSOR_TTL_SECONDS`). @default 86400 */
@@ -90,7 +90,7 @@ export function createApp(deps: AppDependencies) {
     orders: createOrderHandlers({ db }),
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
-    owners: createOwnerAdminHandlers({ keyring }),
+    owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

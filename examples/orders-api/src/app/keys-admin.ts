@@ -37,8 +37,8 @@ const MAX_NAME_LENGTH = 100;
  * path (`quota.refil`, `quota.refill.amout`, `rateLimits[0].windowSecond`). Each list is
  * exactly the keyring input's keys (`satisfies KnownOptions<…>`), so they cannot drift.
  */
-const RATE_LIMIT = { name: true, limit: true, windowSeconds: true, burst: true } as const satisfies KnownOptions<NonNullable<UpdateLimitsInput['rateLimit']>>;
-const QUOTA = { remaining: true, refill: { amount: true, interval: true } } as const satisfies KnownOptions<QuotaInput>;
+export const RATE_LIMIT = { name: true, limit: true, windowSeconds: true, burst: true } as const satisfies KnownOptions<NonNullable<UpdateLimitsInput['rateLimit']>>;
+export const QUOTA = { remaining: true, refill: { amount: true, interval: true } } as const satisfies KnownOptions<QuotaInput>;
 const ISSUE_BODY = {
   name: true,
   scopes: true,
@@ -180,7 +180,8 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
   async function withLiveQuota(record: KeyRecord): Promise<Record<string, unknown>> {
     const json = JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
     if (record.quota === null || limiter === undefined) return json;
-    const live = await limiter.readQuota(record.id, record.quota);
+    // A key of an owner keeps its count in the owner's partition (a Redis Cluster slot).
+    const live = await limiter.readQuota(record.id, record.quota, record.ownerId);
     return {
       ...json,
       quota: { ...(json.quota as object), remaining: live.remaining, nextRefillAt: live.nextRefillAt?.toISOString() ?? null },
@@ -214,7 +215,7 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
           // update may be counted twice, never given back).
           const current = await admin.get(id);
           if (current.quota === null) throw invalid('quota.remaining', 'This key has no quota yet: send `quota.remaining` too.');
-          remaining = limiter === undefined ? current.quota.remaining : (await limiter.readQuota(id, current.quota)).remaining;
+          remaining = limiter === undefined ? current.quota.remaining : (await limiter.readQuota(id, current.quota, current.ownerId)).remaining;
         }
         input.quota = { remaining: remaining as number, ...(quota.refill === undefined ? {} : { refill: quota.refill as NonNullable<QuotaInput['refill']> | null }) };
       }

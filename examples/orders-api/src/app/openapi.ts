@@ -266,7 +266,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
         post: scoped('keys:admin', {
           operationId: 'createOwner',
           tags: ['owners'],
-          summary: 'Create an owner (an id of yours, shared rate limits, metadata)',
+          summary: 'Create an owner (an id of yours, shared rate limits and quota, metadata)',
           requestBody: { required: true, content: json(schema('CreateOwner')) },
           responses: { '201': { description: 'Created.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 429, 503]) },
         }),
@@ -276,13 +276,13 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
         get: scoped('keys:admin', {
           operationId: 'getOwner',
           tags: ['owners'],
-          summary: 'One owner',
+          summary: 'One owner, with its quota\'s live count',
           responses: { '200': { description: 'The owner.', content: json(schema('OwnerRecord')) }, ...errorResponses([401, 403, 404, 429, 503]) },
         }),
         patch: scoped('keys:admin', {
           operationId: 'updateOwner',
           tags: ['owners'],
-          summary: 'Change metadata, rate limits or disable; every instance drops its cached keys of the owner first',
+          summary: 'Change metadata, rate limits, quota or disable; every instance drops its cached keys of the owner first',
           requestBody: { required: true, content: json(schema('UpdateOwner')) },
           responses: { '200': { description: 'The updated owner.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
         }),

@@ -85,8 +85,8 @@ export interface ApiKeyGuardCheckOptions {
   /** Scopes the endpoint requires; all must be granted. */
   scopes?: readonly string[];
   /**
-   * Credits a request to this endpoint spends from the key's quota (keys without a quota
-   * spend nothing). An integer from 0 (free) to 1,000,000.
+   * Credits a request to this endpoint spends from the key's quota and from its owner's
+   * (keys without either spend nothing). An integer from 0 (free) to 1,000,000.
    * @default 1
    */
   cost?: number;
@@ -288,9 +288,10 @@ function policiesOf(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolic
 /** Per-request limiter options: the key's quota, environment and owner (its limits decided with the key's), the route's cost and name. */
 function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOptions): RateLimitCheckOptions {
   const out: RateLimitCheckOptions = { quota: key.quota ?? null, environment: key.environment };
-  // A key with no owner (or an owner without limits) adds nothing here: one property read.
+  // A key with no owner adds nothing here: one property read. An owner goes with every key
+  // it has, limits or not: its id places the key's quota count (a Redis Cluster slot).
   const owner = key.owner;
-  if (owner !== null && owner !== undefined && owner.rateLimits !== null) out.owner = owner;
+  if (owner !== null && owner !== undefined) out.owner = owner;
   const { cost, route } = options;
   if (cost !== undefined) out.cost = cost;
   if (route !== undefined) out.route = route;

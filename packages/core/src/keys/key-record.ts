@@ -134,6 +134,8 @@ export interface VerifiedOwner {
   readonly metadata: KeyMetadata;
   /** Rate limits all the owner's keys share, decided with the key's own; `null` = none. */
   readonly rateLimits: readonly KeyRateLimit[] | null;
+  /** Usage quota all the owner's keys spend from, with each key's own (both or neither); `null` = none. */
+  readonly quota: Quota | null;
 }
 
 /** `JSON.stringify` form of a `VerifiedKey`. */
@@ -148,13 +150,14 @@ export interface VerifiedKeyJson {
   rateLimits: KeyRateLimit[] | null;
   quota: QuotaJson | null;
   ownerId: string | null;
-  owner: { id: string; metadata: KeyMetadata; rateLimits: KeyRateLimit[] | null } | null;
+  owner: { id: string; metadata: KeyMetadata; rateLimits: KeyRateLimit[] | null; quota: QuotaJson | null } | null;
   last4: string;
 }
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-function quotaJson(quota: Quota | null): QuotaJson | null {
+/** The JSON form of a quota (`setAt` as ISO 8601), `null` for none. */
+export function quotaJson(quota: Quota | null): QuotaJson | null {
   if (quota === null) return null;
   return { remaining: quota.remaining, refill: quota.refill === null ? null : { ...quota.refill }, setAt: quota.setAt.toISOString() };
 }
@@ -178,16 +181,17 @@ function frozenLimits(list: readonly KeyRateLimit[] | null | undefined): readonl
 /** Frozen copies of an identity's limits: its list, else its single legacy limit, else `null`. */
 function limitsOf(identity: StoredIdentity): { rateLimit: KeyRateLimit | null; rateLimits: readonly KeyRateLimit[] | null; quota: Quota | null } {
   const rateLimits = frozenLimits(identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]));
-  const q = identity.quota ?? null;
-  const quota =
-    q === null
-      ? null
-      : Object.freeze({
-          remaining: q.remaining,
-          refill: q.refill === null ? null : Object.freeze({ amount: q.refill.amount, interval: q.refill.interval }),
-          setAt: new Date(q.setAt.getTime()),
-        });
-  return { rateLimit: rateLimits?.[0] ?? null, rateLimits, quota };
+  return { rateLimit: rateLimits?.[0] ?? null, rateLimits, quota: frozenQuota(identity.quota ?? null) };
+}
+
+/** A frozen copy of a key's or an owner's quota, or `null`. */
+export function frozenQuota(q: Quota | null): Quota | null {
+  if (q === null) return null;
+  return Object.freeze({
+    remaining: q.remaining,
+    refill: q.refill === null ? null : Object.freeze({ amount: q.refill.amount, interval: q.refill.interval }),
+    setAt: new Date(q.setAt.getTime()),
+  });
 }
 
 function secretJson(this: SecretRecord): SecretRecordJson {
@@ -231,7 +235,12 @@ function verifiedJson(this: VerifiedKey): VerifiedKeyJson {
     owner:
       this.owner === null
         ? null
-        : { id: this.owner.id, metadata: this.owner.metadata, rateLimits: this.owner.rateLimits === null ? null : this.owner.rateLimits.map((l) => ({ ...l })) },
+        : {
+            id: this.owner.id,
+            metadata: this.owner.metadata,
+            rateLimits: this.owner.rateLimits === null ? null : this.owner.rateLimits.map((l) => ({ ...l })),
+            quota: quotaJson(this.owner.quota),
+          },
     last4: this.last4,
   };
 }
@@ -337,7 +346,7 @@ const ownScopes: ScopeLists = (scopes) => Object.freeze([...scopes]);
 
 /** The frozen owner a `VerifiedKey` carries. */
 export function toVerifiedOwner(owner: StoredOwner): VerifiedOwner {
-  return Object.freeze({ id: owner.id, metadata: freezeMetadata(owner.metadata), rateLimits: frozenLimits(owner.rateLimits) });
+  return Object.freeze({ id: owner.id, metadata: freezeMetadata(owner.metadata), rateLimits: frozenLimits(owner.rateLimits), quota: frozenQuota(owner.quota ?? null) });
 }
 
 /**

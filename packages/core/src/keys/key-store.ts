@@ -95,6 +95,11 @@ export interface StoredOwner {
   metadata: KeyMetadata;
   /** Rate limits all the owner's keys share; `null` = none. */
   rateLimits: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  /**
+   * Usage quota all the owner's keys spend from, beside each key's own, as an administrator
+   * set it (the count lives in the quota store as `owner:<id>`); `null`/absent = none.
+   */
+  quota?: Quota | null;
   createdAt: Date;
   /** Set while the owner is disabled: none of its keys verifies. */
   disabledAt: Date | null;
@@ -131,7 +136,7 @@ export interface ListIdentitiesQuery {
 export type ListOwnersQuery = Omit<ListIdentitiesQuery, 'ownerId'>;
 
 /** What `KeyStore.updateOwner` changes; a field left out is kept. */
-export type OwnerPatch = Partial<Pick<StoredOwner, 'metadata' | 'rateLimits' | 'disabledAt'>>;
+export type OwnerPatch = Partial<Pick<StoredOwner, 'metadata' | 'rateLimits' | 'quota' | 'disabledAt'>>;
 
 /** The persistence a keyring needs. Every method may reject; the keyring maps that to 503. */
 export interface KeyStore {

@@ -90,6 +90,7 @@ function copyOwner(o: StoredOwner): StoredOwner {
     id: o.id,
     metadata: freezeMetadata(o.metadata),
     rateLimits: o.rateLimits === null ? null : o.rateLimits.map((l) => ({ ...l })),
+    quota: copyQuota(o.quota ?? null),
     createdAt: new Date(o.createdAt.getTime()),
     disabledAt: copyDate(o.disabledAt),
   };

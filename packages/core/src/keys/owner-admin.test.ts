@@ -26,7 +26,7 @@ describe('owners', () => {
     expect(record.ownerId).toBe('cus_42');
     const verified = await keyring.verify(key);
     expect(verified.ownerId).toBe('cus_42');
-    expect(verified.owner).toEqual({ id: 'cus_42', metadata: { plan: 'pro' }, rateLimits: [{ name: 'minute', limit: 5, windowSeconds: 60 }] });
+    expect(verified.owner).toEqual({ id: 'cus_42', metadata: { plan: 'pro' }, rateLimits: [{ name: 'minute', limit: 5, windowSeconds: 60 }], quota: null });
     expect(JSON.parse(JSON.stringify(verified)).owner.metadata).toEqual({ plan: 'pro' });
   });
 
@@ -99,5 +99,41 @@ describe('owners', () => {
     expect(page.hasMore).toBe(true);
     // limit + 1 records when there is more, as Paginator.page() expects (KeyListResult).
     expect(page.records).toHaveLength(6);
+  });
+
+  it('keeps a quota shaped and checked as a key\'s: create, get, update (refill kept), remove; verified keys see it', async () => {
+    const { keyring, keys, owners } = setup();
+    const created = await owners.create({ id: 'cus_q', quota: { remaining: 1000, refill: { amount: 1000, interval: 'monthly' } } });
+    expect(created.quota).toMatchObject({ remaining: 1000, refill: { amount: 1000, interval: 'monthly' } });
+    expect(created.quota?.setAt).toBeInstanceOf(Date);
+    expect(JSON.parse(JSON.stringify(created)).quota).toEqual({ remaining: 1000, refill: { amount: 1000, interval: 'monthly' }, setAt: created.quota?.setAt.toISOString() });
+    expect((await owners.get('cus_q')).quota).toEqual(created.quota);
+    const { key } = await keys.issue({ name: 'ci', scopes: [], ownerId: 'cus_q' });
+    expect((await keyring.verify(key)).owner?.quota).toMatchObject({ remaining: 1000 });
+    // `refill` left out keeps the refill; the new setAt is later than the old one.
+    const updated = await owners.update('cus_q', { quota: { remaining: 5 } });
+    expect(updated.quota).toMatchObject({ remaining: 5, refill: { amount: 1000, interval: 'monthly' } });
+    expect(updated.quota!.setAt.getTime()).toBeGreaterThan(created.quota!.setAt.getTime());
+    // Cached verifications see the change (the owner's keys are evicted).
+    expect((await keyring.verify(key)).owner?.quota).toMatchObject({ remaining: 5 });
+    expect((await owners.update('cus_q', { quota: null })).quota).toBeNull();
+    expect((await keyring.verify(key)).owner?.quota).toBeNull();
+    expect((await owners.list({ mode: 'offset', limit: 5, offset: 0 })).records[0]?.quota).toBeNull();
+  });
+
+  it('refuses a malformed owner quota with 400 naming the field, as for a key', async () => {
+    const { owners } = setup();
+    const field = (promise: Promise<unknown>): Promise<unknown> =>
+      promise.then(
+        () => 'ok',
+        (error: unknown) => (error instanceof KeysetError ? `${error.code} ${String(error.extensions.field)}` : String(error)),
+      );
+    expect(await field(owners.create({ id: 'a', quota: { remaining: -1 } }))).toBe('invalid_request quota.remaining');
+    expect(await field(owners.create({ id: 'a', quota: 5 as never }))).toBe('invalid_request quota');
+    expect(await field(owners.create({ id: 'a', quota: { remaining: 1, refill: { amount: 0, interval: 'daily' } } }))).toBe('invalid_request quota.refill.amount');
+    expect(await field(owners.create({ id: 'a', quota: { remaining: 1, refill: { amount: 1, interval: 'weekly' as never } } }))).toBe('invalid_request quota.refill.interval');
+    await owners.create({ id: 'a' });
+    expect(await field(owners.update('a', { quota: { remaining: 1e16 } }))).toBe('invalid_request quota.remaining');
+    expect((await owners.get('a')).quota).toBeNull();
   });
 });

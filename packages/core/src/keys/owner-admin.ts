@@ -1,7 +1,7 @@
 /**
  * Owners: the customer (team, tenant) several keys belong to, as `createOwnerAdmin(keyring)`.
- * An owner's rate limits are shared by all its keys and decided together with each key's
- * own (docs/rate-limits.md, "Key and owner limits"); its metadata reaches the handler
+ * An owner's rate limits and quota are shared by all its keys and decided together with
+ * each key's own, all-or-nothing (docs/rate-limits.md, "Key and owner limits"); its metadata reaches the handler
  * beside the key's. Disabling or deleting an owner refuses every key it owns at once: the
  * keyring's cached results of those keys are dropped here, and the change listeners (a
  * revocation bus) carry `owner:<id>` to every other instance before the call resolves,
@@ -12,10 +12,11 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { keyringParts } from './internal/keyring-parts.ts';
 import { storeCall } from './internal/store-call.ts';
 import type { KeyListResult } from './key-admin.ts';
-import { toListQuery, validateOwnerId, validateRateLimits, type KeyListPlan } from './key-input.ts';
+import type { Quota } from '../quota/types.ts';
+import { toListQuery, validateOwnerId, validateQuota, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
 import { validateMetadata, freezeMetadata, type KeyMetadata } from './key-metadata.ts';
-import { toKeyRecord, type KeyRateLimit } from './key-record.ts';
-import type { KeyStore, StoredOwner } from './key-store.ts';
+import { frozenQuota, quotaJson, toKeyRecord, type KeyRateLimit } from './key-record.ts';
+import type { KeyStore, OwnerPatch, StoredOwner } from './key-store.ts';
 import type { Keyring } from './keyring.ts';
 import { OWNER_EVICTION_PREFIX } from './key-verifier.ts';
 
@@ -25,6 +26,12 @@ export interface OwnerRecord {
   readonly metadata: KeyMetadata;
   /** Rate limits all its keys share, decided with each key's own; `null` = none. */
   readonly rateLimits: readonly KeyRateLimit[] | null;
+  /**
+   * Usage quota all its keys spend from, beside each key's own (both or neither), as last
+   * set (`remaining` at `setAt`); the live count is in the quota store
+   * (`limiter.readOwnerQuota(id, quota)`). `null` = none.
+   */
+  readonly quota: Quota | null;
   readonly createdAt: Date;
   /** Set while the owner is disabled (none of its keys verifies); `null` = enabled. */
   readonly disabledAt: Date | null;
@@ -38,6 +45,8 @@ export interface CreateOwnerInput {
   metadata?: KeyMetadata | null;
   /** Rate limits all its keys share (named, as a key's are; headers show them as `owner.<name>`). */
   rateLimits?: readonly KeyRateLimit[] | null;
+  /** A usage quota all its keys spend from, shaped and checked as a key's (`IssueKeyInput.quota`). `null`/absent = none. */
+  quota?: QuotaInput | null;
 }
 
 /** What `OwnerAdmin.update` changes; a field left out is kept. */
@@ -45,6 +54,11 @@ export interface UpdateOwnerInput {
   metadata?: KeyMetadata | null;
   /** `null` removes them. */
   rateLimits?: readonly KeyRateLimit[] | null;
+  /**
+   * The new quota (`null` removes it), as `UpdateLimitsInput.quota` for a key: `refill` left
+   * out keeps the current refill, and setting it restarts the count at `remaining` from now.
+   */
+  quota?: QuotaInput | null;
   /** `true` refuses every key of the owner until set back to `false`. */
   disabled?: boolean;
 }
@@ -61,7 +75,7 @@ export interface OwnerAdmin {
   create(input: CreateOwnerInput): Promise<OwnerRecord>;
   get(id: string): Promise<OwnerRecord>;
   list(plan: KeyListPlan): Promise<OwnerListResult>;
-  /** Changes metadata, rate limits or the disabled flag; every instance drops its cached keys of the owner before it resolves. */
+  /** Changes metadata, rate limits, quota or the disabled flag; every instance drops its cached keys of the owner before it resolves. */
   update(id: string, input: UpdateOwnerInput): Promise<OwnerRecord>;
   /** Deletes the owner and revokes all its keys; every instance refuses them before it resolves. */
   delete(id: string): Promise<void>;
@@ -85,11 +99,17 @@ function toOwnerRecord(owner: StoredOwner): OwnerRecord {
     id: owner.id,
     metadata: freezeMetadata(owner.metadata),
     rateLimits,
+    quota: frozenQuota(owner.quota ?? null),
     createdAt: new Date(owner.createdAt.getTime()),
     disabledAt: owner.disabledAt === null ? null : new Date(owner.disabledAt.getTime()),
   };
   Object.defineProperty(record, 'toJSON', {
-    value: () => ({ ...record, rateLimits: rateLimits === null ? null : rateLimits.map((l) => ({ ...l })), createdAt: record.createdAt.toISOString(), disabledAt: record.disabledAt?.toISOString() ?? null }),
+    value: () => ({
+      ...record,
+      rateLimits: rateLimits === null ? null : rateLimits.map((l) => ({ ...l })),
+      quota: quotaJson(record.quota),
+      createdAt: record.createdAt.toISOString(), disabledAt: record.disabledAt?.toISOString() ?? null,
+    }),
   });
   return Object.freeze(record);
 }
@@ -148,7 +168,9 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
     async create(input: CreateOwnerInput): Promise<OwnerRecord> {
       if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `id`.');
       const id = validateOwnerId(input.id, 'id');
-      const owner: StoredOwner = { id, metadata: validateMetadata(input.metadata), rateLimits: ownerLimits(input.rateLimits), createdAt: new Date(clock()), disabledAt: null };
+      const now = clock();
+      const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
+      const owner: StoredOwner = { id, metadata: validateMetadata(input.metadata), rateLimits: ownerLimits(input.rateLimits), quota, createdAt: new Date(now), disabledAt: null };
       const created = await storeCall(log, 'insertOwner', () => owners.insertOwner(owner));
       if (!created) throw invalid('id', 'An owner with this id exists already.');
       return toOwnerRecord(owner);
@@ -167,15 +189,20 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
 
     async update(id: string, input: UpdateOwnerInput): Promise<OwnerRecord> {
       const ownerId = ownerIdOrNotFound(id);
-      if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `metadata`, `rateLimits` and/or `disabled`.');
-      const patch: Partial<Pick<StoredOwner, 'metadata' | 'rateLimits' | 'disabledAt'>> = {};
+      if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `metadata`, `rateLimits`, `quota` and/or `disabled`.');
+      const patch: OwnerPatch = {};
       if (input.metadata !== undefined) patch.metadata = validateMetadata(input.metadata);
       if (input.rateLimits !== undefined) patch.rateLimits = ownerLimits(input.rateLimits);
+      if (input.quota === null) patch.quota = null;
+      else if (input.quota !== undefined) {
+        // `refill` left out keeps the current one, and the new setAt follows the current one.
+        patch.quota = validateQuota(input.quota, (await getOwner(ownerId)).quota ?? null, clock());
+      }
       if (input.disabled !== undefined) {
         if (typeof input.disabled !== 'boolean') throw invalid('disabled', '`disabled` must be true or false.');
         patch.disabledAt = input.disabled ? new Date(clock()) : null;
       }
-      if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits` and/or `disabled` to change.');
+      if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits`, `quota` and/or `disabled` to change.');
       if (patch.disabledAt !== undefined && patch.disabledAt !== null) {
         // Disabling twice keeps the first instant.
         const current = await getOwner(ownerId);

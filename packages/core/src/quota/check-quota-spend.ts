@@ -27,4 +27,25 @@ export function checkQuotaSpend(request: QuotaSpend): void {
     throw new ConfigError(`quota refill amount must be null or an integer from 1 to ${MAX_QUOTA_CREDITS}, got ${String(refillAmount)}`);
   }
   if (!isInt(cost, 0, MAX_QUOTA_COST)) throw new ConfigError(`cost must be an integer from 0 to ${MAX_QUOTA_COST}, got ${String(cost)}`);
+  const { partition } = request;
+  if (partition !== undefined && (typeof partition !== 'string' || partition.length === 0)) throw new ConfigError('A quota partition must be a non-empty string when given');
+}
+
+/**
+ * Throws `ConfigError` unless `requests` is a non-empty list of well-formed spends with
+ * distinct keys (what `QuotaStore.spendAll` takes).
+ *
+ * @example
+ * ```ts
+ * checkQuotaSpends([keySpend, ownerSpend]);
+ * ```
+ */
+export function checkQuotaSpends(requests: readonly QuotaSpend[]): void {
+  if (!Array.isArray(requests) || requests.length === 0) throw new ConfigError('spendAll needs a non-empty list of quota spends');
+  const keys = new Set<string>();
+  for (const request of requests) {
+    checkQuotaSpend(request);
+    if (keys.has(request.key)) throw new ConfigError('spendAll needs distinct quota keys');
+    keys.add(request.key);
+  }
 }

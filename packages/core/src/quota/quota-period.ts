@@ -10,6 +10,19 @@
  */
 import type { Quota, QuotaInterval, QuotaSpend, QuotaStoreResult } from './types.ts';
 
+/**
+ * The quota-store key of an owner's quota: `owner:<ownerId>`. Key ids never hold a colon,
+ * so it never names a key's count.
+ *
+ * @example
+ * ```ts
+ * ownerQuotaKey('cus_42'); // 'owner:cus_42'
+ * ```
+ */
+export function ownerQuotaKey(ownerId: string): string {
+  return `owner:${ownerId}`;
+}
+
 /** Largest credit count or refill amount: far below 2^53, exact in doubles, Lua and bigint. */
 export const MAX_QUOTA_CREDITS = 1e15;
 /** Largest cost of one request. */
@@ -139,4 +152,26 @@ export function applyQuotaSpend(
   const allowed = spend.cost <= state.remaining;
   if (allowed) state.remaining -= spend.cost;
   return { state, result: { allowed, remaining: state.remaining } };
+}
+
+/**
+ * `applyQuotaSpend` for several counts decided together, all-or-nothing (what
+ * `QuotaStore.spendAll` does): each count is started or refilled as due, then every cost
+ * is spent if each count covers its own, else none is. `stored[i]` belongs to `spends[i]`.
+ *
+ * @example
+ * ```ts
+ * const { states, results } = applyQuotaSpends([keyState, ownerState], [keySpend, ownerSpend]);
+ * // results[1].allowed === false: the owner's count is short, and nothing was spent
+ * ```
+ */
+export function applyQuotaSpends(
+  stored: readonly (QuotaState | undefined)[],
+  spends: readonly QuotaSpend[],
+): { states: QuotaState[]; results: QuotaStoreResult[] } {
+  // Cost 0 applies the start or refill and spends nothing: the counts as they stand now.
+  const states = spends.map((spend, i) => applyQuotaSpend(stored[i], { ...spend, cost: 0 }).state);
+  const covers = spends.map((spend, i) => spend.cost <= (states[i] as QuotaState).remaining);
+  if (covers.every(Boolean)) spends.forEach((spend, i) => ((states[i] as QuotaState).remaining -= spend.cost));
+  return { states, results: states.map((state, i) => ({ allowed: covers[i] as boolean, remaining: state.remaining })) };
 }

@@ -39,8 +39,15 @@ export interface Quota {
  * PostgreSQL stores decide identically.
  */
 export interface QuotaSpend {
-  /** Whose quota (an identity id). */
+  /** Whose quota: an identity id, or `owner:<ownerId>` for an owner's quota (see `ownerQuotaKey`). */
   key: string;
+  /**
+   * Counts spent together that must live together in a sharded store (a Redis Cluster
+   * slot): the limiter sets it to `owner:<ownerId>` on the quota of a key that has an
+   * owner, whether or not the owner has a quota, so the count never moves. Absent: `key`
+   * alone. Stores keyed by `key` alone (memory, PostgreSQL) ignore it.
+   */
+  partition?: string;
   /** `quota.setAt` in epoch ms: a larger generation resets the stored count to `initial`. */
   generation: number;
   /** Credits to start from when the store holds nothing for this generation. */
@@ -65,6 +72,15 @@ export interface QuotaStoreResult {
  */
 export interface QuotaStore {
   spend(request: QuotaSpend): QuotaStoreResult | Promise<QuotaStoreResult>;
+  /**
+   * Several quotas (a key's and its owner's) decided in ONE atomic step, all-or-nothing:
+   * each result's `allowed` says whether that quota covers its `cost`, and the costs are
+   * spent only when every one does; otherwise none is (refills that fell due still
+   * happen). `remaining` is each count afterwards. Keys are distinct. Optional for stores
+   * written before owners had quotas: without it, a request whose owner has a quota is
+   * refused with 503 `unavailable` (and logged once), never spent in two steps.
+   */
+  spendAll?(requests: readonly QuotaSpend[]): QuotaStoreResult[] | Promise<QuotaStoreResult[]>;
   close?(): Promise<void>;
 }
 

@@ -23,15 +23,18 @@ export interface DecisionEvent {
   outcome: DecisionOutcome;
   /**
    * The policy that decided: the refusing one with the longest wait for `rate_limited`,
-   * `'quota'` for `quota_exhausted`, else the one closest to exhaustion.
+   * `'quota'` for `quota_exhausted` by the key's quota (`'owner.quota'` by its owner's),
+   * else the one closest to exhaustion.
    */
   policy: string;
-  /** Credits this request spent from the key's quota (0 when refused or without a quota). */
+  /** Credits this request spent from the key's quota, or else its owner's (0 when refused or without a quota). */
   cost: number;
   /** Requests left under `policy` right now. */
   remaining: number;
   /** Credits left in the key's quota, when it has one and the quota store answered. */
   quotaRemaining?: number;
+  /** Credits left in the owner's quota, when the key's owner has one and the quota store answered. */
+  ownerQuotaRemaining?: number;
   /** Set when a store failed and the `onStoreError` fallback decided. */
   degraded?: 'local' | 'open';
 }

@@ -88,7 +88,7 @@ describe('quotas', () => {
     expect([error.status, error.code]).toEqual([429, 'quota_exhausted']);
     expect(error.headers['retry-after']).toBeUndefined();
     expect(error.headers['ratelimit-policy']).toBe('"default";q=100;w=60');
-    expect(error.extensions).toEqual({ quota_remaining: 0, cost: 1 });
+    expect(error.extensions).toEqual({ quota: 'key', quota_remaining: 0, cost: 1 });
     // Cost 0 (a free route) is always admitted.
     expect((await limiter.check('k', undefined, { quota: q, cost: 0 })).quota?.remaining).toBe(0);
   });

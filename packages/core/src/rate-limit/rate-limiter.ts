@@ -8,8 +8,8 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { withMaybeSync } from '../maybe-promise.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
-import { MAX_QUOTA_COST, quotaProblem } from '../quota/quota-period.ts';
-import { createQuotaSpender } from '../quota/quota-spender.ts';
+import { MAX_QUOTA_COST, ownerQuotaKey, quotaProblem } from '../quota/quota-period.ts';
+import { createQuotaSpender, type QuotaEntry, type SpentQuota } from '../quota/quota-spender.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
 import { rateLimitPolicyProblem } from './gcra.ts';
@@ -45,7 +45,8 @@ export interface RateLimiterOptions {
    */
   defaultPolicy: RateLimitPolicy | readonly RateLimitPolicy[];
   /**
-   * Where usage-quota counts live (only keys with a `quota` use it).
+   * Where usage-quota counts live (only keys and owners with a `quota` use it; an owner's
+   * quota needs a store with `spendAll`, as the memory, Redis and PostgreSQL stores have).
    * @default createMemoryQuotaStore()
    */
   quotaStore?: QuotaStore;
@@ -119,9 +120,12 @@ export interface RateLimiterWithState extends RateLimiter {
   readonly defaultPolicies: readonly RateLimitPolicy[];
   /**
    * Reads a key's quota (spends nothing, refills if due): credits left and next refill.
-   * Rejects with `unavailable` when the quota store fails.
+   * Pass the key's `ownerId` when it has one (its count lives in the owner's Cluster
+   * partition). Rejects with `unavailable` when the quota store fails.
    */
-  readQuota(key: string, quota: Quota): Promise<QuotaDecision>;
+  readQuota(key: string, quota: Quota, ownerId?: string | null): Promise<QuotaDecision>;
+  /** Reads an owner's quota (spends nothing, refills if due), as `readQuota` does a key's. */
+  readOwnerQuota(ownerId: string, quota: Quota): Promise<QuotaDecision>;
 }
 
 const consoleLogger: RateLimitLogger = {
@@ -240,19 +244,26 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     decision: RateLimitDecision | undefined,
     cost: number,
     checkOptions: RateLimitCheckOptions | undefined,
-    quota?: QuotaDecision & { degraded?: 'open' },
+    quota?: SpentQuota,
+    ownerQuota?: SpentQuota,
   ): DecisionEvent {
     const out: DecisionEvent = {
       keyId: key,
       outcome,
-      policy: outcome === 'quota_exhausted' ? 'quota' : (decision?.policy.name ?? (decision === undefined ? '' : 'default')),
+      policy:
+        outcome === 'quota_exhausted'
+          ? quota !== undefined && !quota.allowed
+            ? 'quota'
+            : 'owner.quota'
+          : (decision?.policy.name ?? (decision === undefined ? '' : 'default')),
       cost,
       remaining: decision?.remaining ?? 0,
     };
     if (checkOptions?.environment !== undefined) out.environment = checkOptions.environment;
     if (checkOptions?.route !== undefined) out.route = checkOptions.route;
     if (quota !== undefined && quota.degraded === undefined) out.quotaRemaining = quota.remaining;
-    const degraded = decision?.degraded ?? quota?.degraded;
+    if (ownerQuota !== undefined && ownerQuota.degraded === undefined) out.ownerQuotaRemaining = ownerQuota.remaining;
+    const degraded = decision?.degraded ?? quota?.degraded ?? ownerQuota?.degraded;
     if (degraded !== undefined) out.degraded = degraded;
     return out;
   }
@@ -314,49 +325,77 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     // The quota is spent only once the rate limits admitted the request (a request they
     // refuse spends no credit), and not for a request refused for its scopes.
     const quota = checkOptions?.quota ?? null;
+    const owner = checkOptions?.owner ?? null;
+    const ownerQuota = owner?.quota ?? null;
     const refused = checkOptions?.refusal;
-    if (quota === null || refused !== undefined) {
+    if ((quota === null && ownerQuota === null) || refused !== undefined) {
       emit?.(event(key, refused ?? 'allowed', decision, 0, checkOptions));
       return { decision, decisions, headers };
     }
-    return spendQuota(key, quota, cost, decision, decisions, headers, checkOptions);
+    return spendQuota(key, quota, owner === null ? null : { id: owner.id, quota: ownerQuota }, cost, decision, decisions, headers, checkOptions);
+  }
+
+  /**
+   * The quotas a request spends: its key's (inside the owner's Cluster partition when the
+   * key has an owner, so the count stays put whether or not the owner has a quota) and its
+   * owner's, counted as `owner:<id>`.
+   */
+  function quotaEntries(key: string, quota: Quota | null, owner: { id: string; quota: Quota | null } | null): QuotaEntry[] {
+    const entries: QuotaEntry[] = [];
+    if (quota !== null) entries.push(owner === null ? { key, quota: usableQuota(key, quota) } : { key, quota: usableQuota(key, quota), partition: ownerQuotaKey(owner.id) });
+    if (owner !== null && owner.quota !== null) entries.push({ key: ownerQuotaKey(owner.id), quota: usableQuota(ownerQuotaKey(owner.id), owner.quota) });
+    return entries;
   }
 
   async function spendQuota(
     key: string,
-    quota: Quota,
+    quota: Quota | null,
+    owner: { id: string; quota: Quota | null } | null,
     cost: number,
     decision: RateLimitDecision,
     decisions: RateLimitDecision[],
     headers: Record<string, string>,
     checkOptions: RateLimitCheckOptions | undefined,
   ): Promise<RateLimitCheckResult> {
-    let spent: QuotaDecision & { degraded?: 'open' };
+    let spent: SpentQuota[];
     try {
-      spent = await quotas.spend(key, usableQuota(key, quota), cost);
+      spent = await quotas.spendAll(quotaEntries(key, quota, owner), cost);
     } catch (error) {
       emit?.(event(key, 'unavailable', decision, 0, checkOptions));
       throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
     }
-    if (!spent.allowed) {
-      emit?.(event(key, 'quota_exhausted', decision, 0, checkOptions, spent));
+    const keySpent = quota === null ? undefined : spent[0];
+    const ownerSpent = owner === null || owner.quota === null ? undefined : spent[spent.length - 1];
+    if (!spent.every((s) => s.allowed)) {
+      emit?.(event(key, 'quota_exhausted', decision, 0, checkOptions, keySpent, ownerSpent));
+      // The key's quota is named when it ran out, else the owner's: which one, how much is
+      // left of it, never whose (the owner id) or what any other key spent.
+      const short = keySpent !== undefined && !keySpent.allowed ? keySpent : (ownerSpent as SpentQuota);
+      const whose = short === keySpent ? 'key' : 'owner';
+      // A wait helps only if it helps every quota that refused.
+      const refusing = spent.filter((s) => !s.allowed);
+      const retryAfter = refusing.some((s) => s.retryAfterSeconds === 0) ? 0 : Math.max(...refusing.map((s) => s.retryAfterSeconds));
       const quotaHeaders: Record<string, string> = { ...headers };
-      const extensions: Record<string, unknown> = { quota_remaining: spent.remaining, cost };
-      if (spent.retryAfterSeconds > 0) {
-        quotaHeaders['retry-after'] = String(spent.retryAfterSeconds);
-        extensions.retry_after = spent.retryAfterSeconds;
+      const extensions: Record<string, unknown> = { quota: whose, quota_remaining: short.remaining, cost };
+      if (retryAfter > 0) {
+        quotaHeaders['retry-after'] = String(retryAfter);
+        extensions.retry_after = retryAfter;
       }
+      const what = whose === 'key' ? 'Usage quota exhausted' : "Owner's usage quota (shared by all its keys) exhausted";
       throw new KeysetError('quota_exhausted', {
         detail:
-          spent.retryAfterSeconds > 0
-            ? `Usage quota exhausted: ${spent.remaining} credits left, this request costs ${cost}; it refills in ${spent.retryAfterSeconds} s.`
-            : `Usage quota exhausted: ${spent.remaining} credits left, this request costs ${cost}.`,
+          retryAfter > 0
+            ? `${what}: ${short.remaining} credits left, this request costs ${cost}; it refills in ${retryAfter} s.`
+            : `${what}: ${short.remaining} credits left, this request costs ${cost}.`,
         headers: quotaHeaders,
         extensions,
       });
     }
-    emit?.(event(key, 'allowed', decision, spent.cost, checkOptions, spent));
-    return { decision, decisions, headers, quota: spent };
+    emit?.(event(key, 'allowed', decision, cost, checkOptions, keySpent, ownerSpent));
+    const result: RateLimitCheckResult = { decision, decisions, headers };
+    if (keySpent !== undefined) result.quota = keySpent;
+    if (ownerSpent !== undefined) result.ownerQuota = ownerSpent;
+    return result;
   }
 
   return Object.freeze({
@@ -367,9 +406,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     },
     // Synchronous when the store is and no quota is spent (see maybe-promise.ts).
     check: withMaybeSync(checkMaybeSync),
-    async readQuota(key: string, quota: Quota): Promise<QuotaDecision> {
+    async readQuota(key: string, quota: Quota, ownerId?: string | null): Promise<QuotaDecision> {
       if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
-      return quotas.spend(key, usableQuota(key, quota), 0);
+      if (ownerId === undefined || ownerId === null) return quotas.spend(key, usableQuota(key, quota), 0);
+      if (typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
+      return quotas.spend(key, usableQuota(key, quota), 0, ownerQuotaKey(ownerId));
+    },
+    async readOwnerQuota(ownerId: string, quota: Quota): Promise<QuotaDecision> {
+      if (typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
+      return quotas.spend(ownerQuotaKey(ownerId), usableQuota(ownerQuotaKey(ownerId), quota), 0);
     },
   });
 }

@@ -77,10 +77,12 @@ export interface RateLimitCheckOptions {
   environment?: string;
   /**
    * The key's owner: its limits (shown as `owner.<name>` in the headers) are decided in the
-   * same all-or-nothing decision as the key's, so no pair spends when one refuses. All the
-   * owner's keys share them (`VerifiedKey.owner`). Absent, or no `rateLimits`: the key's alone.
+   * same all-or-nothing decision as the key's, so no pair spends when one refuses, and its
+   * `quota` (counted as `owner:<id>`) is spent together with the key's: both or neither.
+   * All the owner's keys share them (`VerifiedKey.owner`). Absent, or no `rateLimits` and
+   * no `quota`: the key's alone.
    */
-  owner?: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null } | null;
+  owner?: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null; readonly quota?: Quota | null } | null;
   /**
    * The request is refused anyway (a 403 for its scopes): count it against the rate
    * limits, spend no credit, and report this outcome to `onDecision`.
@@ -96,6 +98,8 @@ export interface RateLimitCheckResult {
   decisions?: readonly RateLimitDecision[];
   /** The quota spend, when the key has a quota. */
   quota?: QuotaDecision;
+  /** The owner's quota spend, when the key's owner has a quota. */
+  ownerQuota?: QuotaDecision;
   /** Response headers to send (`RateLimit-Policy`, `RateLimit`, … per the `headers` option). */
   headers: Record<string, string>;
 }
@@ -105,7 +109,7 @@ export interface RateLimiter {
   /**
    * Decides one request for `key` under `policy` — one policy or several named ones decided
    * all-or-nothing (the limiter's default when omitted) — then spends `options.cost` from
-   * `options.quota`. Resolves with the response headers to send; rejects with a
+   * `options.quota` and `options.owner.quota` (both or neither). Resolves with the response headers to send; rejects with a
    * `KeysetError` `rate_limited` (429), `quota_exhausted` (429) or `unavailable` (503).
    */
   check(key: string, policy?: RateLimitPolicy | readonly RateLimitPolicy[] | null, options?: RateLimitCheckOptions): Promise<RateLimitCheckResult>;

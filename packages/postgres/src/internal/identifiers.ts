@@ -29,6 +29,8 @@ export interface TableNames {
   /** Quota counts of `createPostgresQuotaStore`. */
   quotas: string;
   spendQuotaFunction: string;
+  /** Several quotas (a key's and its owner's) spent together (migration 10). */
+  spendQuotasFunction: string;
   /** Owners (migration 7), their list index, and the index of an owner's keys. */
   owners: string;
   ownersListIndex: string;
@@ -70,6 +72,7 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     revokeFunction: `${s}.${quote(`${tablePrefix}revoke`)}`,
     quotas: `${s}.${quote(`${tablePrefix}quotas`)}`,
     spendQuotaFunction: `${s}.${quote(`${tablePrefix}spend_quota`)}`,
+    spendQuotasFunction: `${s}.${quote(`${tablePrefix}spend_quotas`)}`,
     owners: `${s}.${quote(`${tablePrefix}owners`)}`,
     ownersListIndex: quote(`${tablePrefix}owners_created_at_id_idx`),
     identitiesOwnerIndex: quote(`${tablePrefix}identities_owner_id_idx`),

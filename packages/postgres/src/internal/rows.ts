@@ -51,7 +51,7 @@ export function identityColumns(): string {
 
 /** SQL: the columns of owner `o` (LEFT JOINed: all NULL when the key names no owner row), read by `ownerFrom`. */
 export function ownerColumns(): string {
-  return `o.id AS owner_row_id, o.metadata::text AS owner_metadata, o.rate_limits AS owner_rate_limits,
+  return `o.id AS owner_row_id, o.metadata::text AS owner_metadata, o.rate_limits AS owner_rate_limits, o.quota AS owner_quota,
     ${epochMs('o.created_at')} AS owner_created_at, ${epochMs('o.disabled_at')} AS owner_disabled_at`;
 }
 
@@ -63,6 +63,7 @@ export function ownerFrom(row: Record<string, unknown>, prefix = 'owner_'): Stor
     id: String(id),
     metadata: metadataFrom(row[`${prefix}metadata`]),
     rateLimits: rateLimitsFrom(row[`${prefix}rate_limits`]),
+    quota: quotaFrom(row[`${prefix}quota`]),
     createdAt: requiredDate(row[`${prefix}created_at`]),
     disabledAt: toDate(row[`${prefix}disabled_at`]),
   };
@@ -142,11 +143,12 @@ function quotaFrom(value: unknown): Quota | null {
 /** JSON parameters of the `rate_limits` and `quota` columns. */
 export function limitsParams(identity: Pick<StoredIdentity, 'rateLimit' | 'rateLimits' | 'quota'>): [string | null, string | null] {
   const list = identity.rateLimits ?? (identity.rateLimit === null ? null : [identity.rateLimit]);
-  const quota = identity.quota ?? null;
-  return [
-    list === null ? null : JSON.stringify(list),
-    quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime() }),
-  ];
+  return [list === null ? null : JSON.stringify(list), quotaParam(identity.quota ?? null)];
+}
+
+/** JSON parameter of a `quota` column (an identity's or an owner's): `{ remaining, refill, setAt }`, setAt in epoch ms. */
+export function quotaParam(quota: Quota | null): string | null {
+  return quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime() });
 }
 
 export function secretFromColumns(row: Record<string, unknown>): StoredSecret {
