@@ -12,11 +12,11 @@
  */
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
+import { FakeResponse, incoming, type Listener } from './http/fake-node.ts';
 import { keysetFetch, keysetHono } from './http/keyset-stacks.ts';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
 
-type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unknown;
 const which = process.argv[2] ?? 'full';
 const N = Number(process.env.PROFILE_REQUESTS ?? 200_000);
 
@@ -37,43 +37,6 @@ if (which === 'bare') {
 }
 const listener = getRequestListener(fetchHandler) as unknown as Listener;
 
-class FakeResponse {
-  statusCode = 200;
-  headersSent = false;
-  writable = true;
-  writableFinished = false;
-  _contentLength = undefined;
-  head = '';
-  body = '';
-  writeHead(status: number, headers?: Record<string, unknown>): this {
-    this.statusCode = status;
-    let head = `HTTP/1.1 ${status} OK\r\n`;
-    if (headers) for (const name in headers) head += `${name}: ${String(headers[name])}\r\n`;
-    this.head = head;
-    return this;
-  }
-  end(body?: string): this {
-    this.body = body ?? '';
-    this.writableFinished = true;
-    return this;
-  }
-  write(): boolean {
-    throw new Error('streamed response');
-  }
-  hasHeader(): boolean {
-    return false;
-  }
-  on(): this {
-    return this;
-  }
-  once(): this {
-    return this;
-  }
-}
-const incoming = (path: string, key: string) => {
-  const authorization = `ApiKey ${key}`;
-  return { method: 'GET', url: path, headers: { host: 'localhost', authorization }, rawHeaders: ['Host', 'localhost', 'Authorization', authorization], socket: {}, readableEnded: true };
-};
 async function send(path: string, key: string): Promise<FakeResponse> {
   const res = new FakeResponse();
   await listener(incoming(path, key), res);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { createOrdersApi, type OrdersApi, type OrdersApiOptions } from '../src/main.ts';
 import { createApiKeyGuard, type TrustProxy } from '@keyset/core';
 import { createAdapterServer } from '../src/adapter-server.ts';
@@ -137,4 +138,28 @@ export function linkTo(headers: Headers, rel: string): string | null {
     if (match[2] === rel) return match[1]!;
   }
   return null;
+}
+
+/** Runs one statement on the PostgreSQL server at `serverUrl` (its maintenance database), on a connection of its own. */
+async function onServer(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates database `name` (an identifier the test made) on the server at `serverUrl`; resolves the new database's URL. */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  await onServer(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+/** Drops database `name` from the server at `serverUrl`, closing any connection still open to it. */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }

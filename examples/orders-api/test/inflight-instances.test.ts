@@ -26,7 +26,7 @@ import { postgresUrl, redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, tempDir } from './helpers.ts';
+import { call, createDatabase, dropDatabase, tempDir } from './helpers.ts';
 
 const pgUrl = await postgresUrl();
 const redisAt = await redisUrl();
@@ -164,13 +164,7 @@ describe.skipIf(pgUrl === undefined || redisAt === undefined)('the example\'s in
   };
 
   beforeAll(async () => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
-    const url = new URL(pgUrl!);
-    url.pathname = `/${database}`;
-    databaseUrl = url.href;
+    databaseUrl = await createDatabase(pgUrl!, database);
     redis = new Redis(redisAt!, { maxRetriesPerRequest: 1 });
     lock = new pg.Client({ connectionString: databaseUrl });
     await lock.connect();
@@ -182,10 +176,7 @@ describe.skipIf(pgUrl === undefined || redisAt === undefined)('the example\'s in
     const leaseSets = await redis?.keys(`keyset:inflight:{owner:cus_${run}_*}`);
     if (leaseSets !== undefined && leaseSets.length > 0) await redis.del(...leaseSets);
     redis?.disconnect();
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await dropDatabase(pgUrl!, database);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -15,13 +15,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '@keyset/core';
 import { postgresUrl } from '@keyset/test-support';
-import pg from 'pg';
 import { rmSync } from 'node:fs';
 import { secretLeak } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
 import { ADAPTERS } from '../src/config.ts';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { call, createDatabase, dropDatabase, startApi, type TestApi } from './helpers.ts';
 
 const serverUrl = await postgresUrl();
 const PATH = '/secret-scanning/github';
@@ -74,14 +73,9 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
     const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.pem, is_current: true }] });
     keyServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(published));
     await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
-    const url = new URL(serverUrl!);
-    url.pathname = `/${database}`;
+    const databaseUrl = await createDatabase(serverUrl!, database);
     const common = {
-      databaseUrl: url.href,
+      databaseUrl,
       seedOrders: 20,
       cursorSecrets: ['x'.repeat(32)],
       leakAlertPath: PATH,
@@ -95,10 +89,7 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
   afterAll(async () => {
     await Promise.all(instances.map((t) => t.stop({ remove: true })));
     await new Promise((resolve) => keyServer?.close(resolve));
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await dropDatabase(serverUrl!, database);
   });
 
   it.each(ADAPTERS.map((adapter, i) => [adapter, i] as const))('a valid alert to the %s instance revokes the key on every instance before it answers', async (_adapter, i) => {

@@ -6,10 +6,9 @@
  * instances before the DELETE returns. Skips when PostgreSQL or Redis does not answer.
  */
 import { postgresUrl, redisUrl } from '@keyset/test-support';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { call, createDatabase, dropDatabase, startApi, type TestApi } from './helpers.ts';
 
 const pgUrl = await postgresUrl();
 const redis = await redisUrl();
@@ -41,14 +40,8 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('owners across two i
   };
 
   beforeAll(async () => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
-    const url = new URL(pgUrl!);
-    url.pathname = `/${database}`;
-    databaseUrl = url.href;
-    const common = { databaseUrl: url.href, redisUrl: redis!, seedOrders: 20, cursorSecrets: ['x'.repeat(32)] };
+    databaseUrl = await createDatabase(pgUrl!, database);
+    const common = { databaseUrl, redisUrl: redis!, seedOrders: 20, cursorSecrets: ['x'.repeat(32)] };
     instances.push(await startApi({ ...common, adapter: 'hono' }));
     instances.push(await startApi({ ...common, adapter: 'express' }));
     [a, b] = instances as [TestApi, TestApi];
@@ -57,10 +50,7 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('owners across two i
 
   afterAll(async () => {
     await Promise.all(instances.map((t) => t.stop({ remove: true })));
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await dropDatabase(pgUrl!, database);
   });
 
   it('creates, reads, updates, lists and pages owners and their keys; the headers name owner policies apart', async () => {

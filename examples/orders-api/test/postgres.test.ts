@@ -7,10 +7,9 @@
 import { postgresUrl } from '@keyset/test-support';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from '../src/config.ts';
-import { call, nextLink, startApi, type TestApi } from './helpers.ts';
+import { call, createDatabase, dropDatabase, nextLink, startApi, type TestApi } from './helpers.ts';
 
 const serverUrl = await postgresUrl();
 const SEED = 1500;
@@ -24,13 +23,7 @@ describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, one instance
   let reader: string;
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${database}`);
-    await admin.end();
-    const url = new URL(serverUrl!);
-    url.pathname = `/${database}`;
-    databaseUrl = url.href;
+    databaseUrl = await createDatabase(serverUrl!, database);
     const common = { databaseUrl, seedOrders: SEED, cursorSecrets: [SECRET] };
     instances = await Promise.all(ADAPTERS.map((adapter) => startApi({ ...common, adapter })));
     a = instances[0]!;
@@ -38,10 +31,7 @@ describe.skipIf(serverUrl === undefined)('orders API on PostgreSQL, one instance
 
   afterAll(async () => {
     await Promise.all(instances.map((t) => t.stop({ remove: true })));
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
+    await dropDatabase(serverUrl!, database);
   });
 
   it('seeded once and created one admin key, written by the instance that created it', async () => {

@@ -3,11 +3,10 @@
  * limits and revocations through Redis. Skips when PostgreSQL or Redis does not answer.
  */
 import { postgresUrl, redisUrl } from '@keyset/test-support';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
 import { ADAPTERS } from '../src/config.ts';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { call, createDatabase, dropDatabase, startApi, type TestApi } from './helpers.ts';
 
 const pgUrl = await postgresUrl();
 const redis = await redisUrl();
@@ -26,13 +25,7 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('one instance per ad
   };
 
   beforeAll(async () => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`CREATE DATABASE ${database}`);
-    await client.end();
-    const url = new URL(pgUrl!);
-    url.pathname = `/${database}`;
-    databaseUrl = url.href;
+    databaseUrl = await createDatabase(pgUrl!, database);
     const common = { databaseUrl, redisUrl: redis!, seedOrders: 50, cursorSecrets: ['x'.repeat(32)] };
     // One after the other: the first creates the schema and the admin key.
     for (const adapter of ADAPTERS) instances.push(await startApi({ ...common, adapter }));
@@ -42,10 +35,7 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('one instance per ad
 
   afterAll(async () => {
     await Promise.all(instances.map((t) => t.stop({ remove: true })));
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await client.end();
+    await dropDatabase(pgUrl!, database);
   });
 
   it('shares one per-key rate limit between instances', async () => {
