@@ -19,12 +19,11 @@
  * BENCH_ROUNDS (21), BENCH_BATCH (4000), BENCH_KEYS (10,000), BENCH_STACKS (comma list of
  * auth,pagination,full; all by default).
  */
-import { getRequestListener } from '@hono/node-server';
 import { existsSync } from 'node:fs';
 import { Hono } from 'hono';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FakeResponse, incoming, type Listener } from './http/fake-node.ts';
+import { FakeResponse, incoming, warmStack, type Stack } from './http/fake-node.ts';
 import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order } from './http/orders.ts';
 import { save } from './support.ts';
 
@@ -34,7 +33,6 @@ const HEAD_DIR = resolve(here, '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 const BATCH = Number(process.env.BENCH_BATCH ?? 4000);
 const PAGES = 250;
-const FILTERS = ['', 'status=paid&', 'status=refunded&'];
 const WANTED = (process.env.BENCH_STACKS ?? 'auth,pagination,full').split(',');
 
 // Each build's API as the stacks use it (both builds have these names).
@@ -91,37 +89,6 @@ async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { aut
   return { app, keys };
 }
 
-interface Stack {
-  name: string;
-  listener: Listener;
-  keys: string[];
-  paths: string[];
-}
-
-async function send(listener: Listener, path: string, key: string): Promise<FakeResponse> {
-  const res = new FakeResponse();
-  await listener(incoming(path, key), res);
-  return res;
-}
-
-async function stack(name: string, app: Hono, keys: string[]): Promise<Stack> {
-  const listener = getRequestListener(app.fetch) as unknown as Listener;
-  const paths: string[] = [];
-  for (const filter of FILTERS) {
-    let path = `/api/orders?${filter}limit=20`;
-    for (let page = 0; page < PAGES; page++) {
-      paths.push(path);
-      const sent = await send(listener, path, keys[0]!);
-      if (sent.statusCode !== 200) throw new Error(`${name} ${path} → ${sent.statusCode} ${sent.body}`);
-      const next = (JSON.parse(sent.body) as { nextCursor: string | null }).nextCursor;
-      if (next === null) break;
-      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(next)}`;
-    }
-  }
-  for (let i = 0; i < keys.length; i++) await send(listener, paths[i % paths.length]!, keys[i]!);
-  return { name, listener, keys, paths };
-}
-
 const KINDS = [
   ['auth', 'auth only', { auth: true, paginate: false }],
   ['pagination', 'pagination only', { auth: false, paginate: true }],
@@ -139,12 +106,12 @@ const stacks: Stack[] = [];
 {
   const bare = new Hono();
   bare.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
-  stacks.push(await stack('bare', bare, Array.from({ length: KEY_COUNT }, (_, i) => `unchecked-${i}`)));
+  stacks.push(await warmStack('bare', bare, Array.from({ length: KEY_COUNT }, (_, i) => `unchecked-${i}`), PAGES));
 }
 for (const [, label, parts] of kinds) {
   for (const side of ['base', 'head'] as const) {
     const { app, keys } = await keysetHono(builds[side], parts);
-    stacks.push(await stack(`${side} ${label}`, app, keys));
+    stacks.push(await warmStack(`${side} ${label}`, app, keys, PAGES));
   }
 }
 

@@ -25,7 +25,6 @@
  *
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
  */
-import { getRequestListener } from '@hono/node-server';
 import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
 import { maybeSyncVariant } from '@keyset/core/adapter';
 import type { Hono } from 'hono';
@@ -37,53 +36,13 @@ import { Hono as HonoApp } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
 import { save } from './support.ts';
-import { FakeResponse, incoming, type Listener } from './http/fake-node.ts';
+import { FakeResponse, incoming, warmStack, type Stack } from './http/fake-node.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 250);
-const FILTERS = ['', 'status=paid&', 'status=refunded&'];
 /** keyset's unavoidable work written plainly by hand, none of its checks (bench/http/handrolled-stack.ts). */
 const HAND_ROLLED = 'hand-rolled: same hashes, lookups, headers, body; no checks';
-
-/** What a response looked like on the (fake) wire. */
-interface Sent {
-  status: number;
-  head: string;
-  body: string;
-}
-
-async function send(listener: Listener, path: string, key: string): Promise<Sent> {
-  const res = new FakeResponse();
-  await listener(incoming(path, key), res);
-  return { status: res.statusCode, head: res.head, body: res.body };
-}
-
-interface Stack {
-  name: string;
-  listener: Listener;
-  keys: string[];
-  paths: string[];
-}
-
-async function stack(name: string, app: Hono, keys: string[]): Promise<Stack> {
-  const listener = getRequestListener(app.fetch) as unknown as Listener;
-  const paths: string[] = [];
-  for (const filter of FILTERS) {
-    let path = `/api/orders?${filter}limit=20`;
-    for (let page = 0; page < PAGES; page++) {
-      paths.push(path);
-      const sent = await send(listener, path, keys[0]!);
-      if (sent.status !== 200) throw new Error(`${name} ${path} → ${sent.status} ${sent.body}`);
-      const next = (JSON.parse(sent.body) as { nextCursor: string | null }).nextCursor;
-      if (next === null) break;
-      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(next)}`;
-    }
-  }
-  // Warm every key (verification cache, GCRA entries) and the JIT.
-  for (let i = 0; i < keys.length; i++) await send(listener, paths[i % paths.length]!, keys[i]!);
-  return { name, listener, keys, paths };
-}
 
 function bareHono(): { app: Hono; keys: string[] } {
   const app = new HonoApp();
@@ -94,18 +53,18 @@ function bareHono(): { app: Hono; keys: string[] } {
 const stacks: Stack[] = [];
 {
   const bare = bareHono();
-  stacks.push(await stack('hono (bare)', bare.app, bare.keys));
+  stacks.push(await warmStack('hono (bare)', bare.app, bare.keys, PAGES));
   const peer = honoPeer();
-  stacks.push(await stack('peer: bearer-auth + hono-rate-limiter + plain cursor', peer.app, peer.keys));
+  stacks.push(await warmStack('peer: bearer-auth + hono-rate-limiter + plain cursor', peer.app, peer.keys, PAGES));
   const handRolled = handRolledHono();
-  stacks.push(await stack(HAND_ROLLED, handRolled.app as unknown as Hono, handRolled.keys));
+  stacks.push(await warmStack(HAND_ROLLED, handRolled.app as unknown as Hono, handRolled.keys, PAGES));
   for (const [name, parts] of [
     ['keyset auth only', { auth: true, paginate: false }],
     ['keyset pagination only', { auth: false, paginate: true }],
     ['keyset full stack', { auth: true, paginate: true }],
   ] as const) {
     const { app, keys } = await keysetHono(parts);
-    stacks.push(await stack(name, app, keys));
+    stacks.push(await warmStack(name, app, keys, PAGES));
   }
 }
 

@@ -2,6 +2,8 @@
  * The in-process benchmarks' fake `IncomingMessage` and `ServerResponse`: the parts
  * `@hono/node-server`'s listener uses, the head serialised as Node does, no socket.
  */
+import { getRequestListener } from '@hono/node-server';
+
 export type Listener = (incoming: unknown, outgoing: unknown) => Promise<unknown> | unknown;
 
 /** The parts of ServerResponse `@hono/node-server` uses; `writeHead` builds the head text as Node does. */
@@ -51,4 +53,44 @@ export function incoming(path: string, key: string) {
     socket: { encrypted: false },
     readableEnded: true,
   };
+}
+
+/** A stack under measurement: its listener, its keys and the page paths it walked. */
+export interface Stack {
+  name: string;
+  listener: Listener;
+  keys: string[];
+  paths: string[];
+}
+
+/** One request through `listener`, answered into a fresh fake response. */
+export async function sendFake(listener: Listener, path: string, key: string): Promise<FakeResponse> {
+  const res = new FakeResponse();
+  await listener(incoming(path, key), res);
+  return res;
+}
+
+const FILTERS = ['', 'status=paid&', 'status=refunded&'];
+
+/**
+ * Walks `app`'s `GET /api/orders` with each filter for up to `pages` pages (the paths a
+ * production client sends, cursors included), then sends one request per key to warm
+ * every key (verification cache, GCRA entries) and the JIT.
+ */
+export async function warmStack(name: string, app: { fetch: (request: Request) => Response | Promise<Response> }, keys: string[], pages: number): Promise<Stack> {
+  const listener = getRequestListener(app.fetch) as unknown as Listener;
+  const paths: string[] = [];
+  for (const filter of FILTERS) {
+    let path = `/api/orders?${filter}limit=20`;
+    for (let page = 0; page < pages; page++) {
+      paths.push(path);
+      const sent = await sendFake(listener, path, keys[0]!);
+      if (sent.statusCode !== 200) throw new Error(`${name} ${path} → ${sent.statusCode} ${sent.body}`);
+      const next = (JSON.parse(sent.body) as { nextCursor: string | null }).nextCursor;
+      if (next === null) break;
+      path = `/api/orders?${filter}limit=20&cursor=${encodeURIComponent(next)}`;
+    }
+  }
+  for (let i = 0; i < keys.length; i++) await sendFake(listener, paths[i % paths.length]!, keys[i]!);
+  return { name, listener, keys, paths };
 }
