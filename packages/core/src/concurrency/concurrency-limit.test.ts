@@ -65,7 +65,7 @@ describe('in-flight limit', () => {
     expect(results).toHaveLength(20);
   });
 
-  it('a request refused by the rate limit takes no lease; a concurrency refusal carries the RateLimit headers', async () => {
+  it('a concurrency refusal counts against the rate limit and carries its headers; a rate-limited request gives its lease back', async () => {
     const limiter = createRateLimiter({ defaultPolicy: { limit: 3, windowSeconds: 60 } });
     const { a, check } = await world({ max: 1 }, { limiter });
     const held = await check(a);
@@ -75,6 +75,25 @@ describe('in-flight limit', () => {
     held.release?.();
     await check(a); // third request of the rate limit
     await expect(check(a)).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
+  it('a request refused for its lease spends no quota credit, its own or its owner\'s; one refused by a quota gives its lease back', async () => {
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
+    await createOwnerAdmin(keyring).create({ id: 'cus_q', quota: { remaining: 5, refill: null } });
+    const key = (await createKeyAdmin(keyring).issue({ name: 'k', scopes: [], ownerId: 'cus_q', quota: { remaining: 10, refill: null } })).key;
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 1000, windowSeconds: 60 } });
+    const guard = createApiKeyGuard({ keyring, limiter, refusedCredentials: false, concurrency: createConcurrencyLimit({ max: 1 }) });
+    const check = () => guard.check({ authorization: `ApiKey ${key}`, url: '/x' });
+    const held = await check();
+    // A client waiting for the slot: three refusals, none of them spends a credit.
+    for (let i = 0; i < 3; i++) await expect(check()).rejects.toMatchObject({ code: 'concurrency_limited' });
+    held.release?.();
+    // The owner's 5 credits: one spent by the held request, four left for the next four.
+    for (let i = 0; i < 4; i++) (await check()).release?.();
+    const exhausted = await refusal(check());
+    expect(toProblem(exhausted).body).toMatchObject({ code: 'quota_exhausted', quota: 'owner' });
+    // The quota's refusal gave the lease back: the next answer is the quota again, not the in-flight limit.
+    await expect(check()).rejects.toMatchObject({ code: 'quota_exhausted' });
   });
 
   it('a failing store: 503 unavailable by default, admitted without a lease with onStoreError open', async () => {

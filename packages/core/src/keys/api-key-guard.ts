@@ -196,16 +196,50 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
 
   /** The limits belong to the identity: both secrets of a rotation share one budget. */
   function admitted(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    if (limit === undefined) return leased(key, {}, clientAddress);
+    if (inFlight !== undefined) return leasedFirst(key, checkOptions, clientAddress);
+    if (limit === undefined) return { key, headers: {}, clientAddress, release: NO_LEASE };
     const result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
-    return result instanceof Promise ? result.then(({ headers }) => leased(key, headers, clientAddress)) : leased(key, result.headers, clientAddress);
+    return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress, release: NO_LEASE })) : { key, headers: result.headers, clientAddress, release: NO_LEASE };
   }
 
-  /** Last step: the in-flight lease, taken only once every other check has admitted the request. */
-  function leased(key: VerifiedKey, headers: Record<string, string>, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    if (inFlight === undefined) return { key, headers, clientAddress, release: NO_LEASE };
-    const release = inFlight.acquire(key, headers);
-    return release instanceof Promise ? release.then((r) => ({ key, headers, clientAddress, release: r })) : { key, headers, clientAddress, release };
+  /**
+   * With an in-flight limit, the lease is taken before the limiter spends anything, so a
+   * request refused for the lease spends no quota credit (a client waiting for a slot does
+   * not drain its quota): refused, it counts against the rate limits like a request refused
+   * for its scopes (a 429 `rate_limited` wins once the budget is gone) and the 429
+   * `concurrency_limited` carries their headers. Admitted by the lease but refused by the
+   * limiter, the lease is given back at once.
+   */
+  function leasedFirst(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
+    const withLease = (release: ReleaseLease): ApiKeyGuardResult | Promise<ApiKeyGuardResult> => {
+      if (limit === undefined) return { key, headers: {}, clientAddress, release };
+      const refusedByLimiter = (error: unknown): never => {
+        release();
+        throw error;
+      };
+      let result: RateLimitCheckResult | Promise<RateLimitCheckResult>;
+      try {
+        result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
+      } catch (error) {
+        return refusedByLimiter(error);
+      }
+      return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress, release }), refusedByLimiter) : { key, headers: result.headers, clientAddress, release };
+    };
+    const leaseRefused = (error: unknown): never | Promise<never> => {
+      if (limit === undefined || !isKeysetError(error) || error.code !== 'concurrency_limited') throw error;
+      const raise = ({ headers }: RateLimitCheckResult): never => {
+        throw new KeysetError(error.code, { detail: error.detail, extensions: error.extensions, headers: { ...headers, ...error.headers } });
+      };
+      const result = limit(key.id, policiesOf(key), { ...limiterOptions(key, checkOptions), refusal: 'concurrency_limited' });
+      return result instanceof Promise ? result.then(raise) : raise(result);
+    };
+    let lease: ReleaseLease | Promise<ReleaseLease>;
+    try {
+      lease = inFlight!.acquire(key, {});
+    } catch (error) {
+      return leaseRefused(error);
+    }
+    return lease instanceof Promise ? lease.then(withLease, leaseRefused) : withLease(lease);
   }
 
   function checkMaybeSync(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {

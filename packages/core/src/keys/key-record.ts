@@ -49,7 +49,7 @@ export interface KeyRecord {
   readonly rateLimits: readonly KeyRateLimit[] | null;
   /**
    * The usage quota as last set (`remaining` at `setAt`); the live count is in the quota
-   * store (`limiter.readQuota(id, quota)`). `null` = no quota.
+   * store (`limiter.readQuota(id, quota, ownerId)`). `null` = no quota.
    */
   readonly quota: Quota | null;
   /** The owner the key belongs to, or `null`. */

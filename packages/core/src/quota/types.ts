@@ -77,8 +77,9 @@ export interface QuotaStore {
    * each result's `allowed` says whether that quota covers its `cost`, and the costs are
    * spent only when every one does; otherwise none is (refills that fell due still
    * happen). `remaining` is each count afterwards. Keys are distinct. Optional for stores
-   * written before owners had quotas: without it, a request whose owner has a quota is
-   * refused with 503 `unavailable` (and logged once), never spent in two steps.
+   * written before owners had quotas: without it, a request that must spend two counts (a
+   * key with a quota of its own whose owner has one) is refused with 503 `unavailable`
+   * (and logged once), never spent in two steps.
    */
   spendAll?(requests: readonly QuotaSpend[]): QuotaStoreResult[] | Promise<QuotaStoreResult[]>;
   close?(): Promise<void>;

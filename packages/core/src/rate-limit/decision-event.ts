@@ -10,7 +10,7 @@ import type { Clock } from '../clock.ts';
 import type { RateLimitLogger } from './types.ts';
 
 /** What happened to the request. */
-export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'unavailable';
+export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable';
 
 /** One decision, as `onDecision` receives it. Holds no key text: `keyId` is the identity id. */
 export interface DecisionEvent {

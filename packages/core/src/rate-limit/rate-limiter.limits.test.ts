@@ -132,8 +132,11 @@ describe('quotas', () => {
       expect([error.status, error.code]).toEqual([503, 'unavailable']);
       expect(error.headers['ratelimit-policy']).toBe('"default";q=100;w=60');
     }
-    const open = createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 60 }, quotaStore: failing, onStoreError: 'open', logger: recordingLogger() });
-    expect((await open.check('k', undefined, { quota: quota() })).quota).toMatchObject({ allowed: true, cost: 0 });
+    const events: DecisionEvent[] = [];
+    const open = createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 60 }, quotaStore: failing, onStoreError: 'open', onDecision: (e) => void events.push(e), logger: recordingLogger() });
+    expect((await open.check('k', undefined, { quota: quota(), cost: 7 })).quota).toMatchObject({ allowed: true, cost: 0 });
+    // The usage event (what billing counts) says nothing was spent.
+    expect(events).toEqual([expect.objectContaining({ outcome: 'allowed', cost: 0, degraded: 'open' })]);
   });
 
   it('an invalid quota on a key (bad row) is 503, never a free pass, logged once', async () => {

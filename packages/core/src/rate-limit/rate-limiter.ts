@@ -391,7 +391,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
         extensions,
       });
     }
-    emit?.(event(key, 'allowed', decision, cost, checkOptions, keySpent, ownerSpent));
+    // Credits really spent: none when the quota store failed open (admitted uncounted).
+    const spentCost = spent.some((s) => s.degraded !== undefined) ? 0 : cost;
+    emit?.(event(key, 'allowed', decision, spentCost, checkOptions, keySpent, ownerSpent));
     const result: RateLimitCheckResult = { decision, decisions, headers };
     if (keySpent !== undefined) result.quota = keySpent;
     if (ownerSpent !== undefined) result.ownerQuota = ownerSpent;

@@ -84,10 +84,10 @@ export interface RateLimitCheckOptions {
    */
   owner?: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null; readonly quota?: Quota | null } | null;
   /**
-   * The request is refused anyway (a 403 for its scopes): count it against the rate
-   * limits, spend no credit, and report this outcome to `onDecision`.
+   * The request is refused anyway (a 403 for its scopes, a 429 for its in-flight limit):
+   * count it against the rate limits, spend no credit, and report this outcome to `onDecision`.
    */
-  refusal?: 'insufficient_scope';
+  refusal?: 'insufficient_scope' | 'concurrency_limited';
 }
 
 /** What `RateLimiter.check` resolves with for an admitted request. */
