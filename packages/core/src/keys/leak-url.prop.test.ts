@@ -61,6 +61,8 @@ describe('leakUrlOf', () => {
         expect(isRecordableLeakUrl(kept)).toBe(true);
         expect(kept.length).toBeLessThanOrEqual(MAX_LEAK_URL_LENGTH);
         expect(kept).toMatch(/^https?:\/\//);
+        // Safe to show as it is: no markup, quote, space, control or bidirectional character.
+        expect(kept).not.toMatch(/[<>"'`\s\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/u);
       }),
       { numRuns: 2000 },
     );
@@ -94,10 +96,20 @@ describe('leakUrlOf', () => {
     expect(kept).toBe(`https://github.com/octo/rep…tory/blob/main/${cut.slice(0, 3)}…${cut.slice(-4)}`);
   });
 
+  it('text the cutting decoded is encoded again: markup in a URL with a cut key is never kept as markup', () => {
+    const key = keyFrom('ks_live', 13);
+    const secret = key.slice(key.lastIndexOf('_') + 1);
+    const kept = leakUrlOf(`https://github.com/o/r/${secret.slice(0, 10)}/%3Cimg%20src=x%20onerror=alert(1)%3E'%22`, key);
+    expect(kept).not.toBeNull();
+    expect(kept).not.toMatch(/[<>"' ]/);
+    expect(kept).toContain('%3Cimg%20src=x%20onerror=alert(1)%3E%27%22');
+    expect(secretLeak(kept!, [key])).toBeUndefined();
+  });
+
   it('isRecordableLeakUrl refuses what leakUrlOf never gives', () => {
     const key = generateKey('ks_live');
     expect(isRecordableLeakUrl('https://github.com/o/r')).toBe(true);
-    for (const url of [null, 'ftp://x', 'https://', 'https://a/\n', `https://a/${key}`, `https://a/${'x'.repeat(2040)}`]) {
+    for (const url of [null, 'ftp://x', 'https://', 'https://a/\n', `https://a/${key}`, `https://a/${'x'.repeat(2040)}`, 'https://a/<b>', 'https://a/b c', "https://a/b'c", 'https://a/\u009b31m', 'https://a/\u202eabc']) {
       expect(isRecordableLeakUrl(url)).toBe(false);
     }
   });

@@ -16,17 +16,30 @@ export const MAX_LEAK_URL_LENGTH = 2048;
 const RUN = 8;
 
 /**
+ * The characters a kept `leakUrl` may hold: RFC 3986's unreserved and reserved characters
+ * and `%`, less the quote (`'`), and the `…` redaction leaves. Nothing that is markup,
+ * space, a control or a bidirectional override, so the text is safe to show as it is.
+ */
+const URL_TEXT = /^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&()*+,;=%\u2026]+$/;
+const NOT_URL_TEXT = /[^A-Za-z0-9\-._~:/?#[\]@!$&()*+,;=%\u2026]/gu;
+
+/**
  * Whether `url` may be stored as a key's `leakUrl`: starts with `http://` or `https://`,
- * at most 2048 characters, no control characters, nothing `redactText` would redact.
+ * at most 2048 characters, only URL characters (no space, quote, markup, control or
+ * bidirectional character: percent-encode them), nothing `redactText` would redact. Only
+ * whole keys are recognised here: a key cut short needs the key itself (`leakUrlOf`).
  */
 export function isRecordableLeakUrl(url: unknown): url is string {
-  return (
-    typeof url === 'string' &&
-    url.length <= MAX_LEAK_URL_LENGTH &&
-    /^https?:\/\/[^\s]/i.test(url) &&
-    !/[\u0000-\u001f\u007f]/.test(url) &&
-    !containsKeyShapedText(url)
-  );
+  return typeof url === 'string' && url.length <= MAX_LEAK_URL_LENGTH && URL_TEXT.test(url) && !containsKeyShapedText(url);
+}
+
+/** `text` with every character outside `URL_TEXT` percent-encoded; `null` for text no URL holds (a lone surrogate). */
+function encodeOthers(text: string): string | null {
+  try {
+    return text.replace(NOT_URL_TEXT, (c) => encodeURIComponent(c).replace(/'/g, '%27'));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -71,7 +84,10 @@ export function leakUrlOf(url: unknown, token: string): string | null {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return null;
   parsed.username = '';
   parsed.password = '';
+  const secret = token.slice(token.lastIndexOf('_') + 1);
   let text = redactEncodedText(parsed.href);
-  if (sharesRun(text, token.slice(token.lastIndexOf('_') + 1))) text = redactRuns(text);
-  return isRecordableLeakUrl(text) ? text : null;
+  // Cut up, the text is percent-decoded: characters a URL must encode are encoded again.
+  if (sharesRun(text, secret)) text = redactRuns(text);
+  const safe = encodeOthers(text);
+  return safe !== null && !sharesRun(safe, secret) && isRecordableLeakUrl(safe) ? safe : null;
 }

@@ -90,7 +90,7 @@ describe('createLeakAlertHandler', () => {
     const refused = await s.b.authenticate({ authorization: `ApiKey ${s.key}`, url: '/api/orders' }).catch((e: unknown) => e);
     expect(toProblem(refused).status).toBe(401);
     const url = 'https://github.com/o/r/blob/abc/config.yml';
-    expect(s.events).toEqual([{ keyId: expect.any(String), last4: s.key.slice(-4), action: 'revoked', type: 'acme_live_key', url, source: 'content', leakUrl: url }]);
+    expect(s.events).toEqual([{ keyId: expect.any(String), last4: s.key.slice(-4), action: 'revoked', type: 'acme_live_key', source: 'content', leakUrl: url }]);
     expect((await s.admin.get(s.events[0]!.keyId)).revokedAt).not.toBeNull();
     // Logs: the last four characters only.
     expect(JSON.stringify(s.logs)).not.toContain(s.key.slice(0, -4));

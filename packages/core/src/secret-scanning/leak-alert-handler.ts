@@ -39,13 +39,13 @@ export interface LeakEvent {
   action: 'revoked' | 'marked';
   /** The token type GitHub reported (your registered type name). */
   type: string;
-  /** Where GitHub found it (a commit, issue or gist URL), when it said. */
-  url?: string;
   /** GitHub's `source` (e.g. `'content'`, `'commit'`), when it said. */
   source?: string;
   /**
-   * `url` as given to the key record: an http(s) URL cleaned of key text, or `null` when
-   * GitHub gave none or one that is not recorded (see `KeyRecord.leakUrl`). Log this one.
+   * Where GitHub found it (a commit, issue or gist URL) as the key record keeps it: an
+   * http(s) URL cleaned of key text, or `null` when GitHub gave none or one that is not
+   * recorded (see `KeyRecord.leakUrl`). GitHub's own text is not passed on: it can hold
+   * the very key it reports.
    */
   leakUrl: string | null;
 }
@@ -228,10 +228,15 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
     // Recorded before the revocation: if that fails (503), GitHub's retry still finds the
     // key live, records again (the first report is kept) and revokes. A key already dead
     // when reported is not recorded: verification names no key it refuses.
-    await admin.recordLeak(keyId, { url: leakUrl });
-    if (policy === 'revoke') await admin.revoke(keyId);
+    try {
+      await admin.recordLeak(keyId, { url: leakUrl });
+      if (policy === 'revoke') await admin.revoke(keyId);
+    } catch (error) {
+      // Deleted since it verified: ours, and dead; the other tokens of the alert go on.
+      if (isKeysetError(error) && error.code === 'not_found') return 'true_positive';
+      throw error;
+    }
     const event: LeakEvent = { keyId, last4: alert.token.slice(-4), action: policy === 'revoke' ? 'revoked' : 'marked', type: alert.type, leakUrl };
-    if (alert.url !== undefined) event.url = alert.url;
     if (alert.source !== undefined) event.source = alert.source;
     await onLeak?.(event);
     return 'true_positive';
