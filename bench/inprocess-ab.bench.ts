@@ -23,7 +23,7 @@ import { existsSync } from 'node:fs';
 import { Hono } from 'hono';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FakeResponse, incoming, warmStack, type Stack } from './http/fake-node.ts';
+import { stackTimer, warmStack, type Stack } from './http/fake-node.ts';
 import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order } from './http/orders.ts';
 import { save } from './support.ts';
 
@@ -115,21 +115,7 @@ for (const [, label, parts] of kinds) {
   }
 }
 
-const cpuNow = (): number => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-let counter = 0;
-async function timeStack(s: Stack): Promise<number> {
-  const start = cpuNow();
-  for (let n = 0; n < BATCH; n++) {
-    const i = counter++;
-    const res = new FakeResponse();
-    await s.listener(incoming(s.paths[i % s.paths.length]!, s.keys[(i * 7919) % s.keys.length]!), res);
-    if (res.statusCode !== 200) throw new Error(`${s.name}: ${res.statusCode} ${res.body}`);
-  }
-  return (cpuNow() - start) / BATCH;
-}
+const timeStack = stackTimer(BATCH);
 
 const times: Record<string, number[]> = {};
 for (let round = 0; round < ROUNDS; round++) {

@@ -36,7 +36,7 @@ import { Hono as HonoApp } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
 import { save } from './support.ts';
-import { FakeResponse, incoming, warmStack, type Stack } from './http/fake-node.ts';
+import { cpuNow, stackTimer, warmStack, type Stack } from './http/fake-node.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
@@ -104,22 +104,7 @@ const micro: { name: string; run: (i: number) => unknown }[] = [
 ];
 
 let counter = 0;
-/** CPU time (user + system) of this process in µs: unlike wall time, it does not grow while other processes hold the CPU. */
-function cpuNow(): number {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-}
-
-async function timeStack(s: Stack): Promise<number> {
-  const start = cpuNow();
-  for (let n = 0; n < BATCH; n++) {
-    const i = counter++;
-    const res = new FakeResponse();
-    await s.listener(incoming(s.paths[i % s.paths.length]!, s.keys[(i * 7919) % s.keys.length]!), res);
-    if (res.statusCode !== 200) throw new Error(`${s.name}: ${res.statusCode} ${res.body}`);
-  }
-  return (cpuNow() - start) / BATCH;
-}
+const timeStack = stackTimer(BATCH);
 
 async function timeMicro(m: (typeof micro)[number]): Promise<number> {
   const start = cpuNow();

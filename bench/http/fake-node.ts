@@ -94,3 +94,28 @@ export async function warmStack(name: string, app: { fetch: (request: Request) =
   for (let i = 0; i < keys.length; i++) await sendFake(listener, paths[i % paths.length]!, keys[i]!);
   return { name, listener, keys, paths };
 }
+
+/** CPU time (user + system) of this process in µs: unlike wall time, it does not grow while other processes hold the CPU. */
+export function cpuNow(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/**
+ * Times `batch` requests through a stack, in CPU µs per request. Requests go through the
+ * stack's page paths in turn and its keys with a prime stride (production-like: many keys,
+ * many cursors), each call going on where the last stopped.
+ */
+export function stackTimer(batch: number): (s: Stack) => Promise<number> {
+  let counter = 0;
+  return async (s) => {
+    const start = cpuNow();
+    for (let n = 0; n < batch; n++) {
+      const i = counter++;
+      const res = new FakeResponse();
+      await s.listener(incoming(s.paths[i % s.paths.length]!, s.keys[(i * 7919) % s.keys.length]!), res);
+      if (res.statusCode !== 200) throw new Error(`${s.name}: ${res.statusCode} ${res.body}`);
+    }
+    return (cpuNow() - start) / batch;
+  };
+}
