@@ -101,6 +101,15 @@ async function run(config: Config, logger: Logger, stop: Promise<NodeJS.Signals>
 }
 
 if (isEntryPoint(import.meta.url)) {
+  // `main` removes its signal handlers when it returns, and the process exits a moment
+  // later. A copy of the one Ctrl-C that npx or pnpm forwards can land in between (on a
+  // busy machine it arrives tens of ms late): with no handler left, Node's default action
+  // kills the process by SIGINT and pnpm reports ELIFECYCLE after a clean shutdown. These
+  // handlers ignore such a copy so the process ends with main's exit code; while main
+  // runs, its own handlers decide (graceful stop, or a later signal forcing the exit).
+  const ignoreLateCopy = (): void => {};
+  process.on('SIGINT', ignoreLateCopy);
+  process.on('SIGTERM', ignoreLateCopy);
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
