@@ -96,6 +96,8 @@ export async function createKeyServices(deps: {
           // Redis down: serve without the cap (rate limits still hold per instance) rather
           // than answer every request 503; an instance's own memory cannot see the others'.
           onStoreError: 'open',
+          // ...and say so, once per outage: the cap is not enforced until Redis answers.
+          logger: logger.child({ component: 'in-flight' }),
           ...(redis === undefined ? {} : { store: redis.concurrencyStore }),
         });
   const guard = createApiKeyGuard({

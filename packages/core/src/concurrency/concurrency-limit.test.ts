@@ -101,11 +101,43 @@ describe('in-flight limit', () => {
       acquire: () => Promise.reject(new Error('connection refused')),
       release: () => Promise.reject(new Error('connection refused')),
     };
-    const closed = await world({ max: 1, store: broken });
+    const warnings: [Record<string, unknown>, string][] = [];
+    const logger = { warn: (details: Record<string, unknown>, message: string) => void warnings.push([details, message]) };
+    const closed = await world({ max: 1, store: broken, logger });
     await expect(closed.check(closed.a)).rejects.toMatchObject({ code: 'unavailable' });
-    const open = await world({ max: 1, store: broken, onStoreError: 'open' });
+    expect(warnings).toEqual([[{ mode: 'closed', error: 'Error: connection refused' }, expect.stringMatching(/in-flight store failed; refusing requests with 503/)]]);
+    warnings.length = 0;
+    const open = await world({ max: 1, store: broken, onStoreError: 'open', logger });
     (await open.check(open.a)).release?.();
     (await open.check(open.a)).release?.();
+    // Told once per outage, not once per request, and with no key text.
+    expect(warnings).toEqual([[{ mode: 'open', error: 'Error: connection refused' }, expect.stringMatching(/in-flight store failed; admitting requests without a lease/)]]);
+    expect(JSON.stringify(warnings)).not.toContain(open.a.slice(10));
+  });
+
+  it('a store that answers again after failing is logged once, and leases are counted again', async () => {
+    let failing = true;
+    const memory = new Map<string, Set<string>>();
+    const store: ConcurrencyStore = {
+      acquire: (holder, id, max, ttlMs) => {
+        if (failing) return Promise.reject(new Error('ECONNRESET'));
+        const held = memory.get(holder) ?? new Set<string>();
+        memory.set(holder, held);
+        if (held.size >= max) return Promise.resolve({ acquired: false, inFlight: held.size, now: 0, expiresAt: ttlMs });
+        held.add(id);
+        return Promise.resolve({ acquired: true, inFlight: held.size, now: 0, expiresAt: ttlMs });
+      },
+      release: (holder, id) => void memory.get(holder)?.delete(id),
+    };
+    const messages: string[] = [];
+    const { a, check } = await world({ max: 1, store, onStoreError: 'open', logger: { warn: (_d, message) => void messages.push(message) } });
+    await check(a);
+    await check(a); // two admitted over the cap of 1: the store is down
+    failing = false;
+    const held = await check(a);
+    await expect(check(a)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    held.release?.();
+    expect(messages.map((m) => m.split(';')[0])).toEqual(['in-flight store failed', 'in-flight store answers again']);
   });
 
   it('a release that fails is swallowed (the lease expires instead)', async () => {
@@ -160,6 +192,7 @@ describe('in-flight limit', () => {
     await expect(world({ max: 1, leaseTtlSeconds: 0 })).rejects.toThrow(/leaseTtlSeconds/);
     await expect(world({ max: 1, onStoreError: 'local' as never })).rejects.toThrow(/onStoreError/);
     await expect(world({ max: 1, store: {} as never })).rejects.toThrow(/ConcurrencyStore/);
+    await expect(world({ max: 1, logger: console.warn as never })).rejects.toThrow(/logger must have a warn/);
     await expect(world({ max: 1, leaseTtl: 5 } as never)).rejects.toThrow(/leaseTtlSeconds/);
     const { a, check } = await world({ max: () => 0 });
     await expect(check(a)).rejects.toThrow(ConfigError);

@@ -10,6 +10,7 @@
 import { ConfigError, KeysetError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
+import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
 
@@ -58,6 +59,13 @@ export interface ConcurrencyOptions {
    * @default 'closed'
    */
   onStoreError?: 'open' | 'closed';
+  /**
+   * Told once when the store starts failing (and which answer `onStoreError` gives) and
+   * once when it answers again: with `'open'` the cap is not enforced meanwhile, which an
+   * operator must be able to see. Pass the limiter's logger (a pino logger fits).
+   * @default console.warn
+   */
+  logger?: RateLimitLogger;
 }
 
 /** Gives a request's lease back; calling it again does nothing. */
@@ -73,7 +81,7 @@ export interface ConcurrencyLimit {
 }
 
 /** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
-const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true } as const satisfies KnownOptions<ConcurrencyOptions>;
+const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true } as const satisfies KnownOptions<ConcurrencyOptions>;
 
 /**
  * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`
@@ -87,7 +95,7 @@ const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSe
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createConcurrencyLimit needs { max, ownerMax?, store?, leaseTtlSeconds? }');
   assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
-  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed' } = options;
+  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleLogger } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
   if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
   if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
@@ -99,10 +107,13 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   if (!(Number.isFinite(leaseTtlSeconds) && leaseTtlSeconds > 0)) throw new ConfigError(`concurrency.leaseTtlSeconds must be a positive number, got ${String(leaseTtlSeconds)}`);
   if (!Number.isSafeInteger(retryAfterSeconds) || retryAfterSeconds < 1) throw new ConfigError(`concurrency.retryAfterSeconds must be an integer ≥ 1, got ${String(retryAfterSeconds)}`);
   if (onStoreError !== 'open' && onStoreError !== 'closed') throw new ConfigError(`concurrency.onStoreError must be 'open' or 'closed', got ${JSON.stringify(onStoreError)}`);
+  if (typeof logger?.warn !== 'function') throw new ConfigError('concurrency.logger must have a warn(details, message) method (a pino logger fits)');
   const ttlMs = Math.ceil(leaseTtlSeconds * 1000);
   // Lease ids: this limiter's random id and a counter, unique across instances.
   const instance = crypto.randomUUID();
   let issued = 0;
+  // Whether the last store call failed: the outage is logged once, and its end once.
+  let storeDown = false;
 
   function acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
@@ -133,6 +144,10 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   function take(holder: string, limit: number, whose: 'key' | 'owner', headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
     const leaseId = `${instance}:${(issued += 1)}`;
     const granted = (decision: LeaseDecision): ReleaseLease => {
+      if (storeDown) {
+        storeDown = false;
+        logger.warn({ mode: onStoreError }, 'in-flight store answers again');
+      }
       if (!decision.acquired) throw refusal(limit, whose, headers);
       let held = true;
       return () => {
@@ -148,6 +163,11 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
       };
     };
     const failed = (cause: unknown): ReleaseLease => {
+      if (!storeDown) {
+        storeDown = true;
+        const answer = onStoreError === 'open' ? 'admitting requests without a lease (the in-flight cap is not enforced)' : 'refusing requests with 503';
+        logger.warn({ mode: onStoreError, error: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) }, `in-flight store failed; ${answer} until it answers again`);
+      }
       if (onStoreError === 'open') return NO_LEASE;
       throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { ...headers, 'retry-after': String(retryAfterSeconds) } });
     };
@@ -170,6 +190,10 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
 
   return Object.freeze({ acquire });
 }
+
+const consoleLogger: RateLimitLogger = {
+  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
+};
 
 function validMax(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 1;
