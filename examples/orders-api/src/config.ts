@@ -79,7 +79,8 @@ export interface Config {
   /**
    * `IN_FLIGHT_LEASE_SECONDS`: how long an in-flight lease lasts when it is never given
    * back (its instance died): the customer is admitted again after it. Set it above your
-   * slowest request; a request still at work when its lease ends stops counting.
+   * slowest request; a request still at work when its lease ends stops counting. With a
+   * cap and `DATABASE_URL`, refused when shorter than `DATABASE_QUERY_TIMEOUT_MS`.
    * @default 60
    */
   inFlightLeaseSeconds: number;
@@ -412,6 +413,12 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   const leaseSeconds = config.inFlightLeaseSeconds;
   if (!Number.isSafeInteger(leaseSeconds) || leaseSeconds < 1 || leaseSeconds > MAX_LEASE_SECONDS) {
     problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got ${String(leaseSeconds)}`);
+  } else if ((config.inFlightMax !== false || config.ownerInFlightMax !== false) && config.databaseUrl !== undefined && leaseSeconds * 1000 < timeout) {
+    // A request waiting on one query for up to the timeout would outlive its lease and stop
+    // counting against the cap: a lease must last at least as long as the slowest query may.
+    problems.push(
+      `IN_FLIGHT_LEASE_SECONDS (${leaseSeconds}) is shorter than DATABASE_QUERY_TIMEOUT_MS (${timeout} ms): a request still waiting on its query would stop counting against the in-flight cap; set it to at least ${Math.ceil(timeout / 1000)}, above your slowest request`,
+    );
   }
   const formats = config.rateLimitHeaders;
   if (

@@ -120,6 +120,16 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ inFlightMax: 0 })).toThrow(/IN_FLIGHT_MAX/);
     expect(() => resolveConfig({ ownerInFlightMax: 1.5 })).toThrow(/OWNER_IN_FLIGHT_MAX/);
     expect(() => resolveConfig({ inFlightLeaseSeconds: 0 })).toThrow(/IN_FLIGHT_LEASE_SECONDS/);
+    // With a cap on PostgreSQL, a lease shorter than one query's timeout would let a slow
+    // request stop counting: refused, naming both variables and the least that fits.
+    const pg = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test', IN_FLIGHT_MAX: '5' };
+    expect(() => loadConfig({ ...pg, IN_FLIGHT_LEASE_SECONDS: '4' })).toThrow(/IN_FLIGHT_LEASE_SECONDS \(4\) is shorter than DATABASE_QUERY_TIMEOUT_MS \(5000 ms\).*at least 5/);
+    expect(() => loadConfig({ DATABASE_URL: pg.DATABASE_URL, OWNER_IN_FLIGHT_MAX: '5', IN_FLIGHT_LEASE_SECONDS: '10', DATABASE_QUERY_TIMEOUT_MS: '10001' })).toThrow(/at least 11/);
+    expect(loadConfig({ ...pg, IN_FLIGHT_LEASE_SECONDS: '5' }).inFlightLeaseSeconds).toBe(5);
+    expect(loadConfig({ ...pg, IN_FLIGHT_LEASE_SECONDS: '1', DATABASE_QUERY_TIMEOUT_MS: '0' }).inFlightLeaseSeconds).toBe(1);
+    // No cap, or the embedded PGlite (no query timeout): nothing to compare.
+    expect(loadConfig({ DATABASE_URL: pg.DATABASE_URL, IN_FLIGHT_LEASE_SECONDS: '1' }).inFlightLeaseSeconds).toBe(1);
+    expect(loadConfig({ IN_FLIGHT_MAX: '5', IN_FLIGHT_LEASE_SECONDS: '1' }).inFlightLeaseSeconds).toBe(1);
   });
 
   it('resolves a relative DATA_DIR against the directory pnpm was run from', () => {
