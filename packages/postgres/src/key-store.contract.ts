@@ -26,12 +26,12 @@ export function randomDigest(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-let sequence = 0;
+/** An identity with a random id (no counter shared between test files), overridable member by member. */
 export function makeIdentity(overrides: Partial<StoredIdentity> = {}): StoredIdentity {
-  sequence += 1;
+  const id = `key_${randomDigest().slice(0, 16)}`;
   return {
-    id: `key_${sequence.toString().padStart(6, '0')}${Math.random().toString(36).slice(2, 8)}`,
-    name: `key ${sequence}`,
+    id,
+    name: `key ${id.slice(4, 10)}`,
     scopes: ['orders:read'],
     rateLimit: null,
     prefix: 'acme_test',

@@ -34,11 +34,9 @@ export function countingClient(client: Queryable): { client: Queryable; count: (
   };
 }
 
-let tables = 0;
-/** A prefix no other test in this process uses, so every test gets empty tables. */
+/** A prefix no other test uses (48 random bits, no counter shared between files), so every test gets empty tables. */
 export function freshPrefix(): string {
-  tables += 1;
-  return `t${tables}_${Math.random().toString(36).slice(2, 6)}_`;
+  return `t${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}_`;
 }
 
 /** Asserts a KeysetError('unavailable') that mentions none of `secrets`, even deep in its cause. */
