@@ -13,6 +13,7 @@ import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
+import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
@@ -95,7 +96,7 @@ const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSe
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createConcurrencyLimit needs { max, ownerMax?, store?, leaseTtlSeconds? }');
   assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
-  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleLogger } = options;
+  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
   if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
   if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
@@ -166,7 +167,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
       if (!storeDown) {
         storeDown = true;
         const answer = onStoreError === 'open' ? 'admitting requests without a lease (the in-flight cap is not enforced)' : 'refusing requests with 503';
-        logger.warn({ mode: onStoreError, error: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) }, `in-flight store failed; ${answer} until it answers again`);
+        logger.warn({ mode: onStoreError, error: errorLine(cause) }, `in-flight store failed; ${answer} until it answers again`);
       }
       if (onStoreError === 'open') return NO_LEASE;
       throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { ...headers, 'retry-after': String(retryAfterSeconds) } });
@@ -190,10 +191,6 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
 
   return Object.freeze({ acquire });
 }
-
-const consoleLogger: RateLimitLogger = {
-  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
-};
 
 function validMax(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 1;

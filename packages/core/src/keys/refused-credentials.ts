@@ -30,6 +30,7 @@ import { formatIp, parseIp } from '../net/ip-address.ts';
 import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
 import { createStoreDecider } from '../rate-limit/store-decider.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitStore } from '../rate-limit/types.ts';
+import { consoleWarnLogger } from '../internal/console-warn.ts';
 
 /** Options of the guard's `refusedCredentials`. */
 export interface RefusedCredentialsOptions {
@@ -89,10 +90,6 @@ interface Watched {
   lastAt: number;
 }
 
-const consoleLogger: RateLimitLogger = {
-  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
-};
-
 /** The default budget, documented in docs/rate-limits.md ("Refused credentials"). */
 export const REFUSED_CREDENTIALS_DEFAULTS: Readonly<{ limit: number; windowSeconds: number; maxTracked: number }> = Object.freeze({
   limit: 60,
@@ -116,7 +113,7 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     windowSeconds = REFUSED_CREDENTIALS_DEFAULTS.windowSeconds,
     maxTracked = REFUSED_CREDENTIALS_DEFAULTS.maxTracked,
     clock = systemClock,
-    logger = consoleLogger,
+    logger = consoleWarnLogger,
     store,
   } = options;
   const policy: RateLimitPolicy = Object.freeze({ limit, windowSeconds, name: 'refused_credentials' });

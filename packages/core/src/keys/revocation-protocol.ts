@@ -16,6 +16,7 @@
  */
 import { ConfigError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { consoleWarnLogger } from '../internal/console-warn.ts';
 
 /** A keyring change worth telling other instances about (the keyring's `KeyChangeEvent`). */
 export interface RevocationEvent {
@@ -66,10 +67,6 @@ export interface RevocationProtocol {
 const TYPES: ReadonlySet<string> = new Set(['revoked', 'rotated', 'updated']);
 const MAX_ID_LENGTH = 256;
 
-const consoleLogger: RevocationBusLogger = {
-  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
-};
-
 interface Pending {
   acks: number;
   self: boolean;
@@ -91,7 +88,7 @@ type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }
  */
 export function createRevocationProtocol(options: RevocationProtocolOptions): RevocationProtocol {
   assertKnownOptions('createRevocationProtocol', options, PROTOCOL_OPTIONS);
-  const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleLogger } = options;
+  const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleWarnLogger } = options;
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (typeof invalidate !== 'function' || typeof sendAck !== 'function') throw new ConfigError('createRevocationProtocol needs invalidate(id) and sendAck(message)');
   const instanceId = crypto.randomUUID();

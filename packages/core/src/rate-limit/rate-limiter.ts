@@ -26,6 +26,7 @@ import type {
   RateLimitStore,
   RateLimiter,
 } from './types.ts';
+import { consoleWarnLogger } from '../internal/console-warn.ts';
 
 export type { StoreErrorMode } from './store-decider.ts';
 
@@ -128,10 +129,6 @@ export interface RateLimiterWithState extends RateLimiter {
   readOwnerQuota(ownerId: string, quota: Quota): Promise<QuotaDecision>;
 }
 
-const consoleLogger: RateLimitLogger = {
-  warn: (details, message) => console.warn(`[keyset] ${message}`, details),
-};
-
 /**
  * Creates a rate limiter. Policies are validated now (ConfigError). A per-key policy
  * passed to `check` that is invalid (e.g. `limit: 0` stored in a database row) is
@@ -152,7 +149,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     timeoutMs = 1000,
     retryIntervalMs = 1000,
     clock = systemClock,
-    logger = consoleLogger,
+    logger = consoleWarnLogger,
   } = options;
   if (defaultPolicy === undefined) throw new ConfigError('createRateLimiter needs a defaultPolicy { limit, windowSeconds }');
   const problem = policiesProblem(defaultPolicy);

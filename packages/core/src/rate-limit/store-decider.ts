@@ -14,6 +14,7 @@ import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { gcraParameters } from './gcra.ts';
 import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
+import { errorLine } from '../internal/console-warn.ts';
 
 /** What the limiter does while its store fails or times out. */
 export type StoreErrorMode = 'open' | 'closed' | 'local';
@@ -148,7 +149,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
     // Another decision was answered after this one was sent: the store is up (one slow or
     // failed reply is not an outage). Only this request uses the fallback.
     if (lastSuccessAt > askedAt) return fallback(requests, error);
-    if (!down) logger.warn({ mode: onStoreError, error: describe(error) }, 'rate-limit store failed; using the onStoreError fallback');
+    if (!down) logger.warn({ mode: onStoreError, error: errorLine(error) }, 'rate-limit store failed; using the onStoreError fallback');
     down = true;
     retryAt = clock() + retryIntervalMs;
     return fallback(requests, error);
@@ -189,6 +190,3 @@ function checked(decisions: readonly RateLimitDecision[], expected: number): Rat
   return decisions as RateLimitDecision[];
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
