@@ -96,6 +96,8 @@ function admit(c: Context, next: Next, { key, headers, release }: ApiKeyGuardRes
       addHeaders(c, headers);
     } finally {
       const res = releaseWithBody(c.res, release);
+      // Hono's documented way to replace the response after next() (hono.dev, Guides >
+      // Middleware, "Modify the Response After Next"); only when a lease wraps the body.
       if (res !== c.res) c.res = res;
     }
   }, (error: unknown) => {
