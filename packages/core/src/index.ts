@@ -32,6 +32,7 @@ export type {
   KeyringLogger,
   KeyringOptions,
 } from './keys/keyring.ts';
+export type { KeyringParts } from './keys/keyring-parts.ts';
 export { createKeyAdmin } from './keys/key-admin.ts';
 export type { KeyAdmin, KeyListResult, PepperUsage } from './keys/key-admin.ts';
 export type { Pepper } from './keys/pepper-ring.ts';

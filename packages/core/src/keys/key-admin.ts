@@ -10,7 +10,6 @@
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { toHex } from '../internal/hex.ts';
-import { keyringParts } from './internal/keyring-parts.ts';
 import { time } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { issuedKey, type IssuedKey } from './issued-key.ts';
@@ -128,9 +127,8 @@ function notFound(): KeysetError {
  * ```
  */
 export function createKeyAdmin(keyring: Keyring): KeyAdmin {
-  const parts = keyringParts(keyring);
-  if (parts === undefined) throw new ConfigError('createKeyAdmin needs a keyring made by createKeyring');
-  const { config, log, writer, verifier, changes } = parts;
+  if (typeof keyring?.parts !== 'function') throw new ConfigError('createKeyAdmin needs a keyring made by createKeyring');
+  const { config, log, writer, verifier, changes } = keyring.parts();
   const { store, environments, rawDigest, clock, crypto } = config;
 
   async function newSecret(now: number, prefix: string): Promise<{ key: string; secret: StoredSecret }> {

@@ -74,6 +74,28 @@ describe('createKeyring options', () => {
   it('returns a frozen object', () => {
     expect(Object.isFrozen(createKeyring({ store, prefix: PREFIX }))).toBe(true);
   });
+
+  it('hands its parts to the admin factories through parts(), and carries nothing under a symbol', async () => {
+    const keyring = createKeyring({ store, prefix: PREFIX });
+    expect(Object.getOwnPropertySymbols(keyring)).toEqual([]);
+    const parts = keyring.parts();
+    expect(parts.config.store).toBe(store);
+    expect(Object.isFrozen(parts)).toBe(true);
+    // The admin works on these very parts: a key it revokes is evicted from this keyring's cache.
+    const admin = createKeyAdmin(keyring);
+    const { key, record } = await admin.issue({ name: 'ci', scopes: [] });
+    expect((await keyring.verify(key)).id).toBe(record.id);
+    await admin.revoke(record.id);
+    await expect(keyring.verify(key)).rejects.toThrow(AuthenticationError);
+    // A keyring logged or serialised shows its options, never its store.
+    expect(JSON.stringify(keyring)).not.toContain('insertIdentity');
+    expect(Object.keys(keyring)).not.toContain('config');
+  });
+
+  it('refuses to administer anything but a keyring from createKeyring', () => {
+    const lookalike = { prefix: PREFIX, verify: async () => ({}) } as unknown as ReturnType<typeof createKeyring>;
+    expect(() => createKeyAdmin(lookalike)).toThrow(/createKeyAdmin needs a keyring made by createKeyring/);
+  });
 });
 
 describe('issue and get', () => {

@@ -11,11 +11,11 @@
  */
 import { KeysetError } from '../errors.ts';
 import { bestEffortLog } from './internal/best-effort-log.ts';
-import { KEYRING_PARTS, type KeyringParts } from './internal/keyring-parts.ts';
 import { createKeyAuthenticator, type AuthenticateOptions, type AuthenticateRequest } from './key-authenticator.ts';
 import { createKeyChangeEmitter, type KeyChangeListener } from './key-change-emitter.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { createKeyVerifier } from './key-verifier.ts';
+import type { KeyringParts } from './keyring-parts.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
 import { PepperRehasher } from './pepper-rehasher.ts';
@@ -56,6 +56,12 @@ export interface Keyring {
    * timers. Does not close the store.
    */
   close(): Promise<void>;
+  /**
+   * What `createKeyAdmin`, `createOwnerAdmin` and `createLeakAlertHandler` work with: this
+   * keyring's options, caches, pending last-use writes and change listeners. A method, not
+   * a property, so that logging or serialising a keyring never walks into its store.
+   */
+  parts(): KeyringParts;
 }
 
 /**
@@ -118,9 +124,11 @@ export function createKeyring(options: KeyringOptions): Keyring {
         throw new KeysetError('unavailable', { detail: 'Pending lastUsedAt times could not be written.', cause: result.error });
       }
     },
+
+    parts(): KeyringParts {
+      return parts;
+    },
   };
-  // For `createKeyAdmin(keyring)` only: not enumerable, and named by a symbol no other module exports.
-  const parts: KeyringParts = { config, log, writer, verifier, changes };
-  Object.defineProperty(keyring, KEYRING_PARTS, { value: Object.freeze(parts) });
+  const parts: KeyringParts = Object.freeze({ config, log, writer, verifier, changes });
   return Object.freeze(keyring);
 }

@@ -9,7 +9,6 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
-import { keyringParts } from './internal/keyring-parts.ts';
 import { storeCall } from './internal/store-call.ts';
 import type { KeyListResult } from './key-admin.ts';
 import type { Quota } from '../quota/types.ts';
@@ -142,9 +141,8 @@ function ownerLimits(value: unknown): KeyRateLimit[] | null {
  * ```
  */
 export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
-  const parts = keyringParts(keyring);
-  if (parts === undefined) throw new ConfigError('createOwnerAdmin needs a keyring made by createKeyring');
-  const { config, log, writer, verifier, changes } = parts;
+  if (typeof keyring?.parts !== 'function') throw new ConfigError('createOwnerAdmin needs a keyring made by createKeyring');
+  const { config, log, writer, verifier, changes } = keyring.parts();
   const { environments, clock } = config;
   const store = config.store as KeyStore & Partial<OwnerStore>;
   for (const method of ['insertOwner', 'getOwner', 'listOwners', 'updateOwner', 'deleteOwner'] as const) {

@@ -16,7 +16,6 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, isKeysetError, KeysetError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors.ts';
 import { toHex } from '../internal/hex.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import { keyringParts } from '../keys/internal/keyring-parts.ts';
 import { isWellFormedKey } from '../keys/is-well-formed-key.ts';
 import type { KeyAdmin } from '../keys/key-admin.ts';
 import type { Keyring } from '../keys/keyring.ts';
@@ -191,7 +190,7 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
     throw new ConfigError('createLeakAlertHandler needs keyring (createKeyring) and admin (createKeyAdmin(keyring))');
   }
   // Checked here, not at the first alert: an alert that cannot be recorded would be a 500.
-  if (typeof keyringParts(keyring)?.config.store.recordLeak !== 'function') {
+  if (typeof keyring.parts?.().config.store.recordLeak !== 'function') {
     throw new ConfigError("createLeakAlertHandler needs a key store that records leaks (KeyStore.recordLeak): the memory and PostgreSQL stores do");
   }
   if (policy !== 'revoke' && policy !== 'mark') throw new ConfigError(`createLeakAlertHandler: policy must be 'revoke' or 'mark', got ${JSON.stringify(String(policy))}`);
