@@ -41,6 +41,7 @@ export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, Update
 export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
 export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/key-store.ts';
+export type { QuotaPatch } from './keys/quota-patch.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';

@@ -107,6 +107,44 @@ describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])(
     expect(await code(keyring.verify(a.key))).toBe('invalid_api_key');
   });
 
+  it('two instances disabling one owner at once keep the first instant, and both answer with it', async () => {
+    const store = await storeOn(kind);
+    const T1 = Date.UTC(2026, 0, 1);
+    const T2 = T1 + 60_000;
+    // Two instances over one store, each with its own clock.
+    const first = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T1 }));
+    const second = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T2 }));
+    await first.create({ id: 'cus_d' });
+    const [a, b] = await Promise.all([first.update('cus_d', { disabled: true }), second.update('cus_d', { disabled: true })]);
+    const stored = (await first.get('cus_d')).disabledAt;
+    expect([T1, T2]).toContain(stored?.getTime());
+    expect(a.disabledAt).toEqual(stored);
+    expect(b.disabledAt).toEqual(stored);
+    // Disabling again later keeps it; enabling clears it, and the next disable is a new instant.
+    const later = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T2 + 60_000 }));
+    expect((await later.update('cus_d', { disabled: true })).disabledAt).toEqual(stored);
+    expect((await later.update('cus_d', { disabled: false })).disabledAt).toBeNull();
+    expect((await later.update('cus_d', { disabled: true })).disabledAt).toEqual(new Date(T2 + 60_000));
+  });
+
+  it('two quota updates at once keep the refill left out, and the later one gets a later setAt (so its count restarts)', async () => {
+    const store = await storeOn(kind);
+    const T0 = Date.UTC(2026, 0, 1);
+    const T = T0 + 1000;
+    const creator = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T0 }));
+    await creator.create({ id: 'cus_r', quota: { remaining: 5, refill: { amount: 5, interval: 'daily' } } });
+    const [one, two] = [0, 1].map(() => createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T })));
+    const results = await Promise.all([one!.update('cus_r', { quota: { remaining: 7 } }), two!.update('cus_r', { quota: { remaining: 9 } })]);
+    const setAts = results.map((r) => r.quota!.setAt.getTime()).sort((x, y) => x - y);
+    expect(setAts).toEqual([T, T + 1]);
+    for (const r of results) expect(r.quota!.refill).toEqual({ amount: 5, interval: 'daily' });
+    const last = results.find((r) => r.quota!.setAt.getTime() === T + 1)!;
+    expect((await creator.get('cus_r')).quota).toEqual(last.quota);
+    // `refill: null` removes it; a later update without `refill` keeps none.
+    expect((await one!.update('cus_r', { quota: { remaining: 1, refill: null } })).quota).toMatchObject({ remaining: 1, refill: null, setAt: new Date(T + 2) });
+    expect((await one!.update('cus_r', { quota: { remaining: 2 } })).quota).toMatchObject({ remaining: 2, refill: null });
+  });
+
   it("keeps an owner's quota; owner quota 5, three keys: 5 requests admitted, the 6th refused whichever key sends it, nothing spent by it", async () => {
     const { keys: store, quotas } = await storesOn(kind);
     const keyring = createKeyring({ store, prefix: 'acme_test' });

@@ -16,6 +16,7 @@ import {
   ownerColumns,
   ownerFrom,
   quotaParam,
+  quotaPatchParam,
   limitsParams,
   secretColumns,
   secretFromColumns,
@@ -371,8 +372,21 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const param = (value: unknown): string => `$${params.push(value)}`;
       if (patch.metadata !== undefined) sets.push(`metadata = ${param(JSON.stringify(patch.metadata ?? {}))}::json`);
       if (patch.rateLimits !== undefined) sets.push(`rate_limits = ${param(patch.rateLimits === null ? null : JSON.stringify(patch.rateLimits))}::jsonb`);
-      if (patch.quota !== undefined) sets.push(`quota = ${param(quotaParam(patch.quota))}::jsonb`);
-      if (patch.disabledAt !== undefined) sets.push(`disabled_at = ${param(timestampParam(patch.disabledAt))}::timestamptz`);
+      // Both merges read the row the UPDATE locks, so concurrent updates apply one after the
+      // other: the stored refill is kept when the patch names none, setAt moves past the
+      // stored one (a quota store restarts its count only for a later one), and an owner
+      // disabled already keeps its first instant.
+      if (patch.quota === null) sets.push('quota = NULL');
+      else if (patch.quota !== undefined) {
+        const q = `${param(quotaPatchParam(patch.quota))}::jsonb`;
+        sets.push(
+          `quota = jsonb_build_object('remaining', ${q}->'remaining',
+             'refill', CASE WHEN ${q} ? 'refill' THEN ${q}->'refill' ELSE COALESCE(quota->'refill', 'null'::jsonb) END,
+             'setAt', GREATEST((${q}->>'setAt')::int8, COALESCE((quota->>'setAt')::int8 + 1, 0)))`,
+        );
+      }
+      if (patch.disabledAt === null) sets.push('disabled_at = NULL');
+      else if (patch.disabledAt !== undefined) sets.push(`disabled_at = COALESCE(disabled_at, ${param(timestampParam(patch.disabledAt))}::timestamptz)`);
       const sql =
         sets.length === 0
           ? `${ownerSelect} FROM ${t.owners} WHERE id = $1`

@@ -14,6 +14,7 @@ import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity } from '.
 import { validateIpAllowlist } from './ip-allowlist.ts';
 import { validateMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { KeyRateLimit } from './key-record.ts';
+import { applyQuotaPatch, type QuotaPatch } from './quota-patch.ts';
 import { containsKeyShapedText } from './redact-text.ts';
 import { isValidScope } from './scopes.ts';
 
@@ -258,23 +259,30 @@ export function validateRateLimits(input: { rateLimit?: unknown; rateLimits?: un
 }
 
 /**
- * A quota from an input, validated, set at `now` (epoch ms). `refill` left out keeps
- * `current`'s refill. Throws `invalid_request` naming the field.
+ * A quota from an input, validated, to set at `now` (epoch ms); `refill` left out stays
+ * left out, for the store to keep the current one (`applyQuotaPatch`). Throws
+ * `invalid_request` naming the field.
  */
-export function validateQuota(value: QuotaInput, current: Quota | null, now: number): Quota {
+export function validateQuotaPatch(value: QuotaInput, now: number): QuotaPatch {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('quota', '`quota` must be `{ remaining, refill? }` or null.');
   }
-  const refill = value.refill === undefined ? (current?.refill ?? null) : value.refill;
-  const problem = quotaProblem({ remaining: value.remaining, refill });
+  const problem = quotaProblem({ remaining: value.remaining, refill: value.refill });
   if (problem !== undefined) {
     const field = problem.startsWith('refill') ? `quota.${problem.split(' ')[0] as string}` : 'quota.remaining';
     throw invalid(field, `\`quota\` must be \`{ remaining, refill?: { amount, interval: 'daily' | 'monthly' | seconds } | null }\`: ${problem}.`);
   }
-  // The quota store restarts its count for a LATER setAt only: a second update within the
-  // same millisecond must still be later than the first.
-  const setAt = current === null ? now : Math.max(now, current.setAt.getTime() + 1);
-  return { remaining: value.remaining, refill: refill === null ? null : { amount: refill.amount, interval: refill.interval }, setAt: new Date(setAt) };
+  const patch: QuotaPatch = { remaining: value.remaining, setAt: new Date(now) };
+  if (value.refill !== undefined) patch.refill = value.refill === null ? null : { amount: value.refill.amount, interval: value.refill.interval };
+  return patch;
+}
+
+/**
+ * A quota from an input, validated, set at `now` (epoch ms). `refill` left out keeps
+ * `current`'s refill. Throws `invalid_request` naming the field.
+ */
+export function validateQuota(value: QuotaInput, current: Quota | null, now: number): Quota {
+  return applyQuotaPatch(current, validateQuotaPatch(value, now));
 }
 
 /** The store patch for `Keyring.updateLimits`. Throws `invalid_request`. */

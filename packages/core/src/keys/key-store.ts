@@ -6,6 +6,7 @@
 import type { Quota } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import type { KeyMetadata } from './key-metadata.ts';
+import type { QuotaPatch } from './quota-patch.ts';
 
 /** One secret of an identity: what a key string verifies against. */
 export interface StoredSecret {
@@ -135,8 +136,17 @@ export interface ListIdentitiesQuery {
 /** Keyset page request for listing owners: newest first (`createdAt DESC, id DESC`), as for identities. */
 export type ListOwnersQuery = Omit<ListIdentitiesQuery, 'ownerId'>;
 
-/** What `KeyStore.updateOwner` changes; a field left out is kept. */
-export type OwnerPatch = Partial<Pick<StoredOwner, 'metadata' | 'rateLimits' | 'quota' | 'disabledAt'>>;
+/**
+ * What `KeyStore.updateOwner` changes; a field left out is kept. `quota.refill` left out
+ * keeps the stored quota's refill (none when there is no quota), and `quota.setAt` is
+ * moved to one millisecond after the stored quota's when it is not later (see
+ * `applyQuotaPatch`). `disabledAt` as a date disables an owner that is not disabled yet
+ * and keeps the instant of an owner that is; `null` enables.
+ */
+export interface OwnerPatch extends Partial<Pick<StoredOwner, 'metadata' | 'rateLimits'>> {
+  quota?: QuotaPatch | null;
+  disabledAt?: Date | null;
+}
 
 /** The persistence a keyring needs. Every method may reject; the keyring maps that to 503. */
 export interface KeyStore {
@@ -206,7 +216,12 @@ export interface KeyStore {
   insertOwner?(owner: StoredOwner): Promise<boolean>;
   getOwner?(id: string): Promise<StoredOwner | undefined>;
   listOwners?(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }>;
-  /** Replaces the given fields and returns the owner as it now is, or `undefined` when unknown. */
+  /**
+   * Applies `patch` (see `OwnerPatch`) and returns the owner as it now is, or `undefined`
+   * when unknown, as ONE atomic operation: the quota merge and the first `disabledAt` are
+   * decided against the stored owner in the same write, so two updates at once never
+   * both see an owner enabled and overwrite each other's instant.
+   */
   updateOwner?(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined>;
   /**
    * Deletes the owner and, in the same transaction, revokes every identity it owns at

@@ -21,6 +21,7 @@ import type {
   StoredOwner,
   StoredSecret,
 } from './key-store.ts';
+import { applyQuotaPatch } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -252,7 +253,14 @@ export function createMemoryKeyStore(): KeyStore {
     async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
       const owner = owners.get(id);
       if (owner === undefined) return undefined;
-      const next = copyOwner({ ...owner, ...patch });
+      // Read and written in one synchronous step, so no other update runs in between.
+      const next = copyOwner({
+        ...owner,
+        ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+        ...(patch.rateLimits === undefined ? {} : { rateLimits: patch.rateLimits }),
+        quota: patch.quota === undefined ? (owner.quota ?? null) : patch.quota === null ? null : applyQuotaPatch(owner.quota ?? null, patch.quota),
+        disabledAt: patch.disabledAt === undefined ? owner.disabledAt : patch.disabledAt === null ? null : (owner.disabledAt ?? patch.disabledAt),
+      });
       owners.set(id, next);
       return copyOwner(next);
     },

@@ -12,7 +12,7 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { storeCall } from './internal/store-call.ts';
 import type { KeyListResult } from './key-admin.ts';
 import type { Quota } from '../quota/types.ts';
-import { toListQuery, validateOwnerId, validateQuota, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
+import { toListQuery, validateOwnerId, validateQuota, validateQuotaPatch, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
 import { validateMetadata, freezeMetadata, type KeyMetadata } from './key-metadata.ts';
 import { frozenQuota, quotaJson, toKeyRecord, type KeyRateLimit } from './key-record.ts';
 import type { KeyStore, OwnerPatch, StoredOwner } from './key-store.ts';
@@ -191,21 +191,16 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
       const patch: OwnerPatch = {};
       if (input.metadata !== undefined) patch.metadata = validateMetadata(input.metadata);
       if (input.rateLimits !== undefined) patch.rateLimits = ownerLimits(input.rateLimits);
+      // The store merges the quota with the current one (`refill` left out is kept) and keeps
+      // the first instant of an owner disabled twice, in the same write: reading the owner
+      // here first would let two updates at once overwrite each other.
       if (input.quota === null) patch.quota = null;
-      else if (input.quota !== undefined) {
-        // `refill` left out keeps the current one, and the new setAt follows the current one.
-        patch.quota = validateQuota(input.quota, (await getOwner(ownerId)).quota ?? null, clock());
-      }
+      else if (input.quota !== undefined) patch.quota = validateQuotaPatch(input.quota, clock());
       if (input.disabled !== undefined) {
         if (typeof input.disabled !== 'boolean') throw invalid('disabled', '`disabled` must be true or false.');
         patch.disabledAt = input.disabled ? new Date(clock()) : null;
       }
       if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits`, `quota` and/or `disabled` to change.');
-      if (patch.disabledAt !== undefined && patch.disabledAt !== null) {
-        // Disabling twice keeps the first instant.
-        const current = await getOwner(ownerId);
-        if (current.disabledAt !== null) patch.disabledAt = current.disabledAt;
-      }
       const updated = await storeCall(log, 'updateOwner', () => owners.updateOwner(ownerId, patch));
       if (updated === undefined) throw notFound();
       await evictOwner(ownerId, patch.disabledAt !== undefined && patch.disabledAt !== null ? 'revoked' : 'updated');

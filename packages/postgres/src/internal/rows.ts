@@ -7,7 +7,7 @@
  * JSON. Drivers that leave `json`/`float8` unparsed (strings) work too.
  * @module
  */
-import type { KeyMetadata, KeyRateLimit, Quota } from '@keyset/core';
+import type { KeyMetadata, KeyRateLimit, Quota, QuotaPatch } from '@keyset/core';
 import type { StoredOwner } from '@keyset/core';
 import type { StoredIdentity, StoredSecret } from '@keyset/core/adapter';
 
@@ -149,6 +149,11 @@ export function limitsParams(identity: Pick<StoredIdentity, 'rateLimit' | 'rateL
 /** JSON parameter of a `quota` column (an identity's or an owner's): `{ remaining, refill, setAt }`, setAt in epoch ms. */
 export function quotaParam(quota: Quota | null): string | null {
   return quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime() });
+}
+
+/** JSON parameter of an owner update's quota: as `quotaParam`, without `refill` when the patch leaves it out. */
+export function quotaPatchParam(patch: QuotaPatch): string {
+  return JSON.stringify({ remaining: patch.remaining, ...(patch.refill === undefined ? {} : { refill: patch.refill }), setAt: patch.setAt.getTime() });
 }
 
 export function secretFromColumns(row: Record<string, unknown>): StoredSecret {

@@ -1,0 +1,31 @@
+/**
+ * A quota as an update sets it, merged with the quota it replaces. The merge belongs to the
+ * store's write (the memory store calls this function, `@keyset/postgres` does the same in
+ * its UPDATE), so two updates at once cannot both read one quota and write over each other.
+ * @module
+ */
+import type { Quota, QuotaRefill } from '../quota/types.ts';
+
+/** A quota to set: `refill` left out keeps the current one; `setAt` is the update's instant. */
+export interface QuotaPatch {
+  remaining: number;
+  refill?: QuotaRefill | null;
+  setAt: Date;
+}
+
+/**
+ * The quota `patch` leaves after `current`: the current refill when the patch names none,
+ * and a `setAt` at least one millisecond after the current one, since a quota store
+ * restarts its count only for a later `setAt` (two updates in one millisecond included).
+ *
+ * @example
+ * ```ts
+ * applyQuotaPatch({ remaining: 5, refill: null, setAt: new Date(10) }, { remaining: 9, setAt: new Date(10) });
+ * // { remaining: 9, refill: null, setAt: new Date(11) }
+ * ```
+ */
+export function applyQuotaPatch(current: Quota | null, patch: QuotaPatch): Quota {
+  const refill = patch.refill === undefined ? (current?.refill ?? null) : patch.refill;
+  const setAt = current === null ? patch.setAt.getTime() : Math.max(patch.setAt.getTime(), current.setAt.getTime() + 1);
+  return { remaining: patch.remaining, refill: refill === null ? null : { amount: refill.amount, interval: refill.interval }, setAt: new Date(setAt) };
+}
