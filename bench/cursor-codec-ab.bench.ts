@@ -1,6 +1,5 @@
 /**
- * The cursor codec and the timestamp check, old against new in ONE process (issue 22,
- * item 1): the modules of BENCH_BASE (default d6f2a0a, the last commit with the
+ * The cursor codec and the timestamp check, old against new in ONE process: the modules of BENCH_BASE (default d6f2a0a, the last commit with the
  * hand-written codec) are taken from git into .bench-tmp/, the new ones are the working
  * tree's, and each operation is timed in interleaved rounds (CPU time of the process,
  * `process.cpuUsage()`, so time spent descheduled on a shared machine is not counted).

@@ -1,5 +1,5 @@
 /**
- * Fast paths, kept or dropped (issue 22, item 1): each hand-written fast path against the
+ * Fast paths, kept or dropped: each hand-written fast path against the
  * plain form that replaced it (or would replace it), old and new module loaded in ONE
  * process and timed in interleaved rounds, so both see the same JIT, heap and machine
  * load. The old modules are taken from git at BENCH_BASE (default: the commit before the

@@ -1,5 +1,5 @@
 /**
- * What an in-flight limit costs per request, in process (issue 25): `guard.check` and the
+ * What an in-flight limit costs per request, in process: `guard.check` and the
  * lease given back, with warm caches and memory stores, for a guard without `concurrency`,
  * one with `concurrency` whose `max` leaves this key unlimited (null), a memory lease, and a
  * Redis lease (two round trips: take and give back). Rounds interleave the variants and the

@@ -1,5 +1,5 @@
 /**
- * Issue 22's speed bar, measured in ONE process: the built packages of a base checkout
+ * The speed bar of a change to the request path, measured in ONE process: the built packages of a base checkout
  * (BENCH_BASE_DIR, its `packages/{core,hono}/dist` loaded by absolute path) and of this
  * checkout (`packages/{core,hono}/dist`, as the workspace builds them) side by side, each
  * making keyset's three Hono stacks of `bench/http/keyset-stacks.ts` (auth only,
@@ -98,7 +98,7 @@ const kinds = KINDS.filter(([id]) => WANTED.includes(id));
 
 if (!existsSync(resolve(BASE_DIR, 'packages/hono/dist/index.js'))) {
   // `pnpm bench` runs every benchmark; this one needs a base checkout beside this one.
-  console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md, "Issue 22's speed bar")`);
+  console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md)`);
   process.exit(0);
 }
 const builds = { base: await load(BASE_DIR), head: await load(HEAD_DIR) };

@@ -14,13 +14,13 @@
  * time, so that other processes on a shared machine do not count. Traffic rotates through BENCH_KEYS (10,000)
  * keys and more than 500 distinct valid cursors, as in the HTTP benchmark.
  *
- * The same run times the targets of issue 10 on their own: cursor codec decode+encode,
+ * The same run times the request path's parts on their own: cursor codec decode+encode,
  * warm key verification, guard (authenticate + GCRA), each through the synchronous twin
  * the adapters call (`maybeSyncVariant`), as a request runs them.
  *
  * Every figure is also given in units of bare Hono's own cost per request in the same
- * round (median over rounds of figure ÷ bare): issue 10's targets were set in µs on a
- * machine where bare Hono cost 9.9 µs, and machines of this kind differ by more than
+ * round (median over rounds of figure ÷ bare): a figure in µs holds for one machine
+ * (bare Hono cost 9.9 µs on the one the first targets were set on), and machines of this kind differ by more than
  * 2× in speed, while these ratios moved by under 10 % across three of them.
  *
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.

@@ -1,6 +1,6 @@
 /**
- * Store lookups one client address can force with checksum-valid unknown keys (issue 24,
- * item 6), before and after the guard's budget of refused credentials: for each setting,
+ * Store lookups one client address can force with checksum-valid unknown keys, before and
+ * after the guard's budget of refused credentials: for each setting,
  * one client sends distinct keys through `guard.check`, CONCURRENCY at a time, for DURATION_MS,
  * against the PostgreSQL key store on a real server, and the store's findByDigest calls
  * are counted.

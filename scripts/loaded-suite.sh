@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite N times in a row (default 5) with both cores kept busy by two
-# `yes > /dev/null`, as issue 24 asks: tests must hold on a busy machine. Each run's
+# `yes > /dev/null`, since tests must hold on a busy machine. Each run's
 # figures are printed from .vitest-report.json; the loop goes on after a failure so
 # that every run is counted. Needs the services CI needs (PostgreSQL, Redis, MariaDB).
 #   scripts/loaded-suite.sh [runs]

@@ -1,5 +1,5 @@
 /**
- * Two rules of the packages' sources (issue 22, items 2 and 7), checked on the code itself:
+ * Three rules of the packages' sources, checked on the code itself:
  *
  * - **No module-level `let` or `var`** in any package's `src/` outside test code. Per-call
  *   results are return values; memos live on the instance a factory made. Module variables
@@ -8,6 +8,10 @@
  * - **No import circle** in any package: the graph of its relative imports (and its
  *   `#subpath` imports), type-only imports and re-exports included. A circle makes module
  *   evaluation order matter and keeps the files from being read, tested or moved apart.
+ * - **No reference to an issue or to a document outside the repository** in any file of a
+ *   package's `src/`, tests included: no "issue 24", "#12" or "DESIGN §3". A reader of the
+ *   published package has neither, so a comment states the reason itself (an RFC section,
+ *   "RFC 9110 §11.1", is a public reference and stays).
  *
  * The sources are parsed with the TypeScript compiler, so a `let` inside a block, a string
  * or a comment is not mistaken for a module variable. Test code is what the packages'
@@ -24,6 +28,32 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const TEST_CODE = /(\.test\.ts|\.test-support\.ts|\.contract\.ts|\.bench\.ts)$|(^|\/)testing\//;
 
 const packages = readdirSync(join(root, 'packages')).filter((dir) => existsSync(join(root, 'packages', dir, 'src')));
+
+/** Every `.ts` file under `dir`, test code included, as absolute paths. */
+function allTsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return allTsFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/**
+ * References to an issue tracker or a design document that is not in the repository: "issue
+ * 24", "Issue #7", "#12", "DESIGN §3", "DESIGN.md", or a `§` with no RFC named on its line
+ * or the line before ("RFC 3986 §2.1, §2.5" is fine, and so is a citation that wraps).
+ * A `#` and digits inside quotes is a colour or an anchor, not an issue.
+ */
+const OUTSIDE_REFERENCE = [/\bissues? #?\d/i, /(?<![\w&#/'"])#\d+\b(?![\w-])/, /\bDESIGN\b/];
+
+/** `file:line text` for each line of `text` that refers to an issue or an outside document. */
+function outsideReferences(file: string, text: string): string[] {
+  const lines = text.split('\n');
+  return lines.flatMap((line, n) => {
+    const section = line.includes('§') && !/\bRFC \d+/.test(`${lines[n - 1] ?? ''} ${line}`);
+    return section || OUTSIDE_REFERENCE.some((pattern) => pattern.test(line)) ? [`${relative(root, file)}:${n + 1} ${line.trim()}`] : [];
+  });
+}
 
 /** Every non-test `.ts` file under `dir`, as absolute paths. */
 function sourceFiles(dir: string): string[] {
@@ -195,6 +225,11 @@ describe('package sources', () => {
   it.each(packages)('%s: no import circle', (pkg) => {
     expect(circles(importGraph(pkg), join(root, 'packages', pkg, 'src'))).toEqual([]);
   });
+
+  it.each(packages)('%s: no reference to an issue or a document outside the repository', (pkg) => {
+    const found = allTsFiles(join(root, 'packages', pkg, 'src')).flatMap((file) => outsideReferences(file, readFileSync(file, 'utf8')));
+    expect(found).toEqual([]);
+  });
 });
 
 describe('the checks themselves', () => {
@@ -230,6 +265,33 @@ describe('the checks themselves', () => {
       "import j = require('./j.ts');",
     ].join('\n');
     expect(specifiers(source(text)).sort()).toEqual(['./a.ts', './b.ts', './c.ts', './d.ts', './e.ts', './f.ts', './g.ts', './h.ts', './i.ts', './j.ts']);
+  });
+
+  it('find references to issues and outside documents, and not RFC sections, colours or entities', () => {
+    const text = [
+      '// issue 24, item 8',
+      ' * (Issue #7)',
+      '// fixed in #12.',
+      '// DESIGN §3',
+      '// see DESIGN.md',
+      '// the rules of §2',
+      '// RFC 9110 §11.1 and §11.6.1',
+      '// as RFC 9110 says (§11.4), and',
+      '// §11.1 on the line after it',
+      "const colour = '#333';",
+      "const entity = '&#39;';",
+      '// a #hashtag and issues in general',
+      "const url = 'https://example.com/#1';",
+    ].join('\n');
+    expect(outsideReferences(join(root, 'x.ts'), text)).toEqual([
+      'x.ts:1 // issue 24, item 8',
+      'x.ts:2 * (Issue #7)',
+      'x.ts:3 // fixed in #12.',
+      'x.ts:4 // DESIGN §3',
+      'x.ts:5 // see DESIGN.md',
+      'x.ts:6 // the rules of §2',
+    ]);
+    expect(outsideReferences(join(root, 'x.ts'), 'one line\n// §4 after no RFC')).toEqual(['x.ts:2 // §4 after no RFC']);
   });
 
   it('report a circle once per component, through type-only edges too, and none in a tree', () => {

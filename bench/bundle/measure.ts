@@ -25,15 +25,15 @@ export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetc
  * (92,899 from the build; 92,857 from the sources), so the test catches growth. Raised twice
  * from 91,700 for code the request path now runs: the cursor codec's one frame per codec
  * (about 0.3 KB, worth 0.5-0.8 µs a page in docs/benchmarks.md), the memory key store's leak
- * record (`recordLeak`, issue 26), and the guard's lease-before-quota order (about 0.55 KB: a
- * request refused for its in-flight lease must spend no quota credit). Issue 22 asks for
- * 60 KB, which is not reached: the modules a verifying, paginating request really runs add
+ * record (`recordLeak`), and the guard's lease-before-quota order (about 0.55 KB: a
+ * request refused for its in-flight lease must spend no quota credit). A target of 60 KB
+ * was set once and is not reached: the modules a verifying, paginating request really runs add
  * up to more (docs/benchmarks.md, "Bundle size", lists them and what stands between). Lower
  * this as the handler shrinks; never raise it without saying why.
  */
 export const MINIMAL_FETCH_LIMIT = 93_000;
 
-/** Issue 22's target for the minimal handler, reported beside the figure by `pnpm bench bundle-size`. */
+/** The 60 KB target once set for the minimal handler, reported beside the figure by `pnpm bench bundle-size`. */
 export const MINIMAL_FETCH_TARGET = 60_000;
 
 export type Source = 'dist' | 'src';

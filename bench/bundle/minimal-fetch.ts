@@ -3,7 +3,7 @@
  * an API-key guard, one paginator, and @keyset/fetch's apiKey/paginate/sendPage/
  * problemHandler. `pnpm bench bundle-size` bundles it with esbuild
  * (`--bundle --minify --platform=neutral`) and reports its size; test/bundle-size.test.ts
- * holds it to a ceiling (bench/bundle/measure.ts); issue 22's 60 KB target is not met yet.
+ * holds it to a ceiling (bench/bundle/measure.ts).
  */
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, createPaginator, cursorSecrets } from '@keyset/core';
 import { apiKey, paginate, problemHandler, sendPage } from '@keyset/fetch';

@@ -115,7 +115,7 @@ export interface RequestLogEntry {
 /**
  * Writes the access-log line of one request: `info` below 500, `error` with the
  * error for 5xx. For refused keys it adds the precise reason (revoked, expired,
- * checksum…) that the client never sees (DESIGN §5). A request the client abandoned
+ * checksum…) that the client never sees (it would help an attacker probe keys). A request the client abandoned
  * mid-body is `info` "request aborted" with `aborted: true` and no status: no response
  * of ours reached anyone, and it is no server fault (whatever status a framework set
  * for the failed body read).

@@ -1,8 +1,8 @@
 /**
- * Every admin body refuses unknown members at every depth (issue 24 item 5): `POST
- * /api/keys` took `quota.refil` (201, the quota never refilled), `PATCH
- * /api/keys/{id}/limits` dropped `quota.refill.amout` and `rateLimits[].windowSecond`.
- * Now each is a 400 `invalid_request` whose `field` names the member's path, the name
+ * Every admin body refuses unknown members at every depth, since a misspelt member that
+ * is ignored fails silently: `POST /api/keys` would take `quota.refil` (201, the quota
+ * never refilled), `PATCH /api/keys/{id}/limits` would drop `quota.refill.amout` and
+ * `rateLimits[].windowSecond`. Each is a 400 `invalid_request` whose `field` names the member's path, the name
  * quoted through `clipInput` (no 8 letters and digits in a row), with the closest known
  * name suggested; and nothing was changed. Real HTTP on the Hono and Express servers
  * over one PGlite database.

@@ -1,5 +1,5 @@
 /**
- * The example's cursors have a lifetime (issue 24 item 11): `CURSOR_TTL_SECONDS`, one day
+ * The example's cursors have a lifetime: `CURSOR_TTL_SECONDS`, one day
  * by default, after which a cursor is 400 `invalid_cursor` ("expired") instead of paging
  * forever from wherever it was copied to. Here the lifetime is 1 s, and the test waits
  * until the clock has passed it (a condition on the clock, not a time budget).

@@ -1,5 +1,5 @@
 /**
- * In-flight limits on the example itself (issue 25): two example processes (`src/main.ts`,
+ * In-flight limits on the example itself: two example processes (`src/main.ts`,
  * configured by environment as an operator would) on one PostgreSQL database and one Redis,
  * `OWNER_IN_FLIGHT_MAX=5`, one owner with three keys issued through the admin API.
  *

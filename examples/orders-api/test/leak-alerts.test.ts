@@ -1,12 +1,12 @@
 /**
- * Issue 26 item 2: GitHub's secret-scanning alerts at LEAK_ALERT_PATH. Four instances, one
+ * GitHub's secret-scanning alerts at LEAK_ALERT_PATH. Four instances, one
  * per adapter, on one PostgreSQL database (its LISTEN/NOTIFY revocation bus), with the
  * signing keys served by a local stand-in for api.github.com and alerts signed by a test
  * key pair as GitHub signs them (ECDSA P-256, SHA-256, base64 DER). A valid alert revokes
  * the key on every instance before the answer; a tampered body, a wrong signature, an
  * unknown key id, a non-existent token and a replay revoke nothing. Skips without PostgreSQL.
  *
- * Issue 26 item 3 on the embedded PGlite (no server needed), with `LEAK_ALERT_POLICY=mark`:
+ * The key record's leak fields on the embedded PGlite (no server needed), with `LEAK_ALERT_POLICY=mark`:
  * after a signed alert the admin API (`GET /api/keys/{id}`, the list) shows `leakedAt` and
  * the cleaned URL, a key the alert's URL holds is never shown, refused alerts record
  * nothing, and the CLI's `keys show`/`keys list` show the leak.

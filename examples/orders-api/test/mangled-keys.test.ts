@@ -1,6 +1,6 @@
 /**
- * Issue 24, items 2, 7 and 8, end to end: keys issued by the example's own keyring,
- * mangled the ways the attack mangled them (separator swapped, bare secret, last character
+ * End to end: keys issued by the example's own keyring, mangled the ways keys get mangled
+ * when copied, scraped or probed (separator swapped, bare secret, last character
  * cut, one deleted, `_` or `-` typed in, `_` percent-encoded up to four times, lowercased),
  * sent anywhere in a request (path, query name and value, `Authorization`, `Host`,
  * `Content-Type` and other headers, body member names and stored fields) to all four
@@ -79,10 +79,10 @@ const PLACES = [
 ] as const;
 type Place = (typeof PLACES)[number];
 
-/** Fields a key-shaped value must be refused in, naming the field (issue 24, item 8). */
+/** Fields a key-shaped value must be refused in, naming the field. */
 const STORED: Partial<Record<Place, string>> = { name: 'name', 'metadata-value': 'metadata', 'metadata-name': 'metadata', 'rate-limit-name': 'rateLimits[0].name' };
 
-describe('mangled keys anywhere in a request: nothing leaked, nothing reflected, nothing stored (issue 24, items 2, 7, 8)', () => {
+describe('mangled keys anywhere in a request: nothing leaked, nothing reflected, nothing stored', () => {
   let t: TestApi;
   let admin: string;
   let reader: string;

@@ -47,7 +47,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     expect(document.paths['/api/orders'].get.description).toContain('`totalEstimated: true`');
   });
 
-  it('lists 429 concurrency_limited (beside rate_limited) on every route that takes a key (issue 25 item 3)', async () => {
+  it('lists 429 concurrency_limited (beside rate_limited) on every route that takes a key', async () => {
     const { body: document } = await call(url, '/openapi.json');
     const guarded = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
       Object.entries(item)

@@ -1,5 +1,5 @@
 /**
- * An outage writes no stack trace per refused request (issue 24 item 9). The access line of
+ * An outage writes no stack trace per refused request. The access line of
  * a keyset 5xx (`unavailable`) gives its cause as `name: message` text; core's failure log
  * writes the first failure with its stack, then a count per interval. A bug (any other
  * error) still logs its stack. End to end on a real PostgreSQL that stops accepting

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5's 503 row through the example, on both adapters: when the database stops
+ * The 503 `unavailable` of docs/errors.md through the example, on both adapters: when the database stops
  * accepting connections, a key the cache does not know is refused with 503
  * `unavailable` (keys fail closed), no request yields a 500, and service resumes when
  * the database comes back. Uses a real PostgreSQL (skips when none answers).

@@ -1,5 +1,5 @@
 /**
- * Owners end to end (issue 25 item 1): two example instances (Hono and Express) on one
+ * Owners end to end: two example instances (Hono and Express) on one
  * PostgreSQL database and one Redis. The admin API creates, reads, updates, lists (keyset
  * cursors) and deletes owners and lists an owner's keys; an owner's rate limit is shared
  * by its keys across both instances; deleting an owner refuses all its keys on both

@@ -81,7 +81,7 @@ const asAdmin = (headers: Record<string, string> = {}) => ({ authorization: `Api
 const asReader = () => ({ authorization: `ApiKey ${reader}` });
 const big = JSON.stringify({ name: 'x'.repeat(20_000), scopes: ['orders:read'] });
 
-/** What core's request rules answer for the issue 24 cases below (no field: Node's HTTP parser refuses first, bare 400). */
+/** What core's request rules answer for the request-target cases below (no field: Node's HTTP parser refuses first, bare 400). */
 const REQUEST_RULES: Record<string, { field?: string; instance?: string }> = {
   'a percent-encoded letter': { field: 'path', instance: '/%61pi/keys' },
   'a percent-encoded letter, no key': { field: 'path', instance: '/%61pi/keys' },
@@ -159,7 +159,7 @@ describe('every adapter answers alike', () => {
     ['a DELETE with a body', 'DELETE', '/api/keys/key_x', () => asAdmin({ ...json, 'content-length': String(big.length) }), big],
     ['a 405 with a body', 'PUT', '/api/keys', () => asAdmin(json), big],
     ['a 404 with a body', 'POST', '/api/nope', () => asAdmin(json), '{"a":'],
-    // Issue 24 item 4: one rule for each on every adapter (docs/adapters.md, "Requests").
+    // One rule for each on every adapter (docs/adapters.md, "Requests").
     ['a percent-encoded letter', 'GET', '/%61pi/keys', asAdmin],
     ['a percent-encoded letter, no key', 'GET', '/%61pi/keys', () => ({})],
     ['a percent-encoded digit in an id', 'GET', '/api/keys/key_%31', asAdmin],
@@ -176,7 +176,7 @@ describe('every adapter answers alike', () => {
     ['a backslash in the path', 'GET', '/api\\orders', asReader],
     ['a leading backslash', 'GET', '\\api/orders', asReader],
     ['a backslash in the query', 'GET', '/healthz?x=\\', () => ({})],
-    // Issue 24 item 3: ambiguous credentials are refused alike.
+    // Ambiguous credentials are refused alike.
     ['two Authorization headers', 'DELETE', '/api/keys/key_x', () => ({ authorization: [`ApiKey ${admin}`, `ApiKey ${reader}`] })],
     ['two Authorization headers, the same key', 'GET', '/api/orders?limit=1', () => ({ authorization: [`ApiKey ${reader}`, `ApiKey ${reader}`] })],
     ['two credentials in one header', 'GET', '/api/orders?limit=1', () => ({ authorization: `ApiKey ${reader}, ApiKey ${admin}` })],

@@ -1,5 +1,5 @@
 /**
- * Issue 9, item 7: the `Host` header must not choose the origin of `Link` URLs once the
+ * The `Host` header must not choose the origin of `Link` URLs once the
  * operator has said where the API lives (`PUBLIC_URL`), on every adapter. Requests go
  * through node:http, which lets the test send any `Host`. Every adapter serves one database
  * (`serveAlso`): one PGlite for the whole file.

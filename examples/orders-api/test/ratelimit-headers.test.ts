@@ -1,5 +1,5 @@
 /**
- * RATE_LIMIT_HEADERS (issue 23 item 8): a real client library, `ratelimit-header-parser`,
+ * RATE_LIMIT_HEADERS: a real client library, `ratelimit-header-parser`,
  * reads the example's limit, remaining and reset in `draft-7` and in `legacy` mode, over
  * real HTTP on one PGlite database. It cannot read the default `draft-11` (the reason the
  * setting exists), and the variable is checked like every other.

@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 6, over HTTP: REFUSED_KEY_LIMIT bounds the refused keys one client
+ * Over HTTP: REFUSED_KEY_LIMIT bounds the refused keys one client
  * address may send; past it every request from that address is 429 rate_limited with
  * Retry-After, valid keys included (per-address cases: packages/core, refused-credentials.test.ts).
  */

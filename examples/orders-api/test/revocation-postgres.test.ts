@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 10: with DATABASE_URL the example wires the PostgreSQL LISTEN/NOTIFY
+ * With DATABASE_URL the example wires the PostgreSQL LISTEN/NOTIFY
  * revocation bus, so a key revoked on one instance is refused by another as soon as the
  * DELETE has answered (it used to work there for the cache TTL, 29.7 s). Also when the bus
  * is down: an instance that loses its listening session drops its cached keys, and

@@ -75,7 +75,8 @@ export function liveAt(secrets: readonly StoredSecret[], t: Date): StoredSecret[
 
 /**
  * The most secrets of one identity that verify at the same instant, over its whole
- * history as the stored ends describe it (DESIGN §3: an identity owns one or two).
+ * history as the stored ends describe it (an identity owns one or two: the current
+ * secret and, during a rotation's overlap, the one it replaces).
  */
 export function mostLiveAtOnce(secrets: readonly StoredSecret[]): number {
   const instants = secrets.flatMap((s) => (s.expiresAt === null ? [s.createdAt] : [s.createdAt, s.expiresAt]));

@@ -104,7 +104,8 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
-  // At most two live secrets per identity (DESIGN §3). Version 2 gave EVERY secret the
+  // At most two live secrets per identity: the current one and, during a rotation's
+  // overlap, the one it replaces. Version 2 gave EVERY secret the
   // overlap, so rotating twice inside it left three keys verifying. Now only the current
   // secret (the newest still live at the rotation instant p_created_at, in getIdentity's
   // order) gets LEAST(own, p_expire_others_at); every other one ends at p_created_at.

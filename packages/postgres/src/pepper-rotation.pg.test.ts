@@ -1,5 +1,5 @@
 /**
- * Pepper rotation on a real PostgreSQL server (issue 26 item 3): 10,000 keys issued under
+ * Pepper rotation on a real PostgreSQL server: 10,000 keys issued under
  * pepper A; the keyring then runs with peppers [B, A]; every key is used once. Afterwards
  * every digest is under B, no request failed, and the store saw exactly one lookup per
  * request, unknown keys included. Lookups are counted by a wrapper around the real pool.

@@ -1,6 +1,6 @@
 /**
  * Two instances sharing one healthy Redis must never admit more than a key's limit
- * (issue 9, item 3: 50 per 60 s admitted up to 184 when Redis answers were slower than
+ * (an earlier limiter admitted up to 184 of 50 per 60 s when Redis answered slower than
  * the store's timeout and every timeout fell back to a fresh local burst).
  *
  * Each instance is a limiter with its own ioredis connection, both with their default

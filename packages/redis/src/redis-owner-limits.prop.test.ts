@@ -1,5 +1,5 @@
 /**
- * Key and owner limits on real Redis (issue 25 item 1): one script decides a key's pairs
+ * Key and owner limits on real Redis: one script decides a key's pairs
  * and its owner's together, so a refusal by either spends nothing from the other. Same
  * counting model as core's owner-limits property: hour-long windows with limits of at most
  * 6 refill one request per 10 minutes, far beyond a run, so each pair is a counter.

@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 1: spent quota survives a Redis restart. A redis-server of this file's
+ * Spent quota survives a Redis restart. A redis-server of this file's
  * own (no persistence) is killed by PID and restarted on the same port; PostgreSQL is the
  * real server of TEST_DATABASE_URL, the durable store. A key with a quota of 50 spent to
  * 0 must not come back with 50; at most what was spent since the last flush comes back.

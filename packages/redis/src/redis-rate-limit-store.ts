@@ -1,6 +1,7 @@
 /**
  * GCRA rate-limit store on Redis: one `EVALSHA` per decision, whatever the number of
- * pairs, with Redis `TIME` as the clock (DESIGN §4). Keys are hash-tagged with the
+ * pairs, with Redis `TIME` as the clock, so instances whose clocks drift apart still
+ * share one limit. Keys are hash-tagged with the
  * decision's key, `<prefix>{<key>}:<policy name>`, so every pair of a decision lives
  * in one Redis Cluster slot; each key expires when its TAT passes, so memory is bounded
  * by the keys active within one window.

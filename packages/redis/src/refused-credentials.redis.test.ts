@@ -1,6 +1,6 @@
 /**
- * Issue 24, item 6, shared: the guard's budget of refused credentials per client address
- * counted in Redis, so two instances (two guards, two connections) share one budget.
+ * The guard's budget of refused credentials per client address, shared: counted in
+ * Redis, so two instances (two guards, two connections) share one budget.
  * Real Redis (TEST_REDIS_URL); key store lookups counted on a memory store.
  */
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, generateKey, type KeyStore } from '@keyset/core';

@@ -1,11 +1,12 @@
 /**
  * Revocation bus: Redis pub/sub that carries keyring changes (`revoked`, `rotated`)
  * between instances, so each one drops its cached verification results for that
- * identity (DESIGN §3). The keyring is typed structurally (`onChange` + `invalidate`),
- * so the bus depends on no keyring implementation.
+ * identity. The keyring is typed structurally (`onChange` + `invalidate`), so the bus
+ * depends on no keyring implementation.
  *
- * "Evicted everywhere before `revoke()` returns" (DESIGN §3): every instance that reads
- * an event evicts, then acknowledges on the same channel. PUBLISH answers how many
+ * "Evicted everywhere before `revoke()` returns", so that no instance admits a revoked key
+ * once the revocation is answered: every instance that reads an event evicts, then
+ * acknowledges on the same channel. PUBLISH answers how many
  * connections received the event, so the publisher knows how many acknowledgements to
  * wait for, and `publish()` (hence `revoke()`) resolves when all have arrived, or after
  * `ackTimeoutMs` with a warning naming how many were missing.

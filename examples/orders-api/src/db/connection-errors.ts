@@ -1,6 +1,6 @@
 /**
  * A database that cannot be reached is the server's trouble, but not a bug: clients get
- * 503 `unavailable` (DESIGN §5), not 500. SQL errors (a bad query, a constraint) stay
+ * 503 `unavailable`, not 500: the request may succeed once the database is back. SQL errors (a bad query, a constraint) stay
  * what they are, so real bugs still surface as 500 and in the log.
  */
 import { KeysetError } from '@keyset/core';

@@ -1,7 +1,7 @@
 /**
  * Store failures, logged once per interval with a count instead of once per request
- * (issue 24, item 9: a Redis outage wrote 3,206 error lines with stack traces in 12 s from
- * one instance). The first failure of a kind is logged at once, with its error (one stack
+ * (logging each one, a Redis outage once wrote 3,206 error lines with stack traces in 12 s
+ * from one instance). The first failure of a kind is logged at once, with its error (one stack
  * trace to diagnose from); later ones of the same kind only count, and the next failure
  * after `intervalMs` writes one line with how many there were since the last line and the
  * error as `name: message` text, no stack. When the store answers again, `recovered` writes

@@ -1,5 +1,5 @@
 /**
- * The secret-scanning contract (issue 26 item 1): a scanner that registers
+ * The secret-scanning contract: a scanner that registers
  * `keyPattern(keyring.prefixes)` and checks each match with `isWellFormedKey` finds every
  * key any keyring issues, whatever surrounds it, and reports nothing the checksum refuses.
  */

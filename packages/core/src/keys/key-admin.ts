@@ -1,6 +1,6 @@
 /**
- * The keyring's administration: issue, get, list, rotate, revoke and update keys (DESIGN
- * §3), as `createKeyAdmin(keyring)`. It works on the keyring's own store, caches and change
+ * The keyring's administration: issue, get, list, rotate, revoke and update keys, as
+ * `createKeyAdmin(keyring)`. It works on the keyring's own store, caches and change
  * listeners, so every input is validated before the store is asked, and a revocation,
  * rotation or update evicts the identity's cached results here and tells the change
  * listeners (a revocation bus) before it resolves. A module of its own so that a service

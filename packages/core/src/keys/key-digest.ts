@@ -3,7 +3,7 @@
  * HMAC-SHA256 under a server-side pepper (then a stolen database alone cannot even
  * confirm a guessed key). Keys carry ~190 random bits, so a fast hash is the right tool:
  * bcrypt/argon2 protect low-entropy passwords and would only put milliseconds on every
- * request (DESIGN §3).
+ * request.
  * @module
  */
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';

@@ -1,5 +1,5 @@
 /**
- * The API-key string: `<prefix>_<32 base62 random><6 base62 CRC-32>` (DESIGN §3).
+ * The API-key string: `<prefix>_<32 base62 random><6 base62 CRC-32>`.
  * 32 base62 characters carry 32·log2(62) ≈ 190.5 bits from a CSPRNG; the CRC-32 of
  * `<prefix>_<random>`, as 6 fixed-width base62 digits, rejects typos and junk before any
  * store lookup and lets secret scanners recognise a leaked key. No id is embedded.

@@ -151,7 +151,7 @@ function invalid(field: string, detail: string): KeysetError {
 }
 
 /**
- * The refusal of key-shaped text in a stored field (issue 24, item 8): a name, scope,
+ * The refusal of key-shaped text in a stored field: a name, scope,
  * metadata string or rate-limit policy name is shown in lists, logs and the
  * `RateLimit-Policy` header of every request, so a key pasted into one would be sent
  * everywhere. "Key-shaped" is whatever redaction would hide, mangled keys included

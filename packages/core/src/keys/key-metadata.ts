@@ -30,7 +30,7 @@ function invalid(detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail: `\`metadata\` ${detail}`, extensions: { field: 'metadata' } });
 }
 
-/** Key-shaped text (issue 24, item 8) at `path`: refused like key-input.ts's `keyTextRefusal`. */
+/** Key-shaped text at `path`: refused like key-input.ts's `keyTextRefusal`. */
 function keyText(path: string): KeysetError {
   return invalid(`must not hold an API key or anything shaped like one (a long run of letters and digits) (at ${path}).`);
 }

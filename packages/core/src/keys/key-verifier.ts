@@ -1,5 +1,5 @@
 /**
- * The verification path (DESIGN §3): parse → checksum (no store access on failure) →
+ * The verification path: parse → checksum (no store access on failure) →
  * digest → bounded cache of valid and invalid results → store. A cached entry is
  * re-checked against the clock on every hit, so a secret stops working at its
  * `expiresAt` even mid-TTL; `evict` drops an identity's entries at once.

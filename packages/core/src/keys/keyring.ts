@@ -1,5 +1,5 @@
 /**
- * The keyring: verifies API keys over a `KeyStore` (DESIGN §3), with its caches, change
+ * The keyring: verifies API keys over a `KeyStore`, with its caches, change
  * listeners and coalesced last-use writes. This module assembles it from its parts: option
  * validation (`keyring-options.ts`), the verification path with its caches
  * (`key-verifier.ts`), `authenticate` (`key-authenticator.ts`), change listeners

@@ -1,5 +1,5 @@
 /**
- * Coalesced `lastUsedAt` writes (DESIGN §3): a request only records a time in memory; one
+ * Coalesced `lastUsedAt` writes: a request only records a time in memory; one
  * `touchLastUsed` batch per interval writes the latest use of each digest, so a key
  * used 10,000 times in a minute costs one row update. Failed batches are merged back
  * and retried next interval. Nothing here is ever awaited on the request path.

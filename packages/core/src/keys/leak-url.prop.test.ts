@@ -1,5 +1,5 @@
 /**
- * Issue 26: the URL a secret-scanning alert gives is kept on the key record
+ * The URL a secret-scanning alert gives is kept on the key record
  * (`leakUrl`), and it may hold the very key it reports, whole, mangled, cut short,
  * percent-encoded or lowercased (a host), anywhere in the URL.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 8: key text is refused in every stored field (a key's name, scopes,
+ * Key text is refused in every stored field (a key's name, scopes,
  * metadata values and member names, rate-limit policy names, which go out in the
  * `RateLimit-Policy` header of every request): whole keys and mangled ones, of any
  * prefix, each a 400 `invalid_request` naming the field and quoting none of it.
@@ -28,7 +28,7 @@ async function refusal(run: () => Promise<unknown>): Promise<KeysetError> {
 /** A name of the same characters the policy-name rule allows, so only the key shape can refuse it. */
 const asPolicyName = (text: string): string => text.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
 
-describe('key-shaped text in stored fields (issue 24, item 8)', () => {
+describe('key-shaped text in stored fields', () => {
   it('is refused in name, scopes, metadata values and names, and rate-limit names, naming the field', async () => {
     const existing = await admin.issue({ name: 'target', scopes: [] });
     await fc.assert(

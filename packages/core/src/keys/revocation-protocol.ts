@@ -1,7 +1,7 @@
 /**
  * The acknowledged-eviction protocol every revocation bus speaks (Redis pub/sub, Redis
  * Cluster sharded pub/sub, PostgreSQL LISTEN/NOTIFY): "evicted everywhere before
- * `revoke()` returns" (DESIGN §3) is a policy, so it lives here once and a bus only moves
+ * `revoke()` returns" is a policy, so it lives here once and a bus only moves
  * text over its transport.
  *
  * An event goes out as `{ v: 1, origin, type, id, seq }`. Every instance that reads one

@@ -1,5 +1,6 @@
 /**
- * Scope checks: least privilege, exact match by default (DESIGN §3). With
+ * Scope checks: least privilege, exact match by default, so a key reaches only what it
+ * was granted by name. With
  * `scopeWildcards: true`, a granted `orders:*` covers every scope that starts with
  * `orders:`, and a granted `*` covers all; without it `*` is an ordinary character.
  * @module

@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 9: during an outage a store failure is logged once per interval with a
+ * During an outage a store failure is logged once per interval with a
  * count, never once per request with a stack trace. The keyring (key store) and the
  * limiter's quota step (quota store) each keep that state on their own instance.
  */

@@ -19,7 +19,7 @@ describe('normalizeBaseUrl', () => {
   });
 });
 
-describe('isValidHost and requestOrigin (issue 24, item 7)', () => {
+describe('isValidHost and requestOrigin', () => {
   it('accepts DNS names, IPv4, bracketed IPv6, with or without a port', () => {
     for (const host of ['localhost', 'api.example.com', 'API.Example.COM.', 'orders_api:3000', '127.0.0.1:8080', '[::1]', '[2001:db8::1]:443', 'a', `${'a'.repeat(63)}.com`, 'xn--bcher-kva.example']) {
       expect(isValidHost(host), host).toBe(true);

@@ -58,7 +58,8 @@ const MAY_BE_KEY = /[0-9A-Za-z]{19}/;
  * port up to 65535, and no key-shaped text in it (`containsKeyShapedText`: a bare secret
  * is a valid DNS label). Everything else (an empty value, spaces, `@`, `/`, a second
  * host, userinfo, percent-encoding) is refused. The one rule every adapter applies before
- * a `Host` becomes the origin of a `Link` header (issue 24, item 7).
+ * a `Host` becomes the origin of a `Link` header, so a forged `Host` cannot point a
+ * client's next page at another server.
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
  * Page-size policy: every list endpoint has a default and a hard maximum, so no client
- * can ask for an unpaginated collection (DESIGN §2).
+ * can ask for an unpaginated collection.
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';

@@ -1,6 +1,6 @@
 /**
- * `parseWithModes` against the rules of DESIGN §2, written out as an oracle over the
- * query's entries: each of `limit`, `offset`, `cursor` (checked in that order) at most
+ * `parseWithModes` against the pagination rules (docs/pagination.md), written out as an
+ * oracle over the query's entries: each of `limit`, `offset`, `cursor` (checked in that order) at most
  * once and never empty, `limit` and `offset` canonical safe integers, never both `cursor`
  * and `offset`, and only the endpoint's modes. Random queries mix repeated, empty,
  * near-miss and percent-encoded names with bad numbers; the parser must give the oracle's
@@ -22,7 +22,7 @@ function outcome(query: URLSearchParams, modes: Modes): unknown {
   }
 }
 
-/** What DESIGN §2 says the query means, from its decoded entries. */
+/** What the rules say the query means, from its decoded entries. */
 function oracle(text: string, { defaultMode, modes }: Modes): unknown {
   const entries = [...new URLSearchParams(text)];
   const values = (name: string): string[] => entries.filter(([n]) => n === name).map(([, v]) => v);

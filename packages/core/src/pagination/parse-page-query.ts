@@ -1,5 +1,5 @@
 /**
- * Strict parsing of `limit`, `offset` and `cursor` (DESIGN §2). Anything that is not
+ * Strict parsing of `limit`, `offset` and `cursor`. Anything that is not
  * exactly a canonical decimal integer is refused: `0`, `-1`, `1.0`, `1e3`, ` 5`, `05`
  * for a limit, repeated or empty parameters. A lenient parser that reads junk as
  * "default" or "unlimited" hides client bugs and can unpaginate an endpoint.

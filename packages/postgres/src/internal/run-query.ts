@@ -1,14 +1,15 @@
 /**
  * Every statement the store sends goes through `runQuery`, the one place where a driver
  * failure becomes `KeysetError('unavailable')` (503): the keyring then fails closed with
- * a clear status instead of a 500 (DESIGN §5). One failure is not an outage: tables,
- * functions or columns the database does not know (never migrated, or migrated by an older
+ * a clear status instead of a 500, which would say the server is broken. One failure is
+ * not an outage: tables, functions or columns the database does not know (never migrated, or migrated by an older
  * version) become a `ConfigError` that says to run `migrate()`. Waiting does not fix that,
  * so "unavailable, try again" would mislead, and the cause would sit two levels down.
  *
  * The driver's error stays as `cause` for logs, scrubbed first: PGlite copies the query
  * parameters onto its errors and PostgreSQL echoes key values in `detail`
- * ("Key (digest)=(…) already exists"), and a digest must never reach a log (DESIGN §3).
+ * ("Key (digest)=(…) already exists"), and a digest must never reach a log: with it, a reader of the log
+ * could confirm a guessed or leaked key.
  * @module
  */
 import { ConfigError, KeysetError, isKeysetError } from '@keyset/core';
