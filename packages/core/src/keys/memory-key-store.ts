@@ -253,13 +253,14 @@ export function createMemoryKeyStore(): KeyStore {
     async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
       const owner = owners.get(id);
       if (owner === undefined) return undefined;
-      // Read and written in one synchronous step, so no other update runs in between.
+      // Read and written in one synchronous step, so no other update runs in between. A
+      // disable keeps an instant already set; `null` enables.
+      const { quota, disabledAt } = patch;
       const next = copyOwner({
         ...owner,
-        ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
-        ...(patch.rateLimits === undefined ? {} : { rateLimits: patch.rateLimits }),
-        quota: patch.quota === undefined ? (owner.quota ?? null) : patch.quota === null ? null : applyQuotaPatch(owner.quota ?? null, patch.quota),
-        disabledAt: patch.disabledAt === undefined ? owner.disabledAt : patch.disabledAt === null ? null : (owner.disabledAt ?? patch.disabledAt),
+        ...patch,
+        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : owner.quota,
+        disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
       owners.set(id, next);
       return copyOwner(next);

@@ -24,8 +24,7 @@ export interface QuotaPatch {
  * // { remaining: 9, refill: null, setAt: new Date(11) }
  * ```
  */
-export function applyQuotaPatch(current: Quota | null, patch: QuotaPatch): Quota {
-  const refill = patch.refill === undefined ? (current?.refill ?? null) : patch.refill;
-  const setAt = current === null ? patch.setAt.getTime() : Math.max(patch.setAt.getTime(), current.setAt.getTime() + 1);
-  return { remaining: patch.remaining, refill: refill === null ? null : { amount: refill.amount, interval: refill.interval }, setAt: new Date(setAt) };
+export function applyQuotaPatch(current: Quota | null | undefined, patch: QuotaPatch): Quota {
+  const setAt = current && current.setAt >= patch.setAt ? new Date(current.setAt.getTime() + 1) : patch.setAt;
+  return { refill: current?.refill ?? null, ...patch, setAt };
 }
