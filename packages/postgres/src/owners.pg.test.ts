@@ -176,3 +176,41 @@ describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])(
     await expect(send(0)).rejects.toMatchObject({ code: 'quota_exhausted', extensions: { quota: 'owner', quota_remaining: 0 } });
   });
 });
+
+describe.skipIf(url === undefined)('owner updates on a PostgreSQL server, forced to interleave', () => {
+  it('two disables held behind a row lock until both have read the owner still apply the first instant', async () => {
+    const client = pool as pg.Pool;
+    const tablePrefix = `o${n++}_`;
+    await migrate(client, { schema, tablePrefix });
+    const store = createPostgresKeyStore({ client, schema, tablePrefix });
+    const T1 = Date.UTC(2026, 0, 1);
+    const T2 = T1 + 60_000;
+    const first = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T1 }));
+    const second = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test', clock: () => T2 }));
+    await first.create({ id: 'cus_lock' });
+    // Another session holds the owner's row: reads go through, both UPDATEs queue behind it.
+    const holder = await client.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}"."${tablePrefix}owners" WHERE id = 'cus_lock' FOR UPDATE`);
+      const updates = Promise.all([first.update('cus_lock', { disabled: true }), second.update('cus_lock', { disabled: true })]);
+      // Released only once both updates wait on the lock, whatever each read before. Asked
+      // outside the holder's transaction, which sees one snapshot of pg_stat_activity.
+      for (;;) {
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS waiting FROM pg_catalog.pg_stat_activity WHERE datname = pg_catalog.current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+          [`%UPDATE "${schema}"."${tablePrefix}owners"%`],
+        );
+        if (rows[0].waiting === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await holder.query('COMMIT');
+      const [a, b] = await updates;
+      const stored = (await first.get('cus_lock')).disabledAt;
+      expect([T1, T2]).toContain(stored?.getTime());
+      expect([a.disabledAt, b.disabledAt]).toEqual([stored, stored]);
+    } finally {
+      holder.release();
+    }
+  });
+});
