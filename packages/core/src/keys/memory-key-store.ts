@@ -259,7 +259,7 @@ export function createMemoryKeyStore(): KeyStore {
       const next = copyOwner({
         ...owner,
         ...patch,
-        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : owner.quota,
+        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : (owner.quota ?? null),
         disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
       owners.set(id, next);
