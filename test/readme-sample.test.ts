@@ -1,5 +1,6 @@
 /**
- * The README's "Using it" file, run as a reader would run it (`npx tsx server.ts`, here
+ * The README's "Using it" file and the complete servers that open the Hono and Express
+ * READMEs, each run as a reader would run it (`npx tsx server.ts`, here
  * `node --import tsx`), in a project of each module system: a plain `npm init -y` one
  * (`"type": "commonjs"`, where a top-level `await` fails) and a `"type": "module"` one. It
  * serves, prints a key, the key reads a page of the rows, and the cursor leads to the next
@@ -13,7 +14,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readmeUsingIt } from './support/readme-sample.ts';
+import { packageReadmeServer, readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -41,13 +42,21 @@ function run(file: string, env: Record<string, string>, until: (out: string) => 
   });
 }
 
-describe.each(['commonjs', 'module'] as const)('README "Using it" in a "type": "%s" project', (type) => {
-  const dir = join(root, '.readme-sample', `${type}-${process.pid}`);
+/** Each complete server a reader may paste: the README's "Using it" and the Hono and Express READMEs' servers. */
+const SAMPLES = [
+  { name: 'README "Using it"', source: readmeUsingIt },
+  { name: 'packages/hono/README.md', source: () => packageReadmeServer('hono') },
+  { name: 'packages/express/README.md', source: () => packageReadmeServer('express') },
+] as const;
+const CASES = SAMPLES.flatMap((sample) => (['commonjs', 'module'] as const).map((type) => ({ ...sample, type })));
+
+describe.each(CASES)('$name in a "type": "$type" project', ({ name, source, type }) => {
+  const dir = join(root, '.readme-sample', `${name.replace(/[^A-Za-z]+/g, '-')}-${type}-${process.pid}`);
   const file = join(dir, 'server.ts');
   mkdirSync(dir, { recursive: true });
   // What `npm init -y` writes (npm 11 spells out the CommonJS default), or "type": "module".
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-sample', version: '1.0.0', main: 'index.js', license: 'ISC', type }, null, 2));
-  writeFileSync(file, readmeUsingIt());
+  writeFileSync(file, source());
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('serves, issues a key, and pages through the rows with it', async () => {

@@ -17,3 +17,14 @@ export function readmeUsingIt(): string {
   if (!match) throw new Error('README has no ts block under "Using it"');
   return match[1]!;
 }
+
+/**
+ * The complete server of a package README: its first `ts` block (packages/hono and
+ * packages/express open with one), for test/readme-sample.test.ts to run as pasted.
+ */
+export function packageReadmeServer(pkg: string): string {
+  const readme = readFileSync(join(root, 'packages', pkg, 'README.md'), 'utf8');
+  const match = /```ts\n([\s\S]*?)```/.exec(readme);
+  if (!match) throw new Error(`packages/${pkg}/README.md has no ts block`);
+  return match[1]!;
+}

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createAdapterServer } from './adapter-server.ts';
 import { createApp } from './app/create-app.ts';
@@ -14,7 +15,7 @@ import { dataPaths, loadOrCreateCursorSecret } from './data-dir.ts';
 import type { Database } from './db/database.ts';
 import { openStorage } from './db/open-storage.ts';
 import { seedOrders } from './db/orders-schema.ts';
-import { bootstrapAdminKey } from './keys/bootstrap-admin-key.ts';
+import { bootstrapAdminKey, databaseLabel } from './keys/bootstrap-admin-key.ts';
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { mountLeakAlerts } from './keys/leak-alerts.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -31,7 +32,7 @@ export interface OrdersApi {
   readonly url: string;
   readonly port: number;
   readonly config: Config;
-  /** The admin key of `DATA_DIR/admin.key`, when that file exists. */
+  /** The admin key of this database: `DATA_DIR/admin.<database>.key` when it has one, else `DATA_DIR/admin.key`. */
   readonly adminKey: string | undefined;
   /** The database the server uses (for tests and tools; do not close it). */
   readonly db: Database;
@@ -97,7 +98,8 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     const cursorSecrets = config.cursorSecrets ?? [loadOrCreateCursorSecret(config.dataDir)];
     const keys = await createKeyServices({ db, config, logger });
     cleanups.push(() => keys.close());
-    await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, logger });
+    const database = databaseLabel(config.databaseUrl);
+    await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, database, logger });
 
     const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets, cursorTtlSeconds: config.cursorTtlSeconds });
     const serverOptions = { logger, publicUrl: config.publicUrl };
@@ -115,7 +117,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
       url,
       port,
       config,
-      adminKey: readAdminKey(config.dataDir),
+      adminKey: readAdminKey(config.dataDir, database),
       db,
       keys,
       logger,
@@ -127,12 +129,17 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
   }
 }
 
-function readAdminKey(dataDir: string): string | undefined {
-  try {
-    return readFileSync(dataPaths(dataDir).adminKey, 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
+/** This database's admin key: `admin.<database>.key` when it has one of its own, else `admin.key`. */
+function readAdminKey(dataDir: string, database: string): string | undefined {
+  for (const file of [join(dataDir, `admin.${database}.key`), dataPaths(dataDir).adminKey]) {
+    try {
+      const key = readFileSync(file, 'utf8').trim();
+      if (key !== '') return key;
+    } catch {
+      // No such file: try the next.
+    }
   }
+  return undefined;
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {

@@ -34,6 +34,10 @@ export function createLogger(level: LogLevel, destination: DestinationStream = p
     level,
     base: { service: 'orders-api' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // An error's cause as a nested object, not appended to its message: the messages this
+    // app writes already name their cause once ("cannot connect to DATABASE_URL (…):
+    // connect ECONNREFUSED …"), and pino's default serializer would repeat it.
+    serializers: { err: pino.stdSerializers.errWithCause },
     redact: {
       paths: [
         'req.headers.authorization',

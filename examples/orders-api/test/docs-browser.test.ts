@@ -3,7 +3,8 @@
  * each of the four servers, used as a person uses it: the reference fills the first
  * screen (one copy, no loading skeleton), a key issued for the test goes into the page's
  * own auth field, "Test Request" then "Send" on `GET /api/orders` shows 200 with the
- * orders; a revoked key shows the 401 problem. The key goes out as
+ * orders; a revoked key shows the 401 problem; the admin key sends `POST /api/keys` with the
+ * body the form pre-fills and gets 201. The key goes out as
  * `Authorization: ApiKey <key>`, and nothing is fetched from (or sent to) another origin.
  * Screenshots of each step land in `examples/orders-api/test-artifacts/` (git-ignored).
  * One database and one browser serve all four servers (`serveAlso`). `.ci/run` installs
@@ -158,6 +159,42 @@ describe.skipIf(!hasBrowser)('/docs in headless Chromium', () => {
     expect(sent.authorization).toBe(`ApiKey ${key}`);
     expect(sent.status).toBe(200);
     expect(foreign).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('issues a key with the form as the page pre-fills it (201), and says what the admin key can do', async () => {
+    const base = servers.get('hono')!.url;
+    const { page, foreign, problems } = await open(base);
+    // The description above the operations tells a newcomer the admin key cannot read orders.
+    await page.getByText('manages keys and owners').first().waitFor({ timeout: UI_TIMEOUT });
+    const field = page.getByRole('textbox', { name: 'Value' }).first();
+    await field.click();
+    await field.press('End');
+    await page.keyboard.type(t.api.adminKey!);
+    // The reference renders an operation when it is reached: go there as a reader does, from the sidebar.
+    await page.locator('a[href="#tag/keys"]').first().click();
+    await page.getByText('Issue a key (shown once, in this response)').first().click();
+    const testRequest = page.getByRole('button', { name: /Test Request.*post \/api\/keys\)?$/is }).first();
+    await testRequest.waitFor({ timeout: UI_TIMEOUT });
+    await testRequest.click();
+    const [request, response] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/api/keys' && r.method() === 'POST', { timeout: UI_TIMEOUT }),
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/api/keys' && r.request().method() === 'POST', { timeout: UI_TIMEOUT }),
+      page.getByRole('button', { name: /^Send post request to \S*\/api\/keys$/i }).click(),
+    ]);
+    const document = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, any> };
+    const example = document.paths['/api/keys'].post.requestBody.content['application/json'].example;
+    expect(JSON.parse(request.postData() ?? 'null')).toEqual(example);
+    expect(response.status()).toBe(201);
+    const issued = (await response.json()) as { key: string; scopes: string[] };
+    expect(issued.scopes).toEqual(example.scopes);
+    await page.getByText('201 Created').first().waitFor({ timeout: UI_TIMEOUT });
+    await page.screenshot({ path: `${ARTIFACTS}docs-issue-key-201.png` });
+    // The key the form issued reads orders.
+    const orders = await fetch(`${base}/api/orders?limit=1`, { headers: { authorization: `ApiKey ${issued.key}` } });
+    expect(orders.status).toBe(200);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
     await page.close();
   }, 90_000);
 

@@ -87,6 +87,7 @@ export type { SortableField } from './pagination/sort-param.ts';
 export { keysetWhere } from './pagination/keyset-where.ts';
 export type { KeysetQuery, KeysetWhereOptions, SqlDialect } from './pagination/keyset-where.ts';
 export { paginateArray } from './pagination/paginate-array.ts';
+export { isoTimestamp } from './pagination/iso-timestamp.ts';
 export { countTotal } from './pagination/total-policy.ts';
 export type { CountedTotal, TotalCounters, TotalOption } from './pagination/total-policy.ts';
 export { createCursorCodec } from './pagination/cursor-codec.ts';

@@ -7,4 +7,6 @@
 export { countRows, estimateRows } from './count-rows.ts';
 export type { CountRowsOptions } from './count-rows.ts';
 export { keysetPage } from './keyset-page.ts';
+// The `timestamptz` type parser the Kysely recipe passes to pg and PGlite.
+export { isoTimestamp } from '@keyset/core';
 export type { CheckedSortSpec } from './keyset-page.ts';

@@ -1,33 +1,20 @@
 /**
- * The documented way to lossless ISO timestamps with pg and Kysely (issue 23 item 9):
- * docs/pagination.md's `isoTimestamp` type parser, taken from the page itself (so the test
- * and the docs cannot drift), with the session in UTC. On a real PostgreSQL (skips when
- * none answers) and on PGlite: every `createdAt` of a cursor walk through `keysetPage` is
+ * The documented way to lossless ISO timestamps with pg and Kysely: the `isoTimestamp`
+ * type parser this package exports (docs/pagination.md's recipe imports it), on a session
+ * in another time zone than UTC. On a real PostgreSQL (skips when none answers) and on PGlite: every `createdAt` of a cursor walk through `keysetPage` is
  * ISO 8601 with six fractional digits and equals the stored value to the microsecond,
  * rows 1 µs apart and ties included, and the walk yields every row exactly once.
  */
-import { readFileSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import { createPaginator } from '@keyset/core';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
-import { transformSync } from 'esbuild';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPage } from './keyset-page.ts';
+import { isoTimestamp } from './index.ts';
 import { pgliteDialect } from './kysely-walks.test-support.ts';
 
-/** `isoTimestamp` as docs/pagination.md's Kysely recipe defines it. */
-function documentedIsoTimestamp(): (text: string) => string {
-  const page = readFileSync(new URL('../../../docs/pagination.md', import.meta.url), 'utf8');
-  const start = page.indexOf('const isoTimestamp = (text: string): string => {');
-  expect(start, 'docs/pagination.md defines isoTimestamp').toBeGreaterThan(0);
-  const source = page.slice(start, page.indexOf('\n};\n', start) + 3);
-  const { code } = transformSync(source, { loader: 'ts' });
-  return new Function(`${code}\nreturn isoTimestamp;`)() as (text: string) => string;
-}
-
-const isoTimestamp = documentedIsoTimestamp();
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
 interface DB {
@@ -106,7 +93,7 @@ async function expectLossless(db: Kysely<DB>): Promise<void> {
   }
 }
 
-describe("docs/pagination.md's isoTimestamp", () => {
+describe('isoTimestamp, as @keyset/kysely exports it', () => {
   it.each([
     ['2025-01-01 00:00:00.123789+00', '2025-01-01T00:00:00.123789Z'],
     ['2025-01-01 00:00:00+00', '2025-01-01T00:00:00.000000Z'],
@@ -114,15 +101,15 @@ describe("docs/pagination.md's isoTimestamp", () => {
     ['infinity', 'infinity'],
     ['0044-03-15 12:00:00+00 BC', '0044-03-15 12:00:00+00 BC'],
     ['10000-01-01 00:00:00+00', '10000-01-01 00:00:00+00'],
-    // A session not in UTC: left as printed (exact, not ISO): the recipe sets TimeZone=UTC.
-    ['2025-01-01 05:45:00.123789+05:45', '2025-01-01 05:45:00.123789+05:45'],
+    // A session not in UTC: the same instant, in UTC.
+    ['2025-01-01 05:45:00.123789+05:45', '2025-01-01T00:00:00.123789Z'],
   ])('%s → %s', (text, iso) => expect(isoTimestamp(text)).toBe(iso));
 });
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_kysely_iso');
 
-describe.skipIf(url === undefined)('pg with TimeZone=UTC and isoTimestamp (real PostgreSQL)', () => {
+describe.skipIf(url === undefined)('pg with isoTimestamp, the session in Asia/Kathmandu (real PostgreSQL)', () => {
   let db: Kysely<DB>;
   beforeAll(async () => {
     const admin = new pg.Client({ connectionString: url });
@@ -133,8 +120,9 @@ describe.skipIf(url === undefined)('pg with TimeZone=UTC and isoTimestamp (real 
     const pool = new pg.Pool({
       connectionString: url,
       max: 2,
-      // The recipe's options, plus a schema of the test's own.
-      options: `-c TimeZone=UTC -c search_path=${schema}`,
+      // A zone 5:45 east of UTC (the parser must not depend on the session's zone), and a
+      // schema of the test's own.
+      options: `-c TimeZone=Asia/Kathmandu -c search_path=${schema}`,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === TIMESTAMPTZ ? isoTimestamp : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
       },

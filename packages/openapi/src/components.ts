@@ -101,6 +101,9 @@ function problemSchema(): JsonObject {
       retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`: seconds until a retry can succeed (same as `Retry-After`).' },
       max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key (or of its owner) may be in progress at once.' },
       limited: { type: 'string', enum: ['key', 'owner'], description: '`concurrency_limited`: whose in-flight limit refused the request.' },
+      quota: { type: 'string', enum: ['key', 'owner'], description: '`quota_exhausted`: whose quota ran out, the key\'s own or its owner\'s (never the owner id).' },
+      quota_remaining: { type: 'integer', minimum: 0, description: '`quota_exhausted`: the credits left in that quota.' },
+      cost: { type: 'integer', minimum: 1, description: '`quota_exhausted`: the credits the request would have spent.' },
     },
     additionalProperties: true,
   };

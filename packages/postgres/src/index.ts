@@ -17,5 +17,7 @@ export type {
   PostgresRevocationBusOptions,
 } from './revocation-bus.ts';
 export { SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
+// The `timestamptz` type parser the pagination guide asks for, where a pg user looks first.
+export { isoTimestamp } from '@keyset/core';
 export type { TableOptions } from './migrate.ts';
 export type { MultiStatementQueryable, Queryable, QueryResultLike } from './queryable.ts';

@@ -19,6 +19,8 @@ import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
 
 const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const json = (body: JsonObject): JsonObject => ({ 'application/json': { schema: body } });
+/** A request body with the example `/docs` pre-fills in its Try-it form: one that succeeds as sent. */
+const requestBody = (name: string, example: JsonObject): JsonObject => ({ required: true, content: { 'application/json': { schema: schema(name), example } } });
 const TIMESTAMP: JsonObject = { type: 'string', format: 'date-time' };
 const NULLABLE_TIMESTAMP: JsonObject = { type: ['string', 'null'], format: 'date-time' };
 
@@ -60,17 +62,50 @@ const SCHEMAS: Record<string, JsonObject> = {
   RateLimit: {
     type: ['object', 'null'],
     required: ['limit', 'windowSeconds'],
-    properties: { limit: { type: 'integer', minimum: 1 }, windowSeconds: { type: 'integer', minimum: 1 } },
+    description: 'One rate limit; in a record, the first of `rateLimits`.',
+    properties: {
+      name: { type: 'string', description: 'Its name in the RateLimit headers (`default` unless named).' },
+      limit: { type: 'integer', minimum: 1 },
+      windowSeconds: { type: 'number', exclusiveMinimum: 0 },
+      burst: { type: 'integer', minimum: 1 },
+    },
+  },
+  RateLimits: {
+    type: ['array', 'null'],
+    items: { $ref: '#/components/schemas/NamedRateLimit' },
+    minItems: 1,
+    maxItems: 10,
+    description: 'Several named rate limits, decided together (e.g. 100 a minute and 20 a second); null: the server\'s default policy.',
+  },
+  KeyQuota: {
+    type: ['object', 'null'],
+    required: ['remaining', 'refill', 'setAt'],
+    description: 'Usage credits the key spends from (a route\'s `cost`, default 1): as set at `setAt`. Null: no quota.',
+    properties: {
+      remaining: { type: 'integer', minimum: 0 },
+      refill: schema('QuotaRefill'),
+      setAt: TIMESTAMP,
+      nextRefillAt: NULLABLE_TIMESTAMP,
+    },
+  },
+  QuotaInput: {
+    type: ['object', 'null'],
+    required: ['remaining'],
+    additionalProperties: false,
+    description: 'Usage credits from now on; `refill` sets them back to `amount` daily, monthly or every N seconds. Null removes the quota.',
+    properties: { remaining: { type: 'integer', minimum: 0, maximum: 1e15 }, refill: schema('QuotaRefill') },
   },
   KeyRecord: {
     type: 'object',
     description: 'A key\'s record: never the key, never a digest, only each secret\'s last 4 characters.',
-    required: ['id', 'name', 'scopes', 'rateLimit', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'secrets'],
+    required: ['id', 'name', 'scopes', 'rateLimit', 'rateLimits', 'quota', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'secrets'],
     properties: {
       id: { type: 'string' },
       name: { type: 'string' },
       scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
       rateLimit: schema('RateLimit'),
+      rateLimits: schema('RateLimits'),
+      quota: schema('KeyQuota'),
       environment: { type: 'string', description: 'The environment (key prefix) of its keys.' },
       metadata: { type: 'object', description: 'Operator data, returned on every verification: a JSON object of at most 4 KiB.' },
       ipAllowlist: schema('IpAllowlist'),
@@ -107,6 +142,8 @@ const SCHEMAS: Record<string, JsonObject> = {
       name: { type: 'string', minLength: 1 },
       scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, minItems: 1 },
       rateLimit: schema('RateLimit'),
+      rateLimits: schema('RateLimits'),
+      quota: schema('QuotaInput'),
       expiresAt: NULLABLE_TIMESTAMP,
       environment: { type: ['string', 'null'], description: 'A configured environment; default: the first.' },
       metadata: { type: ['object', 'null'], description: 'A JSON object of at most 4 KiB (5 levels, 100 members per object).' },
@@ -129,6 +166,13 @@ const SCHEMAS: Record<string, JsonObject> = {
     items: { type: 'string' },
     minItems: 1,
     maxItems: 100,
+  },
+  UpdateLimits: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'A member left out is kept; null removes it. `quota.refill` left out keeps the current refill.',
+    properties: { rateLimit: schema('RateLimit'), rateLimits: schema('RateLimits'), quota: schema('QuotaInput') },
   },
   RotateKey: {
     type: 'object',
@@ -163,7 +207,12 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
     info: {
       title: 'orders API',
       version: '0.1.0',
-      description: 'keyset\'s reference server: orders with cursor and offset pagination, a daily report, and API-key administration.',
+      description:
+        'keyset\'s reference server: orders with cursor and offset pagination, a daily report, and API-key administration.\n\n' +
+        '**Which key for what.** The admin key the server wrote to `DATA_DIR/admin.key` on its first start has the scope `keys:admin` only: ' +
+        'it manages keys and owners (`/api/keys`, `/api/owners`) and gets 403 `insufficient_scope` on `/api/orders` and `/api/reports/daily`. ' +
+        'To read orders, issue a key with it: `POST /api/keys` with `{"name": "reader", "scopes": ["orders:read", "reports:read"]}` ' +
+        '(the pre-filled example does that), then use the `key` of the 201 response, shown this once, as `Authorization: ApiKey <key>`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }],
@@ -219,7 +268,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           operationId: 'issueKey',
           tags: ['keys'],
           summary: 'Issue a key (shown once, in this response)',
-          requestBody: { required: true, content: json(schema('IssueKey')) },
+          requestBody: requestBody('IssueKey', { name: 'reporting job', scopes: ['orders:read', 'reports:read'], rateLimit: { limit: 100, windowSeconds: 60 } }),
           responses: { '201': { description: 'Issued.', content: json(schema('IssuedKey')) }, ...errorResponses([400, 401, 403, 429, 503]) },
         }),
       },
@@ -235,7 +284,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           operationId: 'updateKey',
           tags: ['keys'],
           summary: 'Replace a key\'s metadata and/or IP allowlist; every instance drops its cached copy first',
-          requestBody: { required: true, content: json(schema('UpdateKey')) },
+          requestBody: requestBody('UpdateKey', { metadata: { team: 'data' } }),
           responses: { '200': { description: 'The updated record.', content: json(schema('KeyRecord')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
         }),
         delete: scoped('keys:admin', {
@@ -245,13 +294,23 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           responses: { '204': { description: 'Revoked.' }, ...errorResponses([401, 403, 404, 429, 503]) },
         }),
       },
+      '/api/keys/{id}/limits': {
+        parameters: [KEY_ID],
+        patch: scoped('keys:admin', {
+          operationId: 'updateKeyLimits',
+          tags: ['keys'],
+          summary: 'Change a key\'s rate limits and/or quota; every instance drops its cached copy first',
+          requestBody: requestBody('UpdateLimits', { rateLimits: [{ name: 'default', limit: 200, windowSeconds: 60 }], quota: { remaining: 10000, refill: { amount: 10000, interval: 'monthly' } } }),
+          responses: { '200': { description: 'The updated record.', content: json(schema('KeyRecord')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
+        }),
+      },
       '/api/keys/{id}/rotate': {
         parameters: [KEY_ID],
         post: scoped('keys:admin', {
           operationId: 'rotateKey',
           tags: ['keys'],
           summary: 'Issue a new secret; the old one works for the overlap',
-          requestBody: { required: true, content: json(schema('RotateKey')) },
+          requestBody: requestBody('RotateKey', { overlapSeconds: 3600 }),
           responses: { '201': { description: 'Rotated.', content: json(schema('IssuedKey')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
         }),
       },
@@ -267,7 +326,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           operationId: 'createOwner',
           tags: ['owners'],
           summary: 'Create an owner (an id of yours, shared rate limits and quota, metadata)',
-          requestBody: { required: true, content: json(schema('CreateOwner')) },
+          requestBody: requestBody('CreateOwner', { id: 'cust_0042', metadata: { plan: 'pro' }, rateLimits: [{ name: 'burst', limit: 50, windowSeconds: 1 }] }),
           responses: { '201': { description: 'Created.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 429, 503]) },
         }),
       },
@@ -283,7 +342,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number 
           operationId: 'updateOwner',
           tags: ['owners'],
           summary: 'Change metadata, rate limits, quota or disable; every instance drops its cached keys of the owner first',
-          requestBody: { required: true, content: json(schema('UpdateOwner')) },
+          requestBody: requestBody('UpdateOwner', { metadata: { plan: 'enterprise' } }),
           responses: { '200': { description: 'The updated owner.', content: json(schema('OwnerRecord')) }, ...errorResponses([400, 401, 403, 404, 429, 503]) },
         }),
         delete: scoped('keys:admin', {

@@ -77,6 +77,10 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; durabl
   } catch (error) {
     redis.disconnect();
     subscriber.disconnect();
-    throw new Error(`cannot connect to REDIS_URL (${redactRedisUrl(url)}): ${(error as Error).message}`, { cause: error });
+    // ioredis rejects `connect()` with "Connection is closed." after the socket failed; the
+    // socket's own error (ECONNREFUSED, ENOTFOUND, a TLS or auth failure) is the cause a
+    // reader can act on.
+    const reason = lastError !== '' ? lastError : (error as Error).message;
+    throw new Error(`cannot connect to REDIS_URL (${redactRedisUrl(url)}): ${reason}`, { cause: error });
   }
 }
