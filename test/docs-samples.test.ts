@@ -108,4 +108,16 @@ describe('docs samples', () => {
     expect(errors).toEqual([]);
     rmSync(out, { recursive: true, force: true });
   }, 120_000);
+
+  it('never fall back to a secret written in the sample', () => {
+    // `process.env.CURSOR_SECRET ?? 'dev-only-…'` runs as pasted and then signs cursors in
+    // production with a secret everyone can read: the samples use cursorSecrets(), which
+    // refuses to start without one outside development.
+    const fallback = /\b[A-Z][A-Z0-9_]*(SECRET|PEPPER|KEY|TOKEN|PASSWORD)[A-Z0-9_]*\s*(\?\?|\|\|)\s*['"`]/;
+    const offending = samples()
+      .flatMap((s) => s.code.split('\n').map((line, i) => ({ where: `${s.file}:${s.line + i}`, line })))
+      .filter(({ line }) => fallback.test(line))
+      .map(({ where, line }) => `${where}: ${line.trim()}`);
+    expect(offending).toEqual([]);
+  });
 });
