@@ -258,9 +258,13 @@ function ownerSchemas(): Record<string, JsonObject> {
       },
     },
     OwnerQuota: {
+      $ref: '#/components/schemas/Quota',
+      description: "The owner's quota: credits as set at `setAt`, or (on one owner's record) the live count with `nextRefillAt`. Null: none.",
+    },
+    Quota: {
       type: ['object', 'null'],
       required: ['remaining', 'refill', 'setAt'],
-      description: "The owner's quota: credits as set at `setAt`, or (on one owner's record) the live count with `nextRefillAt`. Null: none.",
+      description: "A key's or an owner's usage credits: as set at `setAt`, or the live count with `nextRefillAt`. Null: none.",
       properties: {
         remaining: { type: 'integer', minimum: 0 },
         refill,

@@ -77,17 +77,6 @@ const SCHEMAS: Record<string, JsonObject> = {
     maxItems: 10,
     description: 'Several named rate limits, decided together (e.g. 100 a minute and 20 a second); null: the server\'s default policy.',
   },
-  KeyQuota: {
-    type: ['object', 'null'],
-    required: ['remaining', 'refill', 'setAt'],
-    description: 'Usage credits the key spends from (a route\'s `cost`, default 1): as set at `setAt`. Null: no quota.',
-    properties: {
-      remaining: { type: 'integer', minimum: 0 },
-      refill: schema('QuotaRefill'),
-      setAt: TIMESTAMP,
-      nextRefillAt: NULLABLE_TIMESTAMP,
-    },
-  },
   QuotaInput: {
     type: ['object', 'null'],
     required: ['remaining'],
@@ -105,7 +94,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
       rateLimit: schema('RateLimit'),
       rateLimits: schema('RateLimits'),
-      quota: schema('KeyQuota'),
+      quota: { ...schema('Quota'), description: 'Usage credits the key spends from (a route\'s `cost`, default 1), beside its owner\'s. Null: no quota.' },
       environment: { type: 'string', description: 'The environment (key prefix) of its keys.' },
       metadata: { type: 'object', description: 'Operator data, returned on every verification: a JSON object of at most 4 KiB.' },
       ipAllowlist: schema('IpAllowlist'),
