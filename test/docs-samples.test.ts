@@ -12,62 +12,14 @@
  *     -->
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { samples } from './support/docs-samples.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.docs-check');
-
-function markdownFiles(): string[] {
-  const docs = readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => join(root, 'docs', f));
-  const readmes = ['README.md', ...readdirSync(join(root, 'packages')).map((p) => join('packages', p, 'README.md'))]
-    .map((f) => join(root, f))
-    .filter((f) => {
-      try {
-        readFileSync(f);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-  return [...docs, ...readmes];
-}
-
-interface Sample {
-  file: string;
-  line: number;
-  code: string;
-  /** Lines of declarations prepended from a `<!-- ts-context -->` comment. */
-  context: string[];
-}
-
-function contextAbove(lines: string[], fence: number): string[] {
-  if (fence === 0 || lines[fence - 1]!.trim() !== '-->') return [];
-  let start = fence - 2;
-  while (start >= 0 && !lines[start]!.startsWith('<!-- ts-context')) start--;
-  return start < 0 ? [] : lines.slice(start + 1, fence - 1);
-}
-
-function samples(): Sample[] {
-  const found: Sample[] = [];
-  for (const file of markdownFiles()) {
-    const lines = readFileSync(file, 'utf8').split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const fence = /^```(ts|typescript)(\s.*)?$/.exec(lines[i]!);
-      if (!fence || /\b(sketch|next-app)\b/.test(fence[2] ?? '')) continue;
-      const start = i + 1;
-      let end = start;
-      while (end < lines.length && !lines[end]!.startsWith('```')) end++;
-      found.push({ file: relative(root, file), line: start + 1, code: lines.slice(start, end).join('\n'), context: contextAbove(lines, i) });
-      i = end;
-    }
-  }
-  return found;
-}
 
 describe('docs samples', () => {
   it('type-check', () => {

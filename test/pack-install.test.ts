@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { samples } from './support/docs-samples.ts';
 import { readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -38,6 +39,8 @@ if (unbuilt.length > 0) {
 
 /** Peers a user installs beside the adapters, linked from the workspace's node_modules. */
 const PEERS = ['hono', 'express', 'fastify', 'ioredis', 'kysely', 'drizzle-orm', '@types/express', '@types/node'];
+/** What the docs samples import besides keyset and the peers, linked the same way. */
+const SAMPLE_IMPORTS = ['@electric-sql/pglite', '@hono/node-server', '@opentelemetry/api', 'got', 'mysql2', 'pg', '@types/pg', 'pino'];
 
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -186,6 +189,43 @@ console.log(verified.key.name, body.items.length, typeof body.nextCursor);`;
       refused = (error as { stdout?: string }).stdout ?? '';
     }
     expect(refused).toMatch(/sample\.mts.*error TS2322/);
+  }, 300_000);
+
+  it('type-checks every docs sample against the installed packages, as a user\'s ESM files', () => {
+    // The private conformance kit is not published: its README's sample is for this repo.
+    const all = samples().filter((sample) => !sample.file.startsWith('packages/conformance/'));
+    expect(all.length).toBeGreaterThan(40);
+    for (const peer of SAMPLE_IMPORTS) linkFromWorkspace(app, peer);
+    const dir = join(app, 'samples');
+    mkdirSync(dir, { recursive: true });
+    const names = all.map((sample, i) => {
+      const name = `${sample.file.replace(/[^a-z0-9]+/gi, '_')}_L${sample.line}_${i}.mts`;
+      // The context on the sample's first line keeps error line numbers the sample's own.
+      writeFileSync(join(dir, name), `${sample.context.join(' ')}${sample.code}\nexport {};\n`);
+      return name;
+    });
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'node16', moduleResolution: 'node16', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], lib: ['es2023', 'dom'] },
+        include: ['./*.mts'],
+      }),
+    );
+    let output = '';
+    try {
+      run('node', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--pretty', 'false'], dir);
+    } catch (error) {
+      output = (error as { stdout?: string }).stdout ?? String(error);
+    }
+    const errors = output
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        const m = /^(.+?\.mts)\((\d+),\d+\): (.*)$/.exec(line);
+        const sample = m === null ? undefined : all[names.indexOf(m[1]!)];
+        return sample === undefined ? line : `${sample.file}:${sample.line + Number(m![2]) - 1}: ${m![3]}`;
+      });
+    expect(errors).toEqual([]);
   }, 300_000);
 
   /**
