@@ -8,7 +8,6 @@ import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllo
 import type { PagePlan, ProblemResponse, VerifiedKey } from '@keyset/core';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { LEASE, releaseLease } from './api-key.ts';
 import { checkRequest, instanceOf, refusalOf } from './check-request.ts';
 import { sendPage } from './paginate.ts';
 import type { SendPageOptions } from './paginate.ts';
@@ -153,10 +152,6 @@ const plugin: FastifyPluginCallback<KeysetPluginOptions> = (app, options, done) 
   app.decorateReply('sendPage', function sendPageDecoration<Row>(this: FastifyReply, rows: readonly Row[], sendOptions?: SendPageOptions) {
     return sendPage(this, rows, sendOptions);
   });
-  // The in-flight lease apiKey() took ends with the response, or when the client goes away first.
-  app.decorateRequest(LEASE, null);
-  app.addHook('onResponse', (request, _reply, next) => (releaseLease(request), next()));
-  app.addHook('onRequestAbort', (request, next) => (releaseLease(request), next()));
   if (checkRequests) app.addHook('onRequest', checkRequest());
   if (handlers) {
     app.setErrorHandler(problemHandler({ ...(onError !== undefined && { onError }), ...(typeBase !== undefined && { typeBase }) }));

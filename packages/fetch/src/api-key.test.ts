@@ -43,17 +43,22 @@ describe('apiKey()', () => {
     expect((await handler(authed(fixture.keys.reader))).headers.get('ratelimit')).toBe('mine');
   });
 
-  it('never calls the handler for a refused request, and throws the core error for problemHandler()', async () => {
+  it('never calls the handler for a refused request, and answers its problem with or without problemHandler()', async () => {
     let called = 0;
     const handler = apiKey({ guard: fixture.guard, scopes: ['items:read'] }, () => {
       called += 1;
       return new Response('ok');
     });
-    await expect(handler(new Request('http://localhost/orders'))).rejects.toMatchObject({ code: 'missing_api_key' });
-    await expect(handler(authed(fixture.keys.writer))).rejects.toMatchObject({ code: 'insufficient_scope' });
-    const res = await problemHandler(handler)(authed(fixture.keys.writer));
+    const missing = await handler(new Request('http://localhost/orders'));
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    expect((await expectProblem(await handler(authed(fixture.keys.writer)), 403, 'insufficient_scope')).instance).toBe('/orders');
+    // problemHandler() reports the refusal and renders it with its own typeBase.
+    const reported: unknown[] = [];
+    const res = await problemHandler({ typeBase: 'https://errors.example.com/', onError: (error, _request, status) => reported.push([(error as { code?: string }).code, status]) }, handler)(authed(fixture.keys.writer));
     const body = await expectProblem(res, 403, 'insufficient_scope');
-    expect(body.instance).toBe('/orders');
+    expect(body).toMatchObject({ instance: '/orders', type: 'https://errors.example.com/insufficient_scope' });
+    expect(reported).toEqual([['insufficient_scope', 403]]);
     expect(called).toBe(0);
   });
 
@@ -86,13 +91,12 @@ describe('apiKey()', () => {
     // Without clientAddress the peer is unknown, not made up.
     await apiKey({ guard }, () => new Response('ok'))(new Request('http://h/x'));
     expect(calls).toEqual([
-      // X-API-Key only when there is no Authorization (to tell a key sent there from none).
-      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: undefined },
+      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: null },
       { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null, xApiKey: null },
     ]);
   });
 
-  it('returns a promise as an async handler would: rejected, never thrown, when refused or when the handler throws', async () => {
+  it('returns a promise as an async handler would: never thrown; a refusal answered, a handler failure rejected', async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
     const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
@@ -105,7 +109,7 @@ describe('apiKey()', () => {
       const withKey = new Request('http://localhost/', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
       let returned: Promise<Response> | undefined;
       expect(() => (returned = served(new Request('http://localhost/')))).not.toThrow();
-      expect(await outcome(returned!)).toBe('rejected missing_api_key');
+      expect(await outcome(returned!)).toBe('status 401');
       expect(await outcome(served(withKey.clone()))).toBe('status 200');
       expect(() => (returned = throwing(withKey.clone()))).not.toThrow();
       expect(await outcome(returned!)).toBe('rejected handler failed');

@@ -42,8 +42,8 @@ describe('apiKey() for Hono', () => {
     await app.request('http://h/x');
     // app.request has no socket: the address is unknown, not made up.
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
-      [{ authorization: undefined, url: 'http://h/x', remoteAddress: undefined, forwardedFor: undefined }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: 'ApiKey  abc', xApiKey: null, url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: null, xApiKey: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
     ]);
   });
 
@@ -118,7 +118,7 @@ describe('apiKey() for Hono', () => {
     }
   });
 
-  it('returns a promise as an async middleware would: rejected, never thrown, when refused; resolved with nothing after the chain', async () => {
+  it('returns a promise as an async middleware would: rejected (an HTTPException carrying the problem), never thrown, when refused; resolved with nothing after the chain', async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
     const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
@@ -138,11 +138,11 @@ describe('apiKey() for Hono', () => {
         expect(returned).toBeInstanceOf(Promise);
         const outcome = await (returned as Promise<unknown>).then(
           (value) => `resolved ${String(value)} after next: ${ranNext}`,
-          (error: { code?: string }) => `rejected ${error.code}`,
+          (error: { cause?: { code?: string }; getResponse?: () => Response }) => `rejected ${error.cause?.code} ${error.getResponse?.().status}`,
         );
         return c.text(outcome);
       });
-      expect(await (await app.request('/')).text()).toBe('rejected missing_api_key');
+      expect(await (await app.request('/')).text()).toBe('rejected missing_api_key 401');
       expect(await (await app.request('/', auth(fixture.keys.reader))).text()).toBe('resolved undefined after next: true');
     }
   });

@@ -18,7 +18,7 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.set('query parser', 'extended');
   app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url, 'http://x').searchParams;
-  const list = paginate(paginator, { filters: (_req, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, async (req, res) => {
     const { rows, total } = fixture.list(res.locals.page, queryOf(req.originalUrl));

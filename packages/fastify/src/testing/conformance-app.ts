@@ -20,7 +20,7 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
   const app = Fastify({ frameworkErrors: problemHandler({ onError }) });
   await app.register(keyset, { onError });
   const queryOf = (url: string | undefined): URLSearchParams => new URL(url ?? '/', 'http://x').searchParams;
-  const list = paginate(paginator, { filters: (_request, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   // The key is checked in onRequest, before Fastify reads a body.
   app.get('/items', { onRequest: apiKey({ guard, scopes: ['items:read'] }), preHandler: list }, async (request, reply) => {

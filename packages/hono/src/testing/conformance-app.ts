@@ -14,7 +14,7 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
   const app = new Hono();
   app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url).searchParams;
-  const list = paginate(paginator, { filters: (_c, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, (c) => {
     const { rows, total } = fixture.list(c.var.page, queryOf(c.req.url));
