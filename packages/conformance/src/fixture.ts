@@ -232,3 +232,22 @@ export function aborted(signal: AbortSignal): Promise<void> {
     );
   });
 }
+
+/** The statuses `/inflight/status` answers: success, redirects, no-content and errors, so a lease is seen to end after each. */
+export const INFLIGHT_STATUSES: readonly number[] = [200, 201, 202, 204, 206, 301, 302, 304, 400, 401, 404, 409, 418, 429, 500, 503];
+
+/**
+ * What `/inflight/status?status=<n>` answers: status `n` (200 by default), with the body
+ * `status <n>` or, for a status that has none (204, 304), no body.
+ */
+export function inflightStatus(query: URLSearchParams): { status: number; body: string | null } {
+  const status = Number(query.get('status') ?? '200');
+  return { status, body: status === 204 || status === 304 ? null : `status ${status}` };
+}
+
+/**
+ * The messages of the errors `GET /inflight/rethrown` and `GET /inflight/non-error` throw: the
+ * app's error handler rethrows the first, and throws a non-`Error` (a string) for the second.
+ */
+export const RETHROWN = 'rethrown by the error handler';
+export const NON_ERROR = 'answered by a throw of a non-Error';

@@ -18,12 +18,19 @@
  * - `GET /inflight/stream`: `apiKey({ guard })`, then answers `inflightStream(inflightChunks(query))`
  *   as a streamed `text/plain` body;
  * - `GET /inflight/slow`: `apiKey({ guard })`, then waits until the client goes away;
+ * - `GET, POST, OPTIONS, DELETE /inflight/status` (and `HEAD` as the framework derives it
+ *   from `GET`): `apiKey({ guard })`, then answers `inflightStatus(query)`;
+ * - `GET /inflight/rejects`: `apiKey({ guard })`, then an `async` handler that rejects with an `Error`;
+ * - `GET /inflight/throws-value`: `apiKey({ guard })`, then throws a string (no `Error`);
+ * - `GET /inflight/rethrown` and `GET /inflight/non-error`: `apiKey({ guard })`, then throw
+ *   `new Error(RETHROWN)` / `new Error(NON_ERROR)`; the app's error handler rethrows the
+ *   first and throws a string for the second;
  * - not-found and problem handlers (the not-found one answering 405 with `Allow` for a known
  *   path under another method), the latter pushing `{ error, status }` to `fixture.reported`.
  * @module
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS, REALM, TOTAL_CAP } from './fixture.ts';
+import { INFLIGHT_STATUSES, LIMITS, REALM, TOTAL_CAP } from './fixture.ts';
 import type { Item } from './fixture.ts';
 import { fuzzAdapter } from './fuzz.ts';
 import type { AdapterUnderTest, ConformanceWorld, RunningApp } from './world.ts';
@@ -437,6 +444,51 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       };
+
+      /**
+       * Sends `path` as the inflight key until it is admitted (not 429 `concurrency_limited`:
+       * a lease still held), each answer read to its end; gives up after 2,000 tries.
+       */
+      const admitted = async (path: string, init: RequestInit = {}): Promise<{ status: number; body: string }> => {
+        for (let attempt = 0; ; attempt += 1) {
+          const res = await get(path, { ...init, ...inflight(), redirect: 'manual' });
+          const body = await res.text();
+          if (!(res.status === 429 && body.includes('concurrency_limited')) || attempt === 2000) return { status: res.status, body };
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+
+      it('HEAD on a GET route gives its lease back: five in a row, then a GET, each admitted', async () => {
+        for (let i = 0; i < 5; i += 1) expect((await admitted('/whoami', { method: 'HEAD' })).status).toBe(200);
+        expect((await admitted('/whoami')).status).toBe(200);
+      });
+
+      it('every method and status on a capped route gives its lease back when the response ends, whatever its body', async () => {
+        for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST', 'DELETE']) {
+          for (const status of INFLIGHT_STATUSES) {
+            const res = await admitted(`/inflight/status?status=${status}`, { method });
+            expect(res.status, `${method} answered ${status}`).toBe(status);
+            if (method !== 'HEAD' && status !== 204 && status !== 304) expect(res.body).toBe(`status ${status}`);
+          }
+        }
+        expect((await until(200)).status).toBe(200);
+      });
+
+      it.each([['/inflight/rejects'], ['/inflight/throws-value'], ['/inflight/rethrown'], ['/inflight/non-error']])(
+        '%s: a handler that rejects, or an error handler that rethrows or throws a non-Error, gives its lease back',
+        async (path) => {
+          for (let i = 0; i < 2; i += 1) {
+            // Whatever the framework makes of a failed error handler (a 500, Fastify's reply of the
+            // thrown string, a dropped connection), the next request is admitted.
+            const res = await get(path, inflight()).catch(() => undefined);
+            if (res !== undefined) {
+              expect(res.status).not.toBe(429);
+              await res.text().catch(() => '');
+            }
+            expect((await until(200)).status).toBe(200);
+          }
+        },
+      );
 
       it('a handler that throws gives its lease back: every request of the key is admitted again', async () => {
         for (let i = 0; i < 3; i += 1) {

@@ -5,13 +5,13 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import { inflightChunks, inflightStream } from '@keyset/conformance';
+import { inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture`. */
-export function conformanceApp(fixture: ConformanceFixture): Express {
+/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler. */
+export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Express {
   const { guard, paginator } = fixture;
   const app = express();
   // `qs` turns `a[b]=c` into objects and repeats into arrays: paginate() must not care.
@@ -53,12 +53,37 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   });
   // Never answers: the request ends when the client goes away.
   app.get('/inflight/slow', apiKey({ guard }), () => {});
+  app.all('/inflight/status', apiKey({ guard }), (req, res) => {
+    const { status, body } = inflightStatus(queryOf(req.originalUrl));
+    res.status(status);
+    if (body === null) res.end();
+    else res.type('text/plain').send(body);
+  });
+  app.get('/inflight/rejects', apiKey({ guard }), async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', apiKey({ guard }), () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', apiKey({ guard }), () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', apiKey({ guard }), () => {
+    throw new Error(NON_ERROR);
+  });
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
   // Express lists no routes through a documented API: the table the routes above are registered from.
   const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
+  if (!problems) return app; // Express's own error handler
+  app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    if ((error as Error | undefined)?.message === RETHROWN) throw error;
+    if ((error as Error | undefined)?.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    next(error);
+  });
   app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
   return app;
 }

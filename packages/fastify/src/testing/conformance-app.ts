@@ -3,22 +3,27 @@
  * Test support only.
  * @module
  */
-import { inflightChunks, inflightStream } from '@keyset/conformance';
+import { inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { apiKey, keyset, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture` (not yet listening). */
-export async function conformanceApp(fixture: ConformanceFixture): Promise<FastifyInstance> {
+/** Builds the conformance app over `fixture` (not yet listening); `problems: false` registers no problem handler. */
+export async function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Promise<FastifyInstance> {
   const { guard, paginator } = fixture;
   const onError = (error: unknown, _request: unknown, status: number): void => {
     fixture.reported.push({ error, status });
   };
   // A bad %-encoding in the path never reaches the error handler: `frameworkErrors` does.
-  const app = Fastify({ frameworkErrors: problemHandler({ onError }) });
-  await app.register(keyset, { onError });
+  const app = problems ? Fastify({ frameworkErrors: problemHandler({ onError }) }) : Fastify();
+  await app.register(keyset, problems ? { onError } : { handlers: false });
+  // The route-level error handler of the two routes whose error handler fails; keyset's answers after it.
+  const failing = (error: Error): never => {
+    if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    throw error;
+  };
   const queryOf = (url: string | undefined): URLSearchParams => new URL(url ?? '/', 'http://x').searchParams;
   const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
@@ -48,6 +53,29 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
   app.get('/inflight/slow', { onRequest: apiKey({ guard }) }, async (_request, reply) => {
     await new Promise((resolve) => reply.raw.on('close', resolve));
     return 'too late';
+  });
+  app.route({
+    method: ['GET', 'POST', 'OPTIONS', 'DELETE'],
+    url: '/inflight/status',
+    onRequest: apiKey({ guard }),
+    handler: async (request, reply) => {
+      const { status, body } = inflightStatus(queryOf(request.raw.url));
+      reply.code(status);
+      return body === null ? reply.send() : reply.type('text/plain').send(body);
+    },
+  });
+  app.get('/inflight/rejects', { onRequest: apiKey({ guard }) }, async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', { onRequest: apiKey({ guard }) }, async () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', { onRequest: apiKey({ guard }), errorHandler: failing }, async () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', { onRequest: apiKey({ guard }), errorHandler: failing }, async () => {
+    throw new Error(NON_ERROR);
   });
   app.get('/throws', async () => {
     throw new Error('boom: secret detail');

@@ -4,7 +4,7 @@
  * Test support only.
  * @module
  */
-import { aborted, inflightChunks, inflightStream } from '@keyset/conformance/fixture';
+import { aborted, inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 import type { FetchHandler } from '../index.ts';
@@ -17,9 +17,10 @@ export type ClientAddress = (request: Request, platform: unknown) => string | nu
 
 /**
  * Builds the conformance app over `fixture`; `clientAddress` reads the socket peer from
- * the platform's argument (none: keys with an IP allowlist are refused).
+ * the platform's argument (none: keys with an IP allowlist are refused); `problems: false`
+ * wraps it in no `problemHandler()`.
  */
-export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress): (request: Request, platform?: unknown) => Promise<Response> {
+export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress, { problems = true }: { problems?: boolean } = {}): (request: Request, platform?: unknown) => Promise<Response> {
   const { guard, paginator } = fixture;
   const peer = clientAddress === undefined ? {} : { clientAddress };
   const list: FetchHandler<[unknown]> = async (request) => {
@@ -49,6 +50,36 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
       GET: apiKey({ guard, ...peer }, (request) => new Response(inflightStream(inflightChunks(new URL(request.url).searchParams)), { headers: { 'content-type': 'text/plain' } })),
     },
     '/inflight/slow': { GET: apiKey({ guard, ...peer }, async (request) => (await aborted(request.signal), new Response('too late'))) },
+    '/inflight/status': Object.fromEntries(
+      ['GET', 'POST', 'OPTIONS', 'DELETE'].map((method) => [
+        method,
+        apiKey({ guard, ...peer }, (request) => {
+          const { status, body } = inflightStatus(new URL(request.url).searchParams);
+          return new Response(body, { status, headers: body === null ? {} : { 'content-type': 'text/plain' } });
+        }),
+      ]),
+    ),
+    '/inflight/rejects': {
+      GET: apiKey({ guard, ...peer }, async () => {
+        await Promise.resolve();
+        throw new Error('async boom after admission');
+      }),
+    },
+    '/inflight/throws-value': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+      }),
+    },
+    '/inflight/rethrown': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw new Error(RETHROWN);
+      }),
+    },
+    '/inflight/non-error': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw new Error(NON_ERROR);
+      }),
+    },
     '/throws': {
       GET: () => {
         throw new Error('boom: secret detail');
@@ -63,5 +94,16 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
     return route === undefined ? notFound(request) : route(request, platform);
   };
-  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, checkRequest(router));
+  const app = checkRequest(router);
+  if (!problems) return app;
+  // The app's own error handling around keyset's: it rethrows one error and throws a string for another.
+  const failing = async (request: Request, platform?: unknown): Promise<Response> => {
+    try {
+      return await app(request, platform);
+    } catch (error) {
+      if ((error as Error | undefined)?.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+      throw error;
+    }
+  };
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, failing);
 }

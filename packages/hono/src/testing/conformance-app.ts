@@ -5,11 +5,12 @@
  */
 import { Hono } from 'hono';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import { aborted, inflightChunks, inflightStream } from '@keyset/conformance';
+import { aborted, inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
+import type { StatusCode } from 'hono/utils/http-status';
 
-/** Builds the conformance app over `fixture`. */
-export function conformanceApp(fixture: ConformanceFixture): Hono {
+/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler (`app.onError`). */
+export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Hono {
   const { guard, paginator } = fixture;
   const app = new Hono();
   app.use(checkRequest());
@@ -40,10 +41,33 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
     await aborted(c.req.raw.signal);
     return c.text('too late');
   });
+  app.on(['GET', 'POST', 'OPTIONS', 'DELETE'], '/inflight/status', apiKey({ guard }), (c) => {
+    const { status, body } = inflightStatus(queryOf(c.req.url));
+    return body === null ? c.body(null, status as StatusCode) : c.text(body, status as never);
+  });
+  app.get('/inflight/rejects', apiKey({ guard }), async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', apiKey({ guard }), () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', apiKey({ guard }), () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', apiKey({ guard }), () => {
+    throw new Error(NON_ERROR);
+  });
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
   app.notFound(notFoundHandler({ app }));
-  app.onError(problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) }));
+  if (!problems) return app; // Hono's own error handler: an HTTPException answers with its response
+  const answer = problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) });
+  app.onError((error, c) => {
+    if (error.message === RETHROWN) throw error;
+    if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    return answer(error, c);
+  });
   return app;
 }
