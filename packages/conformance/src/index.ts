@@ -8,7 +8,7 @@ export { aborted, conformanceItems, createConformanceFixture, INFLIGHT_STATUSES,
 export type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
 export type { FuzzRequest } from './fuzz.ts';
-export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
+export { describeAdapterConformance, describeAdapterFuzz, describeProblemsWithoutHandler, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
 export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
 export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';

@@ -5,7 +5,8 @@
  */
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
-import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import { refuse } from './check-request.ts';
 import type { Request, RequestHandler } from 'express';
 
 declare global {
@@ -49,8 +50,8 @@ export interface ApiKeyOptions {
 const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /**
- * Middleware that refuses the request unless it carries a valid API key with `scopes`.
- * Errors are the core's problems (400, 401, 403, 429, 503) for `problemHandler()`; the
+ * Middleware that refuses the request unless it carries a valid API key with `scopes`,
+ * with core's problems (400, 401, 403, 429, 503; see `checkRequest()`'s `refusals`); the
  * `RateLimit` headers go on every response of an authenticated request, errors included.
  *
  * @example
@@ -69,8 +70,14 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
   const checkOptions = apiKeyCheckOptions(options);
   // Express 5 passes a rejection to `next(error)`, as it does a throw.
   return async function apiKey(req, res, next) {
-    // The target as sent (`originalUrl`): the guard looks for keys in its query string.
-    const { key, headers, release } = await guard.check(nodeGuardRequest(req, req.originalUrl, clientAddress(req)), checkOptions);
+    let admitted: ApiKeyGuardResult;
+    try {
+      // The target as sent (`originalUrl`): the guard looks for keys in its query string.
+      admitted = await guard.check(nodeGuardRequest(req, req.originalUrl, clientAddress(req)), checkOptions);
+    } catch (error) {
+      return refuse(error, req, res, next);
+    }
+    const { key, headers, release } = admitted;
     // The in-flight lease ends with the response: sent, answered by an error handler, or the client gone.
     releaseWhenClosed(res, release);
     res.locals.apiKey = key;

@@ -9,7 +9,7 @@ import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllo
 import type { ProblemResponse } from '@keyset/core';
 import type { RouteEntry } from '@keyset/core/adapter';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { instanceOf, refusalOf } from './check-request.ts';
+import { instanceOf, refusalOf, refuse } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -30,7 +30,7 @@ export interface ProblemHandlerOptions {
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
 
 /** Options of `notFoundHandler()`. */
-export interface NotFoundHandlerOptions {
+export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
   /**
    * The app's routes (`{ method, path }`, Express path patterns with `:param` and `*`), so
    * that a known path under another method is 405 with `Allow`, not 404. Express documents
@@ -40,7 +40,7 @@ export interface NotFoundHandlerOptions {
   routes?: Iterable<RouteEntry>;
 }
 
-const NOT_FOUND_HANDLER_OPTIONS = { routes: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
+const NOT_FOUND_HANDLER_OPTIONS = { routes: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
  * Error middleware, registered last: keyset errors keep their status, code, extensions and
@@ -72,7 +72,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
 /**
  * Fallback middleware, registered after every route: 404 `not_found`, or 405
  * `method_not_allowed` with `Allow` (RFC 9110 §15.5.6) when `routes` has the path under
- * other methods, passed to `problemHandler()`. Refuses what `checkRequest()` refuses first.
+ * other methods (see `checkRequest()`'s `refusals`). Refuses what `checkRequest()` refuses first.
  *
  * @example
  * ```ts
@@ -82,13 +82,13 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
  */
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): RequestHandler {
   assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
-  const { routes } = options;
-  return function notFoundHandler(req, _res, next) {
-    next(
+  const { routes, typeBase } = options;
+  return function notFoundHandler(req, res, next) {
+    const error =
       refusalOf(req) ??
-        (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
-        new KeysetError('not_found', { detail: 'No resource matches this path.' }),
-    );
+      (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
+      new KeysetError('not_found', { detail: 'No resource matches this path.' });
+    refuse(error, req, res, next, typeBase);
   };
 }
 

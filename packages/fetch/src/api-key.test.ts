@@ -3,7 +3,7 @@ import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { apiKey, problemHandler } from './index.ts';
+import { apiKey, paginate, problemHandler } from './index.ts';
 
 let fixture: ConformanceFixture;
 beforeAll(async () => {
@@ -60,6 +60,22 @@ describe('apiKey()', () => {
     expect(body).toMatchObject({ instance: '/orders', type: 'https://errors.example.com/insufficient_scope' });
     expect(reported).toEqual([['insufficient_scope', 403]]);
     expect(called).toBe(0);
+  });
+
+  it("answers a keyset error the handler throws (paginate()'s 400) with its problem, the guard's RateLimit headers on it; an app's own wrapper sees the response and may replace it", async () => {
+    const handler = apiKey({ guard: fixture.guard }, async (request) => {
+      await paginate(request, fixture.paginator);
+      return new Response('ok');
+    });
+    const res = await handler(new Request('http://localhost/items?limit=abc', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } }));
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(res, 400, 'invalid_limit');
+    const own = async (request: Request): Promise<Response> => {
+      const answered = await handler(request);
+      return answered.status === 401 ? Response.json({ mine: 'missing key' }, { status: 418 }) : answered;
+    };
+    const replaced = await own(new Request('http://localhost/items'));
+    expect(replaced.status).toBe(418);
   });
 
   it('keeps the RateLimit headers on a problem thrown after authentication', async () => {

@@ -1,6 +1,7 @@
-import { ConfigError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import { ConfigError, isKeysetError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
 import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { apiKey, problemHandler } from './index.ts';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
@@ -15,6 +16,23 @@ afterAll(() => fixture.close());
 const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
 
 describe('apiKey() for Hono', () => {
+  it("answers a refusal with its problem without app.onError; an app's own onError sees it (an HTTPException, its cause keyset's error) and may replace it", async () => {
+    const bare = new Hono();
+    bare.get('/', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), (c) => c.text('ok'));
+    const missing = await bare.request('/');
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    const scope = await bare.request('/', auth(fixture.keys.writer));
+    expect(scope.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(scope, 403, 'insufficient_scope');
+    const own = new Hono();
+    own.get('/', apiKey({ guard: fixture.guard }), (c) => c.text('ok'));
+    own.onError((error, c) => (error instanceof HTTPException && isKeysetError(error.cause) ? c.json({ mine: error.cause.code }, 418) : c.text('other', 500)));
+    const replaced = await own.request('/');
+    expect(replaced.status).toBe(418);
+    expect(await replaced.json()).toEqual({ mine: 'missing_api_key' });
+  });
+
   it('types c.var.apiKey and c.get("apiKey") as the core VerifiedKey', async () => {
     const app = new Hono();
     app.get('/', apiKey({ guard: fixture.guard }), (c) => {

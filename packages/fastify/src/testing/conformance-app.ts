@@ -18,7 +18,9 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
   };
   // A bad %-encoding in the path never reaches the error handler: `frameworkErrors` does.
   const app = problems ? Fastify({ frameworkErrors: problemHandler({ onError }) }) : Fastify();
-  await app.register(keyset, problems ? { onError } : { handlers: false });
+  // Without: the app sets no error handler of its own; the keyset plugin installs keyset's
+  // problemHandler() unless told `handlers: false` (then the app sets its own).
+  await app.register(keyset, problems ? { onError } : {});
   // The route-level error handler of the two routes whose error handler fails; keyset's answers after it.
   const failing = (error: Error): never => {
     if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
