@@ -251,3 +251,6 @@ export function inflightStatus(query: URLSearchParams): { status: number; body: 
  */
 export const RETHROWN = 'rethrown by the error handler';
 export const NON_ERROR = 'answered by a throw of a non-Error';
+
+/** What `POST /echo` accepts: a larger body is 413. */
+export const MAX_ECHO_BYTES = 16_384;

@@ -12,6 +12,7 @@
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
  * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
+ *   a body over `MAX_ECHO_BYTES` is 413, as the framework's body limit answers it;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
  * - `GET /inflight/throws`: `apiKey({ guard })`, then throws `new Error('boom after admission')`;

@@ -24,8 +24,8 @@ export type { KnownOptions, OptionRule, OptionShape } from './internal/check-opt
 // The guard, as adapters drive it, by transport: Web `Request`/`Response` (Hono, Fetch)
 // and Node's `http` (Express, Fastify)
 export { apiKeyCheckOptions } from './keys/api-key-guard.ts';
-export { finishWebResponse, webGuardRequest } from './http/web-transport.ts';
-export { nodeGuardRequest, releaseWhenClosed } from './http/node-transport.ts';
+export { finishWebResponse, webBodyPending, webGuardRequest } from './http/web-transport.ts';
+export { nodeBodyPending, nodeGuardRequest, releaseWhenClosed } from './http/node-transport.ts';
 export type { NodeIncomingRequest, NodeServerResponse } from './http/node-transport.ts';
 
 // Pagination building blocks (what `createPaginator` composes)

@@ -6,7 +6,7 @@
  * @module
  */
 import { isKeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, requestError, requestInstance } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, nodeBodyPending, requestError, requestInstance } from '@keyset/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** The problem `instance`: the path of the request line's target, without the query. */
@@ -44,7 +44,14 @@ export function refuse(error: unknown, req: Request, res: Response, next: NextFu
   if (!isKeysetError(error) || (res.locals as Slot)[REFUSALS] === 'next' || res.headersSent) return next(error);
   const instance = instanceOf(req);
   const { status, headers, body } = toProblem(error, typeBase === undefined ? { instance } : { instance, typeBase });
-  res.status(status).set(headers).send(JSON.stringify(body));
+  sendProblem(req, res, status, headers, body);
+}
+
+/** Sends a problem; with `Connection: close` when the request's body is still on its way unread (see `nodeBodyPending()`). */
+export function sendProblem(req: Request, res: Response, status: number, headers: Record<string, string>, body: unknown): void {
+  res.status(status).set(headers);
+  if (nodeBodyPending(req)) res.set('connection', 'close');
+  res.send(JSON.stringify(body));
 }
 
 /**

@@ -8,8 +8,8 @@ import { KeysetError, toProblem } from '@keyset/core';
 import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, requestPathError, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { RouteEntry } from '@keyset/core/adapter';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { instanceOf, refusalOf, refuse } from './check-request.ts';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { instanceOf, refusalOf, refuse, sendProblem } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -65,7 +65,8 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
     } catch {
       // A failing logger must not turn a problem into Express's HTML page.
     }
-    send(res, status === problem.status ? problem : { ...problem, status, body: { ...problem.body, status } });
+    const sent = status === problem.status ? problem : { ...problem, status, body: { ...problem.body, status } };
+    sendProblem(req, res, sent.status, sent.headers, sent.body);
   };
 }
 
@@ -110,8 +111,4 @@ function clientError(error: unknown, req: Request): unknown {
   }
   const detail = expose === true && typeof message === 'string' && message !== '' ? message : 'The request could not be processed.';
   return new KeysetError('invalid_request', { detail, cause: error });
-}
-
-function send(res: Response, problem: ProblemResponse): void {
-  res.status(problem.status).set(problem.headers).send(JSON.stringify(problem.body));
 }

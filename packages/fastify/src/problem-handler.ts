@@ -4,7 +4,7 @@
  * @module
  */
 import { KeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, schemaValidationError } from '@keyset/core/adapter';
+import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, nodeBodyPending, schemaValidationError } from '@keyset/core/adapter';
 import type { PagePlan, ProblemResponse, VerifiedKey } from '@keyset/core';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -115,8 +115,11 @@ function clientError(error: unknown, request: FastifyRequest): KeysetError {
   return new KeysetError('invalid_request', { detail, cause: error });
 }
 
+/** Sends a problem; with `Connection: close` when the request's body is still on its way unread (see `nodeBodyPending()`). */
 function send(reply: FastifyReply, problem: ProblemResponse): FastifyReply {
-  return reply.code(problem.status).headers(problem.headers).send(JSON.stringify(problem.body));
+  reply.code(problem.status).headers(problem.headers);
+  if (nodeBodyPending(reply.request.raw)) reply.header('connection', 'close');
+  return reply.send(JSON.stringify(problem.body));
 }
 
 declare module 'fastify' {

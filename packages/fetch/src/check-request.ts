@@ -5,12 +5,17 @@
  */
 import { isKeysetError, toProblem } from '@keyset/core';
 import type { KeysetError } from '@keyset/core';
-import { requestError, requestInstance } from '@keyset/core/adapter';
+import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
 import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
 
 /** The Node request `@hono/node-server` passes after the `Request` (its documented `HttpBindings`), read structurally. */
-function incomingOf(platform: unknown): { url?: unknown; headers?: { host?: unknown } } | undefined {
-  return (platform as { incoming?: { url?: unknown; headers?: { host?: unknown } } } | null | undefined)?.incoming;
+function incomingOf(platform: unknown): { url?: unknown; complete?: unknown; headers?: { host?: unknown } } | undefined {
+  return (platform as { incoming?: { url?: unknown; complete?: unknown; headers?: { host?: unknown } } } | null | undefined)?.incoming;
+}
+
+/** A problem's headers, with `Connection: close` when the request's body is still on its way unread (see `webBodyPending()`). */
+export function problemHeaders(request: Request | undefined, platform: unknown, headers: Record<string, string>): Record<string, string> {
+  return request !== undefined && webBodyPending(request, incomingOf(platform)) ? { ...headers, connection: 'close' } : headers;
 }
 
 /** The target as sent: on Node the request line's (`request.url` has `/../` resolved, `\` as `/`), else path and query. */
@@ -42,7 +47,7 @@ type Answered = Response & { [ANSWERS]?: KeysetError };
  */
 export function refusalResponse(error: KeysetError, request: Request, platform: unknown): Response {
   const { status, headers, body } = toProblem(error, { instance: instanceOf(request, platform) });
-  const response: Answered = new Response(JSON.stringify(body), { status, headers });
+  const response: Answered = new Response(JSON.stringify(body), { status, headers: problemHeaders(request, platform, headers) });
   response[ANSWERS] = error;
   return response;
 }

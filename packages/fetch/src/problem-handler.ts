@@ -8,7 +8,7 @@ import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxErr
 import type { ProblemResponse } from '@keyset/core';
 import { rememberedHeaders } from './api-key.ts';
 import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
-import { answeredError, instanceOf, refusalOf } from './check-request.ts';
+import { answeredError, instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -63,7 +63,7 @@ export function problemHandler<Rest extends unknown[]>(first: ProblemHandlerOpti
     } catch {
       // A failing logger must not turn a problem response into a crash.
     }
-    return send(problem, rememberedHeaders(request));
+    return send(problem, rememberedHeaders(request), request, rest[0]);
   };
 }
 
@@ -92,7 +92,7 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
       refusalOf(request) ?? // what checkRequest() refuses first
       (allowedMethods && methodNotAllowed(request.method, allowedMethods(new URL(request.url).pathname))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
-    return send(problemOf(error, request, typeBase), {});
+    return send(problemOf(error, request, typeBase), {}, request, undefined);
   };
 }
 
@@ -107,7 +107,7 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
 export function problemResponse(error: unknown, options: ProblemResponseOptions = {}): Response {
   assertKnownOptions('problemResponse', options, PROBLEM_RESPONSE_OPTIONS);
   const { request, typeBase } = options;
-  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request));
+  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request), request, undefined);
 }
 
 function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined, sentPath?: string): ProblemResponse {
@@ -132,8 +132,8 @@ function readBody(request: Request): boolean {
   return request.body === null && /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(request.headers.get('content-type') ?? '');
 }
 
-function send(problem: ProblemResponse, extra: Readonly<Record<string, string>>): Response {
+function send(problem: ProblemResponse, extra: Readonly<Record<string, string>>, request: Request | undefined, platform: unknown): Response {
   const headers = new Headers(extra);
-  for (const [name, value] of Object.entries(problem.headers)) headers.set(name, value);
+  for (const [name, value] of Object.entries(problemHeaders(request, platform, problem.headers))) headers.set(name, value);
   return new Response(JSON.stringify(problem.body), { status: problem.status, headers });
 }

@@ -4,14 +4,14 @@
  * @module
  */
 import { isKeysetError, toProblem } from '@keyset/core';
-import { requestError, requestInstance } from '@keyset/core/adapter';
+import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** `@hono/node-server`'s documented `HttpBindings` (`c.env.incoming`, or under `server`), read structurally. */
 interface NodeBindings {
-  incoming?: { url?: unknown; headers?: { host?: unknown }; socket?: { remoteAddress?: unknown } };
+  incoming?: { url?: unknown; complete?: unknown; headers?: { host?: unknown }; socket?: { remoteAddress?: unknown } };
   server?: NodeBindings;
 }
 
@@ -37,6 +37,11 @@ function targetOf(c: Context): string {
 /** The problem `instance`: the path as the client sent it, without the query. */
 export const instanceOf = (c: Context): string => requestInstance(targetOf(c));
 
+/** A problem's headers, with `Connection: close` when the request's body is still on its way unread (see `webBodyPending()`). */
+export function problemHeaders(c: Context, headers: Record<string, string>): Record<string, string> {
+  return webBodyPending(c.req.raw, incomingOf(c)) ? { ...headers, connection: 'close' } : headers;
+}
+
 /** core's refusal of this request before routing, or `undefined`. */
 export function refusalOf(c: Context): Error | undefined {
   const host = incomingOf(c)?.headers?.host;
@@ -57,7 +62,7 @@ export function refusalOf(c: Context): Error | undefined {
 export function refusal(error: unknown, c: Context): unknown {
   if (!isKeysetError(error)) return error;
   const { status, headers, body } = toProblem(error, { instance: instanceOf(c) });
-  const res = new Response(JSON.stringify(body), { status, headers });
+  const res = new Response(JSON.stringify(body), { status, headers: problemHeaders(c, headers) });
   return new HTTPException(status as ContentfulStatusCode, { res, message: error.message, cause: error });
 }
 

@@ -9,7 +9,7 @@ import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import { inspectRoutes } from 'hono/dev';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { instanceOf, refusalOf } from './check-request.ts';
+import { instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -116,5 +116,5 @@ async function isMalformedJsonBody(c: Context): Promise<boolean> {
 }
 
 function send(c: Context, problem: ProblemResponse): Response {
-  return c.body(JSON.stringify(problem.body), problem.status as ContentfulStatusCode, problem.headers);
+  return c.body(JSON.stringify(problem.body), problem.status as ContentfulStatusCode, problemHeaders(c, problem.headers));
 }

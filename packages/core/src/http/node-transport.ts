@@ -51,3 +51,19 @@ export function nodeGuardRequest(req: NodeIncomingRequest, url: string | undefin
 export function releaseWhenClosed(res: NodeServerResponse, release: (() => void) | undefined): void {
   if (release !== undefined) res.once('close', release);
 }
+
+/**
+ * Whether `req`'s body is still on its way (Node's `complete`: every byte arrived): then an
+ * early answer should close the connection (`Connection: close`, RFC 9112 §9.6), since a
+ * client that was waiting for `100 Continue` never sends it and the next request on the
+ * connection would be read as that body. A body that arrived whole is drained by Node,
+ * and the connection stays open.
+ *
+ * @example
+ * ```ts
+ * if (nodeBodyPending(req)) res.setHeader('connection', 'close');
+ * ```
+ */
+export function nodeBodyPending(req: { readonly complete: boolean }): boolean {
+  return !req.complete;
+}

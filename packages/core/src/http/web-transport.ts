@@ -89,3 +89,21 @@ function releasingBody(body: ReadableStream<Uint8Array>, release: () => void): R
     },
   });
 }
+
+/**
+ * Whether `request`'s body may still be on its way, unread: then an early answer (a
+ * refusal before the body is read, a body over a limit) should close the connection
+ * (`Connection: close`, RFC 9112 §9.6), since a client that was waiting for
+ * `100 Continue` never sends it and the next request on the connection would be read as
+ * that body. `incoming` is Node's `IncomingMessage` when the server gives it (its
+ * `complete`: every byte of the body arrived); elsewhere, a body nobody read is pending.
+ *
+ * @example
+ * ```ts
+ * if (webBodyPending(request, platform?.incoming)) headers.connection = 'close';
+ * ```
+ */
+export function webBodyPending(request: Request, incoming?: { readonly complete?: unknown } | null): boolean {
+  if (typeof incoming?.complete === 'boolean') return !incoming.complete;
+  return request.body !== null && !request.bodyUsed;
+}

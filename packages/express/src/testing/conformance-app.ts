@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import { inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
@@ -39,7 +39,7 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
     res.send('unreachable');
   });
-  app.post('/echo', apiKey({ guard }), express.json(), (req, res) => {
+  app.post('/echo', apiKey({ guard }), express.json({ limit: MAX_ECHO_BYTES }), (req, res) => {
     res.json({ received: req.body as unknown });
   });
   app.get('/query', paginate(paginator), (req, res) => {

@@ -3,7 +3,7 @@
  * Test support only.
  * @module
  */
-import { inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
@@ -44,7 +44,7 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
   });
   app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => 'unreachable');
   app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
-  app.post('/echo', { onRequest: apiKey({ guard }) }, async (request) => ({ received: request.body }));
+  app.post('/echo', { onRequest: apiKey({ guard }), bodyLimit: MAX_ECHO_BYTES }, async (request) => ({ received: request.body }));
   app.get('/query', { preHandler: paginate(paginator) }, async (request) => request.query);
   app.get('/inflight/throws', { onRequest: apiKey({ guard }) }, async () => {
     throw new Error('boom after admission');

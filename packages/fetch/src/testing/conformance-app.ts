@@ -4,9 +4,16 @@
  * Test support only.
  * @module
  */
-import { aborted, inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
-import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { KeysetError } from '@keyset/core';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '../index.ts';
+
+/** 413 for a body over the limit: keyset's problem, with the status of RFC 9110 §15.5.14. */
+function tooLarge(request: Request): Response {
+  const problem = problemResponse(new KeysetError('invalid_request', { detail: 'The request body is larger than this route accepts.', extensions: { field: 'body' } }), { request });
+  return new Response(problem.body, { status: 413, headers: problem.headers });
+}
 import type { FetchHandler } from '../index.ts';
 
 /** What `GET /query` answers: the raw query's pairs, as `URLSearchParams` keeps them. */
@@ -34,7 +41,13 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
     '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
     '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' }, () => Response.json({ ok: true })) },
-    '/echo': { POST: apiKey({ guard, ...peer }, async (request) => Response.json({ received: (await request.json()) as unknown })) },
+    '/echo': {
+      POST: apiKey({ guard, ...peer }, async (request) => {
+        // A body over 16 KiB is 413, by its Content-Length, before it is read.
+        if (Number(request.headers.get('content-length') ?? '0') > MAX_ECHO_BYTES) return tooLarge(request);
+        return Response.json({ received: (await request.json()) as unknown });
+      }),
+    },
     '/query': {
       GET: async (request) => {
         await paginate(request, paginator);

@@ -4,8 +4,10 @@
  * @module
  */
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import { aborted, inflightChunks, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import type { StatusCode } from 'hono/utils/http-status';
 
@@ -31,7 +33,9 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
-  app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
+  // A body over 16 KiB is 413, as Hono's bodyLimit() answers it.
+  const limit = bodyLimit({ maxSize: MAX_ECHO_BYTES, onError: () => { throw new HTTPException(413, { message: 'The request body is larger than this route accepts.' }); } });
+  app.post('/echo', apiKey({ guard }), limit, async (c) => c.json({ received: await c.req.json<unknown>() }));
   app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
   app.get('/inflight/throws', apiKey({ guard }), () => {
     throw new Error('boom after admission');
