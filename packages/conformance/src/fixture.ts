@@ -33,6 +33,8 @@ export interface ConformanceFixture {
   readonly guard: ApiKeyGuard;
   /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
   readonly downGuard: ApiKeyGuard;
+  /** The same keyring behind one trusted proxy (`trustProxy: { hops: 1 }`): the client is the last `X-Forwarded-For` entry. */
+  readonly proxyGuard: ApiKeyGuard;
   /**
    * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
    * per hour); `limited` allows
@@ -147,6 +149,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   };
   const downKeyring = createKeyring({ store: unreachable, prefix: PREFIX, cache: false });
   const downGuard = createApiKeyGuard({ keyring: downKeyring, realm: REALM });
+  const proxyGuard = createApiKeyGuard({ keyring, realm: REALM, trustProxy: { hops: 1 } });
 
   const select = (query: URLSearchParams): Item[] => {
     const status = query.get('status');
@@ -159,6 +162,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
+    proxyGuard,
     keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
@@ -254,3 +258,6 @@ export const NON_ERROR = 'answered by a throw of a non-Error';
 
 /** What `POST /echo` accepts: a larger body is 413. */
 export const MAX_ECHO_BYTES = 16_384;
+
+/** The peer `GET /options/peer` names with `apiKey({ clientAddress })`: inside the `elsewhere` key's allowlist. */
+export const OPTION_PEER = '203.0.113.9';

@@ -15,6 +15,11 @@
  *   a body over `MAX_ECHO_BYTES` is 413, as the framework's body limit answers it;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
+ * - `GET /options/peer`: `apiKey({ guard, clientAddress: () => OPTION_PEER })`, answering `{ name }`;
+ * - `GET /options/proxied`: `apiKey({ guard: fixture.proxyGuard })`, answering `{ name }`;
+ * - `GET /options/page`: `paginate(paginator, { filters: (query, request) => ({ tenant }) })`,
+ *   `tenant` the request's `X-Tenant` header read from the framework's request, then
+ *   `sendPage(rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } })`;
  * - `GET /inflight/throws`: `apiKey({ guard })`, then throws `new Error('boom after admission')`;
  * - `GET /inflight/stream`: `apiKey({ guard })`, then answers `inflightStream(inflightChunks(query))`
  *   as a streamed `text/plain` body;
@@ -31,7 +36,7 @@
  * @module
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INFLIGHT_STATUSES, LIMITS, REALM, TOTAL_CAP } from './fixture.ts';
+import { INFLIGHT_STATUSES, LIMITS, OPTION_PEER, REALM, TOTAL_CAP } from './fixture.ts';
 import type { Item } from './fixture.ts';
 import { fuzzAdapter } from './fuzz.ts';
 import type { AdapterUnderTest, ConformanceWorld, RunningApp } from './world.ts';
@@ -419,6 +424,41 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         const res = await get('/whoami', auth(fixture.keys.loopback));
         if (adapter.peer === 'unknown') await expectProblem(res, 403, 'ip_not_allowed');
         else expect(res.status).toBe(200);
+      });
+    });
+
+    describe('options, the same on every adapter', () => {
+      it('apiKey({ clientAddress }) names the client the guard sees: a key allowlisted for it is admitted', async () => {
+        const res = await get('/options/peer', auth(fixture.keys.elsewhere));
+        expect(res.status, `${OPTION_PEER} is in 203.0.113.0/24`).toBe(200);
+        expect(await res.json()).toMatchObject({ name: 'elsewhere' });
+      });
+
+      it("a guard's trustProxy decides whether X-Forwarded-For is read, and every adapter hands it the header", async () => {
+        const elsewhere = (forwardedFor?: string): RequestInit => ({ headers: { authorization: `ApiKey ${fixture.keys.elsewhere}`, ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) } });
+        // Behind a proxy the guard trusts only a peer it knows: with no socket, no header is believed.
+        const behindProxy = await get('/options/proxied', elsewhere('203.0.113.5'));
+        if (adapter.peer === 'unknown') await expectProblem(behindProxy, 403, 'ip_not_allowed');
+        else expect(behindProxy.status).toBe(200);
+        await expectProblem(await get('/options/proxied', elsewhere('198.51.100.1')), 403, 'ip_not_allowed');
+        // The default guard trusts no proxy: the same header is not read.
+        await expectProblem(await get('/whoami', elsewhere('203.0.113.5')), 403, 'ip_not_allowed');
+      });
+
+      it('paginate({ filters: (query, request) }) binds what it reads from the request into the cursor', async () => {
+        const tenant = (name: string): RequestInit => ({ headers: { 'x-tenant': name } });
+        const first = await get('/options/page?limit=2', tenant('a'));
+        expect(first.status).toBe(200);
+        const { nextCursor } = (await first.json()) as { nextCursor: string };
+        expect((await get(`/options/page?limit=2&cursor=${encodeURIComponent(nextCursor)}`, tenant('a'))).status).toBe(200);
+        await expectProblem(await get(`/options/page?limit=2&cursor=${encodeURIComponent(nextCursor)}`, tenant('b')), 400, 'invalid_cursor');
+      });
+
+      it("sendPage({ headers }) adds the route's headers; the page's Link and JSON content type win", async () => {
+        const res = await get('/options/page?limit=2', { headers: { 'x-tenant': 'a' } });
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(res.headers.get('link')).toMatch(/rel="next"/);
       });
     });
 

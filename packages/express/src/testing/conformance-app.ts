@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import { inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
@@ -76,8 +76,17 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', apiKey({ guard, clientAddress: () => OPTION_PEER }), (_req, res) => {
+    res.json({ name: res.locals.apiKey.name });
+  });
+  app.get('/options/proxied', apiKey({ guard: fixture.proxyGuard }), (_req, res) => {
+    res.json({ name: res.locals.apiKey.name });
+  });
+  app.get('/options/page', paginate(paginator, { filters: (_query, req) => ({ tenant: req.headers['x-tenant'] ?? null }) }), async (req, res) => {
+    await sendPage(res, fixture.list(res.locals.page, queryOf(req.originalUrl)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
+  });
   // Express lists no routes through a documented API: the table the routes above are registered from.
-  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
   if (!problems) return app; // Express's own error handler
   app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {

@@ -3,7 +3,7 @@
  * Test support only.
  * @module
  */
-import { inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
@@ -82,5 +82,10 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
   app.get('/throws', async () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', { onRequest: apiKey({ guard, clientAddress: () => OPTION_PEER }) }, async (request) => ({ name: request.apiKey.name }));
+  app.get('/options/proxied', { onRequest: apiKey({ guard: fixture.proxyGuard }) }, async (request) => ({ name: request.apiKey.name }));
+  app.get('/options/page', { preHandler: paginate(paginator, { filters: (_query, request) => ({ tenant: request.headers['x-tenant'] ?? null }) }) }, async (request, reply) =>
+    sendPage(reply, fixture.list(request.page, queryOf(request.raw.url)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } }),
+  );
   return app;
 }

@@ -4,7 +4,7 @@
  * Test support only.
  * @module
  */
-import { aborted, inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
 import { KeysetError } from '@keyset/core';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '../index.ts';
@@ -92,6 +92,14 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
       GET: apiKey({ guard, ...peer }, () => {
         throw new Error(NON_ERROR);
       }),
+    },
+    '/options/peer': { GET: apiKey({ guard, clientAddress: () => OPTION_PEER }, (_request, key) => Response.json({ name: key.name })) },
+    '/options/proxied': { GET: apiKey({ guard: fixture.proxyGuard, ...peer }, (_request, key) => Response.json({ name: key.name })) },
+    '/options/page': {
+      GET: async (request) => {
+        const page = await paginate(request, paginator, { filters: (_query, req) => ({ tenant: req.headers.get('x-tenant') }) });
+        return sendPage(page, fixture.list(page, new URL(request.url).searchParams).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
+      },
     },
     '/throws': {
       GET: () => {

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import { aborted, inflightChunks, MAX_ECHO_BYTES, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import type { StatusCode } from 'hono/utils/http-status';
 
@@ -65,6 +65,11 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', apiKey({ guard, clientAddress: () => OPTION_PEER }), (c) => c.json({ name: c.var.apiKey.name }));
+  app.get('/options/proxied', apiKey({ guard: fixture.proxyGuard }), (c) => c.json({ name: c.var.apiKey.name }));
+  app.get('/options/page', paginate(paginator, { filters: (_query, c) => ({ tenant: c.req.header('x-tenant') ?? null }) }), (c) =>
+    sendPage(c, fixture.list(c.var.page, queryOf(c.req.url)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } }),
+  );
   app.notFound(notFoundHandler({ app }));
   if (!problems) return app; // Hono's own error handler: an HTTPException answers with its response
   const answer = problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) });
