@@ -1,5 +1,5 @@
 /**
- * The four adapters have one shape (issue 22, item 3): the same files, each small enough
+ * The four adapters have one shape: the same files, each small enough
  * to read in one sitting, none leaning on another adapter or on a framework's internals.
  *
  * - **The same file set**: `index.ts`, `api-key.ts`, `check-request.ts`, `paginate.ts`,

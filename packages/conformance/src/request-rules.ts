@@ -2,7 +2,7 @@
  * The request rules every adapter applies before routing (core's `requestError()` behind
  * each adapter's `checkRequest()`, and `singleAuthorization()` behind the guard), checked
  * with requests `fetch()` cannot send: any request target, any Host, two header lines of
- * one name. Issue 24 items 3 and 4. Test support only.
+ * one name. Test support only.
  * @module
  */
 import { connect } from 'node:net';
@@ -236,7 +236,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
           }
         }
         // A key sent as Host is a valid DNS name by syntax: refused by the same rule as a Link
-        // origin (core's isValidHost), never echoed (issue 24 item 7).
+        // origin (core's isValidHost), never echoed.
         const key = app.world.keys.writer;
         for (const bad of [key, key.toLowerCase(), `${key.slice(key.lastIndexOf('_') + 1)}.example.com`, `${key}:3000`]) {
           for (const path of ['/public/items', '/whoami', '/items', '/nope']) {

@@ -1,5 +1,5 @@
 /**
- * One HTTP conformance suite for every keyset adapter (DESIGN §2, §3, §5). Each adapter's
+ * One HTTP conformance suite for every keyset adapter (pagination, API keys, problems). Each adapter's
  * test starts the same app (in process, or as a server under another runtime) and hands
  * over a way to send requests and the world the app serves; the suite asserts status,
  * headers and bodies. Test support only: this package is private and never published.
