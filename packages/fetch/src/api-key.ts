@@ -2,13 +2,7 @@
 import { ConfigError, isKeysetError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
-import { refusalResponse } from './check-request.ts';
-
-/** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
-export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Response | Promise<Response>;
-
-/** What `apiKey()`, `checkRequest()` and `problemHandler()` return: a handler that always answers asynchronously. */
-export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
+import { refusalResponse, type AsyncFetchHandler } from './check-request.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions<Rest extends unknown[] = []> {

@@ -6,7 +6,12 @@
 import { isKeysetError, toProblem } from '@keyset/core';
 import type { KeysetError } from '@keyset/core';
 import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
-import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
+
+/** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
+export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Response | Promise<Response>;
+
+/** What `apiKey()`, `checkRequest()` and `problemHandler()` return: a handler that always answers asynchronously. */
+export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
 
 /** The Node request `@hono/node-server` passes after the `Request` (its documented `HttpBindings`), read structurally. */
 function incomingOf(platform: unknown): { url?: unknown; complete?: unknown; headers?: { host?: unknown } } | undefined {

@@ -7,7 +7,7 @@ import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import { rememberedHeaders } from './api-key.ts';
-import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
+import type { AsyncFetchHandler, FetchHandler } from './check-request.ts';
 import { answeredError, instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
