@@ -103,6 +103,38 @@ describe('apiKey() for Express', () => {
     expect(res.headers.get('ratelimit-policy')).toMatch(/q=1000000/);
   });
 
+  it('gives the in-flight lease back when the client went away while the guard was deciding', async () => {
+    let letGuardAnswer!: () => void;
+    const clientGone = new Promise<void>((resolve) => (letGuardAnswer = resolve));
+    const slowGuard: ApiKeyGuard = {
+      check: async (request, options) => {
+        await clientGone;
+        return fixture.guard.check(request, options);
+      },
+    };
+    const app = express();
+    app.get('/slow', apiKey({ guard: slowGuard }), (_req, res) => res.end('late'));
+    app.get('/now', apiKey({ guard: fixture.guard }), (_req, res) => res.end('ok'));
+    const origin = await serve(app);
+    const controller = new AbortController();
+    const slow = fetch(`${origin}/slow`, { ...auth(fixture.keys.inflight), signal: controller.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    await slow;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The response closed before the guard admitted the request with its one lease.
+    letGuardAnswer();
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i += 1) {
+      const res = await fetch(`${origin}/now`, auth(fixture.keys.inflight));
+      statuses.push(res.status);
+      await res.text();
+      if (res.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(statuses.at(-1), statuses.join(' ')).toBe(200);
+  });
+
   it('answers 503 unavailable when the key store is down', async () => {
     const memory = createMemoryKeyStore();
     let down = false;

@@ -15,6 +15,8 @@ export interface NodeIncomingRequest {
 
 /** Node's `ServerResponse`, as far as a lease needs it. */
 export interface NodeServerResponse {
+  /** `true` once it has emitted `close`. */
+  readonly closed?: boolean;
   once(event: 'close', listener: () => void): unknown;
 }
 
@@ -41,7 +43,8 @@ export function nodeGuardRequest(req: NodeIncomingRequest, url: string | undefin
 /**
  * Gives the lease back when the response ends, whatever its body: Node emits `close` on a
  * `ServerResponse` once its last byte is handed to the socket, for every status and method
- * (a `HEAD` included), and also when the client went away first.
+ * (a `HEAD` included), and also when the client went away first; a response already
+ * closed (the client went away while the guard decided) releases at once.
  *
  * @example
  * ```ts
@@ -49,7 +52,9 @@ export function nodeGuardRequest(req: NodeIncomingRequest, url: string | undefin
  * ```
  */
 export function releaseWhenClosed(res: NodeServerResponse, release: (() => void) | undefined): void {
-  if (release !== undefined) res.once('close', release);
+  if (release === undefined) return;
+  if (res.closed === true) release();
+  else res.once('close', release);
 }
 
 /**
