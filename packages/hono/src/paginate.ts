@@ -64,10 +64,10 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const requestUrl = c.req.url;
     // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
     const query = parseQueryString(queryStringOf(requestUrl));
-    const planOptions = filters === undefined ? {} : { filters: filters(query, c) };
     let plan: PagePlan;
     try {
-      plan = await paginator.plan(query, planOptions);
+      // A keyset error from `filters` (a bad filter value) is a refusal like the plan's.
+      plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, c) });
     } catch (error) {
       throw refusal(error, c);
     }
