@@ -70,7 +70,9 @@ async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { aut
     app.get(
       '/api/orders',
       hono.paginate(paginator, {
-        filters: (_c: unknown, query: URLSearchParams) => {
+        // The base takes `(c, query)`, later sources `(query, c)`: the query is whichever argument it is.
+        filters: (first: unknown, second: unknown) => {
+          const query = (first instanceof URLSearchParams ? first : second) as URLSearchParams;
           const status = statusOf(query.get('status'));
           return status === undefined ? {} : { status };
         },

@@ -26,7 +26,7 @@
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
  */
 import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
-import { maybeSyncVariant } from '@keyset/core/adapter';
+import { maybeSyncVariant } from '../packages/core/src/maybe-promise.ts';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';

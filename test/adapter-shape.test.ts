@@ -1,5 +1,5 @@
 /**
- * The four adapters have one shape (issue 22, item 3): the same files, each small enough
+ * The four adapters have one shape: the same files, each small enough
  * to read in one sitting, none leaning on another adapter or on a framework's internals.
  *
  * - **The same file set**: `index.ts`, `api-key.ts`, `check-request.ts`, `paginate.ts`,
@@ -15,6 +15,9 @@
  *   and underscore members (`req._parsedUrl`).
  * - **The same public names**: every adapter exports `apiKey`, `checkRequest`,
  *   `paginate`, `sendPage`, `problemHandler` and `notFoundHandler`.
+ * - **The same option names**: `apiKey()`, `paginate()` and `problemHandler()` know the
+ *   same options on every adapter (docs/adapters.md, "Options"), and `notFoundHandler()`
+ *   `typeBase` plus the one way its framework lists routes.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -89,5 +92,43 @@ describe('adapter shape', () => {
   it.each(ADAPTERS)('%s exports the common names', async (adapter) => {
     const exported = Object.keys(await import(`../packages/${adapter}/src/index.ts`));
     expect(exported).toEqual(expect.arrayContaining(['apiKey', 'checkRequest', 'paginate', 'sendPage', 'problemHandler', 'notFoundHandler']));
+  });
+});
+
+/** The option names a factory knows, read from the error it throws for an unknown one. */
+async function knownOptions(make: () => unknown): Promise<string[]> {
+  let message = '';
+  try {
+    await make();
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  const known = /known: (.*)\)$/.exec(message)?.[1];
+  expect(known, message).toBeDefined();
+  return [...known!.matchAll(/`([^`]+)`/g)].map((match) => match[1]!).sort();
+}
+
+describe('adapter options', () => {
+  const guard = { check: async () => ({ key: {} as never, headers: {}, clientAddress: undefined }) };
+  const paginator = { plan: async () => ({}) as never, page: async () => ({ body: {}, headers: {} }) as never };
+  const odd = { zzzzzzzzzzzzzzzz: 1 };
+  const handler = (): Response => new Response('ok');
+
+  it.each(ADAPTERS)('%s: apiKey(), paginate() and problemHandler() know the same options as every other adapter', async (adapter) => {
+    const api = (await import(`../packages/${adapter}/src/index.ts`)) as Record<string, (...args: unknown[]) => unknown>;
+    const web = adapter === 'fetch';
+    expect(await knownOptions(() => (web ? api.apiKey!({ guard, ...odd }, handler) : api.apiKey!({ guard, ...odd })))).toEqual(['clientAddress', 'cost', 'guard', 'route', 'scopes']);
+    expect(await knownOptions(() => (web ? api.paginate!(new Request('http://h/'), paginator, odd) : api.paginate!(paginator, odd)))).toEqual(['baseUrl', 'filters']);
+    expect(await knownOptions(() => (web ? api.problemHandler!(odd, handler) : api.problemHandler!(odd)))).toEqual(['onError', 'typeBase']);
+  });
+
+  it.each([
+    ['hono', 'app'],
+    ['express', 'routes'],
+    ['fastify', undefined],
+    ['fetch', 'allowedMethods'],
+  ] as const)("%s: notFoundHandler() knows typeBase and its framework's way to list routes", async (adapter, routes) => {
+    const api = (await import(`../packages/${adapter}/src/index.ts`)) as Record<string, (...args: unknown[]) => unknown>;
+    expect(await knownOptions(() => api.notFoundHandler!(odd))).toEqual(routes === undefined ? ['typeBase'] : [routes, 'typeBase'].sort());
   });
 });

@@ -382,7 +382,7 @@ const FIXTURES: Fixture[] = [
   ...(Object.entries(ADAPTERS) as [string, typeof hono][]).flatMap(([adapter, a]): Fixture[] => [
     {
       name: `${adapter} apiKey`,
-      valid: () => ({ guard: createApiKeyGuard({ keyring: keyring() }), scopes: ['orders:read'], cost: 1, route: 'GET /things', ...(adapter === 'hono' && { clientAddress: () => undefined }) }),
+      valid: () => ({ guard: createApiKeyGuard({ keyring: keyring() }), scopes: ['orders:read'], cost: 1, route: 'GET /things', clientAddress: () => undefined }),
       required: ['guard'],
       run: (o) => a.apiKey(o as never),
     },
@@ -390,7 +390,8 @@ const FIXTURES: Fixture[] = [
     { name: `${adapter} problemHandler`, valid: () => ({ onError: () => {}, typeBase: 'https://example.com/problems/' }), run: (o) => a.problemHandler(o as never) },
   ]),
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
-  { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }] }), run: (o) => express.notFoundHandler(o as never) },
+  { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },
+  { name: 'express checkRequest', valid: () => ({ refusals: 'next' }), run: (o) => express.checkRequest(o as never) },
   { name: 'fastify notFoundHandler', valid: () => ({ typeBase: 'urn:x:' }), run: (o) => fastify.notFoundHandler(o as never) },
   {
     name: 'fetch apiKey',
@@ -400,7 +401,7 @@ const FIXTURES: Fixture[] = [
   },
   {
     name: 'fetch paginate',
-    valid: () => ({ filters: { status: 'paid' }, baseUrl: 'https://api.example.com' }),
+    valid: () => ({ filters: () => ({ status: 'paid' }), baseUrl: 'https://api.example.com' }),
     run: (o) => fetchAdapter.paginate(new Request('https://api.example.com/things'), paginator(), o as never),
   },
   { name: 'fetch problemHandler', valid: () => ({ onError: () => {}, typeBase: 'urn:x:' }), run: (o) => fetchAdapter.problemHandler(o as never, handler) },

@@ -60,7 +60,7 @@ export async function fastifyKeyset(keyCount?: number): Promise<{ listener: List
       {
         onRequest: apiKey({ guard, scopes: ['orders:read'] }),
         preHandler: paginate(paginator, {
-          filters: (_request, query) => {
+          filters: (query) => {
             const status = statusOf(query.get('status'));
             return status === undefined ? {} : { status };
           },

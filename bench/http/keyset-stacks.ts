@@ -61,7 +61,7 @@ export async function keysetHono(parts: Parts = FULL, keyCount?: number): Promis
   app.onError(honoProblems());
   if (parts.auth) app.use('/api/*', honoApiKey({ guard, scopes: ['orders:read'] }));
   if (parts.paginate) {
-    app.get('/api/orders', honoPaginate(paginator, { filters: (_c, query) => filters(query) }), (c) =>
+    app.get('/api/orders', honoPaginate(paginator, { filters: (query) => filters(query) }), (c) =>
       honoSendPage(c, rows(c.get('page'), statusOf(c.req.query('status')))),
     );
   } else {
@@ -76,7 +76,7 @@ export async function keysetExpress(keyCount?: number): Promise<{ app: Express; 
   app.get(
     '/api/orders',
     expressApiKey({ guard, scopes: ['orders:read'] }),
-    expressPaginate(paginator, { filters: (_req, query) => filters(query) }),
+    expressPaginate(paginator, { filters: (query) => filters(query) }),
     async (req, res) => {
       await expressSendPage(res, rows(res.locals.page, statusOf(typeof req.query.status === 'string' ? req.query.status : null)));
     },

@@ -33,6 +33,8 @@ export interface ConformanceFixture {
   readonly guard: ApiKeyGuard;
   /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
   readonly downGuard: ApiKeyGuard;
+  /** The same keyring behind one trusted proxy (`trustProxy: { hops: 1 }`): the client is the last `X-Forwarded-For` entry. */
+  readonly proxyGuard: ApiKeyGuard;
   /**
    * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
    * per hour); `limited` allows
@@ -147,6 +149,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   };
   const downKeyring = createKeyring({ store: unreachable, prefix: PREFIX, cache: false });
   const downGuard = createApiKeyGuard({ keyring: downKeyring, realm: REALM });
+  const proxyGuard = createApiKeyGuard({ keyring, realm: REALM, trustProxy: { hops: 1 } });
 
   const select = (query: URLSearchParams): Item[] => {
     const status = query.get('status');
@@ -159,6 +162,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
+    proxyGuard,
     keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
@@ -232,3 +236,28 @@ export function aborted(signal: AbortSignal): Promise<void> {
     );
   });
 }
+
+/** The statuses `/inflight/status` answers: success, redirects, no-content and errors, so a lease is seen to end after each. */
+export const INFLIGHT_STATUSES: readonly number[] = [200, 201, 202, 204, 206, 301, 302, 304, 400, 401, 404, 409, 418, 429, 500, 503];
+
+/**
+ * What `/inflight/status?status=<n>` answers: status `n` (200 by default), with the body
+ * `status <n>` or, for a status that has none (204, 304), no body.
+ */
+export function inflightStatus(query: URLSearchParams): { status: number; body: string | null } {
+  const status = Number(query.get('status') ?? '200');
+  return { status, body: status === 204 || status === 304 ? null : `status ${status}` };
+}
+
+/**
+ * The messages of the errors `GET /inflight/rethrown` and `GET /inflight/non-error` throw: the
+ * app's error handler rethrows the first, and throws a non-`Error` (a string) for the second.
+ */
+export const RETHROWN = 'rethrown by the error handler';
+export const NON_ERROR = 'answered by a throw of a non-Error';
+
+/** What `POST /echo` accepts: a larger body is 413. */
+export const MAX_ECHO_BYTES = 16_384;
+
+/** The peer `GET /options/peer` names with `apiKey({ clientAddress })`: inside the `elsewhere` key's allowlist. */
+export const OPTION_PEER = '203.0.113.9';

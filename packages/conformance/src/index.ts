@@ -4,11 +4,11 @@
  * vitest-free part a server process imports to build the world it serves.
  * @module
  */
-export { aborted, conformanceItems, createConformanceFixture, inflightChunks, inflightStream, LIMITS, PREFIX, REALM, TOTAL_CAP, WORLD_PATH, worldResponse } from './fixture.ts';
+export { aborted, conformanceItems, createConformanceFixture, INFLIGHT_STATUSES, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, LIMITS, NON_ERROR, PREFIX, REALM, RETHROWN, TOTAL_CAP, WORLD_PATH, worldResponse } from './fixture.ts';
 export type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
 export type { FuzzRequest } from './fuzz.ts';
-export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
+export { describeAdapterConformance, describeAdapterFuzz, describeProblemsWithoutHandler, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
 export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
 export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';

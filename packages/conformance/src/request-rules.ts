@@ -2,7 +2,7 @@
  * The request rules every adapter applies before routing (core's `requestError()` behind
  * each adapter's `checkRequest()`, and `singleAuthorization()` behind the guard), checked
  * with requests `fetch()` cannot send: any request target, any Host, two header lines of
- * one name. Issue 24 items 3 and 4. Test support only.
+ * one name. Test support only.
  * @module
  */
 import { connect } from 'node:net';
@@ -22,9 +22,9 @@ export interface RawResponse {
 export type RawSend = (method: string, target: string, headers: readonly (readonly [string, string])[], body?: string) => Promise<RawResponse>;
 
 /** Over a socket to `origin`: the request line and header lines as written (a `Host` line only if given). */
-export function rawOverSocket(origin: string): RawSend {
+export function rawOverSocket(origin: string): RawSend & { origin: string } {
   const { hostname, port } = new URL(origin);
-  return (method, target, headers, body = '') =>
+  const send: RawSend = (method, target, headers, body = '') =>
     new Promise((resolve, reject) => {
       const socket = connect(Number(port), hostname, () => {
         const lines = [`${method} ${target} HTTP/1.1`, ...headers.map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body];
@@ -42,6 +42,91 @@ export function rawOverSocket(origin: string): RawSend {
         resolve({ status: Number(statusLine.split(' ')[1]), headers: parsed, body: rest.join('\r\n\r\n') });
       });
     });
+  return Object.assign(send, { origin });
+}
+
+/** One response read off a kept-alive socket, with whether the server then closed it. */
+interface KeptAliveResponse extends RawResponse {
+  /** The socket ended (or was reset) after this response, before any more was sent. */
+  closed: boolean;
+}
+
+/**
+ * A socket to `origin` that stays open between requests, and reads one response at a time
+ * (a `100 Continue` too).
+ */
+function keptAlive(origin: string): Promise<{ write(text: string): void; read(): Promise<KeptAliveResponse>; ended(): Promise<boolean>; close(): void }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = Buffer.alloc(0);
+    let ended = false;
+    let wake: (() => void) | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      wake?.();
+    });
+    const end = (): void => {
+      ended = true;
+      wake?.();
+    };
+    socket.on('end', end);
+    socket.on('close', end);
+    socket.on('error', end);
+    const more = (): Promise<void> =>
+      new Promise((ready, fail) => {
+        if (ended) return fail(new Error('the server closed the connection before answering (a hang-up)'));
+        const timer = setTimeout(() => fail(new Error('no answer within 5 s')), 5000);
+        wake = () => {
+          clearTimeout(timer);
+          wake = undefined;
+          ready();
+        };
+      });
+    /** Reads one response, its body by Content-Length or chunks (none for a 1xx). */
+    const read = async (): Promise<KeptAliveResponse> => {
+      {
+        let at = data.indexOf('\r\n\r\n');
+        while (at === -1) {
+          await more();
+          at = data.indexOf('\r\n\r\n');
+        }
+        const [statusLine = '', ...lines] = data.subarray(0, at).toString('latin1').split('\r\n');
+        data = data.subarray(at + 4);
+        const status = Number(statusLine.split(' ')[1]);
+        const headers: Record<string, string> = {};
+        for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+        if (status < 200) return { status, headers, body: '', closed: ended };
+        let body = '';
+        if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
+          for (;;) {
+            let line = data.indexOf('\r\n');
+            while (line === -1) {
+              await more();
+              line = data.indexOf('\r\n');
+            }
+            const size = parseInt(data.subarray(0, line).toString('latin1'), 16);
+            while (data.length < line + 2 + size + 2) await more();
+            body += data.subarray(line + 2, line + 2 + size).toString('utf8');
+            data = data.subarray(line + 2 + size + 2);
+            if (size === 0) break;
+          }
+        } else {
+          const length = Number(headers['content-length'] ?? '0');
+          while (data.length < length) await more();
+          body = data.subarray(0, length).toString('utf8');
+          data = data.subarray(length);
+        }
+        return { status, headers, body, closed: ended };
+      }
+    };
+    const endedSoon = async (): Promise<boolean> => {
+      for (let i = 0; i < 200 && !ended; i += 1) await new Promise((wait) => setTimeout(wait, 10));
+      return ended;
+    };
+    socket.once('connect', () => resolve({ write: (text) => socket.write(text), read, ended: endedSoon, close: () => socket.destroy() }));
+    socket.once('error', reject);
+  });
 }
 
 /** In process, through the app's `request` function: a `Request` per call (`Headers` joins repeated names with `, `). */
@@ -151,7 +236,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
           }
         }
         // A key sent as Host is a valid DNS name by syntax: refused by the same rule as a Link
-        // origin (core's isValidHost), never echoed (issue 24 item 7).
+        // origin (core's isValidHost), never echoed.
         const key = app.world.keys.writer;
         for (const bad of [key, key.toLowerCase(), `${key.slice(key.lastIndexOf('_') + 1)}.example.com`, `${key}:3000`]) {
           for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
@@ -165,6 +250,86 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
         await app.close();
       }
     });
+
+    it.skipIf(adapter.transport !== 'socket')(
+      'answers a request whose body it did not read (401, 400, 404, 413) and then answers the next request on the same connection, or closes it cleanly with Connection: close',
+      async () => {
+        const app = await adapter.start();
+        try {
+          const origin = (app.raw as RawSend & { origin?: string }).origin;
+          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+          const key = app.world.keys.reader;
+          const body = `{"pad":"${'x'.repeat(20_000)}"}`;
+          const cases: [expected: number, method: string, path: string, headers: string[]][] = [
+            [401, 'POST', '/echo', ['content-type: application/json']],
+            [400, 'POST', '/echo', [`authorization: ApiKey ${key}`, 'content-type: json']],
+            [404, 'POST', '/nope', ['content-type: application/json']],
+            [413, 'POST', '/echo', [`authorization: ApiKey ${key}`, 'content-type: application/json']],
+          ];
+          // The body sent at once, and held back until the server says 100 Continue (RFC 9110 §10.1.1).
+          for (const expect100 of [false, true]) {
+            for (const [expected, method, path, headers] of cases) {
+              const socket = await keptAlive(origin);
+              try {
+                const head = [`${method} ${path} HTTP/1.1`, 'host: localhost', ...headers, `content-length: ${Buffer.byteLength(body)}`, ...(expect100 ? ['expect: 100-continue'] : []), '', ''].join('\r\n');
+                socket.write(expect100 ? head : head + body);
+                let res = await socket.read();
+                if (res.status === 100) {
+                  // Asked for the body (Node answers 100 itself): sent, even if the answer came first.
+                  socket.write(body);
+                  res = await socket.read();
+                }
+                expect(res.status, `${method} ${path}${expect100 ? ' (expect 100-continue)' : ''}: ${res.body}`).toBe(expected);
+                if (res.headers.connection?.toLowerCase() === 'close') {
+                  expect(await socket.ended(), 'closed after Connection: close').toBe(true);
+                  continue;
+                }
+                socket.write('GET /public/items?limit=1 HTTP/1.1\r\nhost: localhost\r\n\r\n');
+                const next = await socket.read();
+                expect(next.status, `the next request after ${method} ${path}`).toBe(200);
+              } finally {
+                socket.close();
+              }
+            }
+          }
+        } finally {
+          await app.close();
+        }
+      },
+    );
+
+    it.skipIf(adapter.transport !== 'socket')(
+      'after each early 4xx to a 2 MB body (401, 400, 404, 413), the next request from a keep-alive client (fetch) is answered',
+      async () => {
+        const app = await adapter.start();
+        try {
+          const origin = (app.raw as RawSend & { origin?: string }).origin;
+          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+          const key = app.world.keys.reader;
+          // fetch() keeps its connections alive and reuses the last one: a server that closes
+          // it without saying so (no Connection: close) fails the next request ("other side closed").
+          const body = 'x'.repeat(2_000_000);
+          for (const [expected, path, headers] of [
+            [401, '/echo', { 'content-type': 'application/json' }],
+            [400, '/echo', { authorization: `ApiKey ${key}`, 'content-type': 'json' }],
+            // Fastify applies its body limit (1 MiB) before it finds no route: 413, not 404.
+            [[404, 413], '/nope', { 'content-type': 'application/json' }],
+            [413, '/echo', { authorization: `ApiKey ${key}`, 'content-type': 'application/json' }],
+          ] as const) {
+            for (let i = 0; i < 2; i += 1) {
+              const res = await fetch(new URL(path, origin), { method: 'POST', headers, body });
+              expect(([] as number[]).concat(expected), path).toContain(res.status);
+              await res.text();
+              const next = await fetch(new URL('/public/items?limit=1', origin)).then((r) => r.status, (error: Error) => `${error.message}: ${String(error.cause)}`);
+              expect(next, `the request after ${res.status}`).toBe(200);
+            }
+          }
+        } finally {
+          await app.close();
+        }
+      },
+      30_000,
+    );
 
     it.skipIf(adapter.transport !== 'socket')('refuses `*`, a backslash and a target that is no path with 400 naming the path', async () => {
       const app = await adapter.start();

@@ -1,5 +1,5 @@
 /**
- * One HTTP conformance suite for every keyset adapter (DESIGN §2, §3, §5). Each adapter's
+ * One HTTP conformance suite for every keyset adapter (pagination, API keys, problems). Each adapter's
  * test starts the same app (in process, or as a server under another runtime) and hands
  * over a way to send requests and the world the app serves; the suite asserts status,
  * headers and bodies. Test support only: this package is private and never published.
@@ -12,18 +12,31 @@
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
  * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
+ *   a body over `MAX_ECHO_BYTES` is 413, as the framework's body limit answers it;
  * - `GET /query`: `paginate(paginator)`, answering the framework's own parsed query as JSON;
  * - `GET /throws`: throws `new Error('boom: secret detail')`;
+ * - `GET /options/peer`: `apiKey({ guard, clientAddress: () => OPTION_PEER })`, answering `{ name }`;
+ * - `GET /options/proxied`: `apiKey({ guard: fixture.proxyGuard })`, answering `{ name }`;
+ * - `GET /options/page`: `paginate(paginator, { filters: (query, request) => ({ tenant }) })`,
+ *   `tenant` the request's `X-Tenant` header read from the framework's request, then
+ *   `sendPage(rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } })`;
  * - `GET /inflight/throws`: `apiKey({ guard })`, then throws `new Error('boom after admission')`;
  * - `GET /inflight/stream`: `apiKey({ guard })`, then answers `inflightStream(inflightChunks(query))`
  *   as a streamed `text/plain` body;
  * - `GET /inflight/slow`: `apiKey({ guard })`, then waits until the client goes away;
+ * - `GET, POST, OPTIONS, DELETE /inflight/status` (and `HEAD` as the framework derives it
+ *   from `GET`): `apiKey({ guard })`, then answers `inflightStatus(query)`;
+ * - `GET /inflight/rejects`: `apiKey({ guard })`, then an `async` handler that rejects with an `Error`;
+ * - `GET /inflight/throws-value`: `apiKey({ guard })`, then throws a string (no `Error`);
+ * - `GET /inflight/rethrown` and `GET /inflight/non-error`: `apiKey({ guard })`, then throw
+ *   `new Error(RETHROWN)` / `new Error(NON_ERROR)`; the app's error handler rethrows the
+ *   first and throws a string for the second;
  * - not-found and problem handlers (the not-found one answering 405 with `Allow` for a known
  *   path under another method), the latter pushing `{ error, status }` to `fixture.reported`.
  * @module
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS, REALM, TOTAL_CAP } from './fixture.ts';
+import { INFLIGHT_STATUSES, LIMITS, OPTION_PEER, REALM, TOTAL_CAP } from './fixture.ts';
 import type { Item } from './fixture.ts';
 import { fuzzAdapter } from './fuzz.ts';
 import type { AdapterUnderTest, ConformanceWorld, RunningApp } from './world.ts';
@@ -414,6 +427,41 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
       });
     });
 
+    describe('options, the same on every adapter', () => {
+      it('apiKey({ clientAddress }) names the client the guard sees: a key allowlisted for it is admitted', async () => {
+        const res = await get('/options/peer', auth(fixture.keys.elsewhere));
+        expect(res.status, `${OPTION_PEER} is in 203.0.113.0/24`).toBe(200);
+        expect(await res.json()).toMatchObject({ name: 'elsewhere' });
+      });
+
+      it("a guard's trustProxy decides whether X-Forwarded-For is read, and every adapter hands it the header", async () => {
+        const elsewhere = (forwardedFor?: string): RequestInit => ({ headers: { authorization: `ApiKey ${fixture.keys.elsewhere}`, ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }) } });
+        // Behind a proxy the guard trusts only a peer it knows: with no socket, no header is believed.
+        const behindProxy = await get('/options/proxied', elsewhere('203.0.113.5'));
+        if (adapter.peer === 'unknown') await expectProblem(behindProxy, 403, 'ip_not_allowed');
+        else expect(behindProxy.status).toBe(200);
+        await expectProblem(await get('/options/proxied', elsewhere('198.51.100.1')), 403, 'ip_not_allowed');
+        // The default guard trusts no proxy: the same header is not read.
+        await expectProblem(await get('/whoami', elsewhere('203.0.113.5')), 403, 'ip_not_allowed');
+      });
+
+      it('paginate({ filters: (query, request) }) binds what it reads from the request into the cursor', async () => {
+        const tenant = (name: string): RequestInit => ({ headers: { 'x-tenant': name } });
+        const first = await get('/options/page?limit=2', tenant('a'));
+        expect(first.status).toBe(200);
+        const { nextCursor } = (await first.json()) as { nextCursor: string };
+        expect((await get(`/options/page?limit=2&cursor=${encodeURIComponent(nextCursor)}`, tenant('a'))).status).toBe(200);
+        await expectProblem(await get(`/options/page?limit=2&cursor=${encodeURIComponent(nextCursor)}`, tenant('b')), 400, 'invalid_cursor');
+      });
+
+      it("sendPage({ headers }) adds the route's headers; the page's Link and JSON content type win", async () => {
+        const res = await get('/options/page?limit=2', { headers: { 'x-tenant': 'a' } });
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(res.headers.get('link')).toMatch(/rel="next"/);
+      });
+    });
+
     describe('outages', () => {
       it('answers an unreachable key store with 503 unavailable, revealing nothing', async () => {
         const before = (await fixture.reports()).length;
@@ -437,6 +485,51 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       };
+
+      /**
+       * Sends `path` as the inflight key until it is admitted (not 429 `concurrency_limited`:
+       * a lease still held), each answer read to its end; gives up after 2,000 tries.
+       */
+      const admitted = async (path: string, init: RequestInit = {}): Promise<{ status: number; body: string }> => {
+        for (let attempt = 0; ; attempt += 1) {
+          const res = await get(path, { ...init, ...inflight(), redirect: 'manual' });
+          const body = await res.text();
+          if (!(res.status === 429 && body.includes('concurrency_limited')) || attempt === 2000) return { status: res.status, body };
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+
+      it('HEAD on a GET route gives its lease back: five in a row, then a GET, each admitted', async () => {
+        for (let i = 0; i < 5; i += 1) expect((await admitted('/whoami', { method: 'HEAD' })).status).toBe(200);
+        expect((await admitted('/whoami')).status).toBe(200);
+      });
+
+      it('every method and status on a capped route gives its lease back when the response ends, whatever its body', async () => {
+        for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST', 'DELETE']) {
+          for (const status of INFLIGHT_STATUSES) {
+            const res = await admitted(`/inflight/status?status=${status}`, { method });
+            expect(res.status, `${method} answered ${status}`).toBe(status);
+            if (method !== 'HEAD' && status !== 204 && status !== 304) expect(res.body).toBe(`status ${status}`);
+          }
+        }
+        expect((await until(200)).status).toBe(200);
+      });
+
+      it.each([['/inflight/rejects'], ['/inflight/throws-value'], ['/inflight/rethrown'], ['/inflight/non-error']])(
+        '%s: a handler that rejects, or an error handler that rethrows or throws a non-Error, gives its lease back',
+        async (path) => {
+          for (let i = 0; i < 2; i += 1) {
+            // Whatever the framework makes of a failed error handler (a 500, Fastify's reply of the
+            // thrown string, a dropped connection), the next request is admitted.
+            const res = await get(path, inflight()).catch(() => undefined);
+            if (res !== undefined) {
+              expect(res.status).not.toBe(429);
+              await res.text().catch(() => '');
+            }
+            expect((await until(200)).status).toBe(200);
+          }
+        },
+      );
 
       it('a handler that throws gives its lease back: every request of the key is admitted again', async () => {
         for (let i = 0; i < 3; i += 1) {
@@ -556,6 +649,67 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         const reported = (await fixture.reports()).slice(before);
         expect(reported).toEqual([{ status: 500, message: 'boom: secret detail' }]);
       });
+    });
+  });
+}
+
+/**
+ * Registers, under `describe(name)`, the checks of an app that registered no problem
+ * handler of its own (the same routes; Fastify's keyset plugin with its default handlers):
+ * every request keyset refuses still gets its problem, with its status, media type and
+ * headers, never the framework's 500 or HTML page.
+ */
+export function describeProblemsWithoutHandler(name: string, adapter: Pick<AdapterUnderTest, 'start'>): void {
+  describe(`problems without a problem handler: ${name}`, () => {
+    let app: RunningApp;
+    beforeAll(async () => {
+      app = await adapter.start();
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+    const keyed = (key: 'reader' | 'writer' | 'limited'): RequestInit => auth(app.world.keys[key]);
+
+    it('answers no key with 401 missing_api_key and WWW-Authenticate, a bad key with 401 invalid_api_key', async () => {
+      const res = await app.request('/items');
+      expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
+      await expectProblem(res, 401, 'missing_api_key');
+      await expectProblem(await app.request('/whoami', auth('nope')), 401, 'invalid_api_key');
+    });
+
+    it('answers a key without the scope with 403 insufficient_scope and the RateLimit headers', async () => {
+      const res = await app.request('/items', keyed('writer'));
+      expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+      expect((await expectProblem(res, 403, 'insufficient_scope')).missing_scopes).toEqual(['items:read']);
+    });
+
+    it('answers bad paging with 400 problems, on a keyed route (with the RateLimit headers) and an open one', async () => {
+      const res = await app.request(`/items?limit=${LIMITS.max + 1}`, keyed('reader'));
+      expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+      await expectProblem(res, 400, 'limit_too_large');
+      await expectProblem(await app.request('/public/items?limit=abc'), 400, 'invalid_limit');
+      await expectProblem(await app.request('/items?cursor=garbage', keyed('reader')), 400, 'invalid_cursor');
+    });
+
+    it('answers a key in the query with 400 api_key_in_query', async () => {
+      await expectProblem(await app.request('/whoami?api_key=x', keyed('reader')), 400, 'api_key_in_query');
+    });
+
+    it('answers over the rate limit with 429 rate_limited and Retry-After', async () => {
+      for (let i = 0; i < 2; i += 1) expect((await app.request('/whoami', keyed('limited'))).status).toBe(200);
+      const res = await app.request('/whoami', keyed('limited'));
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await expectProblem(res, 429, 'rate_limited');
+    });
+
+    it('answers an unreachable key store with 503 unavailable, a request no route should see with 400 invalid_request', async () => {
+      await expectProblem(await app.request('/down', keyed('reader')), 503, 'unavailable');
+      const body = await expectProblem(await app.request('/public/items', { headers: { 'content-type': 'json' } }), 400, 'invalid_request');
+      expect(body.field).toBe('content-type');
+    });
+
+    it('still serves what it admits', async () => {
+      expect(await (await app.request('/whoami', keyed('reader'))).json()).toMatchObject({ name: 'reader' });
     });
   });
 }

@@ -21,13 +21,12 @@ export type { RouteEntry } from './method-not-allowed.ts';
 export { assertKnownOptions, closestName } from './internal/check-options.ts';
 export type { KnownOptions, OptionRule, OptionShape } from './internal/check-options.ts';
 
-// Hot paths that answer synchronously when they can
-export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
-export type { MaybePromise } from './maybe-promise.ts';
-
-// The guard, as adapters drive it
-export { apiKeyCheckOptions, guardReadsForwardedFor } from './keys/api-key-guard.ts';
-export { releaseWithBody } from './concurrency/release-with-body.ts';
+// The guard, as adapters drive it, by transport: Web `Request`/`Response` (Hono, Fetch)
+// and Node's `http` (Express, Fastify)
+export { apiKeyCheckOptions } from './keys/api-key-guard.ts';
+export { finishWebResponse, webBodyPending, webGuardRequest } from './http/web-transport.ts';
+export { nodeBodyPending, nodeGuardRequest, releaseWhenClosed } from './http/node-transport.ts';
+export type { NodeIncomingRequest, NodeServerResponse } from './http/node-transport.ts';
 
 // Pagination building blocks (what `createPaginator` composes)
 export { isValidHost, normalizeBaseUrl, requestOrigin } from './pagination/base-url.ts';

@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
-import { apiKey, problemHandler } from './index.ts';
+import { apiKey, checkRequest, problemHandler } from './index.ts';
 import { listen } from './testing/listen.ts';
 
 let fixture: ConformanceFixture;
@@ -28,6 +28,30 @@ async function serve(app: Express, onError?: (error: unknown, status: number) =>
 const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
 
 describe('apiKey() for Express', () => {
+  it("answers a refusal with its problem without an error handler; under refusals: 'next' the app's own error handler sees it and may replace it", async () => {
+    const bare = express();
+    bare.get('/', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), (_req, res) => res.end('ok'));
+    const bareServer = await listen(bare);
+    servers.push(bareServer);
+    const missing = await fetch(bareServer.origin);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    const scope = await fetch(bareServer.origin, auth(fixture.keys.writer));
+    expect(scope.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(scope, 403, 'insufficient_scope');
+    const own = express();
+    own.use(checkRequest({ refusals: 'next' }));
+    own.get('/', apiKey({ guard: fixture.guard }), (_req, res) => res.end('ok'));
+    own.use((error: { code?: string }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(418).json({ mine: error.code });
+    });
+    const ownServer = await listen(own);
+    servers.push(ownServer);
+    const replaced = await fetch(ownServer.origin);
+    expect(replaced.status).toBe(418);
+    expect(await replaced.json()).toEqual({ mine: 'missing_api_key' });
+  });
+
   it('types res.locals.apiKey as the core VerifiedKey', async () => {
     const app = express();
     app.get('/', apiKey({ guard: fixture.guard }), (_req, res) => {
@@ -79,6 +103,38 @@ describe('apiKey() for Express', () => {
     expect(res.headers.get('ratelimit-policy')).toMatch(/q=1000000/);
   });
 
+  it('gives the in-flight lease back when the client went away while the guard was deciding', async () => {
+    let letGuardAnswer!: () => void;
+    const clientGone = new Promise<void>((resolve) => (letGuardAnswer = resolve));
+    const slowGuard: ApiKeyGuard = {
+      check: async (request, options) => {
+        await clientGone;
+        return fixture.guard.check(request, options);
+      },
+    };
+    const app = express();
+    app.get('/slow', apiKey({ guard: slowGuard }), (_req, res) => res.end('late'));
+    app.get('/now', apiKey({ guard: fixture.guard }), (_req, res) => res.end('ok'));
+    const origin = await serve(app);
+    const controller = new AbortController();
+    const slow = fetch(`${origin}/slow`, { ...auth(fixture.keys.inflight), signal: controller.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    await slow;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The response closed before the guard admitted the request with its one lease.
+    letGuardAnswer();
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i += 1) {
+      const res = await fetch(`${origin}/now`, auth(fixture.keys.inflight));
+      statuses.push(res.status);
+      await res.text();
+      if (res.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(statuses.at(-1), statuses.join(' ')).toBe(200);
+  });
+
   it('answers 503 unavailable when the key store is down', async () => {
     const memory = createMemoryKeyStore();
     let down = false;
@@ -89,12 +145,16 @@ describe('apiKey() for Express', () => {
     const keyring = createKeyring({ store, prefix: 'down_test', cache: false });
     const { key } = await createKeyAdmin(keyring).issue({ name: 'k', scopes: [] });
     down = true;
-    const app = express();
-    app.get('/', apiKey({ guard: createApiKeyGuard({ keyring }) }), (_req, res) => res.end());
-    const reported: number[] = [];
-    const body = await expectProblem(await fetch(await serve(app, (_e, status) => reported.push(status)), auth(key)), 503, 'unavailable');
-    expect(JSON.stringify(body)).not.toContain('connection refused');
-    expect(reported).toEqual([503]);
+    for (const refusals of ['next', 'answer'] as const) {
+      const app = express();
+      app.use(checkRequest({ refusals }));
+      app.get('/', apiKey({ guard: createApiKeyGuard({ keyring }) }), (_req, res) => res.end());
+      const reported: number[] = [];
+      const body = await expectProblem(await fetch(await serve(app, (_e, status) => reported.push(status)), auth(key)), 503, 'unavailable');
+      expect(JSON.stringify(body)).not.toContain('connection refused');
+      // Passed on, the error handler sees it; answered at once, it never reaches one.
+      expect(reported).toEqual(refusals === 'next' ? [503] : []);
+    }
     await keyring.close();
   });
 

@@ -4,9 +4,10 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
-import type { NextFunction, RequestHandler, Response } from 'express';
+import { refuse } from './check-request.ts';
+import type { Request, RequestHandler } from 'express';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -36,14 +37,21 @@ export interface ApiKeyOptions {
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
   route?: string;
+  /**
+   * The socket's peer (IP allowlists, refused-credential budgets), never a header: the
+   * guard's `trustProxy` decides what `X-Forwarded-For` is believed, one policy for every
+   * adapter (Express's `req.ip` and its `trust proxy` setting are not used).
+   * @default the socket's peer, `req.socket.remoteAddress`
+   */
+  clientAddress?: (req: Request) => string | null | undefined;
 }
 
 /** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /**
- * Middleware that refuses the request unless it carries a valid API key with `scopes`.
- * Errors are the core's problems (400, 401, 403, 429, 503) for `problemHandler()`; the
+ * Middleware that refuses the request unless it carries a valid API key with `scopes`,
+ * with core's problems (400, 401, 403, 429, 503; see `checkRequest()`'s `refusals`); the
  * `RateLimit` headers go on every response of an authenticated request, errors included.
  *
  * @example
@@ -56,45 +64,26 @@ const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } a
  */
 export function apiKey(options: ApiKeyOptions): RequestHandler {
   assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
-  const { guard, scopes, cost, route } = options;
+  const { guard, clientAddress = socketPeer } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  const checkOptions = apiKeyCheckOptions({
-    ...(scopes === undefined ? {} : { scopes }),
-    ...(cost === undefined ? {} : { cost }),
-    ...(route === undefined ? {} : { route }),
-  });
-  // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
-  return function apiKey(req, res, next) {
-    // The socket's peer and the raw header; the guard's `trustProxy` decides what to
-    // believe. Express's own `req.ip` (its `trust proxy` setting) is deliberately unused:
-    // one policy, in core, for every adapter.
-    const request = {
-      // Every `Authorization` line (Node keeps only the first in `req.headers`): the guard
-      // refuses more than one set of credentials (core's `singleAuthorization`).
-      authorization: req.headersDistinct.authorization,
-      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`, not "missing").
-      xApiKey: req.headers['x-api-key'],
-      // Path and query as sent: the guard only looks for keys in the query string.
-      url: req.originalUrl,
-      remoteAddress: req.socket.remoteAddress,
-      forwardedFor: req.headers['x-forwarded-for'],
-    };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-    // A twin that has to wait answers with a native Promise, so `instanceof Promise` tells its
-    // answers apart (no `then` read from result objects of every shape); without a twin, await.
-    if (fast === undefined || result instanceof Promise) return Promise.resolve(result).then((passed) => admit(res, next, passed));
-    admit(res, next, result);
-    return undefined;
+  if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (req) => address');
+  const checkOptions = apiKeyCheckOptions(options);
+  // Express 5 passes a rejection to `next(error)`, as it does a throw.
+  return async function apiKey(req, res, next) {
+    let admitted: ApiKeyGuardResult;
+    try {
+      // The target as sent (`originalUrl`): the guard looks for keys in its query string.
+      admitted = await guard.check(nodeGuardRequest(req, req.originalUrl, clientAddress(req)), checkOptions);
+    } catch (error) {
+      return refuse(error, req, res, next);
+    }
+    const { key, headers, release } = admitted;
+    // The in-flight lease ends with the response: sent, answered by an error handler, or the client gone.
+    releaseWhenClosed(res, release);
+    res.locals.apiKey = key;
+    res.set(headers);
+    next();
   };
 }
 
-function admit(res: Response, next: NextFunction, { key, headers, release }: ApiKeyGuardResult): void {
-  // The in-flight lease ends with the response: 'close' follows the last byte sent, a
-  // handler's error answered by problemHandler(), and a client that went away.
-  if (release !== undefined) res.on('close', release);
-  res.locals.apiKey = key;
-  res.set(headers);
-  next();
-}
+const socketPeer = (req: Request): string | undefined => req.socket.remoteAddress;

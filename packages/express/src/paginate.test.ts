@@ -123,7 +123,7 @@ describe('paginate() for Express', () => {
     app.set('query parser', 'extended');
     app.get(
       '/',
-      paginate(fixture.paginator, { filters: (req, query) => (seen.push(query.getAll('tag'), req.query), { tags: query.getAll('tag') }) }),
+      paginate(fixture.paginator, { filters: (query, req) => (seen.push(query.getAll('tag'), req.query), { tags: query.getAll('tag') }) }),
       (req, res) => {
         seen.push(req.query);
         res.end();
@@ -139,7 +139,7 @@ describe('paginate() for Express', () => {
 
   it('binds the filters into the cursor', async () => {
     const app = express();
-    app.get('/', paginate(fixture.paginator, { filters: (_req, query) => ({ status: query.get('status') }) }), async (_req, res) => {
+    app.get('/', paginate(fixture.paginator, { filters: (query) => ({ status: query.get('status') }) }), async (_req, res) => {
       await sendPage(res, fixture.list(res.locals.page, new URLSearchParams()).rows);
     });
     const origin = await serve(app);

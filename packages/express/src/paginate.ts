@@ -4,9 +4,10 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { refuse } from './check-request.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -21,11 +22,11 @@ declare global {
 /** Options of `paginate()`. */
 export interface PaginateOptions {
   /**
-   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them
-   * from `query`, the raw query string (`req.query` turns repeated parameters into arrays).
+   * The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor, from `query`,
+   * the raw query string (`req.query` turns repeated parameters into arrays).
    * @default no filters
    */
-  filters?: (req: Request, query: URLSearchParams) => Record<string, unknown>;
+  filters?: (query: URLSearchParams, req: Request) => Record<string, unknown>;
   /**
    * Public base URL for `Link` headers (`'https://api.example.com'`); the request's path
    * and query are appended. Without it: `req.protocol` and `req.host` (`X-Forwarded-*`
@@ -41,6 +42,8 @@ const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies Kno
 export interface SendPageOptions {
   /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
+  /** More response headers (`cache-control`); `content-type` is JSON and the page's `Link` wins. @default none */
+  headers?: Readonly<Record<string, string>>;
 }
 
 type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
@@ -48,11 +51,10 @@ type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan
 // In `res.locals`, Express's per-request store, under a symbol no user key can collide with.
 const STATE = Symbol('keyset.pageState');
 const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown as { [STATE]?: PageState };
-const NO_FILTERS = Object.freeze({});
 
 /**
  * Middleware that plans this request's page and stores the plan as `res.locals.page`.
- * Bad `limit`, `offset` or `cursor` parameters throw core's 400 problems.
+ * Bad `limit`, `offset` or `cursor` parameters are core's 400 problems (see `checkRequest()`'s `refusals`).
  *
  * @example
  * ```ts
@@ -68,27 +70,23 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
   }
-  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function (query, req) => filters');
   const base = normalizeBaseUrl(baseUrl);
-  const pages = paginator as Paginator<never>;
-  // Not `async`: Express 5 passes a synchronous throw and a rejected promise alike to `next(error)`.
-  return function paginate(req, res, next) {
-    const url = publicUrl(req, base);
-    const query = parseQueryString(url.search);
-    const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
-    // The synchronous twin when there is one; its waiting answers are native promises.
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    if (fast === undefined || planned instanceof Promise) return Promise.resolve(planned).then((plan) => keep(res, next, { paginator: pages, plan, url: url.href }));
-    keep(res, next, { paginator: pages, plan: planned, url: url.href });
-    return undefined;
+  // Express 5 passes a rejection to `next(error)`, as it does a throw.
+  return async function paginate(req, res, next) {
+    let url: URL;
+    let plan: PagePlan;
+    try {
+      url = publicUrl(req, base);
+      const query = parseQueryString(url.search);
+      plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, req) });
+    } catch (error) {
+      return refuse(error, req, res, next);
+    }
+    slot(res)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
+    res.locals.page = plan;
+    next();
   };
-}
-
-function keep(res: Response, next: NextFunction, state: PageState): void {
-  slot(res)[STATE] = state;
-  res.locals.page = state.plan;
-  next();
 }
 
 /**
@@ -103,14 +101,12 @@ function keep(res: Response, next: NextFunction, state: PageState): void {
 export async function sendPage<Row>(res: Response, rows: readonly Row[], options: SendPageOptions = {}): Promise<void> {
   const state = slot(res)[STATE];
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
-  const { total } = options;
+  const { total, headers } = options;
   const { paginator, plan, url } = state;
-  const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
-  res.set(headers);
-  res.json(body);
+  const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
+  if (headers !== undefined) res.set(headers);
+  res.set(page.headers);
+  res.json(page.body);
 }
 
 /** The URL the client saw: the target on the base URL, or on `req.protocol` + `req.host` (core's Host rule). */

@@ -8,8 +8,8 @@ import { KeysetError, toProblem } from '@keyset/core';
 import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, requestPathError, routeMethods, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import type { RouteEntry } from '@keyset/core/adapter';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { instanceOf, refusalOf } from './check-request.ts';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { instanceOf, refusalOf, refuse, sendProblem } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -30,7 +30,7 @@ export interface ProblemHandlerOptions {
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
 
 /** Options of `notFoundHandler()`. */
-export interface NotFoundHandlerOptions {
+export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
   /**
    * The app's routes (`{ method, path }`, Express path patterns with `:param` and `*`), so
    * that a known path under another method is 405 with `Allow`, not 404. Express documents
@@ -40,7 +40,7 @@ export interface NotFoundHandlerOptions {
   routes?: Iterable<RouteEntry>;
 }
 
-const NOT_FOUND_HANDLER_OPTIONS = { routes: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
+const NOT_FOUND_HANDLER_OPTIONS = { routes: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
  * Error middleware, registered last: keyset errors keep their status, code, extensions and
@@ -65,14 +65,15 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
     } catch {
       // A failing logger must not turn a problem into Express's HTML page.
     }
-    send(res, status === problem.status ? problem : { ...problem, status, body: { ...problem.body, status } });
+    const sent = status === problem.status ? problem : { ...problem, status, body: { ...problem.body, status } };
+    sendProblem(req, res, sent.status, sent.headers, sent.body);
   };
 }
 
 /**
  * Fallback middleware, registered after every route: 404 `not_found`, or 405
  * `method_not_allowed` with `Allow` (RFC 9110 §15.5.6) when `routes` has the path under
- * other methods, passed to `problemHandler()`. Refuses what `checkRequest()` refuses first.
+ * other methods (see `checkRequest()`'s `refusals`). Refuses what `checkRequest()` refuses first.
  *
  * @example
  * ```ts
@@ -82,13 +83,13 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
  */
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): RequestHandler {
   assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
-  const { routes } = options;
-  return function notFoundHandler(req, _res, next) {
-    next(
+  const { routes, typeBase } = options;
+  return function notFoundHandler(req, res, next) {
+    const error =
       refusalOf(req) ??
-        (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
-        new KeysetError('not_found', { detail: 'No resource matches this path.' }),
-    );
+      (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
+      new KeysetError('not_found', { detail: 'No resource matches this path.' });
+    refuse(error, req, res, next, typeBase);
   };
 }
 
@@ -110,8 +111,4 @@ function clientError(error: unknown, req: Request): unknown {
   }
   const detail = expose === true && typeof message === 'string' && message !== '' ? message : 'The request could not be processed.';
   return new KeysetError('invalid_request', { detail, cause: error });
-}
-
-function send(res: Response, problem: ProblemResponse): void {
-  res.status(problem.status).set(problem.headers).send(JSON.stringify(problem.body));
 }

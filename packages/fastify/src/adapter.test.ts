@@ -177,6 +177,28 @@ describe('the plugin and the handlers', () => {
     expect((await expectProblem(await fetch(`${origin}/nope`), 404, 'not_found')).type).toBe('https://errors.example.com/not_found');
   });
 
+  it("answers a refusal with the plugin's problem handler; an app's own error handler sees it and may replace it, and what it rethrows is keyset's to answer", async () => {
+    const origin = await serve((app) => {
+      app.get('/plain', { onRequest: apiKey({ guard: fixture.guard, scopes: ['items:read'] }) }, async () => 'ok');
+      void app.register(async (child) => {
+        child.setErrorHandler((error: { code?: string }, _request, reply) => {
+          if (error.code === 'missing_api_key') return reply.code(418).send({ mine: error.code });
+          throw error;
+        });
+        child.get('/own', { onRequest: apiKey({ guard: fixture.guard, scopes: ['items:read'] }) }, async () => 'ok');
+      });
+    });
+    const missing = await fetch(`${origin}/plain`);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    const replaced = await fetch(`${origin}/own`);
+    expect(replaced.status).toBe(418);
+    expect(await replaced.json()).toEqual({ mine: 'missing_api_key' });
+    const rethrown = await fetch(`${origin}/own`, auth(fixture.keys.writer));
+    expect(rethrown.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(rethrown, 403, 'insufficient_scope');
+  });
+
   it('leaves the handlers to the app with handlers: false', async () => {
     const origin = await serve(
       (app) => {

@@ -4,10 +4,9 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
+import type { ApiKeyGuard } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { asHook, type Hook } from './check-request.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions {
@@ -19,12 +18,14 @@ export interface ApiKeyOptions {
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
   route?: string;
+  /** The socket's peer (IP allowlists, refused-credential budgets), never a header: the guard's `trustProxy` decides what `X-Forwarded-For` is believed (Fastify's `request.ip` is not used). @default the socket's peer, `request.raw.socket.remoteAddress` */
+  clientAddress?: (request: FastifyRequest) => string | null | undefined;
 }
 
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /** The hook `apiKey()` returns. */
-export type ApiKeyHook = Hook;
+export type ApiKeyHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
  * A hook that refuses the request unless it carries a valid API key with `scopes`.
@@ -38,43 +39,18 @@ export type ApiKeyHook = Hook;
  */
 export function apiKey(options: ApiKeyOptions): ApiKeyHook {
   assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
-  const { guard } = options;
+  const { guard, clientAddress = socketPeer } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  const checkOptions = apiKeyCheckOptions(options); // reads scopes, cost and route
-  // Admits the request, or returns a native promise of that when the guard has to wait.
-  return asHook((request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
-    // The socket's peer and the raw headers: the guard's `trustProxy` decides what to
-    // believe (one policy in core; Fastify's `request.ip` is not used).
-    const guardRequest = {
-      // Every `Authorization` line: the guard refuses more than one set of credentials.
-      authorization: request.raw.headersDistinct.authorization,
-      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`).
-      xApiKey: request.headers['x-api-key'],
-      url: request.raw.url,
-      remoteAddress: request.raw.socket?.remoteAddress,
-      forwardedFor: request.headers['x-forwarded-for'],
-    };
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(guardRequest, checkOptions) : Promise.resolve(guard.check(guardRequest, checkOptions));
-    return result instanceof Promise ? result.then((passed) => admit(request, reply, passed)) : admit(request, reply, result);
-  });
+  if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (request) => address');
+  const checkOptions = apiKeyCheckOptions(options);
+  return async function apiKey(request, reply) {
+    // The target as sent (`request.raw.url`): the guard looks for keys in its query string.
+    const { key, headers, release } = await guard.check(nodeGuardRequest(request.raw, request.raw.url, clientAddress(request)), checkOptions);
+    // The in-flight lease ends with the response: sent, answered by the error handler, or the client gone.
+    releaseWhenClosed(reply.raw, release);
+    request.apiKey = key;
+    reply.headers(headers);
+  };
 }
 
-function admit(request: FastifyRequest, reply: FastifyReply, { key, headers, release }: ApiKeyGuardResult): void {
-  request.apiKey = key;
-  // Given back by the keyset plugin's onResponse and onRequestAbort hooks.
-  (request as unknown as LeaseSlot)[LEASE] = release ?? null;
-  reply.headers(headers);
-}
-
-/** Where `apiKey()` leaves the request's in-flight lease for the plugin's hooks (a request decoration). */
-export const LEASE: unique symbol = Symbol('keyset.lease');
-/** A request with its lease slot. */
-export interface LeaseSlot {
-  [LEASE]: (() => void) | null;
-}
-
-/** Gives the request's lease back (both hooks call it; the second call does nothing). */
-export function releaseLease(request: FastifyRequest): void {
-  (request as unknown as LeaseSlot)[LEASE]?.();
-}
+const socketPeer = (request: FastifyRequest): string | undefined => request.raw.socket?.remoteAddress;

@@ -7,31 +7,6 @@ import { requestError, requestInstance } from '@keyset/core/adapter';
 import type { KeysetError } from '@keyset/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
-/** A hook (`onRequest` or `preHandler`): with Fastify's `done` it answers without a promise when it can; called with two arguments, it returns one. */
-export interface Hook {
-  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
-}
-
-/** `work` (done, or a native promise when it has to wait) as a `Hook`; a throw or a returned promise reaches Fastify either way. */
-export function asHook(work: (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>): Hook {
-  function hook(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  function hook(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
-  function hook(request: FastifyRequest, reply: FastifyReply, done?: HookHandlerDoneFunction): Promise<void> | void {
-    if (typeof done !== 'function') {
-      try {
-        return Promise.resolve(work(request, reply));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    const waiting = work(request, reply);
-    if (waiting !== undefined) return waiting;
-    done();
-  }
-  return hook;
-}
-
 /** The request target as sent (`request.raw.url`, the request line's). */
 export const targetOf = (request: FastifyRequest): string => request.raw.url ?? '/';
 

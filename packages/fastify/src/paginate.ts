@@ -4,15 +4,15 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { asHook, type Hook, targetOf } from './check-request.ts';
+import { targetOf } from './check-request.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
-  /** The request's filters (`{ status: 'paid' }`), bound into the cursor; read them from the raw `query`. @default no filters */
-  filters?: (request: FastifyRequest, query: URLSearchParams) => Record<string, unknown>;
+  /** The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor, from `query`, the raw query string (never `request.query`). @default no filters */
+  filters?: (query: URLSearchParams, request: FastifyRequest) => Record<string, unknown>;
   /** Public base URL of `Link` headers; path and query are appended. @default `request.protocol` + `request.host` (`X-Forwarded-*` under `trustProxy`) */
   baseUrl?: string | URL;
 }
@@ -23,10 +23,12 @@ const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies Kno
 export interface SendPageOptions {
   /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
+  /** More response headers (`cache-control`); `content-type` is JSON and the page's `Link` wins. @default none */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** The hook `paginate()` returns. */
-export type PaginateHook = Hook;
+export type PaginateHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
 
@@ -52,22 +54,15 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
   }
-  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function (query, request) => filters');
   const base = normalizeBaseUrl(baseUrl);
-  const pages = paginator as Paginator<never>;
-  const keep = (request: FastifyRequest, url: string, planned: PagePlan): void => {
-    slot(request)[STATE] = { paginator: pages, plan: planned, url };
-    request.page = planned;
-  };
-  // Keeps the plan on the request, or returns a native promise of that when the paginator has to wait.
-  return asHook((request) => {
+  return async function paginate(request) {
     const url = publicUrl(request, base);
     const query = parseQueryString(url.search);
-    const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : Promise.resolve(paginator.plan(query, planOptions));
-    return planned instanceof Promise ? planned.then((ready) => keep(request, url.href, ready)) : keep(request, url.href, planned);
-  });
+    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, request) });
+    slot(request)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
+    request.page = plan;
+  };
 }
 
 /**
@@ -82,13 +77,11 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
 export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], options: SendPageOptions = {}): Promise<FastifyReply> {
   const state = slot(reply.request)[STATE];
   if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
-  const { total } = options;
+  const { total, headers } = options;
   const { paginator, plan, url } = state;
-  const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
-  return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
+  if (headers !== undefined) reply.headers(headers);
+  return reply.headers(page.headers).type('application/json; charset=utf-8').send(JSON.stringify(page.body));
 }
 
 /** The URL the client saw: the target on the base URL, or on `request.protocol` + `request.host` (core's Host rule). */

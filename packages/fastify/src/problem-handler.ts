@@ -4,11 +4,10 @@
  * @module
  */
 import { KeysetError, toProblem } from '@keyset/core';
-import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, schemaValidationError } from '@keyset/core/adapter';
+import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllowed, nodeBodyPending, schemaValidationError } from '@keyset/core/adapter';
 import type { PagePlan, ProblemResponse, VerifiedKey } from '@keyset/core';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { LEASE, releaseLease } from './api-key.ts';
 import { checkRequest, instanceOf, refusalOf } from './check-request.ts';
 import { sendPage } from './paginate.ts';
 import type { SendPageOptions } from './paginate.ts';
@@ -116,8 +115,11 @@ function clientError(error: unknown, request: FastifyRequest): KeysetError {
   return new KeysetError('invalid_request', { detail, cause: error });
 }
 
+/** Sends a problem; with `Connection: close` when the request's body is still on its way unread (see `nodeBodyPending()`). */
 function send(reply: FastifyReply, problem: ProblemResponse): FastifyReply {
-  return reply.code(problem.status).headers(problem.headers).send(JSON.stringify(problem.body));
+  reply.code(problem.status).headers(problem.headers);
+  if (nodeBodyPending(reply.request.raw)) reply.header('connection', 'close');
+  return reply.send(JSON.stringify(problem.body));
 }
 
 declare module 'fastify' {
@@ -153,10 +155,6 @@ const plugin: FastifyPluginCallback<KeysetPluginOptions> = (app, options, done) 
   app.decorateReply('sendPage', function sendPageDecoration<Row>(this: FastifyReply, rows: readonly Row[], sendOptions?: SendPageOptions) {
     return sendPage(this, rows, sendOptions);
   });
-  // The in-flight lease apiKey() took ends with the response, or when the client goes away first.
-  app.decorateRequest(LEASE, null);
-  app.addHook('onResponse', (request, _reply, next) => (releaseLease(request), next()));
-  app.addHook('onRequestAbort', (request, next) => (releaseLease(request), next()));
   if (checkRequests) app.addHook('onRequest', checkRequest());
   if (handlers) {
     app.setErrorHandler(problemHandler({ ...(onError !== undefined && { onError }), ...(typeBase !== undefined && { typeBase }) }));

@@ -3,7 +3,7 @@ import type { ApiKeyGuard, VerifiedKey } from '@keyset/core';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { apiKey, problemHandler } from './index.ts';
+import { apiKey, paginate, problemHandler } from './index.ts';
 
 let fixture: ConformanceFixture;
 beforeAll(async () => {
@@ -43,18 +43,39 @@ describe('apiKey()', () => {
     expect((await handler(authed(fixture.keys.reader))).headers.get('ratelimit')).toBe('mine');
   });
 
-  it('never calls the handler for a refused request, and throws the core error for problemHandler()', async () => {
+  it('never calls the handler for a refused request, and answers its problem with or without problemHandler()', async () => {
     let called = 0;
     const handler = apiKey({ guard: fixture.guard, scopes: ['items:read'] }, () => {
       called += 1;
       return new Response('ok');
     });
-    await expect(handler(new Request('http://localhost/orders'))).rejects.toMatchObject({ code: 'missing_api_key' });
-    await expect(handler(authed(fixture.keys.writer))).rejects.toMatchObject({ code: 'insufficient_scope' });
-    const res = await problemHandler(handler)(authed(fixture.keys.writer));
+    const missing = await handler(new Request('http://localhost/orders'));
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    expect((await expectProblem(await handler(authed(fixture.keys.writer)), 403, 'insufficient_scope')).instance).toBe('/orders');
+    // problemHandler() reports the refusal and renders it with its own typeBase.
+    const reported: unknown[] = [];
+    const res = await problemHandler({ typeBase: 'https://errors.example.com/', onError: (error, _request, status) => reported.push([(error as { code?: string }).code, status]) }, handler)(authed(fixture.keys.writer));
     const body = await expectProblem(res, 403, 'insufficient_scope');
-    expect(body.instance).toBe('/orders');
+    expect(body).toMatchObject({ instance: '/orders', type: 'https://errors.example.com/insufficient_scope' });
+    expect(reported).toEqual([['insufficient_scope', 403]]);
     expect(called).toBe(0);
+  });
+
+  it("answers a keyset error the handler throws (paginate()'s 400) with its problem, the guard's RateLimit headers on it; an app's own wrapper sees the response and may replace it", async () => {
+    const handler = apiKey({ guard: fixture.guard }, async (request) => {
+      await paginate(request, fixture.paginator);
+      return new Response('ok');
+    });
+    const res = await handler(new Request('http://localhost/items?limit=abc', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } }));
+    expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(res, 400, 'invalid_limit');
+    const own = async (request: Request): Promise<Response> => {
+      const answered = await handler(request);
+      return answered.status === 401 ? Response.json({ mine: 'missing key' }, { status: 418 }) : answered;
+    };
+    const replaced = await own(new Request('http://localhost/items'));
+    expect(replaced.status).toBe(418);
   });
 
   it('keeps the RateLimit headers on a problem thrown after authentication', async () => {
@@ -86,13 +107,12 @@ describe('apiKey()', () => {
     // Without clientAddress the peer is unknown, not made up.
     await apiKey({ guard }, () => new Response('ok'))(new Request('http://h/x'));
     expect(calls).toEqual([
-      // X-API-Key only when there is no Authorization (to tell a key sent there from none).
-      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: undefined },
+      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: null },
       { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null, xApiKey: null },
     ]);
   });
 
-  it('returns a promise as an async handler would: rejected, never thrown, when refused or when the handler throws', async () => {
+  it('returns a promise as an async handler would: never thrown; a refusal answered, a handler failure rejected', async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
     const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
@@ -105,7 +125,7 @@ describe('apiKey()', () => {
       const withKey = new Request('http://localhost/', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } });
       let returned: Promise<Response> | undefined;
       expect(() => (returned = served(new Request('http://localhost/')))).not.toThrow();
-      expect(await outcome(returned!)).toBe('rejected missing_api_key');
+      expect(await outcome(returned!)).toBe('status 401');
       expect(await outcome(served(withKey.clone()))).toBe('status 200');
       expect(() => (returned = throwing(withKey.clone()))).not.toThrow();
       expect(await outcome(returned!)).toBe('rejected handler failed');

@@ -3,12 +3,24 @@
  * target servers could read differently, a bad Host or Content-Type): one rule everywhere.
  * @module
  */
-import { requestError, requestInstance } from '@keyset/core/adapter';
-import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
+import { isKeysetError, toProblem } from '@keyset/core';
+import type { KeysetError } from '@keyset/core';
+import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
+
+/** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
+export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Response | Promise<Response>;
+
+/** What `apiKey()`, `checkRequest()` and `problemHandler()` return: a handler that always answers asynchronously. */
+export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
 
 /** The Node request `@hono/node-server` passes after the `Request` (its documented `HttpBindings`), read structurally. */
-function incomingOf(platform: unknown): { url?: unknown; headers?: { host?: unknown } } | undefined {
-  return (platform as { incoming?: { url?: unknown; headers?: { host?: unknown } } } | null | undefined)?.incoming;
+function incomingOf(platform: unknown): { url?: unknown; complete?: unknown; headers?: { host?: unknown } } | undefined {
+  return (platform as { incoming?: { url?: unknown; complete?: unknown; headers?: { host?: unknown } } } | null | undefined)?.incoming;
+}
+
+/** A problem's headers, with `Connection: close` when the request's body is still on its way unread (see `webBodyPending()`). */
+export function problemHeaders(request: Request | undefined, platform: unknown, headers: Record<string, string>): Record<string, string> {
+  return request !== undefined && webBodyPending(request, incomingOf(platform)) ? { ...headers, connection: 'close' } : headers;
 }
 
 /** The target as sent: on Node the request line's (`request.url` has `/../` resolved, `\` as `/`), else path and query. */
@@ -23,15 +35,36 @@ function targetOf(request: Request, platform: unknown): string {
 export const instanceOf = (request: Request, platform?: unknown): string => requestInstance(targetOf(request, platform));
 
 /** core's refusal of this request before routing, or `undefined`. */
-export function refusalOf(request: Request, platform?: unknown): Error | undefined {
+export function refusalOf(request: Request, platform?: unknown): KeysetError | undefined {
   const sent = incomingOf(platform)?.headers?.host;
   const host = typeof sent === 'string' ? sent : (request.headers.get('host') ?? new URL(request.url).host);
   return requestError({ target: targetOf(request, platform), host, contentType: request.headers.get('content-type') });
 }
 
+// The keyset error a problem response answers, on the `Response`, so that an outer
+// `problemHandler()` reports it and renders it with its own options.
+const ANSWERS = Symbol('keyset.answeredError');
+type Answered = Response & { [ANSWERS]?: KeysetError };
+
+/**
+ * keyset's problem response to a request it refuses (default `typeBase`, the path as sent as
+ * `instance`), so that an app with no `problemHandler()` still answers the right problem.
+ */
+export function refusalResponse(error: KeysetError, request: Request, platform: unknown): Response {
+  const { status, headers, body } = toProblem(error, { instance: instanceOf(request, platform) });
+  const response: Answered = new Response(JSON.stringify(body), { status, headers: problemHeaders(request, platform, headers) });
+  response[ANSWERS] = error;
+  return response;
+}
+
+/** The keyset error `response` answers, when `refusalResponse()` made it. */
+export const answeredError = (response: Response): KeysetError | undefined => (response as Answered)[ANSWERS];
+
 /**
  * Wraps `handler` so that a request no route should see is refused (core's 400
- * `invalid_request`, rejected) before it runs. Put it inside `problemHandler()`.
+ * `invalid_request`) before it runs; that refusal, and a keyset error `handler` throws
+ * (`paginate()`'s 400s on a route without `apiKey()`), are answered with their problem
+ * response. Put it inside `problemHandler()`, which reports them.
  *
  * @example
  * ```ts
@@ -42,7 +75,12 @@ export function checkRequest<Rest extends unknown[] = []>(handler: FetchHandler<
   if (typeof handler !== 'function') throw new TypeError('checkRequest(handler) needs the handler to wrap');
   return async function checkRequest(request, ...rest) {
     const refused = refusalOf(request, rest[0]);
-    if (refused !== undefined) throw refused;
-    return handler(request, ...rest);
+    if (refused !== undefined) return refusalResponse(refused, request, rest[0]);
+    try {
+      return await handler(request, ...rest);
+    } catch (error) {
+      if (isKeysetError(error)) return refusalResponse(error, request, rest[0]);
+      throw error;
+    }
   };
 }

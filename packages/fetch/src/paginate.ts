@@ -4,14 +4,14 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
-import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
-import { carriedBy, rememberedHeaders } from './api-key.ts';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
+import { rememberedHeaders } from './api-key.ts';
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
-  /** The request's filters (`{ status: 'paid' }`) bound into the cursor: an object, or a function of the raw query. @default no filters */
-  filters?: Record<string, unknown> | ((query: URLSearchParams) => Record<string, unknown>);
+  /** The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor, from `query`, the raw query string. @default no filters */
+  filters?: (query: URLSearchParams, request: Request) => Record<string, unknown>;
   /** Public base URL of `Link` headers behind a proxy; path and query are appended. @default the request URL */
   baseUrl?: string | URL;
 }
@@ -23,7 +23,7 @@ export interface SendPageOptions {
   /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
   /** More response headers (`cache-control`); `content-type` is JSON and the page's `Link` wins. @default none */
-  headers?: HeadersInit;
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** `sent`: a request has one response. */
@@ -39,30 +39,21 @@ type PlanWithState = PagePlan & { readonly [STATE]?: PageState };
  *
  * @example
  * ```ts
- * const page = await paginate(request, orders, { filters: { status } });
+ * const page = await paginate(request, orders, { filters: (query) => ({ status: query.get('status') }) });
  * const { rows, total } = paginateArray(allOrders, page, orders.sort);
  * return sendPage(page, rows, { total });
  * ```
  */
-export function paginate<Row>(request: Request, paginator: Paginator<Row>, options?: PaginateOptions): Promise<PagePlan> {
+export async function paginate<Row>(request: Request, paginator: Paginator<Row>, options: PaginateOptions = {}): Promise<PagePlan> {
   assertKnownOptions('paginate', options, PAGINATE_OPTIONS);
-  // Not `async`: the plan is usually ready at once; a throw still comes back as a rejection.
-  try {
-    const { filters, baseUrl } = options ?? {};
-    if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
-    if (filters !== undefined && typeof filters !== 'function' && (typeof filters !== 'object' || filters === null)) throw new ConfigError('paginate() filters must be an object or a function of the query');
-    const base = normalizeBaseUrl(baseUrl);
-    // Sliced from the serialized URL (its first `?` starts the query), not parsed again.
-    const query = parseQueryString(queryStringOf(request.url));
-    const bound = typeof filters === 'function' ? filters(query) : filters;
-    const planOptions = bound === undefined ? {} : { filters: bound };
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => remember(plan, paginator as Paginator<never>, request, base));
-    return Promise.resolve(remember(planned, paginator as Paginator<never>, request, base));
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  const { filters, baseUrl } = options;
+  if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function (query, request) => filters');
+  const base = normalizeBaseUrl(baseUrl);
+  // Sliced from the serialized URL (its first `?` starts the query), not parsed again.
+  const query = parseQueryString(queryStringOf(request.url));
+  const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, request) });
+  return remember(plan, paginator as Paginator<never>, request, base);
 }
 
 /** The plan with its request's state for sendPage(). */
@@ -84,41 +75,16 @@ const rebase = (requestUrl: string, base: string): string => `${base}${requestUr
  * return sendPage(page, rows, { total });
  * ```
  */
-export function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
-  try {
-    const state = (plan as PlanWithState)[STATE];
-    if (state === undefined || state.sent) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
-    state.sent = true;
-    const { total, headers: extra } = options ?? {};
-    const { paginator, url, request } = state;
-    const pageOptions = total === undefined ? { url } : { url, total };
-    const fast = maybeSyncVariant(paginator.page);
-    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-    if (page instanceof Promise || fast === undefined) return Promise.resolve(page).then((paged) => pageResponse(paged, request, extra));
-    return Promise.resolve(pageResponse(page, request, extra));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/** The page as a 200: its envelope as JSON, with the page's, the guard's and `extra` headers. */
-function pageResponse({ body, headers }: PageResult<unknown>, request: Request, extra: HeadersInit | undefined): Response {
-  const text = JSON.stringify(body);
-  if (extra !== undefined) {
-    const response = new Headers(extra);
-    for (const [name, value] of Object.entries(headers)) response.set(name, value);
-    response.set('content-type', 'application/json');
-    return new Response(text, { status: 200, headers: response });
-  }
-  // One plain record in `Headers` order (page, guard, content type): `@hono/node-server` writes it as it is.
-  const guard = rememberedHeaders(request);
-  const names = ['content-type'];
-  for (const name in headers) if (name !== 'content-type') names.push(name);
-  for (const name in guard) if (name !== 'content-type' && !Object.hasOwn(headers, name)) names.push(name);
-  names.sort();
-  const record: Record<string, string> = {};
-  for (const name of names) record[name] = name === 'content-type' ? 'application/json' : ((headers[name] ?? guard[name]) as string);
-  const response = new Response(text, { status: 200, headers: record });
-  carriedBy(request, response);
-  return response;
+export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
+  const state = (plan as PlanWithState)[STATE];
+  if (state === undefined || state.sent) throw new Error('sendPage() needs the plan paginate() returned for this request, and answers it once');
+  state.sent = true;
+  const { total, headers } = options;
+  const { paginator, url, request } = state;
+  const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
+  // The guard's headers too, so that `apiKey()` finds nothing to add and keeps this response.
+  return new Response(JSON.stringify(page.body), {
+    status: 200,
+    headers: { ...rememberedHeaders(request), ...headers, ...page.headers, 'content-type': 'application/json' },
+  });
 }

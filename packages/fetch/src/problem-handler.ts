@@ -7,8 +7,8 @@ import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import { rememberedHeaders } from './api-key.ts';
-import type { AsyncFetchHandler, FetchHandler } from './api-key.ts';
-import { instanceOf, refusalOf } from './check-request.ts';
+import type { AsyncFetchHandler, FetchHandler } from './check-request.ts';
+import { answeredError, instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -30,7 +30,8 @@ const PROBLEM_RESPONSE_OPTIONS = { request: true, typeBase: true } as const sati
 
 /**
  * Wraps `handler` (outermost) so that what it throws is a problem: keyset errors keep status,
- * code, members and headers; a malformed JSON body is 400 `field: 'body'`; else a 500.
+ * code, members and headers; a malformed JSON body is 400 `field: 'body'`; else a 500. The
+ * refusals `apiKey()` and `checkRequest()` answered are reported too, rendered with `typeBase`.
  *
  * @example
  * ```ts
@@ -45,17 +46,24 @@ export function problemHandler<Rest extends unknown[]>(first: ProblemHandlerOpti
   if (typeof handler !== 'function') throw new TypeError('problemHandler(options, handler) needs the handler to wrap');
   const { onError, typeBase } = options ?? {};
   return async function problemHandler(request, ...rest) {
+    let error: unknown;
     try {
-      return await handler(request, ...rest);
-    } catch (error) {
-      const { problem, reported } = clientProblem(error, request, typeBase, instanceOf(request, rest[0]));
-      try {
-        onError?.(reported, request, problem.status);
-      } catch {
-        // A failing logger must not turn a problem response into a crash.
-      }
-      return send(problem, rememberedHeaders(request));
+      const response = await handler(request, ...rest);
+      error = answeredError(response);
+      if (error === undefined) return response;
+      // keyset answered a refusal: reported here, and rendered with these options (its body,
+      // which may hold an in-flight lease until it ends, is let go).
+      await response.body?.cancel();
+    } catch (thrown) {
+      error = thrown;
     }
+    const { problem, reported } = clientProblem(error, request, typeBase, instanceOf(request, rest[0]));
+    try {
+      onError?.(reported, request, problem.status);
+    } catch {
+      // A failing logger must not turn a problem response into a crash.
+    }
+    return send(problem, rememberedHeaders(request), request, rest[0]);
   };
 }
 
@@ -84,7 +92,7 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
       refusalOf(request) ?? // what checkRequest() refuses first
       (allowedMethods && methodNotAllowed(request.method, allowedMethods(new URL(request.url).pathname))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
-    return send(problemOf(error, request, typeBase), {});
+    return send(problemOf(error, request, typeBase), {}, request, undefined);
   };
 }
 
@@ -99,7 +107,7 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
 export function problemResponse(error: unknown, options: ProblemResponseOptions = {}): Response {
   assertKnownOptions('problemResponse', options, PROBLEM_RESPONSE_OPTIONS);
   const { request, typeBase } = options;
-  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request));
+  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request), request, undefined);
 }
 
 function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined, sentPath?: string): ProblemResponse {
@@ -124,8 +132,8 @@ function readBody(request: Request): boolean {
   return request.body === null && /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(request.headers.get('content-type') ?? '');
 }
 
-function send(problem: ProblemResponse, extra: Readonly<Record<string, string>>): Response {
+function send(problem: ProblemResponse, extra: Readonly<Record<string, string>>, request: Request | undefined, platform: unknown): Response {
   const headers = new Headers(extra);
-  for (const [name, value] of Object.entries(problem.headers)) headers.set(name, value);
+  for (const [name, value] of Object.entries(problemHeaders(request, platform, problem.headers))) headers.set(name, value);
   return new Response(JSON.stringify(problem.body), { status: problem.status, headers });
 }

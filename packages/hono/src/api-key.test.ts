@@ -1,6 +1,7 @@
-import { ConfigError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import { ConfigError, isKeysetError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
 import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { apiKey, problemHandler } from './index.ts';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
@@ -15,6 +16,23 @@ afterAll(() => fixture.close());
 const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
 
 describe('apiKey() for Hono', () => {
+  it("answers a refusal with its problem without app.onError; an app's own onError sees it (an HTTPException, its cause keyset's error) and may replace it", async () => {
+    const bare = new Hono();
+    bare.get('/', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), (c) => c.text('ok'));
+    const missing = await bare.request('/');
+    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
+    await expectProblem(missing, 401, 'missing_api_key');
+    const scope = await bare.request('/', auth(fixture.keys.writer));
+    expect(scope.headers.get('ratelimit')).toMatch(/r=\d+/);
+    await expectProblem(scope, 403, 'insufficient_scope');
+    const own = new Hono();
+    own.get('/', apiKey({ guard: fixture.guard }), (c) => c.text('ok'));
+    own.onError((error, c) => (error instanceof HTTPException && isKeysetError(error.cause) ? c.json({ mine: error.cause.code }, 418) : c.text('other', 500)));
+    const replaced = await own.request('/');
+    expect(replaced.status).toBe(418);
+    expect(await replaced.json()).toEqual({ mine: 'missing_api_key' });
+  });
+
   it('types c.var.apiKey and c.get("apiKey") as the core VerifiedKey', async () => {
     const app = new Hono();
     app.get('/', apiKey({ guard: fixture.guard }), (c) => {
@@ -42,8 +60,8 @@ describe('apiKey() for Hono', () => {
     await app.request('http://h/x');
     // app.request has no socket: the address is unknown, not made up.
     expect(calls).toEqual([
-      [{ authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
-      [{ authorization: undefined, url: 'http://h/x', remoteAddress: undefined, forwardedFor: undefined }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: 'ApiKey  abc', xApiKey: null, url: 'http://h/x?y=1', remoteAddress: undefined, forwardedFor: '198.51.100.7' }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
+      [{ authorization: null, xApiKey: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null }, { scopes: ['a:read'], cost: 3, route: 'GET /x' }],
     ]);
   });
 
@@ -118,7 +136,7 @@ describe('apiKey() for Hono', () => {
     }
   });
 
-  it('returns a promise as an async middleware would: rejected, never thrown, when refused; resolved with nothing after the chain', async () => {
+  it('returns a promise as an async middleware would: rejected (an HTTPException carrying the problem), never thrown, when refused; resolved with nothing after the chain', async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
     const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
@@ -138,11 +156,11 @@ describe('apiKey() for Hono', () => {
         expect(returned).toBeInstanceOf(Promise);
         const outcome = await (returned as Promise<unknown>).then(
           (value) => `resolved ${String(value)} after next: ${ranNext}`,
-          (error: { code?: string }) => `rejected ${error.code}`,
+          (error: { cause?: { code?: string }; getResponse?: () => Response }) => `rejected ${error.cause?.code} ${error.getResponse?.().status}`,
         );
         return c.text(outcome);
       });
-      expect(await (await app.request('/')).text()).toBe('rejected missing_api_key');
+      expect(await (await app.request('/')).text()).toBe('rejected missing_api_key 401');
       expect(await (await app.request('/', auth(fixture.keys.reader))).text()).toBe('resolved undefined after next: true');
     }
   });

@@ -3,10 +3,10 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant, releaseWithBody } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
-import type { Context, MiddlewareHandler, Next } from 'hono';
-import { nodeSocketAddress } from './check-request.ts';
+import type { Context, MiddlewareHandler } from 'hono';
+import { nodeSocketAddress, refusal } from './check-request.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -21,19 +21,24 @@ export interface ApiKeyOptions {
   guard: ApiKeyGuard;
   /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
-  /** The socket's peer (IP allowlists), never a header: off Node, `(c) => getConnInfo(c).remote.address`. @default the Node socket's, else unknown */
-  clientAddress?: (c: Context) => string | null | undefined;
   /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
   route?: string;
+  /** The socket's peer (IP allowlists, refused-credential budgets), never a header: off Node, `(c) => getConnInfo(c).remote.address`. @default the `@hono/node-server` socket's, else unknown */
+  clientAddress?: (c: Context) => string | null | undefined;
 }
 
-const API_KEY_OPTIONS = { guard: true, scopes: true, clientAddress: true, cost: true, route: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
+
+/** The guard's headers for this request, for `sendPage()` (a context variable). */
+export const GUARD_HEADERS = 'keyset:guardHeaders';
 
 /**
  * Middleware that refuses a request without a valid API key holding `scopes` (core's
- * 400/401/403/429/503); `RateLimit` headers go on every response of an admitted request.
+ * 400/401/403/429/503, thrown as an `HTTPException` carrying the problem response); the
+ * guard's `RateLimit` headers go on every response of an admitted request, and its
+ * in-flight lease ends with the response.
  *
  * @example
  * ```ts
@@ -46,77 +51,27 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   const { guard, clientAddress = nodeSocketAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');
-  const checkOptions = apiKeyCheckOptions(options); // reads scopes, cost and route
-  // A guard that never reads X-Forwarded-For is not handed it (asked again if `check` is replaced).
-  let knownCheck = guard.check;
-  let readsForwardedFor = guardReadsForwardedFor(guard);
-  return function apiKey(c, next) {
+  const checkOptions = apiKeyCheckOptions(options);
+  return async function apiKey(c, next) {
+    let admitted: ApiKeyGuardResult;
     try {
-      if (guard.check !== knownCheck) {
-        knownCheck = guard.check;
-        readsForwardedFor = guardReadsForwardedFor(guard);
-      }
-      const authorization = c.req.header('authorization');
-      const request = {
-        authorization, // every line, joined with `, `: the guard refuses two sets of credentials
-        // Only for a precise 401 (`unsupported_auth_scheme`) when there is no Authorization.
-        xApiKey: authorization ? undefined : c.req.header('x-api-key'),
-        url: c.req.url,
-        remoteAddress: clientAddress(c),
-        forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,
-      };
-      // The synchronous twin when there is one; its waiting answers are native promises.
-      const fast = maybeSyncVariant(guard.check);
-      const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-      if (result instanceof Promise || fast === undefined) return Promise.resolve(result).then((checked) => admit(c, next, checked));
-      return admit(c, next, result);
+      admitted = await guard.check(webGuardRequest(c.req.raw, clientAddress(c)), checkOptions);
     } catch (error) {
-      return Promise.reject(error);
+      throw refusal(error, c);
     }
+    c.set('apiKey', admitted.key);
+    c.set(GUARD_HEADERS, admitted.headers);
+    try {
+      // Hono answers an `Error` thrown below through the app's error handler, so next()
+      // rejects only for a thrown non-`Error` or an error handler that throws.
+      await next();
+    } catch (error) {
+      admitted.release?.();
+      throw error;
+    }
+    const res = finishWebResponse(c.req.method, c.res, admitted);
+    // Hono's documented way to replace the response after next() (hono.dev, Guides >
+    // Middleware, "Modify the Response After Next"): only when the headers or the lease need it.
+    if (res !== c.res) c.res = res;
   };
-}
-
-/** The guard's headers for this request, for `sendPage()` (a context variable). */
-export const GUARD_HEADERS = 'keyset:guardHeaders';
-
-/** Exposes the caller, runs the chain, adds the guard's headers; the in-flight lease ends with the body (sent or cancelled) or a failure. */
-function admit(c: Context, next: Next, { key, headers, release }: ApiKeyGuardResult): Promise<void> {
-  c.set('apiKey', key);
-  c.set(GUARD_HEADERS, headers);
-  let chain: Promise<void>;
-  try {
-    // Promise.resolve: a next() that returns nothing or a bare thenable is waited for too.
-    chain = Promise.resolve(next());
-  } catch (error) {
-    release?.();
-    throw error;
-  }
-  return chain.then(() => {
-    try {
-      addHeaders(c, headers);
-    } finally {
-      const res = releaseWithBody(c.res, release);
-      // Hono's documented way to replace the response after next() (hono.dev, Guides >
-      // Middleware, "Modify the Response After Next"); only when a lease wraps the body.
-      if (res !== c.res) c.res = res;
-    }
-  }, (error: unknown) => {
-    release?.();
-    throw error;
-  });
-}
-
-/** The guard's headers the response lacks (an inner apiKey() layer's stay). */
-function addHeaders(c: Context, headers: Record<string, string>): void {
-  let present = c.res.headers;
-  for (const name in headers) {
-    if (present.has(name)) continue;
-    try {
-      present.set(name, headers[name] as string);
-    } catch {
-      // Immutable headers (a Response from fetch()): `c.header()` copies the response.
-      c.header(name, headers[name] as string);
-      present = c.res.headers;
-    }
-  }
 }

@@ -69,7 +69,7 @@ describe('paginate() for Hono', () => {
   it('hands filters the raw query string, repeated parameters and all', async () => {
     const seen: string[][] = [];
     const app = new Hono();
-    app.get('/', paginate(fixture.paginator, { filters: (_c, query) => (seen.push(query.getAll('tag')), { tags: query.getAll('tag') }) }), (c) =>
+    app.get('/', paginate(fixture.paginator, { filters: (query) => (seen.push(query.getAll('tag')), { tags: query.getAll('tag') }) }), (c) =>
       c.text('ok'),
     );
     await app.request('/?tag=a&tag=b&tag[x]=c');
@@ -78,7 +78,7 @@ describe('paginate() for Hono', () => {
 
   it('binds the filters into the cursor', async () => {
     const app = new Hono();
-    const route = paginate(fixture.paginator, { filters: (_c, query) => ({ tags: query.getAll('tag') }) });
+    const route = paginate(fixture.paginator, { filters: (query) => ({ tags: query.getAll('tag') }) });
     app.get('/', route, (c) => sendPage(c, fixture.list(c.var.page, new URLSearchParams()).rows));
     app.onError(problemHandler());
     const { nextCursor } = (await (await app.request('/?tag=a&tag=b&limit=2')).json()) as { nextCursor: string };

@@ -4,10 +4,11 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
-import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
-import type { Context, MiddlewareHandler, Next } from 'hono';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
+import type { Context, MiddlewareHandler } from 'hono';
 import { GUARD_HEADERS } from './api-key.ts';
+import { refusal } from './check-request.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -18,8 +19,8 @@ declare module 'hono' {
 
 /** Options of `paginate()`. */
 export interface PaginateOptions {
-  /** The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor. Read them from `query`, the raw query string. @default no filters */
-  filters?: (c: Context, query: URLSearchParams) => Record<string, unknown>;
+  /** The request's filters (e.g. `{ status: 'paid' }`), bound into the cursor, from `query`, the raw query string. @default no filters */
+  filters?: (query: URLSearchParams, c: Context) => Record<string, unknown>;
   /** Public base URL for `Link` headers behind a proxy (`'https://api.example.com'`); the request's path and query are appended. @default the request URL (`c.req.url`) */
   baseUrl?: string | URL;
 }
@@ -30,17 +31,18 @@ const PAGINATE_OPTIONS = { filters: true, baseUrl: true } as const satisfies Kno
 export interface SendPageOptions {
   /** Offset mode's `total`: a number, or what `countTotal(plan, counters)` gives. */
   total?: number | CountedTotal;
+  /** More response headers (`cache-control`); `content-type` is JSON and the page's `Link` wins. @default none */
+  headers?: Readonly<Record<string, string>>;
 }
 
 type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
 
 /** This request's page state, for `sendPage()` (a context variable). */
 const PAGE_STATE = 'keyset:pageState';
-const NO_FILTERS = Object.freeze({});
 
 /**
  * Middleware that plans this request's page and stores the plan as `c.var.page`.
- * Bad `limit`, `offset` or `cursor` parameters throw core's 400 problems.
+ * Bad `limit`, `offset` or `cursor` parameters are core's 400 problems.
  *
  * @example
  * ```ts
@@ -56,23 +58,23 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   if (typeof paginator?.plan !== 'function' || typeof paginator.page !== 'function') {
     throw new ConfigError('paginate() needs a paginator: pass createPaginator({ endpoint, sort, cursor })');
   }
-  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function');
+  if (filters !== undefined && typeof filters !== 'function') throw new ConfigError('paginate() filters must be a function (query, c) => filters');
   const base = normalizeBaseUrl(baseUrl);
-  const pages = paginator as Paginator<never>;
-  return function paginate(c, next) {
+  return async function paginate(c, next) {
+    const requestUrl = c.req.url;
+    // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
+    const query = parseQueryString(queryStringOf(requestUrl));
+    let plan: PagePlan;
     try {
-      const requestUrl = c.req.url;
-      const url = base === undefined ? requestUrl : rebase(requestUrl, base);
-      // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
-      const query = parseQueryString(queryStringOf(requestUrl));
-      const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
-      const fast = maybeSyncVariant(paginator.plan);
-      const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-      if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
-      return proceed(c, next, { paginator: pages, plan: planned, url });
+      // A keyset error from `filters` (a bad filter value) is a refusal like the plan's.
+      plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, c) });
     } catch (error) {
-      return Promise.reject(error);
+      throw refusal(error, c);
     }
+    const state: PageState = { paginator: paginator as Paginator<never>, plan, url: base === undefined ? requestUrl : rebase(requestUrl, base) };
+    c.set(PAGE_STATE, state);
+    c.set('page', plan);
+    await next();
   };
 }
 
@@ -82,15 +84,6 @@ function rebase(requestUrl: string, base: string): string {
   return `${base}${pathname}${search}`;
 }
 
-function proceed(c: Context, next: Next, state: PageState): Promise<void> {
-  c.set(PAGE_STATE, state);
-  c.set('page', state.plan);
-  return Promise.resolve(next()).then(nothing);
-}
-
-/** A middleware's promise resolves to nothing once the chain has run (a value would be taken for the response). */
-const nothing = (): undefined => undefined;
-
 /**
  * Sends `rows` (fetched with `c.var.page`) as the page envelope, with its `Link` header.
  *
@@ -99,24 +92,13 @@ const nothing = (): undefined => undefined;
  * return sendPage(c, rows, { total });
  * ```
  */
-export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPageOptions): Promise<Response> {
-  try {
-    const state = c.get(PAGE_STATE) as PageState | undefined;
-    if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
-    const total = options?.total;
-    const { paginator, plan, url } = state;
-    const pageOptions = total === undefined ? { url } : { url, total };
-    const fast = maybeSyncVariant(paginator.page);
-    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-    if (page instanceof Promise || fast === undefined) return Promise.resolve(page).then((paged) => pageResponse(c, paged));
-    return Promise.resolve(pageResponse(c, page));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/** The page as a 200 through `c.body()`, which keeps headers other middleware set (CORS, a request id…). */
-function pageResponse(c: Context, { body, headers }: PageResult<unknown>): Response {
+export async function sendPage<Row>(c: Context, rows: readonly Row[], options: SendPageOptions = {}): Promise<Response> {
+  const state = c.get(PAGE_STATE) as PageState | undefined;
+  if (state === undefined) throw new Error('sendPage() needs paginate() earlier in this route');
+  const { total, headers } = options;
+  const { paginator, plan, url } = state;
+  const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
   const guardHeaders = c.get(GUARD_HEADERS) as Readonly<Record<string, string>> | undefined;
-  return c.body(JSON.stringify(body), 200, { 'content-type': 'application/json', ...guardHeaders, ...headers });
+  // `c.body()` keeps the headers other middleware set (CORS, a request id…).
+  return c.body(JSON.stringify(page.body), 200, { ...guardHeaders, ...headers, ...page.headers, 'content-type': 'application/json' });
 }

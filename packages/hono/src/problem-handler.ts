@@ -9,7 +9,7 @@ import type { ProblemResponse } from '@keyset/core';
 import type { Context, ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import { inspectRoutes } from 'hono/dev';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { instanceOf, refusalOf } from './check-request.ts';
+import { instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -80,6 +80,8 @@ function problemOf(error: unknown, c: Context, typeBase: string | undefined): Pr
 /** The problem to send, and the error to report (the client's body scrubbed from it). */
 async function clientProblem(error: unknown, c: Context, typeBase: string | undefined): Promise<{ problem: ProblemResponse; reported: unknown }> {
   if (isKeysetError(error)) return { problem: problemOf(error, c, typeBase), reported: error };
+  // keyset's own refusal (see `refusal()`): the keyset error it carries.
+  if (isHttpException(error) && isKeysetError(error.cause)) return { problem: problemOf(error.cause, c, typeBase), reported: error.cause };
   if (isHttpException(error) && error.status >= 400 && error.status < 500) {
     if (error.status === 404) return { problem: problemOf(new KeysetError('not_found', { cause: error }), c, typeBase), reported: error };
     // Hono's message is the body it would have sent: meant for the client.
@@ -114,5 +116,5 @@ async function isMalformedJsonBody(c: Context): Promise<boolean> {
 }
 
 function send(c: Context, problem: ProblemResponse): Response {
-  return c.body(JSON.stringify(problem.body), problem.status as ContentfulStatusCode, problem.headers);
+  return c.body(JSON.stringify(problem.body), problem.status as ContentfulStatusCode, problemHeaders(c, problem.headers));
 }

@@ -25,7 +25,7 @@ function pagedApp(before?: (app: Hono) => void, handler?: 'own' | 'sendPage-then
   const app = new Hono();
   app.onError(problemHandler());
   before?.(app);
-  app.get('/items', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), paginate(fixture.paginator, { filters: (_c, q) => fixture.filters(q) }), async (c) => {
+  app.get('/items', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), paginate(fixture.paginator, { filters: (q) => fixture.filters(q) }), async (c) => {
     const { rows } = fixture.list(c.var.page, new URL(c.req.url).searchParams);
     if (handler === 'own') return c.json({ own: true });
     if (handler === 'sendPage-then-own') {

@@ -5,20 +5,21 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import { inflightChunks, inflightStream } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture`. */
-export function conformanceApp(fixture: ConformanceFixture): Express {
+/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler. */
+export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Express {
   const { guard, paginator } = fixture;
   const app = express();
   // `qs` turns `a[b]=c` into objects and repeats into arrays: paginate() must not care.
   app.set('query parser', 'extended');
-  app.use(checkRequest());
+  // With a problem handler, keyset's refusals go to it (it reports them); without, they are answered at once.
+  app.use(checkRequest(problems ? { refusals: 'next' } : {}));
   const queryOf = (url: string): URLSearchParams => new URL(url, 'http://x').searchParams;
-  const list = paginate(paginator, { filters: (_req, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, async (req, res) => {
     const { rows, total } = fixture.list(res.locals.page, queryOf(req.originalUrl));
@@ -38,7 +39,7 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
     res.send('unreachable');
   });
-  app.post('/echo', apiKey({ guard }), express.json(), (req, res) => {
+  app.post('/echo', apiKey({ guard }), express.json({ limit: MAX_ECHO_BYTES }), (req, res) => {
     res.json({ received: req.body as unknown });
   });
   app.get('/query', paginate(paginator), (req, res) => {
@@ -53,12 +54,46 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   });
   // Never answers: the request ends when the client goes away.
   app.get('/inflight/slow', apiKey({ guard }), () => {});
+  app.all('/inflight/status', apiKey({ guard }), (req, res) => {
+    const { status, body } = inflightStatus(queryOf(req.originalUrl));
+    res.status(status);
+    if (body === null) res.end();
+    else res.type('text/plain').send(body);
+  });
+  app.get('/inflight/rejects', apiKey({ guard }), async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', apiKey({ guard }), () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', apiKey({ guard }), () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', apiKey({ guard }), () => {
+    throw new Error(NON_ERROR);
+  });
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', apiKey({ guard, clientAddress: () => OPTION_PEER }), (_req, res) => {
+    res.json({ name: res.locals.apiKey.name });
+  });
+  app.get('/options/proxied', apiKey({ guard: fixture.proxyGuard }), (_req, res) => {
+    res.json({ name: res.locals.apiKey.name });
+  });
+  app.get('/options/page', paginate(paginator, { filters: (_query, req) => ({ tenant: req.headers['x-tenant'] ?? null }) }), async (req, res) => {
+    await sendPage(res, fixture.list(res.locals.page, queryOf(req.originalUrl)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
+  });
   // Express lists no routes through a documented API: the table the routes above are registered from.
-  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
+  if (!problems) return app; // Express's own error handler
+  app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    if ((error as Error | undefined)?.message === RETHROWN) throw error;
+    if ((error as Error | undefined)?.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    next(error);
+  });
   app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
   return app;
 }

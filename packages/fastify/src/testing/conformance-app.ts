@@ -3,24 +3,31 @@
  * Test support only.
  * @module
  */
-import { inflightChunks, inflightStream } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { apiKey, keyset, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture` (not yet listening). */
-export async function conformanceApp(fixture: ConformanceFixture): Promise<FastifyInstance> {
+/** Builds the conformance app over `fixture` (not yet listening); `problems: false` registers no problem handler. */
+export async function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Promise<FastifyInstance> {
   const { guard, paginator } = fixture;
   const onError = (error: unknown, _request: unknown, status: number): void => {
     fixture.reported.push({ error, status });
   };
   // A bad %-encoding in the path never reaches the error handler: `frameworkErrors` does.
-  const app = Fastify({ frameworkErrors: problemHandler({ onError }) });
-  await app.register(keyset, { onError });
+  const app = problems ? Fastify({ frameworkErrors: problemHandler({ onError }) }) : Fastify();
+  // Without: the app sets no error handler of its own; the keyset plugin installs keyset's
+  // problemHandler() unless told `handlers: false` (then the app sets its own).
+  await app.register(keyset, problems ? { onError } : {});
+  // The route-level error handler of the two routes whose error handler fails; keyset's answers after it.
+  const failing = (error: Error): never => {
+    if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    throw error;
+  };
   const queryOf = (url: string | undefined): URLSearchParams => new URL(url ?? '/', 'http://x').searchParams;
-  const list = paginate(paginator, { filters: (_request, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   // The key is checked in onRequest, before Fastify reads a body.
   app.get('/items', { onRequest: apiKey({ guard, scopes: ['items:read'] }), preHandler: list }, async (request, reply) => {
@@ -37,7 +44,7 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
   });
   app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => 'unreachable');
   app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
-  app.post('/echo', { onRequest: apiKey({ guard }) }, async (request) => ({ received: request.body }));
+  app.post('/echo', { onRequest: apiKey({ guard }), bodyLimit: MAX_ECHO_BYTES }, async (request) => ({ received: request.body }));
   app.get('/query', { preHandler: paginate(paginator) }, async (request) => request.query);
   app.get('/inflight/throws', { onRequest: apiKey({ guard }) }, async () => {
     throw new Error('boom after admission');
@@ -49,8 +56,36 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
     await new Promise((resolve) => reply.raw.on('close', resolve));
     return 'too late';
   });
+  app.route({
+    method: ['GET', 'POST', 'OPTIONS', 'DELETE'],
+    url: '/inflight/status',
+    onRequest: apiKey({ guard }),
+    handler: async (request, reply) => {
+      const { status, body } = inflightStatus(queryOf(request.raw.url));
+      reply.code(status);
+      return body === null ? reply.send() : reply.type('text/plain').send(body);
+    },
+  });
+  app.get('/inflight/rejects', { onRequest: apiKey({ guard }) }, async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', { onRequest: apiKey({ guard }) }, async () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', { onRequest: apiKey({ guard }), errorHandler: failing }, async () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', { onRequest: apiKey({ guard }), errorHandler: failing }, async () => {
+    throw new Error(NON_ERROR);
+  });
   app.get('/throws', async () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', { onRequest: apiKey({ guard, clientAddress: () => OPTION_PEER }) }, async (request) => ({ name: request.apiKey.name }));
+  app.get('/options/proxied', { onRequest: apiKey({ guard: fixture.proxyGuard }) }, async (request) => ({ name: request.apiKey.name }));
+  app.get('/options/page', { preHandler: paginate(paginator, { filters: (_query, request) => ({ tenant: request.headers['x-tenant'] ?? null }) }) }, async (request, reply) =>
+    sendPage(reply, fixture.list(request.page, queryOf(request.raw.url)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } }),
+  );
   return app;
 }

@@ -4,9 +4,16 @@
  * Test support only.
  * @module
  */
-import { aborted, inflightChunks, inflightStream } from '@keyset/conformance/fixture';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
-import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
+import { KeysetError } from '@keyset/core';
+import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '../index.ts';
+
+/** 413 for a body over the limit: keyset's problem, with the status of RFC 9110 §15.5.14. */
+function tooLarge(request: Request): Response {
+  const problem = problemResponse(new KeysetError('invalid_request', { detail: 'The request body is larger than this route accepts.', extensions: { field: 'body' } }), { request });
+  return new Response(problem.body, { status: 413, headers: problem.headers });
+}
 import type { FetchHandler } from '../index.ts';
 
 /** What `GET /query` answers: the raw query's pairs, as `URLSearchParams` keeps them. */
@@ -17,9 +24,10 @@ export type ClientAddress = (request: Request, platform: unknown) => string | nu
 
 /**
  * Builds the conformance app over `fixture`; `clientAddress` reads the socket peer from
- * the platform's argument (none: keys with an IP allowlist are refused).
+ * the platform's argument (none: keys with an IP allowlist are refused); `problems: false`
+ * wraps it in no `problemHandler()`.
  */
-export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress): (request: Request, platform?: unknown) => Promise<Response> {
+export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress, { problems = true }: { problems?: boolean } = {}): (request: Request, platform?: unknown) => Promise<Response> {
   const { guard, paginator } = fixture;
   const peer = clientAddress === undefined ? {} : { clientAddress };
   const list: FetchHandler<[unknown]> = async (request) => {
@@ -33,7 +41,13 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
     '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
     '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' }, () => Response.json({ ok: true })) },
-    '/echo': { POST: apiKey({ guard, ...peer }, async (request) => Response.json({ received: (await request.json()) as unknown })) },
+    '/echo': {
+      POST: apiKey({ guard, ...peer }, async (request) => {
+        // A body over 16 KiB is 413, by its Content-Length, before it is read.
+        if (Number(request.headers.get('content-length') ?? '0') > MAX_ECHO_BYTES) return tooLarge(request);
+        return Response.json({ received: (await request.json()) as unknown });
+      }),
+    },
     '/query': {
       GET: async (request) => {
         await paginate(request, paginator);
@@ -49,6 +63,44 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
       GET: apiKey({ guard, ...peer }, (request) => new Response(inflightStream(inflightChunks(new URL(request.url).searchParams)), { headers: { 'content-type': 'text/plain' } })),
     },
     '/inflight/slow': { GET: apiKey({ guard, ...peer }, async (request) => (await aborted(request.signal), new Response('too late'))) },
+    '/inflight/status': Object.fromEntries(
+      ['GET', 'POST', 'OPTIONS', 'DELETE'].map((method) => [
+        method,
+        apiKey({ guard, ...peer }, (request) => {
+          const { status, body } = inflightStatus(new URL(request.url).searchParams);
+          return new Response(body, { status, headers: body === null ? {} : { 'content-type': 'text/plain' } });
+        }),
+      ]),
+    ),
+    '/inflight/rejects': {
+      GET: apiKey({ guard, ...peer }, async () => {
+        await Promise.resolve();
+        throw new Error('async boom after admission');
+      }),
+    },
+    '/inflight/throws-value': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+      }),
+    },
+    '/inflight/rethrown': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw new Error(RETHROWN);
+      }),
+    },
+    '/inflight/non-error': {
+      GET: apiKey({ guard, ...peer }, () => {
+        throw new Error(NON_ERROR);
+      }),
+    },
+    '/options/peer': { GET: apiKey({ guard, clientAddress: () => OPTION_PEER }, (_request, key) => Response.json({ name: key.name })) },
+    '/options/proxied': { GET: apiKey({ guard: fixture.proxyGuard, ...peer }, (_request, key) => Response.json({ name: key.name })) },
+    '/options/page': {
+      GET: async (request) => {
+        const page = await paginate(request, paginator, { filters: (_query, req) => ({ tenant: req.headers.get('x-tenant') }) });
+        return sendPage(page, fixture.list(page, new URL(request.url).searchParams).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
+      },
+    },
     '/throws': {
       GET: () => {
         throw new Error('boom: secret detail');
@@ -63,5 +115,16 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
     return route === undefined ? notFound(request) : route(request, platform);
   };
-  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, checkRequest(router));
+  const app = checkRequest(router);
+  if (!problems) return app;
+  // The app's own error handling around keyset's: it rethrows one error and throws a string for another.
+  const failing = async (request: Request, platform?: unknown): Promise<Response> => {
+    try {
+      return await app(request, platform);
+    } catch (error) {
+      if ((error as Error | undefined)?.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+      throw error;
+    }
+  };
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, failing);
 }

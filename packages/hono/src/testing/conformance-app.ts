@@ -4,17 +4,20 @@
  * @module
  */
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import { aborted, inflightChunks, inflightStream } from '@keyset/conformance';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
+import type { StatusCode } from 'hono/utils/http-status';
 
-/** Builds the conformance app over `fixture`. */
-export function conformanceApp(fixture: ConformanceFixture): Hono {
+/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler (`app.onError`). */
+export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Hono {
   const { guard, paginator } = fixture;
   const app = new Hono();
   app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url).searchParams;
-  const list = paginate(paginator, { filters: (_c, query) => fixture.filters(query) });
+  const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
   app.get('/items', apiKey({ guard, scopes: ['items:read'] }), list, (c) => {
     const { rows, total } = fixture.list(c.var.page, queryOf(c.req.url));
@@ -30,7 +33,9 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
   });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
-  app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
+  // A body over 16 KiB is 413, as Hono's bodyLimit() answers it.
+  const limit = bodyLimit({ maxSize: MAX_ECHO_BYTES, onError: () => { throw new HTTPException(413, { message: 'The request body is larger than this route accepts.' }); } });
+  app.post('/echo', apiKey({ guard }), limit, async (c) => c.json({ received: await c.req.json<unknown>() }));
   app.get('/query', paginate(paginator), (c) => c.json(c.req.queries()));
   app.get('/inflight/throws', apiKey({ guard }), () => {
     throw new Error('boom after admission');
@@ -40,10 +45,38 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
     await aborted(c.req.raw.signal);
     return c.text('too late');
   });
+  app.on(['GET', 'POST', 'OPTIONS', 'DELETE'], '/inflight/status', apiKey({ guard }), (c) => {
+    const { status, body } = inflightStatus(queryOf(c.req.url));
+    return body === null ? c.body(null, status as StatusCode) : c.text(body, status as never);
+  });
+  app.get('/inflight/rejects', apiKey({ guard }), async () => {
+    await Promise.resolve();
+    throw new Error('async boom after admission');
+  });
+  app.get('/inflight/throws-value', apiKey({ guard }), () => {
+    throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+  });
+  app.get('/inflight/rethrown', apiKey({ guard }), () => {
+    throw new Error(RETHROWN);
+  });
+  app.get('/inflight/non-error', apiKey({ guard }), () => {
+    throw new Error(NON_ERROR);
+  });
   app.get('/throws', () => {
     throw new Error('boom: secret detail');
   });
+  app.get('/options/peer', apiKey({ guard, clientAddress: () => OPTION_PEER }), (c) => c.json({ name: c.var.apiKey.name }));
+  app.get('/options/proxied', apiKey({ guard: fixture.proxyGuard }), (c) => c.json({ name: c.var.apiKey.name }));
+  app.get('/options/page', paginate(paginator, { filters: (_query, c) => ({ tenant: c.req.header('x-tenant') ?? null }) }), (c) =>
+    sendPage(c, fixture.list(c.var.page, queryOf(c.req.url)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } }),
+  );
   app.notFound(notFoundHandler({ app }));
-  app.onError(problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) }));
+  if (!problems) return app; // Hono's own error handler: an HTTPException answers with its response
+  const answer = problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) });
+  app.onError((error, c) => {
+    if (error.message === RETHROWN) throw error;
+    if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
+    return answer(error, c);
+  });
   return app;
 }

@@ -1,0 +1,74 @@
+/**
+ * The transport half of an adapter on Node's `http` server (Express, Fastify): what the
+ * guard reads from an `IncomingMessage`, and when an admitted request's in-flight lease is
+ * given back. Node's types are described structurally: core imports nothing from Node.
+ * @module
+ */
+import type { ApiKeyGuardRequest } from '../keys/api-key-guard.ts';
+
+/** What the guard reads of Node's `IncomingMessage`. */
+export interface NodeIncomingRequest {
+  readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** Every line of every header (Node keeps only the first `Authorization` in `headers`). */
+  readonly headersDistinct: Readonly<Record<string, readonly string[] | undefined>>;
+}
+
+/** Node's `ServerResponse`, as far as a lease needs it. */
+export interface NodeServerResponse {
+  /** `true` once it has emitted `close`. */
+  readonly closed?: boolean;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * What the guard reads from `req`: every `Authorization` line (two sets of credentials are
+ * refused), `X-API-Key`, the target as sent (`url`), the socket's peer as the adapter knows
+ * it, and the raw `X-Forwarded-For`, which the guard reads only under its `trustProxy`.
+ *
+ * @example
+ * ```ts
+ * const checked = await guard.check(nodeGuardRequest(req, req.originalUrl, req.socket.remoteAddress), checkOptions);
+ * ```
+ */
+export function nodeGuardRequest(req: NodeIncomingRequest, url: string | undefined, remoteAddress: string | null | undefined): ApiKeyGuardRequest {
+  return {
+    authorization: req.headersDistinct.authorization,
+    xApiKey: req.headers['x-api-key'],
+    url,
+    remoteAddress,
+    forwardedFor: req.headers['x-forwarded-for'],
+  };
+}
+
+/**
+ * Gives the lease back when the response ends, whatever its body: Node emits `close` on a
+ * `ServerResponse` once its last byte is handed to the socket, for every status and method
+ * (a `HEAD` included), and also when the client went away first; a response already
+ * closed (the client went away while the guard decided) releases at once.
+ *
+ * @example
+ * ```ts
+ * releaseWhenClosed(res, checked.release);
+ * ```
+ */
+export function releaseWhenClosed(res: NodeServerResponse, release: (() => void) | undefined): void {
+  if (release === undefined) return;
+  if (res.closed === true) release();
+  else res.once('close', release);
+}
+
+/**
+ * Whether `req`'s body is still on its way (Node's `complete`: every byte arrived): then an
+ * early answer should close the connection (`Connection: close`, RFC 9112 §9.6), since a
+ * client that was waiting for `100 Continue` never sends it and the next request on the
+ * connection would be read as that body. A body that arrived whole is drained by Node,
+ * and the connection stays open.
+ *
+ * @example
+ * ```ts
+ * if (nodeBodyPending(req)) res.setHeader('connection', 'close');
+ * ```
+ */
+export function nodeBodyPending(req: { readonly complete: boolean }): boolean {
+  return !req.complete;
+}
