@@ -9,13 +9,14 @@
  * build; esbuild still reads each package's `sideEffects: false`, so module-level
  * tree-shaking is the same as over the one-file-per-module build.
  */
-import { build, type Metafile, type Plugin } from 'esbuild';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { ROOT } from '../settings.ts';
+import { resolveKeyset, type Source } from './resolve-keyset.ts';
 
-export const ROOT: string = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { ROOT };
+export type { Source };
 
 /** The minimal handler's entry (committed beside this file). */
 export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetch.ts');
@@ -36,8 +37,6 @@ export const MINIMAL_FETCH_LIMIT = 93_000;
 /** Issue 22's target for the minimal handler, reported beside the figure by `pnpm bench bundle-size`. */
 export const MINIMAL_FETCH_TARGET = 60_000;
 
-export type Source = 'dist' | 'src';
-
 export interface BundleSize {
   /** Minified bytes. */
   bytes: number;
@@ -47,29 +46,6 @@ export interface BundleSize {
   inputs: Array<{ file: string; bytes: number }>;
   /** The minified bundle itself. */
   text: string;
-}
-
-const PACKAGE = /^@keyset\/([a-z-]+)(?:\/([a-z-]+))?$/;
-
-function resolveKeyset(from: Source): Plugin {
-  return {
-    name: `keyset-${from}`,
-    setup(b) {
-      b.onResolve({ filter: PACKAGE }, (args) => {
-        const [, name, entry] = PACKAGE.exec(args.path)!;
-        const dir = join(ROOT, 'packages', name!);
-        if (from === 'src') return { path: join(dir, 'src', `${entry ?? 'index'}.ts`) };
-        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-          exports: Record<string, { import: { default: string } }>;
-        };
-        const target = manifest.exports[entry === undefined ? '.' : `./${entry}`];
-        if (target === undefined) return { errors: [{ text: `${args.path} is not exported` }] };
-        return { path: join(dir, target.import.default) };
-      });
-      // Sources only: `#crypto` as the package's `imports` map resolves it off Node.
-      if (from === 'src') b.onResolve({ filter: /^#crypto$/ }, () => ({ path: join(ROOT, 'packages', 'core', 'src', 'crypto', 'crypto.web.ts') }));
-    },
-  };
 }
 
 /** Bundles `entry` (a file) or `contents` (module text) and measures the result. */
@@ -85,7 +61,7 @@ export async function bundleSize(input: { entry: string } | { contents: string }
     logLevel: 'silent',
     // As a consumer resolves a published package: no repository tsconfig `paths`.
     tsconfigRaw: '{}',
-    plugins: [resolveKeyset(from)],
+    plugins: [resolveKeyset(from, 'neutral')],
   });
   const output = result.outputFiles[0]!.contents;
   const meta: Metafile = result.metafile;
