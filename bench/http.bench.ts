@@ -20,13 +20,11 @@
  * Run: npx -y pnpm@10.34.9 bench http
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleServer } from './http/bundle.ts';
 import { save, setting, SMOKE, TMP as tmp } from './support.ts';
-
-mkdirSync(tmp, { recursive: true });
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = setting('BENCH_ROUNDS', 3, 1);

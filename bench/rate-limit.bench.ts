@@ -9,7 +9,7 @@
  * 1000 keys round-robin; limits high enough that every request is admitted (the
  * common path) and a second memory group where most requests are refused.
  *
- * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/rate-limit.bench.ts
+ * Run: npx -y pnpm@10.34.9 bench rate-limit
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -18,9 +18,11 @@ import { createRedisRateLimitStore } from '@keyset/redis';
 import { MemoryStore } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { compare, save, type Row } from './support.ts';
+import { compare, save, setting, type Row } from './support.ts';
 
-const N_KEYS = 1000;
+const N_KEYS = setting('BENCH_KEYS', 1000, 20);
+/** Decisions over which the Redis commands per decision are counted. */
+const COUNTED = setting('BENCH_COUNTED', 2000, 20);
 const keys = Array.from({ length: N_KEYS }, (_, i) => `key_${i}`);
 let i = 0;
 const nextKey = (): string => keys[i++ % N_KEYS]!;
@@ -133,10 +135,10 @@ try {
   ]);
 
   commands = {
-    'keyset Redis store decide': await commandsPerDecision(redis, 2000, () => redisStore.decide([{ key: nextKey(), policy: roomy }])),
-    'rate-limiter-flexible RateLimiterRedis.consume': await commandsPerDecision(redis, 2000, () => rlfRedis.consume(nextKey())),
+    'keyset Redis store decide': await commandsPerDecision(redis, COUNTED, () => redisStore.decide([{ key: nextKey(), policy: roomy }])),
+    'rate-limiter-flexible RateLimiterRedis.consume': await commandsPerDecision(redis, COUNTED, () => rlfRedis.consume(nextKey())),
   };
-  console.log('\nRedis commands per decision (INFO commandstats delta over 2000 decisions)');
+  console.log(`\nRedis commands per decision (INFO commandstats delta over ${COUNTED} decisions)`);
   console.table(commands);
 } finally {
   redis.disconnect();

@@ -12,9 +12,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
-import { ROOT, SMOKE } from './settings.ts';
+import { ROOT, SMOKE, TMP } from './settings.ts';
 
 export { ROOT, setting, SMOKE, TMP } from './settings.ts';
+
+// Every benchmark that loads this module may write scratch files.
+mkdirSync(TMP, { recursive: true });
 
 export interface Case {
   name: string;
