@@ -10,6 +10,7 @@
  * the docs quote. Its figures mean nothing; that it produces them at all is the point.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
 import { ROOT, SMOKE, TMP } from './settings.ts';
@@ -18,6 +19,9 @@ export { ROOT, setting, SMOKE, TMP } from './settings.ts';
 
 // Every benchmark that loads this module may write scratch files.
 mkdirSync(TMP, { recursive: true });
+
+/** The machine's 1-minute load average when the benchmark started: saved beside its figures. */
+const LOAD_AT_START = loadavg()[0]!;
 
 export interface Case {
   name: string;
@@ -61,14 +65,18 @@ export async function compare(group: string, baseline: string, cases: Case[], ti
   return rows;
 }
 
-/** Writes bench/results/<name>.json (BENCH_RESULTS_DIR in smoke mode) with the date and Node version. */
+/**
+ * Writes bench/results/<name>.json (BENCH_RESULTS_DIR in smoke mode) with the date, the
+ * Node version and the 1-minute load average at the start and at the end of the run (on a
+ * shared machine, figures taken under load are worth less: docs/benchmarks.md shows it).
+ */
 export function save(name: string, data: unknown): void {
   const dir = SMOKE ? (process.env.BENCH_RESULTS_DIR ?? join(ROOT, '.bench-tmp', 'smoke')) : join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ node: process.version, date: new Date().toISOString(), data }, null, 2) + '\n',
+    JSON.stringify({ node: process.version, date: new Date().toISOString(), loadAverage: [LOAD_AT_START, loadavg()[0]!], data }, null, 2) + '\n',
   );
   console.log(`wrote ${file}`);
 }
