@@ -8,8 +8,9 @@
  *   three callback hooks (what keyset's plugin and route hooks add: the plugin's
  *   `onRequest` request check, `apiKey` in `onRequest`, `paginate` in `preHandler`),
  *   `request.raw.headersDistinct` read in a hook (the one way node:http tells a repeated
- *   `Authorization` header from one), and `request.protocol` + `request.host` + `new URL()`
- *   (the request's public URL, which a page's links need);
+ *   `Authorization` header from one) or `request.raw.rawHeaders` scanned for it instead,
+ *   and `request.protocol` + `request.host` + `new URL()` (the request's public URL, which
+ *   a page's links need) or the same URL built as a string with its query parsed alone;
  * - Hono: one and two `app.use` middlewares (`await next()`).
  *
  * Requests are injected as in `bench inprocess-adapters` (bench/http/inject.ts), one
@@ -69,9 +70,27 @@ async function fastifyVariants(): Promise<Record<string, Listener>> {
         done();
       }),
     ),
+    'request.raw.rawHeaders scanned for authorization in a hook': await fastifyListener((app) =>
+      app.addHook('onRequest', (request, _reply, done) => {
+        const raw = request.raw.rawHeaders;
+        let found = 0;
+        for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') found++;
+        if (found === 0) throw new Error('no authorization');
+        done();
+      }),
+    ),
     'request.protocol + request.host + new URL() in a hook': await fastifyListener((app) =>
       app.addHook('onRequest', (request, _reply, done) => {
         if (new URL(`${request.protocol}://${request.host}${request.raw.url}`).pathname === '') throw new Error('no path');
+        done();
+      }),
+    ),
+    'request.protocol + request.host + string concatenation in a hook': await fastifyListener((app) =>
+      app.addHook('onRequest', (request, _reply, done) => {
+        const target = request.raw.url ?? '/';
+        const at = target.indexOf('?');
+        const href = `${request.protocol}://${request.host}${at === -1 ? target : target.slice(0, at)}`;
+        if (href.length === 0 || new URLSearchParams(at === -1 ? '' : target.slice(at + 1)).size < 0) throw new Error('no URL');
         done();
       }),
     ),

@@ -157,6 +157,12 @@ const sections = {
     const head = ['store', 'operation', 'round trips', 'commands in the script', 'bytes to / from the server', 'server CPU µs per op', 'ceiling: ops/s per Redis thread or primary core', 'ops/s reached here', 'WAL bytes per op'];
     return `${table(head, rows)}\n\n${fmt(d.keys)} keys, ${fmt(d.owners)} owners, ${d.concurrency.redis} concurrent callers on Redis (${d.redisServer}), ${d.concurrency.postgres} connections on ${d.postgresServer ?? 'PostgreSQL (skipped)'}, ${d.seconds} s per operation, load generator on the same machine. ${stamp(r, 'capacity')}`;
   },
+  'framework-hooks'() {
+    const r = load('framework-hooks');
+    if (!r) return undefined;
+    const rows = r.data.rows.map((t) => [t.framework, t.variant, fmt(t['µs/req'], 2), fmt(t['µs over bare'], 2)]);
+    return `${table(['framework', 'variant', 'CPU µs/request', 'CPU µs over bare (median of rounds)'], rows)}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per variant, one process per framework. ${stamp(r, 'framework-hooks')}`;
+  },
   'inprocess-ab'() {
     const r = load('inprocess-ab');
     if (!r) return undefined;
