@@ -25,7 +25,8 @@
  * Run: npx -y pnpm@10.34.9 bench capacity
  */
 import { readFileSync } from 'node:fs';
-import { createKeyAdmin, createKeyring, type QuotaSpend, type RateLimitPolicy } from '@keyset/core';
+import { createKeyAdmin, createKeyring, type RateLimitPolicy } from '@keyset/core';
+import type { QuotaSpend } from '@keyset/core/adapter';
 import { createPostgresKeyStore, createPostgresQuotaStore, migrate } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore } from '@keyset/redis';
 import { Redis } from 'ioredis';
