@@ -3,7 +3,7 @@
  * verify + decode the incoming cursor, then encode + sign the next one. Compared with
  * the "plain base64 JSON cursor" of peers (typeorm-cursor-pagination, kysely-paginate):
  * JSON.stringify + base64 out, base64 + JSON.parse in, no signature, no type checks.
- * Run: `pnpm bench cursor` (or `node --import tsx bench/cursor.bench.ts`).
+ * Run: `npx -y pnpm@10.34.9 bench cursor`.
  */
 import { createCursorCodec, createPaginator, cursorFingerprint, defineSortSpec } from '@keyset/core';
 import { compare, save } from './support.ts';

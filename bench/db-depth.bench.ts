@@ -17,10 +17,10 @@ import { keysetWhere, type PagePlan, type SortSpec } from '@keyset/core';
 import { keysetPage } from '@keyset/kysely';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { save } from './support.ts';
+import { save, setting, SMOKE, TMP } from './support.ts';
 
-const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
+const ROWS = setting('BENCH_ROWS', 1_000_000, 2_000);
+const REPEAT = setting('BENCH_REPEAT', 5, 1);
 const LIMIT = 20;
 const DEPTHS = [0, 1_000, 10_000, 100_000, 250_000, 500_000, 750_000, 990_000].filter((d) => d < ROWS - LIMIT);
 
@@ -185,7 +185,8 @@ try {
 
 for (const [name, r] of Object.entries(results)) console.log(`${name}: SELECT count(*) over ${ROWS} rows: ${r.countMs.toFixed(1)} ms`);
 save('db-depth', { rows: ROWS, limit: LIMIT, repeat: REPEAT, results });
-writeFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'img', 'db-depth.svg'), chart(results));
+// Smoke mode draws the chart too, but not over the one the docs show.
+writeFileSync(SMOKE ? join(TMP, 'db-depth.svg') : join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'img', 'db-depth.svg'), chart(results));
 
 /** A small log-scale line chart, written by hand so the bench needs no plotting library. */
 function chart(data: typeof results): string {

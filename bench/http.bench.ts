@@ -14,25 +14,28 @@
  *
  * Env: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP (3 s), BENCH_CONNECTIONS (32), BENCH_KEYS (10000),
  * BENCH_PAGES (pages walked per filter, 250), BENCH_STACKS (comma list; each stack's
- * bare framework is added).
+ * bare framework is added). Smoke mode (BENCH_SMOKE=1): one round of 200 requests per
+ * stack over 4 connections, servers bundled from the sources.
+ *
+ * Run: npx -y pnpm@10.34.9 bench http
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleServer } from './http/bundle.ts';
-import { save } from './support.ts';
+import { save, setting, SMOKE, TMP as tmp } from './support.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const tmp = join(here, '..', '.bench-tmp');
-mkdirSync(tmp, { recursive: true });
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const PAGES = Number(process.env.BENCH_PAGES ?? 250);
+const ROUNDS = setting('BENCH_ROUNDS', 3, 1);
+const SECONDS = setting('BENCH_SECONDS', 5, 1);
+const CONNECTIONS = setting('BENCH_CONNECTIONS', 32, 4);
+const PAGES = setting('BENCH_PAGES', 250, 3);
 // Warm-up per server before measuring: JIT tiers and the first use of every key. On a
 // busy machine 1 s left keyset's larger code partly unoptimised and keys unverified.
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
+const WARMUP = setting('BENCH_WARMUP', 3, 0);
+// Smoke mode sends a fixed number of requests instead of loading for SECONDS.
+const SMOKE_REQUESTS = 200;
 const FILTERS = ['', 'status=paid&', 'status=refunded&'];
 
 /** Every stack and the bare framework it is compared with. */
@@ -105,12 +108,18 @@ async function stats(port: number): Promise<Stats> {
   return (await (await fetch(`http://127.0.0.1:${port}/__bench/stats`)).json()) as Stats;
 }
 
-function load(port: number, keys: string[], paths: string[], seconds: number): { requests: number; latencyP99: number; non2xx: number; errors: number } {
-  const file = join(tmp, 'load-options.json');
-  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: seconds, keys, paths }));
-  const run = spawnSync(process.execPath, [join(here, 'http', 'load.mjs'), file], { encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(run.stderr);
-  return JSON.parse(run.stdout);
+async function load(port: number, keys: string[], paths: string[], seconds: number): Promise<{ requests: number; latencyP99: number; non2xx: number; errors: number }> {
+  const file = join(tmp, `load-options-${port}.json`);
+  const amount = SMOKE ? { amount: SMOKE_REQUESTS } : { duration: seconds };
+  writeFileSync(file, JSON.stringify({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, ...amount, keys, paths }));
+  const child = spawn(process.execPath, [join(here, 'http', 'load.mjs'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(stderr);
+  return JSON.parse(stdout);
 }
 
 const median = (xs: number[]): number => {
@@ -129,35 +138,65 @@ const cpuRatios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) =>
 const cpuOver: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
 const distinct = { keys: 0, paths: 0 };
 
+/** One stack's server, started, its pages walked, warmed up. */
+async function prepare(stack: Stack): Promise<{ child: ChildProcess; port: number; keys: string[]; paths: string[] }> {
+  const server = await start(stack);
+  try {
+    const paths = await walk(server.port, server.keys[0]!);
+    distinct.keys = server.keys.length;
+    distinct.paths = Math.min(distinct.paths || Infinity, paths.length);
+    if (WARMUP > 0) await load(server.port, server.keys, paths, WARMUP); // warm-up: JIT, caches
+    return { ...server, paths };
+  } catch (error) {
+    server.child.kill('SIGTERM');
+    throw error;
+  }
+}
+
+/** Loads one prepared stack for SECONDS and reads the server's CPU time around it. */
+async function measure(stack: Stack, server: Awaited<ReturnType<typeof prepare>>, round: number): Promise<Sample> {
+  const before = await stats(server.port);
+  const r = await load(server.port, server.keys, server.paths, SECONDS);
+  const after = await stats(server.port);
+  if (r.non2xx || r.errors) throw new Error(`${stack}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  const served = after.served - before.served;
+  const cpuMicros = (after.user + after.system - before.user - before.system) / served;
+  console.log(
+    `round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  ${cpuMicros.toFixed(1).padStart(6)} µs CPU/req  p99 ${r.latencyP99} ms`,
+  );
+  return { rps: r.requests, cpuMicros };
+}
+
 for (let round = 0; round < ROUNDS; round++) {
   // Reverse the order every other round so drift (other load on the machine) hits every stack alike.
   const order = round % 2 === 0 ? STACKS : [...STACKS].reverse();
   const inRound: Partial<Record<Stack, Sample>> = {};
-  for (const stack of order) {
-    const { child, port, keys } = await start(stack);
+  if (SMOKE) {
+    // Smoke mode checks that every stack runs, not what it costs: all of them at once.
+    const servers = await Promise.allSettled(order.map(prepare));
     try {
-      const paths = await walk(port, keys[0]!);
-      distinct.keys = keys.length;
-      distinct.paths = Math.min(distinct.paths || Infinity, paths.length);
-      load(port, keys, paths, WARMUP); // warm-up: JIT, caches
-      const before = await stats(port);
-      const r = load(port, keys, paths, SECONDS);
-      const after = await stats(port);
-      if (r.non2xx || r.errors) throw new Error(`${stack}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      const served = after.served - before.served;
-      const cpuMicros = (after.user + after.system - before.user - before.system) / served;
-      const sample = { rps: r.requests, cpuMicros };
-      inRound[stack] = sample;
-      samples[stack]!.push(sample);
-      console.log(
-        `round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  ${cpuMicros.toFixed(1).padStart(6)} µs CPU/req  p99 ${r.latencyP99} ms`,
-      );
+      const measured = await Promise.all(order.map((stack, i) => {
+        const server = servers[i]!;
+        if (server.status === 'rejected') throw server.reason;
+        return measure(stack, server.value, round);
+      }));
+      order.forEach((stack, i) => (inRound[stack] = measured[i]!));
     } finally {
-      child.kill('SIGTERM');
+      for (const server of servers) if (server.status === 'fulfilled') server.value.child.kill('SIGTERM');
+    }
+  } else {
+    for (const stack of order) {
+      const server = await prepare(stack);
+      try {
+        inRound[stack] = await measure(stack, server, round);
+      } finally {
+        server.child.kill('SIGTERM');
+      }
     }
   }
   for (const stack of STACKS) {
     const own = inRound[stack]!;
+    samples[stack]!.push(own);
     const bare = inRound[bareOf(stack)]!;
     rpsRatios[stack]!.push(own.rps / bare.rps);
     cpuRatios[stack]!.push(bare.cpuMicros / own.cpuMicros);

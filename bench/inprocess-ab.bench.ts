@@ -1,5 +1,5 @@
 /**
- * The speed bar of a change to the request path, measured in ONE process: the built packages of a base checkout
+ * A same-process A/B of two versions of keyset: the built packages of a base checkout
  * (BENCH_BASE_DIR, its `packages/{core,hono}/dist` loaded by absolute path) and of this
  * checkout (`packages/{core,hono}/dist`, as the workspace builds them) side by side, each
  * making keyset's three Hono stacks of `bench/http/keyset-stacks.ts` (auth only,
@@ -17,7 +17,8 @@
  *
  * Env: BENCH_BASE_DIR (the base checkout, installed and built; default ../baseline),
  * BENCH_ROUNDS (21), BENCH_BATCH (4000), BENCH_KEYS (10,000), BENCH_STACKS (comma list of
- * auth,pagination,full; all by default).
+ * auth,pagination,full; all by default). Smoke mode (BENCH_SMOKE=1): this checkout's
+ * sources on both sides, one round of 20 requests per stack.
  */
 import { existsSync } from 'node:fs';
 import { Hono } from 'hono';
@@ -25,14 +26,16 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stackTimer, warmStack, type Stack } from './http/fake-node.ts';
 import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order } from './http/orders.ts';
-import { save } from './support.ts';
+import { save, setting, SMOKE } from './support.ts';
 
 const here = new URL('.', import.meta.url).pathname;
-const BASE_DIR = resolve(process.env.BENCH_BASE_DIR ?? resolve(here, '../../baseline'));
 const HEAD_DIR = resolve(here, '..');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
-const BATCH = Number(process.env.BENCH_BATCH ?? 4000);
-const PAGES = 250;
+// Smoke mode compares this checkout's sources with themselves: it needs no second checkout and no build.
+const BASE_DIR = resolve(process.env.BENCH_BASE_DIR ?? (SMOKE ? HEAD_DIR : resolve(here, '../../baseline')));
+const ENTRY = SMOKE ? 'src/index.ts' : 'dist/index.js';
+const ROUNDS = setting('BENCH_ROUNDS', 21, 1);
+const BATCH = setting('BENCH_BATCH', 4000, 20);
+const PAGES = setting('BENCH_PAGES', 250, 3);
 const WANTED = (process.env.BENCH_STACKS ?? 'auth,pagination,full').split(',');
 
 // Each build's API as the stacks use it (both builds have these names).
@@ -42,7 +45,7 @@ type HonoAdapter = any;
 
 async function load(dir: string): Promise<{ core: Core; hono: HonoAdapter }> {
   const url = (p: string) => pathToFileURL(resolve(dir, p)).href;
-  return { core: await import(url('packages/core/dist/index.js')), hono: await import(url('packages/hono/dist/index.js')) };
+  return { core: await import(url(`packages/core/${ENTRY}`)), hono: await import(url(`packages/hono/${ENTRY}`)) };
 }
 
 /** keyset-stacks.ts's keysetHono(), made from the given build. */
@@ -70,9 +73,7 @@ async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { aut
     app.get(
       '/api/orders',
       hono.paginate(paginator, {
-        // The base takes `(c, query)`, later sources `(query, c)`: the query is whichever argument it is.
-        filters: (first: unknown, second: unknown) => {
-          const query = (first instanceof URLSearchParams ? first : second) as URLSearchParams;
+        filters: (_c: unknown, query: URLSearchParams) => {
           const status = statusOf(query.get('status'));
           return status === undefined ? {} : { status };
         },
@@ -98,9 +99,9 @@ const KINDS = [
 ] as const;
 const kinds = KINDS.filter(([id]) => WANTED.includes(id));
 
-if (!existsSync(resolve(BASE_DIR, 'packages/hono/dist/index.js'))) {
+if (!existsSync(resolve(BASE_DIR, `packages/hono/${ENTRY}`))) {
   // `pnpm bench` runs every benchmark; this one needs a base checkout beside this one.
-  console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md)`);
+  console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md, "Same-process A/B")`);
   process.exit(0);
 }
 const builds = { base: await load(BASE_DIR), head: await load(HEAD_DIR) };

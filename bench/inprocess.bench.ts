@@ -14,19 +14,18 @@
  * time, so that other processes on a shared machine do not count. Traffic rotates through BENCH_KEYS (10,000)
  * keys and more than 500 distinct valid cursors, as in the HTTP benchmark.
  *
- * The same run times the request path's parts on their own: cursor codec decode+encode,
- * warm key verification, guard (authenticate + GCRA), each through the synchronous twin
- * the adapters call (`maybeSyncVariant`), as a request runs them.
- *
- * Every figure is also given in units of bare Hono's own cost per request in the same
- * round (median over rounds of figure ÷ bare): a figure in µs holds for one machine
- * (bare Hono cost 9.9 µs on the one the first targets were set on), and machines of this kind differ by more than
- * 2× in speed, while these ratios moved by under 10 % across three of them.
+ * The same run times three parts of a request on their own, through the public API as
+ * an application calls it (each awaited): cursor codec decode + encode, warm key
+ * verification, and the guard (authenticate + GCRA). Each figure is also given in units
+ * of bare Hono's own cost in the same round (median over rounds of figure ÷ bare), a
+ * yardstick that moves less between machines than µs do.
  *
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
+ * Smoke mode (BENCH_SMOKE=1): one round of 20 requests per stack, 50 keys.
+ *
+ * Run: npx -y pnpm@10.34.9 bench inprocess
  */
 import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
-import { maybeSyncVariant } from '../packages/core/src/maybe-promise.ts';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';
@@ -35,12 +34,12 @@ import { honoPeer } from './http/peer-stacks.ts';
 import { Hono as HonoApp } from 'hono';
 import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { peerKeys } from './http/peer-stacks.ts';
-import { save } from './support.ts';
+import { save, setting } from './support.ts';
 import { cpuNow, stackTimer, warmStack, type Stack } from './http/fake-node.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
-const BATCH = Number(process.env.BENCH_BATCH ?? 2000);
-const PAGES = Number(process.env.BENCH_PAGES ?? 250);
+const ROUNDS = setting('BENCH_ROUNDS', 15, 1);
+const BATCH = setting('BENCH_BATCH', 2000, 20);
+const PAGES = setting('BENCH_PAGES', 250, 3);
 /** keyset's unavoidable work written plainly by hand, none of its checks (bench/http/handrolled-stack.ts). */
 const HAND_ROLLED = 'hand-rolled: same hashes, lookups, headers, body; no checks';
 
@@ -80,26 +79,20 @@ const positions: CursorPosition[] = orders.filter((_, i) => i % 17 === 0).slice(
 const cursors = await Promise.all(positions.map((p) => codec.encode(p, fingerprint, sort)));
 for (const key of core.keys) await core.keyring.verify(key);
 const scopes = { scopes: ['orders:read'] };
-// What a request runs: the synchronous twins the adapters call (maybeSyncVariant), which
-// answer without a promise here (node:crypto, warm key cache, memory rate-limit store).
-const decode = maybeSyncVariant(codec.decode)!;
-const encode = maybeSyncVariant(codec.encode)!;
-const verify = maybeSyncVariant(core.keyring.verify)!;
-const check = maybeSyncVariant(core.guard.check)!;
-const micro: { name: string; run: (i: number) => unknown }[] = [
+const micro: { name: string; run: (i: number) => Promise<unknown> }[] = [
   {
     name: 'cursor codec decode + encode',
-    run: (i) => {
+    run: async (i) => {
       const at = i % cursors.length;
-      const decoded = decode(cursors[at]!, fingerprint, sort);
-      if (decoded instanceof Promise) throw new Error('expected a synchronous decode on node:crypto');
-      return encode(positions[at]!, fingerprint, sort);
+      await codec.decode(cursors[at]!, fingerprint, sort);
+      return codec.encode(positions[at]!, fingerprint, sort);
     },
   },
-  { name: 'warm key verify', run: (i) => verify(core.keys[(i * 7919) % core.keys.length]!) },
+  { name: 'warm key verify', run: (i) => core.keyring.verify(core.keys[(i * 7919) % core.keys.length]!) },
   {
     name: 'guard.check (authenticate + GCRA)',
-    run: (i) => check({ authorization: `ApiKey ${core.keys[(i * 7919) % core.keys.length]!}`, url: 'http://localhost/api/orders?limit=20' }, scopes),
+    run: (i) =>
+      core.guard.check({ authorization: `ApiKey ${core.keys[(i * 7919) % core.keys.length]!}`, url: 'http://localhost/api/orders?limit=20' }, scopes),
   },
 ];
 
@@ -109,8 +102,7 @@ const timeStack = stackTimer(BATCH);
 async function timeMicro(m: (typeof micro)[number]): Promise<number> {
   const start = cpuNow();
   for (let n = 0; n < BATCH * 4; n++) {
-    const r = m.run(counter++);
-    if (r instanceof Promise) await r;
+    await m.run(counter++);
   }
   return (cpuNow() - start) / (BATCH * 4);
 }

@@ -10,18 +10,19 @@
  * the key without an owner, and the key whose owner has no limits, beside them: the
  * same-process A/B against the code before owners (or before owner quotas).
  *
- * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/owner-limits.bench.ts
+ * Run: npx -y pnpm@10.34.9 bench owner-limits
  */
 import * as core from '@keyset/core';
 import { pathToFileURL } from 'node:url';
-import { compare, type Case } from './support.ts';
+import { compare, save, setting, type Case, type Row } from './support.ts';
 
 type CoreApi = Pick<typeof import('@keyset/core'), 'createKeyAdmin' | 'createKeyring' | 'createMemoryKeyStore' | 'createApiKeyGuard' | 'createRateLimiter' | 'createOwnerAdmin'>;
 const oldCore: CoreApi | undefined = process.env.OLD_CORE
   ? ((await import(pathToFileURL(`${process.env.OLD_CORE}/packages/core/src/index.ts`).href)) as CoreApi)
   : undefined;
 
-const N_KEYS = 100;
+const N_KEYS = setting('BENCH_KEYS', 100, 10);
+const ROUNDS = setting('BENCH_ROUNDS', 5, 1);
 const POLICY = { limit: 100_000, windowSeconds: 1 };
 
 /** A guard over `N_KEYS` keys (of `owner` when given), every key verified once (cached). */
@@ -57,4 +58,6 @@ const cases: Case[] = [
   { name: 'owner with 1 limit', fn: ownerLimited },
   { name: 'owner with a quota', fn: ownerQuota },
 ];
-for (let round = 1; round <= 5; round++) await compare(`guard.check, cached key, memory stores, round ${round}`, cases[0]!.name, cases);
+const rounds: Row[][] = [];
+for (let round = 1; round <= ROUNDS; round++) rounds.push(await compare(`guard.check, cached key, memory stores, round ${round}`, cases[0]!.name, cases));
+save('owner-limits', { keys: N_KEYS, rounds });

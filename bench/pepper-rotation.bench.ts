@@ -8,14 +8,14 @@
  * `git archive <commit> packages/core/src | tar -x -C <dir>`), that version's one-pepper
  * keyring runs beside them: the same-process A/B against the code before rotation.
  *
- * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/pepper-rotation.bench.ts
+ * Run: npx -y pnpm@10.34.9 bench pepper-rotation
  */
 import { createKeyAdmin, createKeyring, createMemoryKeyStore } from '@keyset/core';
 import { pathToFileURL } from 'node:url';
-import { compare, type Case } from './support.ts';
+import { compare, save, setting, type Case, type Row } from './support.ts';
 
 const PREFIX = 'acme_live';
-const N_KEYS = 1000;
+const N_KEYS = setting('BENCH_KEYS', 1000, 10);
 const NEW = 'pepper-new-0123456789abcdef0123';
 const OLD = 'pepper-old-0123456789abcdef0123';
 
@@ -43,6 +43,7 @@ async function setUp(core: CoreApi, options: { peppers?: string[]; pepper?: stri
 }
 
 let i = 0;
+const groups: Record<string, Row[]> = {};
 for (const cache of [true, false]) {
   const one = await setUp({ createKeyAdmin, createKeyring, createMemoryKeyStore }, { pepper: NEW, cache });
   const two = await setUp({ createKeyAdmin, createKeyring, createMemoryKeyStore }, { peppers: [NEW, OLD], cache });
@@ -52,5 +53,7 @@ for (const cache of [true, false]) {
     { name: 'pepper: newest', fn: () => one.verify(one.keys[i++ % N_KEYS]!) },
     { name: 'peppers: [newest, older]', fn: () => two.verify(two.keys[i++ % N_KEYS]!) },
   ];
-  await compare(`verify a key under the newest pepper, ${cache ? 'warm (cache hit)' : 'cold (cache off, memory store)'}`, cases[0]!.name, cases);
+  const group = `verify a key under the newest pepper, ${cache ? 'warm (cache hit)' : 'cold (cache off, memory store)'}`;
+  groups[group] = await compare(group, cases[0]!.name, cases);
 }
+save('pepper-rotation', { keys: N_KEYS, groups });

@@ -9,18 +9,19 @@
  * 1000 keys round-robin; limits high enough that every request is admitted (the
  * common path) and a second memory group where most requests are refused.
  *
- * Run: TSX_TSCONFIG_PATH=tsconfig.json node --import tsx bench/rate-limit.bench.ts
+ * Run: npx -y pnpm@10.34.9 bench rate-limit
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createMemoryRateLimitStore, createRateLimiter, type RateLimitPolicy } from '@keyset/core';
 import { createRedisRateLimitStore } from '@keyset/redis';
 import { MemoryStore } from 'express-rate-limit';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { compare, save, type Row } from './support.ts';
+import { ownRedis } from './own-redis.ts';
+import { compare, save, setting, type Row } from './support.ts';
 
-const N_KEYS = 1000;
+const N_KEYS = setting('BENCH_KEYS', 1000, 20);
+/** Decisions over which the Redis commands per decision are counted. */
+const COUNTED = setting('BENCH_COUNTED', 2000, 20);
 const keys = Array.from({ length: N_KEYS }, (_, i) => `key_${i}`);
 let i = 0;
 const nextKey = (): string => keys[i++ % N_KEYS]!;
@@ -54,36 +55,6 @@ const refusedRows = await compare(`memory, ${N_KEYS} keys round-robin, refused`,
 ]);
 
 // --- Redis ----------------------------------------------------------------------------
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function ownRedis(): Promise<{ url: string; child?: ChildProcess; own: boolean }> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) {
-    return { url: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', own: false };
-  }
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', () => reject(new Error(out)));
-  });
-  return { url: `redis://127.0.0.1:${port}`, child, own: true };
-}
-
 async function commandStats(redis: Redis): Promise<Map<string, number>> {
   const info = await redis.info('commandstats');
   const stats = new Map<string, number>();
@@ -133,10 +104,10 @@ try {
   ]);
 
   commands = {
-    'keyset Redis store decide': await commandsPerDecision(redis, 2000, () => redisStore.decide([{ key: nextKey(), policy: roomy }])),
-    'rate-limiter-flexible RateLimiterRedis.consume': await commandsPerDecision(redis, 2000, () => rlfRedis.consume(nextKey())),
+    'keyset Redis store decide': await commandsPerDecision(redis, COUNTED, () => redisStore.decide([{ key: nextKey(), policy: roomy }])),
+    'rate-limiter-flexible RateLimiterRedis.consume': await commandsPerDecision(redis, COUNTED, () => rlfRedis.consume(nextKey())),
   };
-  console.log('\nRedis commands per decision (INFO commandstats delta over 2000 decisions)');
+  console.log(`\nRedis commands per decision (INFO commandstats delta over ${COUNTED} decisions)`);
   console.table(commands);
 } finally {
   redis.disconnect();

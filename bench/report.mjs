@@ -13,7 +13,11 @@ const load = (name) => {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 };
 const fmt = (n, digits = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const stamp = (r) => `<sub>${r.node}, ${r.date.slice(0, 16).replace('T', ' ')} UTC</sub>`;
+/** Date, Node version, load average and the command that reruns the section's benchmark. */
+const stamp = (r, name) => {
+  const load = r.loadAverage ? `, load average ${r.loadAverage.map((l) => fmt(l, 1)).join(' → ')} (2 cores)` : '';
+  return `<sub>${r.date.slice(0, 16).replace('T', ' ')} UTC, Node ${r.node}${load}. Rerun: \`npx -y pnpm@10.34.9 bench ${name}\`</sub>`;
+};
 
 function table(head, rows) {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
@@ -36,7 +40,7 @@ const sections = {
       fmt(t['x bare CPU'], 2),
       t['x bare CPU per round'],
     ]);
-    return `${table(['stack', 'median req/s', '× bare req/s', 'server CPU µs/req', 'CPU µs over bare', '× bare CPU', '× bare CPU, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections, ${fmt(r.data.keys)} keys and ${fmt(r.data.paths)} distinct page URLs in rotation. ${stamp(r)}`;
+    return `${table(['stack', 'median req/s', '× bare req/s', 'server CPU µs/req', 'CPU µs over bare', '× bare CPU', '× bare CPU, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections, ${fmt(r.data.keys)} keys and ${fmt(r.data.paths)} distinct page URLs in rotation. ${stamp(r, 'http')}`;
   },
   inprocess() {
     const r = load('inprocess');
@@ -50,23 +54,7 @@ const sections = {
       ['operation', 'µs/op (median of rounds)', 'interquartile', '÷ bare Hono'],
       r.data.micro.map((t) => [t.case, fmt(t['µs/op'], 2), t.interquartile, units(t, '÷ bare')]),
     );
-    // Issue 10's targets, set in µs where bare Hono cost 9.9 µs per request, in units of bare Hono.
-    const ISSUE_BARE = 9.9;
-    const targets = [
-      ['full stack over bare Hono', 'keyset full stack', 'over bare ÷ bare', 10, 19.5, r.data.rows],
-      ['cursor codec decode + encode', 'cursor codec decode + encode', '÷ bare', 3.5, 8.2, r.data.micro],
-      ['warm key verify', 'warm key verify', '÷ bare', 1.0, 1.6, r.data.micro],
-      ['guard + GCRA', 'guard.check (authenticate + GCRA)', '÷ bare', 2.5, 4.5, r.data.micro],
-    ].flatMap(([label, name, key, target, before, list]) => {
-      const t = list.find((x) => (x.stack ?? x.case) === name);
-      if (t?.[key] === undefined) return [];
-      const target1 = target / ISSUE_BARE;
-      return [[label, `${fmt(target, 1)} µs → ${fmt(target1, 3)}`, `${fmt(before, 1)} µs → ${fmt(before / ISSUE_BARE, 3)}`, fmt(t[key], 3), t[key] <= target1 ? 'yes' : 'no']];
-    });
-    const goal = targets.length
-      ? `\n\nIssue 10's in-process targets in units of bare Hono's cost (the issue's machine: bare Hono 9.9 µs):\n\n${table(['target', 'target (issue, ÷ 9.9 µs)', 'issue\'s "today"', 'this run', 'met'], targets)}`
-      : '';
-    return `${stacks}\n\n${micro}${goal}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
+    return `${stacks}\n\nParts of a request on their own, through the public API, each awaited:\n\n${micro}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r, 'inprocess')}`;
   },
   'inprocess-adapters'() {
     const r = load('inprocess-adapters');
@@ -75,7 +63,7 @@ const sections = {
       ['stack', 'CPU µs/request', 'CPU µs over its bare framework (median of rounds)', 'interquartile', '× bare (median of rounds)'],
       r.data.rows.map((t) => [t.stack, fmt(t['µs/req'], 1), fmt(t['µs over bare'], 1), t['over bare, interquartile'], fmt(t['× bare'], 2)]),
     );
-    return `${rows}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, one process per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r)}`;
+    return `${rows}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, one process per stack, ${fmt(r.data.keys)} keys in rotation. ${stamp(r, 'inprocess-adapters')}`;
   },
   'bundle-size'() {
     const r = load('bundle-size');
@@ -83,22 +71,22 @@ const sections = {
     const kb = (n) => fmt(n / 1000, 1);
     const sizes = table(['bundle', 'KB minified', 'KB gzip'], r.data.rows.map((t) => [t.bundle, kb(t.bytes), kb(t.gzipBytes)]));
     const largest = table(['module (minimal handler)', 'bytes minified'], r.data.minimalLargest.map((t) => [`\`${t.file}\``, fmt(t.bytes)]));
-    return `${sizes}\n\nesbuild \`--bundle --minify --platform=neutral\` over the built packages; 1 KB = 1,000 bytes; the test's ceiling for the minimal handler ${kb(r.data.limit)} KB${r.data.target ? `, issue 22's target ${kb(r.data.target)} KB (${r.data.rows[0]?.bytes <= r.data.target ? 'met' : 'not met'})` : ''}. Largest modules in the minimal handler:\n\n${largest}\n\n${stamp(r)}`;
+    return `${sizes}\n\nesbuild \`--bundle --minify --platform=neutral\` over the built packages; 1 KB = 1,000 bytes; the ceiling test/bundle-size.test.ts holds the minimal handler to: ${kb(r.data.limit)} KB. Largest modules in the minimal handler:\n\n${largest}\n\n${stamp(r, 'bundle-size')}`;
   },
   cursor() {
     const r = load('cursor');
     if (!r) return undefined;
-    return `${microTable(r.data.pageRows, 'plain cursor')}\n\nCursor length: keyset ${r.data.cursorLength.keyset} characters, plain ${r.data.cursorLength.plain}. ${stamp(r)}`;
+    return `${microTable(r.data.pageRows, 'plain cursor')}\n\nCursor length: keyset ${r.data.cursorLength.keyset} characters, plain ${r.data.cursorLength.plain}. ${stamp(r, 'cursor')}`;
   },
   keys() {
     const r = load('keys');
-    return r && `${microTable(r.data.rows, 'naive SHA-256 + Map')}\n\n${stamp(r)}`;
+    return r && `${microTable(r.data.rows, 'naive SHA-256 + Map')}\n\n${stamp(r, 'keys')}`;
   },
   'keys-store'() {
     const r = load('keys-store');
     if (!r) return undefined;
     const l = r.data.lastUsed;
-    return `${microTable(r.data.cold, 'memory store')}\n\n**lastUsedAt writes** (${l.keys} keys at ${fmt(l.requestsPerSecond)} req/s for ${l.seconds} s, real PGlite store, default 60 s interval): ${fmt(l.verifications)} verifications caused **${l.keyWritesDuringRun} key writes in ${l.storeRoundTripsDuringRun} store round trip${l.storeRoundTripsDuringRun === 1 ? "" : "s"}** during the run — ${l.writesPerKeyPerMinute} writes per key per minute (target ≤ 1) — and at most ${l.maxWritesForOneKeyIncludingClose} per key including the flush on \`close()\`. ${stamp(r)}`;
+    return `${microTable(r.data.cold, 'memory store')}\n\n**lastUsedAt writes** (${l.keys} keys at ${fmt(l.requestsPerSecond)} req/s for ${l.seconds} s, real PGlite store, default 60 s interval): ${fmt(l.verifications)} verifications caused **${l.keyWritesDuringRun} key writes in ${l.storeRoundTripsDuringRun} store round trip${l.storeRoundTripsDuringRun === 1 ? "" : "s"}** during the run — ${l.writesPerKeyPerMinute} writes per key per minute (target ≤ 1) — and at most ${l.maxWritesForOneKeyIncludingClose} per key including the flush on \`close()\`. ${stamp(r, 'keys-store')}`;
   },
   'rate-limit'() {
     const r = load('rate-limit');
@@ -114,7 +102,7 @@ const sections = {
       `Memory, requests admitted:\n\n${microTable(d.memory, 'rate-limiter-flexible')}`,
       `Memory, requests refused (a 429 is built):\n\n${microTable(d.memoryRefused, 'rate-limiter-flexible')}`,
       d.redis ? `Redis (a local redis-server), sequential:\n\n${microTable(d.redis, 'rate-limiter-flexible')}${cmds}` : '',
-      stamp(r),
+      stamp(r, 'rate-limit'),
     ].filter(Boolean).join('\n\n');
   },
   'db-depth'() {
@@ -143,13 +131,43 @@ const sections = {
           }),
         )
       : '';
-    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r)}`;
+    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r, 'db-depth')}`;
   },
   memory() {
     const r = load('memory');
     if (!r) return undefined;
     const s = r.data.summary;
-    return `${fmt(s.keys)} distinct unknown keys in ${fmt(s.seconds, 1)} s (${fmt(s.requestsPerSecond)} req/s, every answer a 401: ${s.non401 === 0 ? 'yes' : `no, ${s.non401} were not`}). Server RSS: ${s.rssStartMiB} MiB at start, ${s.rssHalfMiB} MiB at half-way, ${s.rssEndMiB} MiB at the end (peak ${s.rssPeakMiB} MiB); growth over the second half: **${s.growthSecondHalfMiB} MiB**. ${stamp(r)}`;
+    return `${fmt(s.keys)} distinct unknown keys in ${fmt(s.seconds, 1)} s (${fmt(s.requestsPerSecond)} req/s, every answer a 401: ${s.non401 === 0 ? 'yes' : `no, ${s.non401} were not`}). Server RSS: ${s.rssStartMiB} MiB at start, ${s.rssHalfMiB} MiB at half-way, ${s.rssEndMiB} MiB at the end (peak ${s.rssPeakMiB} MiB); growth over the second half: **${s.growthSecondHalfMiB} MiB**. ${stamp(r, 'memory')}`;
+  },
+  capacity() {
+    const r = load('capacity');
+    if (!r) return undefined;
+    const d = r.data;
+    const rows = d.rows.map((t) => [
+      t.store,
+      t.operation,
+      fmt(t.roundTrips, 0),
+      t.commandsInside === undefined ? '–' : fmt(t.commandsInside, 1),
+      `${fmt(t.bytesToServer)} / ${fmt(t.bytesFromServer)}`,
+      fmt(t.serverCpuMicros, 1),
+      fmt(t.ceilingPerCore),
+      fmt(t.opsPerSecond),
+      t.walBytes === undefined ? '–' : fmt(t.walBytes),
+    ]);
+    const head = ['store', 'operation', 'round trips', 'commands in the script', 'bytes to / from the server', 'server CPU µs per op', 'ceiling: ops/s per Redis thread or primary core', 'ops/s reached here', 'WAL bytes per op'];
+    return `${table(head, rows)}\n\n${fmt(d.keys)} keys, ${fmt(d.owners)} owners, ${d.concurrency.redis} concurrent callers on Redis (${d.redisServer}), ${d.concurrency.postgres} connections on ${d.postgresServer ?? 'PostgreSQL (skipped)'}, ${d.seconds} s per operation, load generator on the same machine. ${stamp(r, 'capacity')}`;
+  },
+  'framework-hooks'() {
+    const r = load('framework-hooks');
+    if (!r) return undefined;
+    const rows = r.data.rows.map((t) => [t.framework, t.variant, fmt(t['µs/req'], 2), fmt(t['µs over bare'], 2)]);
+    return `${table(['framework', 'variant', 'CPU µs/request', 'CPU µs over bare (median of rounds)'], rows)}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per variant, one process per framework. ${stamp(r, 'framework-hooks')}`;
+  },
+  'inprocess-ab'() {
+    const r = load('inprocess-ab');
+    if (!r) return undefined;
+    const rows = r.data.rows.map((t) => [t.stack, fmt(t['base over bare'], 2), fmt(t['head over bare'], 2), fmt(t['head − base'], 2), t['head − base IQR']]);
+    return `${table(['stack', 'base: CPU µs over bare Hono', 'head: CPU µs over bare Hono', 'head − base (median of rounds)', 'interquartile'], rows)}\n\nBare Hono ${fmt(r.data.bare, 2)} CPU µs/request; ${r.data.rounds} rounds × ${fmt(r.data.batch)} requests, ${fmt(r.data.keys)} keys. ${stamp(r, 'inprocess-ab')}`;
   },
 };
 

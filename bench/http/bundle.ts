@@ -1,28 +1,21 @@
 /**
- * Bundles a benchmark server against the BUILT packages (dist/, as users run them),
- * so no TypeScript loader sits in the measured process. Run `pnpm build` first
- * (`pnpm bench` does).
+ * Bundles a benchmark server. By default against the BUILT packages (dist/, as users run
+ * them, resolved through each package's `exports` map, so every entry such as
+ * `@keyset/core/adapter` resolves as a consumer's would), so no TypeScript loader sits in
+ * the measured process; run `pnpm build` first (`pnpm bench` does). In smoke mode
+ * (BENCH_SMOKE=1) against the sources, which needs no build.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { build } from 'esbuild';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { resolveKeyset } from '../bundle/resolve-keyset.ts';
+import { ROOT, SMOKE, TMP } from '../settings.ts';
 
 export async function bundleServer(entry: string, outfile: string): Promise<string> {
-  const alias: Record<string, string> = {};
-  for (const pkg of ['core', 'hono', 'express', 'fetch', 'fastify']) {
-    const dist = join(root, 'packages', pkg, 'dist', 'index.js');
-    if (!existsSync(dist)) throw new Error(`${dist} is missing: run \`pnpm build\` first`);
-    alias[`@keyset/${pkg}`] = dist;
-  }
-  // Runtime dependencies of the built adapters (not the repo root's), resolved from their
-  // package as an installed application would, and bundled in.
-  const fastifyRequire = createRequire(join(root, 'packages', 'fastify', 'package.json'));
-  alias['fastify-plugin'] = fastifyRequire.resolve('fastify-plugin');
-  const out = join(root, '.bench-tmp', outfile);
+  // A runtime dependency of the built Fastify adapter (not the repo root's), resolved from
+  // its package as an installed application would, and bundled in.
+  const fastifyRequire = createRequire(join(ROOT, 'packages', 'fastify', 'package.json'));
+  const out = join(TMP, outfile);
   await build({
     entryPoints: [entry],
     outfile: out,
@@ -32,7 +25,8 @@ export async function bundleServer(entry: string, outfile: string): Promise<stri
     target: 'node20',
     // Third-party packages load from node_modules as in an application.
     packages: 'external',
-    alias,
+    alias: { 'fastify-plugin': fastifyRequire.resolve('fastify-plugin') },
+    plugins: [resolveKeyset(SMOKE ? 'src' : 'dist', 'node')],
     // As a consumer would resolve: no repo tsconfig `paths` pointing at sources.
     tsconfigRaw: '{}',
     logLevel: 'warning',

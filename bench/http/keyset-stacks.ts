@@ -27,12 +27,18 @@ export interface Parts {
 
 const FULL: Parts = { auth: true, paginate: true };
 
-export async function keysetCore(keyCount = KEY_COUNT) {
+/**
+ * What the stacks share: a keyring with `keyCount` keys, a GCRA limiter roomy enough to
+ * admit every request, a guard, a paginator. `refusedCredentials: false` turns off the
+ * guard's per-address budget of refused keys, so that every unknown key reaches the
+ * caches, as when a flood comes from more addresses than the budget can tell apart.
+ */
+export async function keysetCore(keyCount = KEY_COUNT, guardOptions: { refusedCredentials?: false } = {}) {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: BENCH_PREFIX });
   const keys: string[] = [];
   for (let i = 0; i < keyCount; i++) keys.push((await createKeyAdmin(keyring).issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
-  const guard = createApiKeyGuard({ keyring, limiter });
+  const guard = createApiKeyGuard({ keyring, limiter, ...guardOptions });
   const paginator = createPaginator<Order>({
     endpoint: 'GET /api/orders',
     sort: [
@@ -55,8 +61,8 @@ const filters = (query: URLSearchParams): Record<string, unknown> => {
   return status === undefined ? {} : { status };
 };
 
-export async function keysetHono(parts: Parts = FULL, keyCount?: number): Promise<{ app: Hono; keys: string[] }> {
-  const { keys, guard, paginator } = await keysetCore(keyCount);
+export async function keysetHono(parts: Parts = FULL, keyCount?: number, guardOptions?: { refusedCredentials?: false }): Promise<{ app: Hono; keys: string[] }> {
+  const { keys, guard, paginator } = await keysetCore(keyCount, guardOptions);
   const app = new Hono();
   app.onError(honoProblems());
   if (parts.auth) app.use('/api/*', honoApiKey({ guard, scopes: ['orders:read'] }));

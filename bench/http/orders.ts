@@ -3,6 +3,8 @@
  * with duplicate microsecond timestamps, and one page lookup shared by every stack so
  * that only the middleware differs between them.
  */
+import { setting } from '../settings.ts';
+
 export interface Order {
   id: number;
   createdAt: string;
@@ -83,4 +85,4 @@ export function plainPage(cursor: string | null | undefined, status?: StatusFilt
 export const BENCH_PREFIX = 'bench_live';
 
 /** How many distinct keys the traffic rotates through (BENCH_KEYS, default 10,000). */
-export const KEY_COUNT = Number(process.env.BENCH_KEYS ?? 10_000);
+export const KEY_COUNT: number = setting('BENCH_KEYS', 10_000, 50);

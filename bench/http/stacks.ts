@@ -61,6 +61,11 @@ export async function build(stack: string): Promise<{ listener: Listener; keys: 
       const { app, keys } = await keysetHono();
       return { keys, listener: honoListener(app) };
     }
+    case 'hono-keyset-no-budget': {
+      // The memory benchmark's flood: every unknown key reaches the caches.
+      const { app, keys } = await keysetHono(undefined, undefined, { refusedCredentials: false });
+      return { keys, listener: honoListener(app) };
+    }
     case 'express-keyset': {
       const { app, keys } = await keysetExpress();
       return { keys, listener: app as unknown as Listener };

@@ -1,0 +1,337 @@
+/**
+ * What one Redis and one PostgreSQL primary sustain under keyset's own load: each
+ * operation a request makes of a shared store, sent through @keyset/redis and
+ * @keyset/postgres exactly as the guard sends it (their Lua scripts, their SQL), from
+ * many concurrent callers over many keys. docs/scaling.md carries these figures to
+ * 10, 100 and 1,000 instances.
+ *
+ * Per operation: round trips (Redis: commands counted by INFO commandstats), bytes on the
+ * wire each way, the server's CPU time per operation (Redis: INFO cpu; PostgreSQL: the
+ * backends' utime + stime from /proc), WAL bytes per operation on PostgreSQL, and the
+ * operations per second reached here. Redis runs commands on one thread, so
+ * 1 / (server CPU per operation) is the ceiling of one Redis process, or of one Redis
+ * Cluster shard; on PostgreSQL the same figure is per core of the primary.
+ *
+ * Redis is a redis-server of the benchmark's own (bench/own-redis.ts), so nothing else
+ * counts; PostgreSQL is TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
+ * in a schema of its own, dropped at the end; on the same machine as the benchmark, so
+ * the load generator and the server share its cores (the figures are a floor).
+ *
+ * Env: BENCH_SECONDS (5 per operation), BENCH_KEYS (100,000 distinct keys),
+ * BENCH_OWNERS (1,000), BENCH_CONCURRENCY (64 callers on Redis, a quarter of them on
+ * PostgreSQL, one connection each there). Smoke mode (BENCH_SMOKE=1): 40 operations of
+ * each, 4 callers, 100 keys.
+ *
+ * Run: npx -y pnpm@10.34.9 bench capacity
+ */
+import { readFileSync } from 'node:fs';
+import { createKeyAdmin, createKeyring, type RateLimitPolicy } from '@keyset/core';
+import type { QuotaSpend } from '@keyset/core/adapter';
+import { createPostgresKeyStore, createPostgresQuotaStore, migrate } from '@keyset/postgres';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore } from '@keyset/redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { ownRedis } from './own-redis.ts';
+import { save, setting, SMOKE } from './support.ts';
+
+const SECONDS = setting('BENCH_SECONDS', 5, 0);
+const SMOKE_OPS = 40;
+const KEYS = setting('BENCH_KEYS', 100_000, 100);
+const OWNERS = setting('BENCH_OWNERS', 1_000, 10);
+const CONCURRENCY = setting('BENCH_CONCURRENCY', 64, 4);
+const PG_CONCURRENCY = Math.max(1, Math.floor(CONCURRENCY / 4));
+/** Keys issued in PostgreSQL for the cold verification (each an INSERT, so fewer). */
+const PG_KEYS = setting('BENCH_PG_KEYS', 2_000, 20);
+const LAST_USED_BATCH = Math.min(1_000, PG_KEYS);
+
+const keyOf = (i: number): string => `key_${i % KEYS}`;
+const ownerOf = (i: number): string => `owner:cus_${i % OWNERS}`;
+
+/** What one operation costs, from the counters around a run. */
+export interface Measured {
+  operation: string;
+  store: 'Redis' | 'PostgreSQL';
+  ops: number;
+  opsPerSecond: number;
+  roundTrips: number;
+  /** Redis: the commands each script runs inside Redis per operation. */
+  commandsInside?: number;
+  bytesToServer: number;
+  bytesFromServer: number;
+  serverCpuMicros: number;
+  /** 1e6 / serverCpuMicros: what one Redis thread, or one core of the primary, sustains. */
+  ceilingPerCore: number;
+  walBytes?: number;
+}
+
+/** Runs `op` from `callers` concurrent loops for SECONDS (SMOKE_OPS operations in smoke mode). */
+async function drive(callers: number, op: (caller: number, i: number) => Promise<unknown>): Promise<{ ops: number; seconds: number }> {
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  const more = (): boolean => (SMOKE ? next < SMOKE_OPS : performance.now() < deadline);
+  await Promise.all(
+    Array.from({ length: callers }, async (_, caller) => {
+      while (more()) await op(caller, next++);
+    }),
+  );
+  return { ops: next, seconds: (performance.now() - started) / 1000 };
+}
+
+// --- Redis ----------------------------------------------------------------------------
+
+interface RedisCounters {
+  /** Commands clients sent (each a round trip): EVALSHA and EVAL, and SCRIPT LOAD. */
+  sent: number;
+  /** Commands the scripts ran inside Redis (commandstats counts those too). */
+  inside: number;
+  bytesIn: number;
+  bytesOut: number;
+  cpuSeconds: number;
+}
+
+async function redisCounters(redis: Redis): Promise<RedisCounters> {
+  const info = await redis.info('all');
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  let sent = 0;
+  let inside = 0;
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (m[1] === 'info') continue;
+    if (/^(evalsha|eval|evalsha_ro|eval_ro|script\|load)$/.test(m[1]!)) sent += Number(m[2]);
+    else inside += Number(m[2]);
+  }
+  return {
+    sent,
+    inside,
+    bytesIn: field('total_net_input_bytes'),
+    bytesOut: field('total_net_output_bytes'),
+    cpuSeconds: field('used_cpu_user') + field('used_cpu_sys'),
+  };
+}
+
+async function measureRedis(
+  redis: Redis,
+  operation: string,
+  clients: Redis[],
+  op: (client: Redis, i: number) => Promise<unknown>,
+): Promise<Measured> {
+  await op(clients[0]!, 0); // loads the script: not counted
+  const before = await redisCounters(redis);
+  const { ops, seconds } = await drive(CONCURRENCY, (caller, i) => op(clients[caller % clients.length]!, i));
+  const after = await redisCounters(redis);
+  // INFO itself is left out of the count, not out of the bytes (one call before, one after: noise).
+  const serverCpuMicros = ((after.cpuSeconds - before.cpuSeconds) * 1e6) / ops;
+  return {
+    operation,
+    store: 'Redis',
+    ops,
+    opsPerSecond: Math.round(ops / seconds),
+    roundTrips: (after.sent - before.sent) / ops,
+    commandsInside: (after.inside - before.inside) / ops,
+    bytesToServer: Math.round((after.bytesIn - before.bytesIn) / ops),
+    bytesFromServer: Math.round((after.bytesOut - before.bytesOut) / ops),
+    serverCpuMicros,
+    ceilingPerCore: Math.round(1e6 / serverCpuMicros),
+  };
+}
+
+async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
+  const server = await ownRedis();
+  const options = { enableOfflineQueue: true, maxRetriesPerRequest: 1 };
+  const admin = new Redis(server.url, options);
+  const clients = Array.from({ length: 4 }, () => new Redis(server.url, options));
+  try {
+    const prefix = `keyset:capacity:${process.pid}:`;
+    // Each store over the four connections, as four instances would send it.
+    const limits = clients.map((redis) => createRedisRateLimitStore({ redis, prefix: `${prefix}rl:`, timeoutMs: 5_000 }));
+    const quotas = clients.map((redis) => createRedisQuotaStore({ redis, prefix: `${prefix}q:`, timeoutMs: 5_000 }));
+    const leases = clients.map((redis) => createRedisConcurrencyStore({ redis, prefix: `${prefix}in:`, timeoutMs: 5_000 }));
+    const store = <T>(list: T[], client: Redis): T => list[clients.indexOf(client)]!;
+    const perSecond: RateLimitPolicy = { limit: 100_000, windowSeconds: 1, name: 'second' };
+    const perHour: RateLimitPolicy = { limit: 100_000_000, windowSeconds: 3600, name: 'hour' };
+    const spend = (key: string, partition: string): QuotaSpend => ({ key, partition, generation: 1, initial: 1e12, period: 0, refillAmount: null, cost: 1 });
+    const rows: Measured[] = [];
+    rows.push(
+      await measureRedis(admin, 'rate limit: key policy (1 EVALSHA)', clients, (c, i) => store(limits, c).decide([{ key: keyOf(i * 7919), policy: perSecond }])),
+    );
+    rows.push(
+      await measureRedis(admin, 'rate limit: key + owner policies (1 EVALSHA)', clients, (c, i) => {
+        const key = keyOf(i * 7919);
+        const partition = ownerOf(i * 7919);
+        return store(limits, c).decide([
+          { key, policy: perSecond, partition },
+          { key: partition, policy: perHour, partition },
+        ]);
+      }),
+    );
+    rows.push(
+      await measureRedis(admin, 'quota: key + owner, all-or-nothing (1 EVALSHA)', clients, (c, i) => {
+        const partition = ownerOf(i * 7919);
+        return store(quotas, c).spendAll([spend(keyOf(i * 7919), partition), spend(partition, partition)]);
+      }),
+    );
+    rows.push(
+      await measureRedis(admin, 'in-flight lease: acquire + release (2 EVALSHA)', clients, async (c, i) => {
+        const holder = keyOf(i * 7919);
+        const lease = `lease-${i}`;
+        await store(leases, c).acquire(holder, lease, 1_000, 30_000);
+        await store(leases, c).release(holder, lease);
+      }),
+    );
+    rows.push(
+      await measureRedis(admin, 'refused-credential budget: one refusal counted (1 EVALSHA)', clients, (c, i) =>
+        store(limits, c).decide([{ key: `refused:198.51.100.${i % 250}`, policy: perHour }]),
+      ),
+    );
+    return { rows, server: server.own ? `own redis-server ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}` : server.url };
+  } finally {
+    for (const c of [admin, ...clients]) c.disconnect();
+    server.child?.kill('SIGKILL');
+  }
+}
+
+// --- PostgreSQL -----------------------------------------------------------------------
+
+/** CPU seconds of the given backends so far (utime + stime from /proc/<pid>/stat, in clock ticks of 10 ms). */
+function backendCpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+
+/** Bytes a pg.Client has written and read on its socket (node-postgres keeps it as `connection.stream`). */
+function socketBytes(clients: pg.Client[]): { out: number; in: number } {
+  let out = 0;
+  let inn = 0;
+  for (const c of clients) {
+    const stream = (c as unknown as { connection?: { stream?: { bytesWritten?: number; bytesRead?: number } } }).connection?.stream;
+    out += stream?.bytesWritten ?? NaN;
+    inn += stream?.bytesRead ?? NaN;
+  }
+  return { out, in: inn };
+}
+
+async function measurePostgres(
+  admin: pg.Client,
+  clients: pg.Client[],
+  pids: number[],
+  operation: string,
+  op: (caller: number, i: number) => Promise<unknown>,
+): Promise<Measured> {
+  await op(0, 0);
+  const lsn = async (): Promise<string> => String((await admin.query('SELECT pg_current_wal_lsn() AS l')).rows[0].l);
+  const walBefore = await lsn();
+  const cpuBefore = backendCpuSeconds(pids);
+  const bytesBefore = socketBytes(clients);
+  const { ops, seconds } = await drive(clients.length, op);
+  const cpuAfter = backendCpuSeconds(pids);
+  const bytesAfter = socketBytes(clients);
+  const wal = Number((await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS d', [walBefore])).rows[0].d);
+  const serverCpuMicros = ((cpuAfter - cpuBefore) * 1e6) / ops;
+  return {
+    operation,
+    store: 'PostgreSQL',
+    ops,
+    opsPerSecond: Math.round(ops / seconds),
+    roundTrips: 1,
+    bytesToServer: Math.round((bytesAfter.out - bytesBefore.out) / ops),
+    bytesFromServer: Math.round((bytesAfter.in - bytesBefore.in) / ops),
+    serverCpuMicros,
+    ceilingPerCore: Math.round(1e6 / serverCpuMicros),
+    walBytes: Math.round(wal / ops),
+  };
+}
+
+async function postgresCases(): Promise<{ rows: Measured[]; server: string } | undefined> {
+  const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const admin = new pg.Client({ connectionString: url });
+  try {
+    await admin.connect();
+  } catch (error) {
+    console.warn(`PostgreSQL skipped: set TEST_DATABASE_URL to a reachable server (${(error as Error).message})`);
+    return undefined;
+  }
+  const schema = `keyset_capacity_${process.pid}`;
+  const clients = Array.from({ length: PG_CONCURRENCY }, () => new pg.Client({ connectionString: url }));
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await migrate(admin, { schema });
+    await Promise.all(clients.map((c) => c.connect()));
+    const pids = await Promise.all(clients.map(async (c) => Number((await c.query('SELECT pg_backend_pid() AS p')).rows[0].p)));
+    const server = String((await admin.query('SHOW server_version')).rows[0].server_version);
+    const quotas = clients.map((client) => createPostgresQuotaStore({ client, schema }));
+    const spend = (key: string): QuotaSpend => ({ key, generation: 1, initial: 1e12, period: 0, refillAmount: null, cost: 1 });
+
+    // Keys for the cold verification, issued through the keyring as an application does.
+    const issuing = createKeyring({ store: createPostgresKeyStore({ client: admin, schema }), prefix: 'cap_live', lastUsed: false });
+    const keys: string[] = [];
+    for (let i = 0; i < PG_KEYS; i++) keys.push((await createKeyAdmin(issuing).issue({ name: `svc-${i}`, scopes: ['orders:read'] })).key);
+    await issuing.close();
+    const keyStores = clients.map((client) => createPostgresKeyStore({ client, schema }));
+    const verifiers = keyStores.map((store) => createKeyring({ store, prefix: 'cap_live', cache: false, lastUsed: false }));
+    const digests = (await admin.query(`SELECT digest FROM ${schema}.keyset_secrets`)).rows.map((r: { digest: string }) => r.digest);
+    const flushed = Math.min(LAST_USED_BATCH, Math.floor(digests.length / clients.length));
+    const owned = clients.map((_, caller) => digests.filter((_, k) => k % clients.length === caller).slice(0, flushed));
+
+    const rows: Measured[] = [];
+    rows.push(
+      await measurePostgres(admin, clients, pids, 'quota: key + owner, all-or-nothing (1 statement)', (caller, i) =>
+        quotas[caller]!.spendAll([spend(keyOf(i * 7919)), spend(ownerOf(i * 7919))]),
+      ),
+    );
+    rows.push(
+      await measurePostgres(admin, clients, pids, 'quota: key + one hot owner (1 statement, one row lock)', (caller, i) =>
+        quotas[caller]!.spendAll([spend(keyOf(i * 7919)), spend('owner:cus_hot')]),
+      ),
+    );
+    rows.push(
+      await measurePostgres(admin, clients, pids, 'cold key verification: findByDigest (1 SELECT)', (caller, i) => verifiers[caller]!.verify(keys[(i * 7919) % keys.length]!)),
+    );
+    rows.push(
+      // Each caller flushes keys of its own, as instances whose keys do not overlap: two
+      // flushes of overlapping keys at the same moment can deadlock (each UPDATE locks its
+      // rows in the order the join yields them), which PostgreSQL ends by failing one.
+      await measurePostgres(admin, clients, pids, `last-used flush: ${flushed.toLocaleString('en-US')} keys (1 UPDATE)`, (caller, i) => {
+        const at = new Date(Date.UTC(2026, 0, 1) + i * 1000);
+        return keyStores[caller]!.touchLastUsed(owned[caller]!.map((digest) => ({ digest, at })));
+      }),
+    );
+    for (const v of verifiers) await v.close();
+    return { rows, server: `PostgreSQL ${server}` };
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+const redisResult = await redisCases();
+const postgresResult = await postgresCases();
+const rows = [...redisResult.rows, ...(postgresResult?.rows ?? [])];
+console.table(
+  rows.map((r) => ({
+    store: r.store,
+    operation: r.operation,
+    'ops/s here': r.opsPerSecond,
+    'round trips': Number(r.roundTrips.toFixed(2)),
+    'commands inside': r.commandsInside === undefined ? '' : Number(r.commandsInside.toFixed(1)),
+    'bytes →': r.bytesToServer,
+    'bytes ←': r.bytesFromServer,
+    'server CPU µs/op': Number(r.serverCpuMicros.toFixed(1)),
+    'ceiling ops/s per core': r.ceilingPerCore,
+    'WAL bytes/op': r.walBytes ?? '',
+  })),
+);
+save('capacity', {
+  seconds: SECONDS,
+  keys: KEYS,
+  owners: OWNERS,
+  concurrency: { redis: CONCURRENCY, postgres: PG_CONCURRENCY },
+  redisServer: redisResult.server,
+  postgresServer: postgresResult?.server ?? null,
+  rows,
+});
