@@ -60,9 +60,10 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
  */
 function deferredOffset<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, k: KeysetQuery, unique: string): SelectQueryBuilder<DB, TB, O> {
   const keys = query.clearSelect().select(sql.ref(unique).as(PAGE_KEY)).orderBy(sql.raw(k.orderBy)).limit(k.limit).offset(k.offset);
+  // ORDER BY first: Kysely places each clause where SQL wants it, whatever the call order.
   const joined = query
-    .innerJoin(keys.as(PAGE), (join) => join.on(sql<SqlBool>`${sql.ref(unique)} = ${sql.ref(`${PAGE}.${PAGE_KEY}`)}`))
-    .orderBy(sql.raw(k.orderBy));
+    .orderBy(sql.raw(k.orderBy))
+    .innerJoin(keys.as(PAGE), (join) => join.on(sql<SqlBool>`${sql.ref(unique)} = ${sql.ref(`${PAGE}.${PAGE_KEY}`)}`));
   // The join adds a table the caller never names; the selection `O` is unchanged.
   return joined as unknown as SelectQueryBuilder<DB, TB, O>;
 }

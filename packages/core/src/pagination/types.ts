@@ -60,6 +60,11 @@ export interface LimitPolicy {
   readonly max: number;
   /** A larger `limit` is refused with `limit_too_large`, or served as `max`. */
   readonly overMax: 'reject' | 'clamp';
+  /**
+   * Largest `offset` served; a larger one is refused with `offset_too_large` (never
+   * clamped: that would serve another page than the one asked for). Absent: no limit.
+   */
+  readonly maxOffset?: number;
 }
 
 /**
