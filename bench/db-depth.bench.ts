@@ -3,8 +3,9 @@
  * before), the deferred join offset pages run now (a subquery of ids with ORDER BY, LIMIT
  * and OFFSET joined back to the rows), and keyset (`keysetWhere`), on embedded PGlite, on
  * PostgreSQL, on SQLite (better-sqlite3) and on MySQL/MariaDB (mysql2). On PGlite and
- * PostgreSQL the deferred join is the example's own `orderPageQuery`; on SQLite and
- * MySQL/MariaDB it is `@keyset/kysely`'s `keysetPage`. Plus the cost of offset mode's
+ * PostgreSQL the deferred join is the example's own `orderPageQuery`; on MySQL/MariaDB it
+ * is `@keyset/kysely`'s `keysetPage`, and `@keyset/drizzle`'s beside it (its `IN` form); on
+ * SQLite `@keyset/kysely` keeps the plain OFFSET, and the column shows what it runs. Plus the cost of offset mode's
  * `total` in each total mode (exact `count(*)`, exact capped at 10,000, the planner's
  * estimate, none), over the whole table and under a `status` filter, with the SQL the
  * example runs, on PGlite and PostgreSQL. On PostgreSQL the same keyset page also goes
@@ -16,7 +17,8 @@
  * join's subquery is an index-only scan on PostgreSQL, which skips the heap only for pages
  * the visibility map marks all-visible.
  *
- * Env: BENCH_ROWS (1_000_000), BENCH_REPEAT (5), TEST_DATABASE_URL (PostgreSQL),
+ * Env: BENCH_ROWS (1_000_000), BENCH_REPEAT (5), BENCH_ENGINES (a comma-separated subset
+ * of `pglite,postgres,sqlite,mysql`; all by default), TEST_DATABASE_URL (PostgreSQL),
  * TEST_MYSQL_URL (MySQL/MariaDB); a server that does not answer is skipped with a message.
  */
 import { writeFileSync } from 'node:fs';
@@ -25,8 +27,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
+import { keysetPage as drizzleKeysetPage } from '@keyset/drizzle';
 import { keysetPage } from '@keyset/kysely';
 import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/mysql2';
+import { bigint, char, datetime, int, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import { createPool } from 'mysql2';
 import mysql from 'mysql2/promise';
@@ -36,6 +41,7 @@ import { save } from './support.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
+const ENGINES = new Set((process.env.BENCH_ENGINES ?? 'pglite,postgres,sqlite,mysql').split(',').map((e) => e.trim()));
 const LIMIT = 20;
 const DEPTHS = [0, 1_000, 10_000, 100_000, 250_000, 500_000, 750_000, 990_000].filter((d) => d < ROWS - LIMIT);
 
@@ -154,7 +160,7 @@ async function timeCall(call: () => Promise<unknown>): Promise<number> {
  * One depth's figures: the plain OFFSET query, the deferred join offset pages run now
  * (`deferredMs`), the keyset page, and on PostgreSQL the keyset page through Kysely.
  */
-type Row = { depth: number; offsetMs: number; deferredMs: number; keysetMs: number; kyselyMs?: number };
+type Row = { depth: number; offsetMs: number; deferredMs: number; keysetMs: number; kyselyMs?: number; drizzleMs?: number };
 
 /** How one engine spells the three page queries. */
 interface Engine {
@@ -165,6 +171,8 @@ interface Engine {
   deferred(plan: PagePlan): Promise<unknown>;
   /** The cursor form of a row's `created_at_text`. */
   cursorTimestamp(text: string): string;
+  /** The deferred join as `@keyset/drizzle` writes it (`unique IN (keys)`), where measured. */
+  drizzle?(plan: PagePlan): Promise<unknown>;
 }
 
 const offsetPlan = (depth: number): PagePlan => ({ mode: 'offset', limit: LIMIT, take: LIMIT + 1, offset: depth, sort, fingerprint: '' });
@@ -194,6 +202,7 @@ async function measure(name: string, db: Db, engine: Engine, kysely?: Kysely<Ben
     const q = keysetWhere(plan, sort, engine.dialect);
     const keysetMs = await time(db, `SELECT ${engine.columns} FROM orders WHERE ${q.where} ORDER BY ${q.orderBy} LIMIT ${q.limit}`, q.params);
     const row: Row = { depth, offsetMs, deferredMs, keysetMs };
+    if (engine.drizzle !== undefined) row.drizzleMs = await timeCall(() => engine.drizzle!(offsetPlan(depth)));
     if (kysely !== undefined) {
       // Built anew each time, as a request handler would: building and compiling count.
       row.kyselyMs = await timeCall(() =>
@@ -215,7 +224,9 @@ async function measure(name: string, db: Db, engine: Engine, kysely?: Kysely<Ben
       );
     }
     out.push(row);
-    const viaKysely = row.kyselyMs === undefined ? '' : `   via Kysely ${row.kyselyMs.toFixed(2).padStart(6)} ms`;
+    const viaKysely =
+      (row.kyselyMs === undefined ? '' : `   via Kysely ${row.kyselyMs.toFixed(2).padStart(6)} ms`) +
+      (row.drizzleMs === undefined ? '' : `   deferred via Drizzle ${row.drizzleMs.toFixed(2).padStart(8)} ms`);
     console.log(
       `${name} depth ${String(depth).padStart(7)}: offset ${offsetMs.toFixed(2).padStart(8)} ms   deferred join ${deferredMs.toFixed(2).padStart(8)} ms   keyset ${keysetMs.toFixed(2).padStart(6)} ms${viaKysely}`,
     );
@@ -233,18 +244,21 @@ async function seed(name: string, run: () => Promise<unknown>): Promise<void> {
 const results: Record<string, { depths: Row[]; countMs: number; totals?: TotalRow[] }> = {};
 const loadAverage = [loadavg()[0]!];
 
-const lite = await PGlite.create();
-const liteDb: Db = { query: (t, p) => lite.query(t, p), exec: (t) => lite.exec(t), close: () => lite.close() };
-await seed('PGlite', async () => {
-  await liteDb.exec(SETUP);
-  await liteDb.exec(VACUUM);
-});
-results.PGlite = { depths: await measure('PGlite', liteDb, PG_ENGINE(liteDb)), countMs: await time(liteDb, 'SELECT count(*) FROM orders'), totals: await measureTotals('PGlite', liteDb) };
-await liteDb.close();
+if (ENGINES.has('pglite')) {
+  const lite = await PGlite.create();
+  const liteDb: Db = { query: (t, p) => lite.query(t, p), exec: (t) => lite.exec(t), close: () => lite.close() };
+  await seed('PGlite', async () => {
+    await liteDb.exec(SETUP);
+    await liteDb.exec(VACUUM);
+  });
+  results.PGlite = { depths: await measure('PGlite', liteDb, PG_ENGINE(liteDb)), countMs: await time(liteDb, 'SELECT count(*) FROM orders'), totals: await measureTotals('PGlite', liteDb) };
+  await liteDb.close();
+}
 
 const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const pool = new pg.Pool({ connectionString: url, max: 1 });
 try {
+  if (!ENGINES.has('postgres')) throw new Error('not in BENCH_ENGINES');
   await pool.query('SELECT 1');
   const schema = `keyset_bench_${process.pid}`;
   await pool.query(`CREATE SCHEMA ${schema}`);
@@ -272,12 +286,14 @@ try {
 }
 
 // SQLite through better-sqlite3 (synchronous; wrapped so every engine is timed alike).
-{
+if (ENGINES.has('sqlite')) {
   const file = new Database(':memory:');
   const sqliteDb: Db = {
     query: async (t, p) => ({ rows: file.prepare(t).all(...(p ?? [])) as Record<string, unknown>[] }),
     exec: async (t) => file.exec(t),
-    close: async () => file.close(),
+    close: async () => {
+      file.close();
+    },
   };
   const kysely = new Kysely<BenchDB>({ dialect: new SqliteDialect({ database: file }) });
   await seed('SQLite', () => sqliteDb.exec(SQLITE_SETUP));
@@ -291,6 +307,7 @@ try {
 // MySQL/MariaDB through mysql2, in a database of its own.
 const mysqlUrl = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 try {
+  if (!ENGINES.has('mysql')) throw new Error('not in BENCH_ENGINES');
   const admin = await mysql.createConnection({ uri: mysqlUrl });
   const database = `keyset_bench_${process.pid}`;
   const { version } = ((await admin.query('SELECT VERSION() AS version'))[0] as { version: string }[])[0]!;
@@ -307,7 +324,22 @@ try {
       for (const statement of MYSQL_SETUP) await mysqlDb.exec(statement);
     });
     // MySQL/MariaDB write DATETIME(6) as `2026-01-01 00:00:00.000001`; the cursor holds ISO 8601 in UTC.
-    const engine = kyselyEngine(kysely, 'mysql', 'created_at AS created_at_text', (text) => `${text.replace(' ', 'T')}Z`);
+    const orders = mysqlTable('orders', {
+      id: bigint('id', { mode: 'bigint' }).primaryKey(),
+      createdAt: datetime('created_at', { mode: 'string', fsp: 6 }).notNull(),
+      customer: varchar('customer', { length: 32 }).notNull(),
+      amountCents: int('amount_cents').notNull(),
+      currency: char('currency', { length: 3 }).notNull(),
+      status: varchar('status', { length: 16 }).notNull(),
+    });
+    const drizzleDb = drizzle({ client: conn });
+    const engine: Engine = {
+      ...kyselyEngine(kysely, 'mysql', 'created_at AS created_at_text', (text) => `${text.replace(' ', 'T')}Z`),
+      drizzle: (plan) => {
+        const page = drizzleKeysetPage(orders, plan, plan.sort, { db: drizzleDb });
+        return drizzleDb.select().from(orders).where(page.where).orderBy(...page.orderBy).limit(page.limit).offset(page.offset);
+      },
+    };
     results[`${engineName} ${version.split('-')[0]}`] = { depths: await measure(engineName, mysqlDb, engine), countMs: await time(mysqlDb, 'SELECT count(*) FROM orders') };
   } finally {
     await kysely.destroy();

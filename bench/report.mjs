@@ -131,16 +131,21 @@ const sections = {
         return deferred ? [fmt(d.offsetMs, 2), fmt(d.deferredMs, 2), fmt(d.keysetMs, 2)] : [fmt(d.offsetMs, 2), fmt(d.keysetMs, 2)];
       }),
     ]);
-    const head = ['depth', ...engines.flatMap((e) => (deferred ? [`${e} OFFSET ms`, `${e} deferred join ms`, `${e} keyset ms`] : [`${e} OFFSET ms`, `${e} keyset ms`]))];
+    const head = ['depth', ...engines.flatMap((e) => (deferred ? [`${e} OFFSET (before) ms`, `${e} offset page (now) ms`, `${e} keyset ms`] : [`${e} OFFSET ms`, `${e} keyset ms`]))];
     const deepest = depths.length - 1;
     const ratios = deferred
-      ? `\n\nDeferred join against OFFSET at depth ${fmt(depths[deepest])}: ${engines
+      ? `\n\nOffset page now against plain OFFSET at depth ${fmt(depths[deepest])}: ${engines
           .map((e) => {
             const d = r.data.results[e].depths[deepest];
             return `${e} ${fmt(d.deferredMs / d.offsetMs, 2)}×`;
           })
           .join(', ')}.`
       : '';
+    // `@keyset/drizzle`'s form of the deferred join (`unique IN (keys)`), where the bench measured it.
+    const viaDrizzle = engines
+      .filter((e) => r.data.results[e].depths.every((d) => d.drizzleMs !== undefined))
+      .map((e) => `\n\n${e} through \`@keyset/drizzle\` (\`IN\` over the keys): ${r.data.results[e].depths.map((d) => `${fmt(d.depth)}: ${fmt(d.drizzleMs, 2)} ms`).join(', ')}.`)
+      .join('');
     const count = engines.map((e) => `${e} ${fmt(r.data.results[e].countMs, 1)} ms`).join(', ');
     // Offset mode's `total` per total mode, on the engines that measure it (PGlite, PostgreSQL).
     const counted = engines.filter((e) => r.data.results[e].totals);
@@ -156,7 +161,7 @@ const sections = {
         )
       : '';
     const busy = r.data.loadAverage ? ` Load average (1 min) at start and end: ${r.data.loadAverage.map((l) => fmt(l, 1)).join(' and ')} on ${r.data.cores} cores.` : '';
-    return `${table(head, rows)}${ratios}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r)}${busy}`;
+    return `${table(head, rows)}${ratios}${viaDrizzle}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r)}${busy}`;
   },
   memory() {
     const r = load('memory');

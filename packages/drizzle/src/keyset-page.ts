@@ -8,8 +8,11 @@
  * deferred join: `where` keeps the rows whose unique key is among the keys a subquery
  * reads with `ORDER BY … LIMIT … OFFSET …`, and the query's OFFSET becomes 0. The
  * subquery selects the key alone, so the skipped rows come from the sort index (an
- * index-only scan on PostgreSQL, a covering index on SQLite and MySQL/MariaDB) instead
- * of being fetched one by one (`pnpm bench db-depth`).
+ * index-only scan on PostgreSQL, the secondary index holding the primary key on
+ * MySQL/MariaDB) instead of being fetched one by one (`pnpm bench db-depth`). SQLite keeps
+ * the plain OFFSET (with the filters ANDed into `where`): it already skips those rows in
+ * the index without reading the table, and its planner would scan the outer table in
+ * index order and probe the key list for every row of it.
  * @module
  */
 import { ConfigError, keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
@@ -66,6 +69,7 @@ interface SubqueryBuilder {
 
 /** The deferred join's subquery and its one column: names no user table or column is likely to take. */
 const PAGE = 'keyset_page';
+const KEYS = 'keyset_keys';
 const PAGE_KEY = 'keyset_key';
 
 const PLACEHOLDER: Record<SqlDialect, RegExp> = { postgres: /\$(\d+)/g, sqlite: /\?/g, mysql: /\?/g };
@@ -112,8 +116,11 @@ function dialectCondition(text: string, params: readonly unknown[], dialect: Sql
 
 /**
  * The rows of an offset page past the first row, as a condition: the unique key is among
- * the `limit` keys at `offset` of the filtered rows in page order. The derived table
- * around the subquery lets MySQL and MariaDB accept its LIMIT inside `IN`.
+ * the `limit` keys at `offset` of the filtered rows in page order. The keys sit in two
+ * derived tables: MySQL and MariaDB accept no LIMIT directly inside `IN`, and they
+ * estimate a derived table with `LIMIT n OFFSET m` at `n + m` rows, which makes them scan
+ * the whole outer table and probe the keys; the outer `LIMIT n` brings the estimate to
+ * `n`, so they read the keys first and fetch each row by its key.
  */
 function deferredOffset(options: KeysetPageOptions, table: Table, unique: string, orderBy: SQL[], limit: number, offset: number): SQL {
   const db = options.db as unknown as { select(fields: Record<string, unknown>): SubqueryBuilder };
@@ -125,8 +132,9 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
     .orderBy(...orderBy)
     .limit(limit)
     .offset(offset)
-    .as(PAGE);
-  return inArray(column, db.select({ [PAGE_KEY]: keys[PAGE_KEY]! }).from(keys) as unknown as SQL);
+    .as(KEYS);
+  const page = db.select({ [PAGE_KEY]: keys[PAGE_KEY]! }).from(keys).limit(limit).as(PAGE);
+  return inArray(column, db.select({ [PAGE_KEY]: page[PAGE_KEY]! }).from(page) as unknown as SQL);
 }
 
 /**
@@ -161,7 +169,8 @@ export function keysetPage(table: Table, plan: PagePlan, sort: SortSpec, options
   // Items are `col DIR[ NULLS …]` or MySQL's `col IS NULL DIR`: identifiers never hold ", ".
   const orderBy = k.orderBy.split(', ').map((item) => sql.raw(item));
   const filters = options?.where;
-  if (options !== undefined && k.offset > 0) {
+  // SQLite keeps the plain OFFSET: see the module comment.
+  if (options !== undefined && k.offset > 0 && dialect !== 'sqlite') {
     const last = sort[sort.length - 1]!;
     const page = deferredOffset(options, table, last.column ?? last.key, orderBy, k.limit, k.offset);
     return { where: and(filters, page), orderBy, limit: k.limit, offset: 0 };

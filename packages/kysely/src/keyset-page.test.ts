@@ -82,6 +82,18 @@ describe('keysetPage', () => {
     );
   });
 
+  it('offset mode on SQLite: the plain OFFSET (SQLite skips the rows in the index already; its planner would drive the join from the outer table)', async () => {
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
+    try {
+      const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
+      const { sql, parameters } = keysetPage(db.selectFrom('orders as o').select('o.id'), offset, mixed, 'sqlite').compile();
+      expect(sql).toBe('select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit ? offset ?');
+      expect(parameters).toEqual([11, 30]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('refuses a plan that does not fit the spec and a bad spec, as keysetWhere does', () => {
     expect(() => keysetPage(pgDb.selectFrom('orders').select('id'), cursor(['yesterday', '1']), mixed, 'postgres')).toThrow(TypeError);
     expect(() => keysetPage(pgDb.selectFrom('orders').select('id'), cursor(null), [{ key: 'id', dir: 'asc', type: 'bigint' }], 'postgres')).toThrow(
