@@ -228,7 +228,7 @@ async function measure(name: string, db: Db, engine: Engine, kysely?: Kysely<Ben
       (row.kyselyMs === undefined ? '' : `   via Kysely ${row.kyselyMs.toFixed(2).padStart(6)} ms`) +
       (row.drizzleMs === undefined ? '' : `   deferred via Drizzle ${row.drizzleMs.toFixed(2).padStart(8)} ms`);
     console.log(
-      `${name} depth ${String(depth).padStart(7)}: offset ${offsetMs.toFixed(2).padStart(8)} ms   deferred join ${deferredMs.toFixed(2).padStart(8)} ms   keyset ${keysetMs.toFixed(2).padStart(6)} ms${viaKysely}`,
+      `${name} depth ${String(depth).padStart(7)}: OFFSET ${offsetMs.toFixed(2).padStart(8)} ms   offset page now ${deferredMs.toFixed(2).padStart(8)} ms   keyset ${keysetMs.toFixed(2).padStart(6)} ms${viaKysely}`,
     );
   }
   return out;

@@ -74,13 +74,15 @@ function deferredOffset<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB
 /**
  * Restricts `query` to the page `plan` describes: the rows strictly after the cursor
  * (cursor mode), in `sort` order, `plan.take` of them (one more than the page, for
- * has-more), from `plan.offset` in offset mode (as a deferred join past the first row,
- * see above: call `keysetPage` on the fully filtered query, and add no `where` after it,
- * or the subquery would count rows the page then drops). `sort` is `plan.sort` (the page's own
- * sort, which a client may have chosen), or a literal spec equal to it for the
- * compile-time column check. A backward page (`prevCursor`) comes back in fetch order:
- * pass the rows to `Paginator.page` as they are, it restores sort order. `dialect` is the database Kysely talks to: `'postgres'` (pg, PGlite),
- * `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering and limits to this function.
+ * has-more), from `plan.offset` in offset mode (past the first row a deferred join,
+ * except on SQLite: see the module comment). Call `keysetPage` on the fully filtered
+ * query and add no `where` after it, or the offset subquery would count rows the page
+ * then drops. `sort` is `plan.sort` (the page's own sort, which a client may have
+ * chosen), or a literal spec equal to it for the compile-time column check. A backward
+ * page (`prevCursor`) comes back in fetch order: pass the rows to `Paginator.page` as
+ * they are, it restores sort order. `dialect` is the database Kysely talks to:
+ * `'postgres'` (pg, PGlite), `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering
+ * and limits to this function.
  *
  * Column names in `sort` are SQL references as the query sees them (`'created_at'`,
  * `'o.created_at'` with `selectFrom('orders as o')`); literal ones are type-checked.
