@@ -89,6 +89,9 @@ describe('keysetPage (Drizzle)', () => {
     const lite0 = keysetPage(liteOrders, offset, mixed, { db: sqliteDrizzle.mock(), where: eq(liteOrders.status, 'paid') });
     expect(lite0).toMatchObject({ limit: 11, offset: 30 });
     expect(sqliteDrizzle.mock().select({ id: liteOrders.id }).from(liteOrders).where(lite0.where).toSQL().sql).toBe('select "id" from "orders" where "orders"."status" = ?');
+    // Options without a database, or with a misspelt name, are a ConfigError (a lost `where` would drop the filters).
+    expect(() => keysetPage(pgOrders, offset, mixed, { where: paid } as never)).toThrow(ConfigError);
+    expect(() => keysetPage(pgOrders, offset, mixed, { db: pgDb, wher: paid } as never)).toThrow(/wher/);
     // The first offset page and cursor pages: the filters ANDed, nothing deferred.
     const first = keysetPage(pgOrders, { ...offset, offset: 0 }, mixed, { db: pgDb, where: paid });
     expect(first).toMatchObject({ limit: 11, offset: 0 });

@@ -16,6 +16,7 @@
  * @module
  */
 import { ConfigError, keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { and, getTableColumns, getTableName, inArray, is, sql, Table, type SQL } from 'drizzle-orm';
 import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
@@ -56,6 +57,9 @@ export interface KeysetPageOptions {
    */
   where?: SQL | undefined;
 }
+
+/** Every name `KeysetPageOptions` knows, checked on each call (a misspelt `where` would drop the filters from the subquery). */
+const KEYSET_PAGE_OPTIONS = { db: true, where: true } as const satisfies KnownOptions<KeysetPageOptions>;
 
 /** The chain the offset subquery is built with (each core's builder has it). */
 interface SubqueryBuilder {
@@ -165,6 +169,12 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
 export function keysetPage(table: Table, plan: PagePlan, sort: SortSpec, options?: KeysetPageOptions): KeysetClauses {
   const dialect = dialectOf(table);
   checkColumns(table, sort);
+  if (options !== undefined) {
+    assertKnownOptions('keysetPage', options, KEYSET_PAGE_OPTIONS);
+    if (typeof (options.db as { select?: unknown } | undefined)?.select !== 'function') {
+      throw new ConfigError('keysetPage: options.db must be the Drizzle database (or transaction) the page query runs on');
+    }
+  }
   const k = keysetWhere(plan, sort, dialect);
   // Items are `col DIR[ NULLS …]` or MySQL's `col IS NULL DIR`: identifiers never hold ", ".
   const orderBy = k.orderBy.split(', ').map((item) => sql.raw(item));
