@@ -32,7 +32,7 @@ describe('createLimitPolicy', () => {
 
   it('serves any offset by default; with maxOffset, refuses a larger one with offset_too_large and max_offset', () => {
     expect(createLimitPolicy().resolveOffset(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
-    expect('maxOffset' in createLimitPolicy()).toBe(false);
+    expect(createLimitPolicy().maxOffset).toBeUndefined();
     const p = createLimitPolicy({ maxOffset: 10_000 });
     expect(p.maxOffset).toBe(10_000);
     expect(p.resolveOffset(0)).toBe(0);

@@ -14,6 +14,8 @@ export interface LimitResolver extends LimitPolicy {
   resolve(requested: number | undefined): number;
   /** The offset for a syntactically valid `offset`. Throws `offset_too_large` past `maxOffset`. */
   resolveOffset(requested: number): number;
+  /** The policy alone, frozen, without the methods: what a paginator shows as its `limits`. */
+  readonly policy: LimitPolicy;
 }
 
 /** Every name a limit policy knows (the paginator's `limits` too). Internal. */
@@ -37,34 +39,36 @@ export function createLimitPolicy(options: Partial<LimitPolicy> = {}): LimitReso
   const { max = 100, overMax = 'reject', maxOffset } = options;
   // `{ max: 10 }` alone means "at most 10", not a config error about the implicit 20.
   const byDefault = options.default ?? Math.min(20, max);
-  if (!Number.isSafeInteger(max) || max < 1) throw new ConfigError(`limits.max must be a positive integer, got ${String(max)}`);
-  if (!Number.isSafeInteger(byDefault) || byDefault < 1 || byDefault > max) {
-    throw new ConfigError(`limits.default must be an integer between 1 and limits.max (${max}), got ${String(byDefault)}`);
-  }
+  checkInteger('max', max, 1, Infinity, 'a positive integer');
+  checkInteger('default', byDefault, 1, max, `an integer between 1 and limits.max (${max})`);
   if (overMax !== 'reject' && overMax !== 'clamp') throw new ConfigError(`limits.overMax must be 'reject' or 'clamp', got ${String(overMax)}`);
-  if (maxOffset !== undefined && (!Number.isSafeInteger(maxOffset) || maxOffset < 0)) {
-    throw new ConfigError(`limits.maxOffset must be a non-negative integer (or absent for no limit), got ${String(maxOffset)}`);
-  }
+  checkInteger('maxOffset', maxOffset ?? 0, 0, Infinity, 'a non-negative integer');
+  const policy: LimitPolicy = Object.freeze({ default: byDefault, max, overMax, maxOffset });
   return Object.freeze({
-    default: byDefault,
-    max,
-    overMax,
-    ...(maxOffset === undefined ? {} : { maxOffset }),
+    ...policy,
+    policy,
     resolve(requested: number | undefined): number {
       if (requested === undefined) return byDefault;
-      if (requested <= max) return requested;
-      if (overMax === 'clamp') return max;
-      throw new KeysetError('limit_too_large', {
-        detail: `\`limit\` must be at most ${max}, got ${requested}`,
-        extensions: { max_limit: max },
-      });
+      if (requested <= max || overMax === 'clamp') return Math.min(requested, max);
+      throw tooLarge('limit', requested, max);
     },
     resolveOffset(requested: number): number {
-      if (maxOffset === undefined || requested <= maxOffset) return requested;
-      throw new KeysetError('offset_too_large', {
-        detail: `\`offset\` must be at most ${maxOffset}, got ${requested}`,
-        extensions: { max_offset: maxOffset },
-      });
+      // Without a limit, the offset is its own: every offset passes.
+      if (requested <= (maxOffset ?? requested)) return requested;
+      throw tooLarge('offset', requested, maxOffset!);
     },
+  });
+}
+
+/** A `ConfigError` unless `value` is a safe integer from `min` to `max`. */
+function checkInteger(name: string, value: number, min: number, max: number, rule: string): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw new ConfigError(`limits.${name} must be ${rule}, got ${String(value)}`);
+}
+
+/** The 400 for a `limit` or `offset` over its maximum, with the maximum as `max_limit` or `max_offset`. */
+function tooLarge(name: 'limit' | 'offset', requested: number, limit: number): KeysetError {
+  return new KeysetError(`${name}_too_large`, {
+    detail: `\`${name}\` must be at most ${limit}, got ${requested}`,
+    extensions: { [`max_${name}`]: limit },
   });
 }

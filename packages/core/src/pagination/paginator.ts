@@ -330,11 +330,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
 
   return Object.freeze({
     sort,
-    limits: Object.freeze(
-      limits.maxOffset === undefined
-        ? { default: limits.default, max: limits.max, overMax: limits.overMax }
-        : { default: limits.default, max: limits.max, overMax: limits.overMax, maxOffset: limits.maxOffset },
-    ),
+    limits: limits.policy,
 
     // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
     plan: withMaybeSync(planMaybeSync),

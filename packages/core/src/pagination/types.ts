@@ -62,9 +62,10 @@ export interface LimitPolicy {
   readonly overMax: 'reject' | 'clamp';
   /**
    * Largest `offset` served; a larger one is refused with `offset_too_large` (never
-   * clamped: that would serve another page than the one asked for). Absent: no limit.
+   * clamped: that would serve another page than the one asked for). Absent or
+   * `undefined`: no limit.
    */
-  readonly maxOffset?: number;
+  readonly maxOffset?: number | undefined;
 }
 
 /**
