@@ -110,28 +110,46 @@ const sections = {
     if (!r) return undefined;
     const engines = Object.keys(r.data.results);
     const depths = r.data.results[engines[0]].depths.map((d) => d.depth);
+    // Results from before the deferred join was measured have no `deferredMs`.
+    const deferred = engines.every((e) => r.data.results[e].depths.every((d) => d.deferredMs !== undefined));
     const rows = depths.map((depth, i) => [
       fmt(depth),
       ...engines.flatMap((e) => {
         const d = r.data.results[e].depths[i];
-        return [fmt(d.offsetMs, 2), fmt(d.keysetMs, 2)];
+        return deferred ? [fmt(d.offsetMs, 2), fmt(d.deferredMs, 2), fmt(d.keysetMs, 2)] : [fmt(d.offsetMs, 2), fmt(d.keysetMs, 2)];
       }),
     ]);
-    const head = ['depth', ...engines.flatMap((e) => [`${e} OFFSET ms`, `${e} keyset ms`])];
+    const head = ['depth', ...engines.flatMap((e) => (deferred ? [`${e} OFFSET (before) ms`, `${e} offset page (now) ms`, `${e} keyset ms`] : [`${e} OFFSET ms`, `${e} keyset ms`]))];
+    const deepest = depths.length - 1;
+    const ratios = deferred
+      ? `\n\nOffset page now against plain OFFSET at depth ${fmt(depths[deepest])}: ${engines
+          .map((e) => {
+            const d = r.data.results[e].depths[deepest];
+            return `${e} ${fmt(d.deferredMs / d.offsetMs, 2)}×`;
+          })
+          .join(', ')}.`
+      : '';
+    // `@keyset/drizzle`'s form of the deferred join (`unique IN (keys)`), where the bench measured it.
+    const viaDrizzle = engines
+      .filter((e) => r.data.results[e].depths.every((d) => d.drizzleMs !== undefined))
+      .map((e) => `\n\n${e} through \`@keyset/drizzle\` (\`IN\` over the keys): ${r.data.results[e].depths.map((d) => `${fmt(d.depth)}: ${fmt(d.drizzleMs, 2)} ms`).join(', ')}.`)
+      .join('');
     const count = engines.map((e) => `${e} ${fmt(r.data.results[e].countMs, 1)} ms`).join(', ');
-    // Offset mode's `total` per total mode (results from before the modes were measured have none).
-    const totals = r.data.results[engines[0]].totals;
+    // Offset mode's `total` per total mode, on the engines that measure it (PGlite, PostgreSQL).
+    const counted = engines.filter((e) => r.data.results[e].totals);
+    const totals = counted.length > 0 ? r.data.results[counted[0]].totals : undefined;
     const totalTable = totals
       ? `\n\nOffset mode's \`total\` per total mode (docs/pagination.md, "Totals that scale"):\n\n` +
         table(
-          ['total mode', 'filter', ...engines.map((e) => `${e} ms`), 'reports (PostgreSQL, else PGlite)', 'exact'],
+          ['total mode', 'filter', ...counted.map((e) => `${e} ms`), 'reports (PostgreSQL, else PGlite)', 'exact'],
           totals.map((t, i) => {
-            const shown = (r.data.results.PostgreSQL ?? r.data.results[engines[0]]).totals[i];
-            return [t.mode, t.filter, ...engines.map((e) => fmt(r.data.results[e].totals[i].ms, 2)), shown.value === null ? 'null' : `${fmt(shown.value)}${t.mode.startsWith('exact, cap') && shown.value < shown.exact ? '+' : ''}`, fmt(shown.exact)];
+            const shown = (r.data.results.PostgreSQL ?? r.data.results[counted[0]]).totals[i];
+            return [t.mode, t.filter, ...counted.map((e) => fmt(r.data.results[e].totals[i].ms, 2)), shown.value === null ? 'null' : `${fmt(shown.value)}${t.mode.startsWith('exact, cap') && shown.value < shown.exact ? '+' : ''}`, fmt(shown.exact)];
           }),
         )
       : '';
-    return `${table(head, rows)}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r, 'db-depth')}`;
+    const busy = r.data.loadAverage ? ` Load average (1 min) at start and end: ${r.data.loadAverage.map((l) => fmt(l, 1)).join(' and ')} on ${r.data.cores} cores.` : '';
+    return `${table(head, rows)}${ratios}${viaDrizzle}\n\n\`SELECT count(*)\` over ${fmt(r.data.rows)} rows (offset mode's \`total\`): ${count}.${totalTable}\n\n${stamp(r, 'db-depth')}${busy}`;
   },
   memory() {
     const r = load('memory');

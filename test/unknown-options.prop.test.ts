@@ -265,7 +265,7 @@ const FIXTURES: Fixture[] = [
       endpoint: 'GET /things',
       sort: sort(),
       sortable: [{ name: 'amount', column: 'amount_cents', type: 'int', nullable: { nulls: 'first' }, unique: false }],
-      limits: { default: 10, max: 50, overMax: 'clamp' },
+      limits: { default: 10, max: 50, overMax: 'clamp', maxOffset: 10_000 },
       defaultMode: 'cursor',
       modes: ['cursor', 'offset'],
       filters: () => ({}),
@@ -344,7 +344,7 @@ const FIXTURES: Fixture[] = [
   { name: 'cursorSecrets', valid: () => ({ development: false, name: 'CURSOR_SECRET' }), run: (o) => cursorSecrets(SECRET, o as never) },
   {
     name: 'createLimitPolicy',
-    valid: () => ({ default: 10, max: 50, overMax: 'reject' }),
+    valid: () => ({ default: 10, max: 50, overMax: 'reject', maxOffset: 10_000 }),
     run: (o) => createLimitPolicy(o as never),
   },
   {
@@ -486,7 +486,14 @@ const FIXTURES: Fixture[] = [
   // Query builders (real PostgreSQL), OpenAPI, client
   { name: 'kysely countRows', valid: () => ({ limit: 2 }), run: (o) => kysely.countRows(kdb, kdb.selectFrom('keyset_options_test').select('id'), o as never) },
   { name: 'drizzle countRows', valid: () => ({ limit: 2 }), run: (o) => drizzle.countRows(ddb as never, table, undefined, o as never) },
-  { name: 'keysetComponents', valid: () => ({ limits: { default: 20, max: 100 }, sortValues: ['id', '-id'], keyPrefix: 'acme_live' }), nested: ['limits'], required: ['limits.default', 'limits.max'], run: (o) => openapi.keysetComponents(o as never) },
+  {
+    name: 'drizzle keysetPage',
+    valid: () => ({ db: ddb, where: undefined }),
+    required: ['db'],
+    // An offset page past the first row: the options build its subquery.
+    run: (o) => drizzle.keysetPage(table, { mode: 'offset', limit: 1, take: 2, offset: 1, sort: [{ key: 'id', dir: 'asc', type: 'int', unique: true }], fingerprint: '' }, [{ key: 'id', dir: 'asc', type: 'int', unique: true }], o as never),
+  },
+  { name: 'keysetComponents', valid: () => ({ limits: { default: 20, max: 100, overMax: 'reject', maxOffset: 10_000 }, sortValues: ['id', '-id'], keyPrefix: 'acme_live' }), nested: ['limits'], required: ['limits.default', 'limits.max'], run: (o) => openapi.keysetComponents(o as never) },
   { name: 'pageResponses', valid: () => ({ modes: ['cursor'], authenticated: true }), run: (o) => openapi.pageResponses({ type: 'object' }, o as never) },
   { name: 'pageParameters', valid: () => ({ modes: ['cursor', 'offset'], sort: true }), run: (o) => openapi.pageParameters(o as never) },
   ...(['paginate', 'pages'] as const).map(

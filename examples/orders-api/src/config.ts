@@ -85,6 +85,15 @@ export interface Config {
    */
   inFlightLeaseSeconds: number;
   /**
+   * `MAX_OFFSET`: the largest `offset` the list endpoints serve; a larger one is 400
+   * `offset_too_large` with `max_offset`, before any query runs. An offset page costs
+   * time in proportion to its offset, even as a deferred join (docs/pagination.md, "Deep
+   * offset pages"); a cursor walks any depth at the same cost. `off` (the default): any
+   * offset.
+   * @default false
+   */
+  maxOffset: number | false;
+  /**
    * `RATE_LIMIT_HEADERS`: how responses state a key's rate limit, comma-separated:
    * `draft-11` (`RateLimit-Policy` and `RateLimit` per draft-ietf-httpapi-ratelimit-headers-11),
    * `draft-7` (`RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`, as
@@ -172,6 +181,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     inFlightMax: false,
     ownerInFlightMax: false,
     inFlightLeaseSeconds: 60,
+    maxOffset: false,
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
@@ -186,6 +196,8 @@ const MIN_QUERY_TIMEOUT_MS = 100;
 const MAX_QUERY_TIMEOUT_MS = 3_600_000;
 const MAX_IN_FLIGHT = 1_000_000;
 const MAX_LEASE_SECONDS = 86_400;
+/** Fifteen digits: any offset a client can send, since `offset` itself stops at 2^53 − 1. */
+const MAX_OFFSET = 999_999_999_999_999;
 const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
@@ -282,6 +294,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (lease !== undefined) {
     if (/^[1-9][0-9]{0,4}$/.test(lease) && Number(lease) <= MAX_LEASE_SECONDS) input.inFlightLeaseSeconds = Number(lease);
     else problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got "${lease}"`);
+  }
+  const maxOffset = read('MAX_OFFSET');
+  if (maxOffset !== undefined) {
+    if (maxOffset === 'off') input.maxOffset = false;
+    else if (/^(0|[1-9][0-9]{0,14})$/.test(maxOffset)) input.maxOffset = Number(maxOffset);
+    else problems.push(`MAX_OFFSET must be a whole number of rows from 0 to ${MAX_OFFSET}, or "off", got "${maxOffset}"`);
   }
   const headerFormats = read('RATE_LIMIT_HEADERS');
   if (headerFormats !== undefined) input.rateLimitHeaders = headerFormats.split(',').map((f) => f.trim()) as RateLimitHeaderFormat[];
@@ -409,6 +427,9 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     if (max !== false && !(Number.isSafeInteger(max) && max >= 1 && max <= MAX_IN_FLIGHT)) {
       problems.push(`${name} must be a whole number of requests from 1 to ${MAX_IN_FLIGHT}, or "off", got ${String(max)}`);
     }
+  }
+  if (config.maxOffset !== false && !(Number.isSafeInteger(config.maxOffset) && config.maxOffset >= 0 && config.maxOffset <= MAX_OFFSET)) {
+    problems.push(`MAX_OFFSET must be a whole number of rows from 0 to ${MAX_OFFSET}, or "off", got ${String(config.maxOffset)}`);
   }
   const leaseSeconds = config.inFlightLeaseSeconds;
   if (!Number.isSafeInteger(leaseSeconds) || leaseSeconds < 1 || leaseSeconds > MAX_LEASE_SECONDS) {

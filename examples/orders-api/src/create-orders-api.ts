@@ -101,7 +101,15 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     const database = databaseLabel(config.databaseUrl);
     await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, database, logger });
 
-    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets, cursorTtlSeconds: config.cursorTtlSeconds });
+    const app = createApp({
+      db,
+      keyring: keys.keyring,
+      guard: keys.guard,
+      limiter: keys.limiter,
+      cursorSecrets,
+      cursorTtlSeconds: config.cursorTtlSeconds,
+      ...(config.maxOffset === false ? {} : { maxOffset: config.maxOffset }),
+    });
     const serverOptions = { logger, publicUrl: config.publicUrl };
     const server = await createAdapterServer(config.adapter, app, serverOptions);
     mountLeakAlerts(server, keys.keyring, config, logger);

@@ -101,6 +101,18 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ trustProxy: { hops: 0 } })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads MAX_OFFSET (off by default, "off" too) as a whole number of rows; refuses the rest naming it', () => {
+    expect(loadConfig({})).toMatchObject({ maxOffset: false });
+    expect(loadConfig({ MAX_OFFSET: '10000' })).toMatchObject({ maxOffset: 10_000 });
+    expect(loadConfig({ MAX_OFFSET: '0' })).toMatchObject({ maxOffset: 0 });
+    expect(loadConfig({ MAX_OFFSET: 'off' })).toMatchObject({ maxOffset: false });
+    for (const bad of ['-1', '1.5', '1e4', '10k', '010', '+5', '9999999999999999']) {
+      expect(() => loadConfig({ MAX_OFFSET: bad }), bad).toThrow(/MAX_OFFSET must be a whole number of rows from 0 to 999999999999999, or "off"/);
+    }
+    expect(() => resolveConfig({ maxOffset: -1 })).toThrow(/MAX_OFFSET/);
+    expect(() => resolveConfig({ maxOffset: 2.5 })).toThrow(/MAX_OFFSET/);
+  });
+
   it('reads IN_FLIGHT_MAX, OWNER_IN_FLIGHT_MAX (off by default) and IN_FLIGHT_LEASE_SECONDS (60 s); refuses the rest naming them', () => {
     expect(loadConfig({})).toMatchObject({ inFlightMax: false, ownerInFlightMax: false, inFlightLeaseSeconds: 60 });
     expect(loadConfig({ IN_FLIGHT_MAX: '10', OWNER_IN_FLIGHT_MAX: '25', IN_FLIGHT_LEASE_SECONDS: '120' })).toMatchObject({

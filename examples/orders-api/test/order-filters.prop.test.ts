@@ -7,16 +7,18 @@
  * pages reversed; the offset walk agrees, and its total (in a random total mode) is exact
  * where it claims to be and never contradicts the pages. With inserts and deletes between
  * pages, every matching order present for a whole walk appears once in each direction.
+ * And an offset page (a deferred join past the first row) equals the plain OFFSET query's
+ * page, row for row, for random filters, sorts, page sizes and offsets.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { createApiKeyGuard, createKeyring, createMemoryKeyStore, type CursorPage, type OffsetPage, type TotalOption } from '@keyset/core';
+import { createApiKeyGuard, createKeyring, createMemoryKeyStore, keysetWhere, type CursorPage, type OffsetPage, type TotalOption } from '@keyset/core';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app/create-app.ts';
-import { ORDER_STATUSES } from '../src/app/order-filters.ts';
-import type { Order } from '../src/app/orders.ts';
+import { ORDER_STATUSES, orderFilterSql, type OrderFilters } from '../src/app/order-filters.ts';
+import { orderPageQuery, type Order } from '../src/app/orders.ts';
 import type { SqlClient } from '../src/db/database.ts';
 import { migrateOrders } from '../src/db/orders-schema.ts';
 
@@ -272,6 +274,35 @@ function concurrentWalkProperty(db: () => SqlClient, numRuns: number): Promise<v
   );
 }
 
+/** `orderPageQuery`'s offset pages against the plain `ORDER BY … LIMIT … OFFSET` query, same columns. */
+function deferredOffsetProperty(db: () => SqlClient, numRuns: number): Promise<void> {
+  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'ks_test' });
+  const app = createApp({ db: db(), keyring, guard: createApiKeyGuard({ keyring }), cursorSecrets: ['order-filters-property-secret-0123456789'] });
+  return fc.assert(
+    fc.asyncProperty(ordersArbitrary, filterArbitrary, fc.constantFrom(...SORTS), fc.integer({ min: 1, max: 7 }), fc.array(fc.nat({ max: 55 }), { minLength: 1, maxLength: 4 }), async (rows, filter, sort, limit, offsets) => {
+      await reset(db(), rows);
+      for (const offset of offsets) {
+        const q = new URLSearchParams({ sort, limit: String(limit), offset: String(offset) });
+        for (const s of filter.status) q.append('status', s);
+        if (filter.customer !== undefined) q.set('customer', filter.customer);
+        const plan = await app.paginators.orders.plan(q);
+        const deferred = orderPageQuery(plan);
+        const where = orderFilterSql(plan.filters as OrderFilters | undefined);
+        const k = keysetWhere(plan, plan.sort, 'postgres', { paramOffset: where.params.length });
+        const plain = await db().query(
+          `SELECT id::text AS order_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
+                  customer, amount_cents::text AS amount_text, currency, status
+             FROM orders WHERE ${where.where} AND ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit} OFFSET ${k.offset}`,
+          [...where.params, ...k.params],
+        );
+        if (offset > 0) expect(deferred.sql).toMatch(/ JOIN \(SELECT id AS page_id /);
+        expect((await db().query(deferred.sql, deferred.params)).rows).toEqual(plain.rows);
+      }
+    }),
+    { numRuns },
+  );
+}
+
 describe('orders filters, sorts and totals on PGlite', () => {
   let lite: PGlite;
   beforeAll(async () => {
@@ -282,6 +313,7 @@ describe('orders filters, sorts and totals on PGlite', () => {
 
   it('filtered walks forward and back: every matching order once, no gap, no duplicate; offset and totals agree', () => walkProperty(() => lite, 100), 120_000);
   it('with inserts and deletes between pages, filtered walks forward and back show every order present throughout once', () => concurrentWalkProperty(() => lite, 60), 120_000);
+  it('an offset page (a deferred join past the first row) equals the plain OFFSET query\'s, row for row', () => deferredOffsetProperty(() => lite, 60), 120_000);
 });
 
 const url = await postgresUrl();
@@ -303,4 +335,5 @@ describe.skipIf(url === undefined)('orders filters, sorts and totals on PostgreS
 
   it('filtered walks forward and back: every matching order once, no gap, no duplicate; offset and totals agree', () => walkProperty(() => client, 100), 120_000);
   it('with inserts and deletes between pages, filtered walks forward and back show every order present throughout once', () => concurrentWalkProperty(() => client, 60), 120_000);
+  it('an offset page (a deferred join past the first row) equals the plain OFFSET query\'s, row for row', () => deferredOffsetProperty(() => client, 60), 120_000);
 });

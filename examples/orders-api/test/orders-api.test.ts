@@ -38,7 +38,8 @@ describe.each(ADAPTERS)('orders API on %s', (adapter) => {
   };
 
   beforeAll(async () => {
-    t = await startApi({ adapter, seedOrders: SEED, rateLimit: ADMIN_LIMIT });
+    // MAX_OFFSET at the seed size: every walk below stays within it, and one step past it is refused.
+    t = await startApi({ adapter, seedOrders: SEED, rateLimit: ADMIN_LIMIT, maxOffset: SEED });
     base = t.api.url;
     admin = readFileSync(join(t.dataDir, 'admin.key'), 'utf8').trim();
     issued.push(admin);
@@ -243,6 +244,16 @@ describe.each(ADAPTERS)('orders API on %s', (adapter) => {
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(res.body.code, query).toBe(code);
       }
+    });
+
+    it('refuses an offset past MAX_OFFSET with 400 offset_too_large and max_offset, before any query; a cursor goes deeper', async () => {
+      const res = await call(base, `/api/orders?offset=${SEED + 1}&limit=5`, { key: reader });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ code: 'offset_too_large', max_offset: SEED, detail: `\`offset\` must be at most ${SEED}, got ${SEED + 1}` });
+      const keys = await call(base, `/api/keys?offset=${SEED + 1}`, { key: admin });
+      expect(keys.body).toMatchObject({ code: 'offset_too_large', max_offset: SEED });
+      expect((await call(base, `/api/orders?offset=${SEED}&limit=5`, { key: reader })).status).toBe(200);
     });
 
     it('refuses a cursor of another endpoint', async () => {

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'invalid_limit'
   | 'limit_too_large'
   | 'invalid_offset'
+  | 'offset_too_large'
   | 'invalid_cursor'
   | 'conflicting_pagination'
   | 'invalid_sort'
@@ -52,6 +53,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> =
   invalid_limit: entry(400, 'Invalid limit'),
   limit_too_large: entry(400, 'Limit too large'),
   invalid_offset: entry(400, 'Invalid offset'),
+  offset_too_large: entry(400, 'Offset too large'),
   invalid_cursor: entry(400, 'Invalid cursor'),
   conflicting_pagination: entry(400, 'Conflicting pagination parameters'),
   invalid_sort: entry(400, 'Invalid sort'),

@@ -4,12 +4,13 @@
  * Test fixture only: not exported, not built.
  * @module
  */
-import type { PagePlan, SortSpec } from '@keyset/core';
+import { keysetWhere, type PagePlan, type SortSpec } from '@keyset/core';
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import * as my from 'drizzle-orm/mysql-core';
 import * as pg from 'drizzle-orm/pg-core';
 import * as lite from 'drizzle-orm/sqlite-core';
 import { timestampText, type WalkSource } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import type { ItemFilter, OffsetPageSource } from '../../core/src/pagination/offset-pages.test-support.ts';
 import type { Item } from '../../core/src/pagination/walk.test-support.ts';
 import { countRows, type CountingDatabase } from './count-rows.ts';
 import { keysetPage } from './keyset-page.ts';
@@ -100,5 +101,33 @@ export function drizzleSource(database: unknown, dialect: Dialect): WalkSource {
       return rows.map((r): Item => ({ ...(r as unknown as Item), id: String(r.id), score: r.score === null ? null : String(r.score), flag: Boolean(r.flag) }));
     },
     count,
+  };
+}
+
+/**
+ * Offset pages through `keysetPage` with `{ db, where }` (the deferred join) beside the
+ * plain query: the same filters, ORDER BY, LIMIT take and OFFSET.
+ */
+export function drizzleOffsetSource(database: unknown, dialect: Dialect): OffsetPageSource {
+  const db = database as WalkDatabase;
+  const walk = drizzleSource(database, dialect);
+  const t = dialect === 'postgres' ? pg.alias(pgItems, 't') : dialect === 'mysql' ? my.alias(mysqlItems, 't') : lite.alias(sqliteItems, 't');
+  const id = dialect === 'sqlite' ? sql<string>`cast(${t.id} as text)` : t.id;
+  const filters = (filter: ItemFilter): SQL | undefined => and(eq(t.tenant, filter.tenant), filter.grp === null ? undefined : eq(t.grp, filter.grp));
+  const select = () => db.select({ id, createdAt: t.createdAt, grp: t.grp, score: t.score, label: t.label, flag: t.flag }).from(t);
+  const toItems = (rows: Record<string, unknown>[]): Item[] =>
+    rows.map((r): Item => ({ ...(r as unknown as Item), id: String(r.id), score: r.score === null ? null : String(r.score), flag: Boolean(r.flag) }));
+  return {
+    clear: walk.clear,
+    insert: walk.insert,
+    async page(plan, sort, filter) {
+      const page = keysetPage(t, plan, sort, { db, where: filters(filter) });
+      return toItems(await select().where(page.where).orderBy(...page.orderBy).limit(page.limit).offset(page.offset));
+    },
+    async plain(plan, sort, filter) {
+      const k = keysetWhere(plan, sort, dialect);
+      const orderBy = k.orderBy.split(', ').map((item) => sql.raw(item));
+      return toItems(await select().where(filters(filter)).orderBy(...orderBy).limit(k.limit).offset(k.offset));
+    },
   };
 }

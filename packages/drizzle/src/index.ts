@@ -7,4 +7,4 @@
 export { countRows, estimateRows } from './count-rows.ts';
 export type { CountingDatabase, CountRowsOptions, ExplainingDatabase } from './count-rows.ts';
 export { keysetPage } from './keyset-page.ts';
-export type { KeysetClauses } from './keyset-page.ts';
+export type { KeysetClauses, KeysetPageOptions, SelectingDatabase } from './keyset-page.ts';

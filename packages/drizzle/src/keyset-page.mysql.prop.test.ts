@@ -4,10 +4,11 @@ import { drizzle } from 'drizzle-orm/mysql2';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS } from '../../core/src/pagination/mysql.test-support.ts';
 import { eq } from 'drizzle-orm';
 import { countRows } from './count-rows.ts';
-import { drizzleSource, mysqlItems } from './drizzle-walks.test-support.ts';
+import { drizzleOffsetSource, drizzleSource, mysqlItems } from './drizzle-walks.test-support.ts';
 
 const url = await mysqlUrl();
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -29,6 +30,7 @@ afterAll(async () => {
 
 describe.skipIf(url === undefined)('Drizzle keysetPage on MySQL/MariaDB (mysql2)', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle({ client: pool }), 'mysql'), 20), 120_000);
+  it('offset pages (a deferred join past the first row) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(drizzleOffsetSource(drizzle({ client: pool }), 'mysql'), 20), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleSource(drizzle({ client: pool }), 'mysql'), 20), 120_000);
   it('countRows stops at a limit (a capped total) on MySQL/MariaDB, filters included', async () => {
     await pool.query('DELETE FROM items');

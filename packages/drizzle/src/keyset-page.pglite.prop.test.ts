@@ -3,8 +3,9 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
-import { drizzleSource } from './drizzle-walks.test-support.ts';
+import { drizzleOffsetSource, drizzleSource } from './drizzle-walks.test-support.ts';
 
 let client: PGlite;
 
@@ -19,4 +20,5 @@ afterAll(async () => {
 
 describe('Drizzle keysetPage on PGlite', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle(client), 'postgres'), 20), 120_000);
+  it('offset pages (a deferred join past the first row) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(drizzleOffsetSource(drizzle(client), 'postgres'), 20), 120_000);
 });

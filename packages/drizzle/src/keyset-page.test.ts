@@ -71,6 +71,33 @@ describe('keysetPage (Drizzle)', () => {
     expect(q.params).toEqual(['paid', 'paid', 'paid', '7', 21]);
   });
 
+  it('offset mode with { db, where }: past the first row a deferred join on the unique key, the filters in the subquery and the query, OFFSET 0', () => {
+    const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
+    const paid = eq(pgOrders.status, 'paid');
+    const page = keysetPage(pgOrders, offset, mixed, { db: pgDb, where: paid });
+    expect(page).toMatchObject({ limit: 11, offset: 0 });
+    const q = pgDb.select({ id: pgOrders.id }).from(pgOrders).where(page.where).orderBy(...page.orderBy).limit(page.limit).offset(page.offset).toSQL();
+    expect(q.sql).toBe(
+      'select "id" from "orders" where ("orders"."status" = $1 and "id" in (select "keyset_key" from (select "keyset_key" from (select "id" as "keyset_key" from "orders" where "orders"."status" = $2 order by "created_at" DESC, "id" ASC limit $3 offset $4) "keyset_keys" limit $5) "keyset_page")) order by "created_at" DESC, "id" ASC limit $6',
+    );
+    expect(q.params).toEqual(['paid', 'paid', 11, 30, 11, 11]);
+    const my0 = keysetPage(myOrders, offset, mixed, { db: myDb });
+    expect(myDb.select({ id: myOrders.id }).from(myOrders).where(my0.where).orderBy(...my0.orderBy).toSQL().sql).toBe(
+      'select `id` from `orders` where `id` in (select `keyset_key` from (select `keyset_key` from (select `id` as `keyset_key` from `orders` order by `created_at` DESC, `id` ASC limit ? offset ?) `keyset_keys` limit ?) `keyset_page`) order by `created_at` DESC, `id` ASC',
+    );
+    // SQLite: the plain OFFSET with the filters ANDed (it skips the rows in the index already).
+    const lite0 = keysetPage(liteOrders, offset, mixed, { db: sqliteDrizzle.mock(), where: eq(liteOrders.status, 'paid') });
+    expect(lite0).toMatchObject({ limit: 11, offset: 30 });
+    expect(sqliteDrizzle.mock().select({ id: liteOrders.id }).from(liteOrders).where(lite0.where).toSQL().sql).toBe('select "id" from "orders" where "orders"."status" = ?');
+    // Options without a database, or with a misspelt name, are a ConfigError (a lost `where` would drop the filters).
+    expect(() => keysetPage(pgOrders, offset, mixed, { where: paid } as never)).toThrow(ConfigError);
+    expect(() => keysetPage(pgOrders, offset, mixed, { db: pgDb, wher: paid } as never)).toThrow(/wher/);
+    // The first offset page and cursor pages: the filters ANDed, nothing deferred.
+    const first = keysetPage(pgOrders, { ...offset, offset: 0 }, mixed, { db: pgDb, where: paid });
+    expect(first).toMatchObject({ limit: 11, offset: 0 });
+    expect(pgDb.select({ id: pgOrders.id }).from(pgOrders).where(first.where).toSQL().sql).toBe('select "id" from "orders" where "orders"."status" = $1');
+  });
+
   it('first page and offset mode: no condition (undefined, which and() drops), the offset', () => {
     expect(keysetPage(liteOrders, cursor(null), mixed)).toMatchObject({ where: undefined, limit: 21, offset: 0 });
     const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };

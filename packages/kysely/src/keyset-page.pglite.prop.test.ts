@@ -3,8 +3,9 @@ import { PGlite, types } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
-import { kyselySource, pgliteDialect, type WalkDB } from './kysely-walks.test-support.ts';
+import { kyselyOffsetSource, kyselySource, pgliteDialect, type WalkDB } from './kysely-walks.test-support.ts';
 
 let client: PGlite;
 let db: Kysely<WalkDB>;
@@ -23,4 +24,5 @@ afterAll(async () => {
 
 describe('keysetPage on PGlite', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
+  it('offset pages (a deferred join past the first row) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(kyselyOffsetSource(db, 'postgres'), 20), 120_000);
 });

@@ -4,8 +4,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
-import { kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
+import { kyselyOffsetSource, kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_kysely_walk');
@@ -37,5 +38,6 @@ afterAll(async () => {
 
 describe.skipIf(url === undefined)('keysetPage on PostgreSQL (pg)', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(kyselySource(db, 'postgres'), 20), 120_000);
+  it('offset pages (a deferred join past the first row) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(kyselyOffsetSource(db, 'postgres'), 30), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(kyselySource(db, 'postgres'), 20), 120_000);
 });

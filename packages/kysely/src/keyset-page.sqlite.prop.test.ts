@@ -3,7 +3,8 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
-import { kyselySource, SQLITE_ITEMS_DDL, type WalkDB } from './kysely-walks.test-support.ts';
+import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
+import { kyselyOffsetSource, kyselySource, SQLITE_ITEMS_DDL, type WalkDB } from './kysely-walks.test-support.ts';
 
 let db: Kysely<WalkDB>;
 
@@ -21,5 +22,6 @@ afterAll(async () => {
 
 describe('keysetPage on SQLite (better-sqlite3)', () => {
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(kyselySource(db, 'sqlite'), 30), 120_000);
+  it('offset pages (SQLite keeps the plain OFFSET) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(kyselyOffsetSource(db, 'sqlite'), 40), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(kyselySource(db, 'sqlite'), 20), 120_000);
 });

@@ -58,14 +58,40 @@ describe('keysetPage', () => {
     expect(parameters).toEqual(['2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '7', 21]);
   });
 
-  it('first page: no condition; offset mode: OFFSET and no condition', () => {
+  it('first page and offset 0: no condition, ORDER BY and LIMIT take only', () => {
     expect(keysetPage(pgDb.selectFrom('orders as o').select('o.id'), cursor(null), mixed, 'postgres').compile().sql).toBe(
       'select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1',
     );
+    const first: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 0, sort: mixed, fingerprint: 'fp' };
+    const { sql, parameters } = keysetPage(pgDb.selectFrom('orders as o').select('o.id'), first, mixed, 'postgres').compile();
+    expect(sql).toBe('select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1');
+    expect(parameters).toEqual([11]);
+  });
+
+  it('offset mode past the first row: a deferred join on the unique key, the filters in the subquery and the query, ordered the same', () => {
     const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
-    const { sql, parameters } = keysetPage(pgDb.selectFrom('orders as o').select('o.id'), offset, mixed, 'postgres').compile();
-    expect(sql).toBe('select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1 offset $2');
-    expect(parameters).toEqual([11, 30]);
+    const paid = pgDb.selectFrom('orders as o').select(['o.id', 'o.note']).where('o.status', '=', 'paid');
+    const { sql, parameters } = keysetPage(paid, offset, mixed, 'postgres').compile();
+    expect(sql).toBe(
+      'select "o"."id", "o"."note" from "orders" as "o" inner join (select "o"."id" as "keyset_key" from "orders" as "o" where "o"."status" = $1 order by "o"."created_at" DESC, "o"."id" ASC limit $2 offset $3) as "keyset_page" on "o"."id" = "keyset_page"."keyset_key" where "o"."status" = $4 order by "o"."created_at" DESC, "o"."id" ASC',
+    );
+    expect(parameters).toEqual(['paid', 11, 30, 'paid']);
+    const mysql = keysetPage(myDb.selectFrom('orders as o').select('o.id'), offset, mixed, 'mysql').compile();
+    expect(mysql.sql).toBe(
+      'select `o`.`id` from `orders` as `o` inner join (select `o`.`id` as `keyset_key` from `orders` as `o` order by `o`.`created_at` DESC, `o`.`id` ASC limit ? offset ?) as `keyset_page` on `o`.`id` = `keyset_page`.`keyset_key` order by `o`.`created_at` DESC, `o`.`id` ASC',
+    );
+  });
+
+  it('offset mode on SQLite: the plain OFFSET (SQLite skips the rows in the index already; its planner would drive the join from the outer table)', async () => {
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
+    try {
+      const offset: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 30, sort: mixed, fingerprint: 'fp' };
+      const { sql, parameters } = keysetPage(db.selectFrom('orders as o').select('o.id'), offset, mixed, 'sqlite').compile();
+      expect(sql).toBe('select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit ? offset ?');
+      expect(parameters).toEqual([11, 30]);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('refuses a plan that does not fit the spec and a bad spec, as keysetWhere does', () => {

@@ -3,9 +3,19 @@
  * `PagePlan`, written by `@keyset/core`'s `keysetWhere` (the single place that decides
  * the SQL: row values or the OR-expansion with its leading range bound, NULL placement,
  * exact casts) and handed to Kysely as SQL with bound parameters.
+ *
+ * An offset page past the first row is a deferred join: a subquery selects only the
+ * unique last sort key, in page order, with LIMIT and OFFSET, and the query joins its
+ * rows back on that key. The skipped rows are then read from the sort index alone (an
+ * index-only scan on PostgreSQL, the secondary index holding the primary key on
+ * MySQL/MariaDB) instead of being fetched one by one: at depth 990,000 of 1,000,000
+ * orders the page costs a fraction of the plain `OFFSET` (`pnpm bench db-depth`).
+ * SQLite keeps the plain `OFFSET`: it already skips those rows in the index without
+ * reading the table, and its planner drives the join from the outer table in index
+ * order, probing the subquery for every row of it.
  * @module
  */
-import { keysetWhere, type PagePlan, type SortKey, type SqlDialect } from '@keyset/core';
+import { keysetWhere, type KeysetQuery, type PagePlan, type SortKey, type SqlDialect } from '@keyset/core';
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool, type StringReference } from 'kysely';
 
 type ColumnOf<K> = K extends { readonly column: infer C } ? C : K extends { readonly key: infer N } ? N : never;
@@ -26,6 +36,9 @@ export type CheckedSortSpec<DB, TB extends keyof DB, S extends readonly SortKey[
 
 const PLACEHOLDER: Record<SqlDialect, RegExp> = { postgres: /\$(\d+)/g, sqlite: /\?/g, mysql: /\?/g };
 const ALWAYS = new Set(['TRUE', '1=1']);
+/** The deferred join's subquery and its one column: names no user table or column is likely to take. */
+const PAGE = 'keyset_page';
+const PAGE_KEY = 'keyset_key';
 
 /** `keysetWhere`'s text and parameters as one Kysely expression with bound values. */
 function condition(text: string, params: readonly unknown[], dialect: SqlDialect): RawBuilder<SqlBool> {
@@ -43,13 +56,33 @@ function condition(text: string, params: readonly unknown[], dialect: SqlDialect
 }
 
 /**
+ * The deferred join of an offset page: `query`'s rows whose unique key is among the
+ * `k.limit` keys at `k.offset` of the same query in page order, sorted the same way.
+ * The key is the spec's last column, unique among the rows `query` selects, so each key
+ * of the subquery joins back to exactly one row and the page is the plain query's page.
+ */
+function deferredOffset<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, k: KeysetQuery, unique: string): SelectQueryBuilder<DB, TB, O> {
+  const keys = query.clearSelect().select(sql.ref(unique).as(PAGE_KEY)).orderBy(sql.raw(k.orderBy)).limit(k.limit).offset(k.offset);
+  // ORDER BY first: Kysely places each clause where SQL wants it, whatever the call order.
+  const joined = query
+    .orderBy(sql.raw(k.orderBy))
+    .innerJoin(keys.as(PAGE), (join) => join.on(sql<SqlBool>`${sql.ref(unique)} = ${sql.ref(`${PAGE}.${PAGE_KEY}`)}`));
+  // The join adds a table the caller never names; the selection `O` is unchanged.
+  return joined as unknown as SelectQueryBuilder<DB, TB, O>;
+}
+
+/**
  * Restricts `query` to the page `plan` describes: the rows strictly after the cursor
  * (cursor mode), in `sort` order, `plan.take` of them (one more than the page, for
- * has-more), from `plan.offset` in offset mode. `sort` is `plan.sort` (the page's own
- * sort, which a client may have chosen), or a literal spec equal to it for the
- * compile-time column check. A backward page (`prevCursor`) comes back in fetch order:
- * pass the rows to `Paginator.page` as they are, it restores sort order. `dialect` is the database Kysely talks to: `'postgres'` (pg, PGlite),
- * `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering and limits to this function.
+ * has-more), from `plan.offset` in offset mode (past the first row a deferred join,
+ * except on SQLite: see the module comment). Call `keysetPage` on the fully filtered
+ * query and add no `where` after it, or the offset subquery would count rows the page
+ * then drops. `sort` is `plan.sort` (the page's own sort, which a client may have
+ * chosen), or a literal spec equal to it for the compile-time column check. A backward
+ * page (`prevCursor`) comes back in fetch order: pass the rows to `Paginator.page` as
+ * they are, it restores sort order. `dialect` is the database Kysely talks to:
+ * `'postgres'` (pg, PGlite), `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering
+ * and limits to this function.
  *
  * Column names in `sort` are SQL references as the query sees them (`'created_at'`,
  * `'o.created_at'` with `selectFrom('orders as o')`); literal ones are type-checked.
@@ -75,7 +108,11 @@ export function keysetPage<DB, TB extends keyof DB, O, const S extends readonly 
   dialect: SqlDialect,
 ): SelectQueryBuilder<DB, TB, O> {
   const k = keysetWhere(plan, sort, dialect);
-  let q = ALWAYS.has(k.where) ? query : query.where(condition(k.where, k.params, dialect));
-  q = q.orderBy(sql.raw(k.orderBy)).limit(k.limit);
-  return k.offset > 0 ? q.offset(k.offset) : q;
+  if (k.offset > 0 && dialect !== 'sqlite') {
+    const last = sort[sort.length - 1]!;
+    return deferredOffset(query, k, last.column ?? last.key);
+  }
+  const q = ALWAYS.has(k.where) ? query : query.where(condition(k.where, k.params, dialect));
+  const page = q.orderBy(sql.raw(k.orderBy)).limit(k.limit);
+  return k.offset > 0 ? page.offset(k.offset) : page;
 }

@@ -4,10 +4,11 @@
  * not built.
  * @module
  */
-import type { PagePlan, SortSpec, SqlDialect } from '@keyset/core';
+import { keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
 import type { PGlite } from '@electric-sql/pglite';
 import { PostgresDialect, sql, type Kysely, type PostgresPool } from 'kysely';
 import { timestampText, type WalkSource } from '../../core/src/pagination/dialect-walks.test-support.ts';
+import type { ItemFilter, OffsetPageSource } from '../../core/src/pagination/offset-pages.test-support.ts';
 import type { Item } from '../../core/src/pagination/walk.test-support.ts';
 import { countRows } from './count-rows.ts';
 import { keysetPage } from './keyset-page.ts';
@@ -30,17 +31,33 @@ export const SQLITE_ITEMS_DDL = `CREATE TABLE items (
   id INTEGER PRIMARY KEY, tenant INTEGER NOT NULL, created_at TEXT NOT NULL, grp INTEGER NOT NULL,
   score REAL, label TEXT, flag INTEGER NOT NULL)`;
 
-export function kyselySource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSource {
+/** A row as the walks compare it: `id` and `score` as text, `flag` a boolean. */
+function toItem(r: { id: string | bigint; createdAt: string; grp: number | bigint; score: string | number | null; label: string | null; flag: boolean | number | bigint }): Item {
+  return {
+    id: String(r.id),
+    createdAt: r.createdAt,
+    grp: Number(r.grp),
+    score: r.score === null ? null : String(r.score),
+    label: r.label,
+    flag: Boolean(Number(r.flag)),
+  };
+}
+
+function itemsTable(db: Kysely<WalkDB>, dialect: SqlDialect) {
   // Exact ids past 2^53: MySQL would compare a string with BIGINT as a double.
   const id = (value: string) => (dialect === 'sqlite' ? BigInt(value) : dialect === 'mysql' ? sql<string>`CAST(${value} AS SIGNED)` : value);
   const createdAt = (text: string): string => (dialect === 'postgres' ? text : timestampText(text, dialect === 'mysql' ? 'mysql' : 'iso'));
-  const filtered = () =>
-    db.selectFrom('items as t').select(['t.id', 't.created_at as createdAt', 't.grp', 't.score', 't.label', 't.flag']).where('t.tenant', '=', 1);
+  const filtered = (filter: ItemFilter) => {
+    const q = db.selectFrom('items as t').select(['t.id', 't.created_at as createdAt', 't.grp', 't.score', 't.label', 't.flag']).where('t.tenant', '=', filter.tenant);
+    return filter.grp === null ? q : q.where('t.grp', '=', filter.grp);
+  };
   return {
+    id,
+    filtered,
     async clear() {
       await db.deleteFrom('items').execute();
     },
-    async insert(items, tenant) {
+    async insert(items: readonly Item[], tenant: number) {
       await db
         .insertInto('items')
         .values(
@@ -56,23 +73,38 @@ export function kyselySource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSourc
         )
         .execute();
     },
+  };
+}
+
+export function kyselySource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSource {
+  const table = itemsTable(db, dialect);
+  const tenant1 = { tenant: 1, grp: null };
+  return {
+    clear: table.clear,
+    insert: table.insert,
     async remove(value) {
-      await db.deleteFrom('items').where('id', '=', id(value)).execute();
+      await db.deleteFrom('items').where('id', '=', table.id(value)).execute();
     },
     async fetch(plan: PagePlan, sort: SortSpec) {
-      const rows = await keysetPage(filtered(), plan, sort, dialect).execute();
-      return rows.map(
-        (r): Item => ({
-          id: String(r.id),
-          createdAt: r.createdAt,
-          grp: Number(r.grp),
-          score: r.score === null ? null : String(r.score),
-          label: r.label,
-          flag: Boolean(Number(r.flag)),
-        }),
-      );
+      return (await keysetPage(table.filtered(tenant1), plan, sort, dialect).execute()).map(toItem);
     },
-    count: () => countRows(db, filtered()),
+    count: () => countRows(db, table.filtered(tenant1)),
+  };
+}
+
+/** Offset pages through `keysetPage` (the deferred join) beside the plain `ORDER BY … LIMIT … OFFSET` query. */
+export function kyselyOffsetSource(db: Kysely<WalkDB>, dialect: SqlDialect): OffsetPageSource {
+  const table = itemsTable(db, dialect);
+  return {
+    clear: table.clear,
+    insert: table.insert,
+    async page(plan, sort, filter) {
+      return (await keysetPage(table.filtered(filter), plan, sort, dialect).execute()).map(toItem);
+    },
+    async plain(plan, sort, filter) {
+      const k = keysetWhere(plan, sort, dialect);
+      return (await table.filtered(filter).orderBy(sql.raw(k.orderBy)).limit(k.limit).offset(k.offset).execute()).map(toItem);
+    },
   };
 }
 

@@ -15,10 +15,11 @@ export interface KeysetComponentsOptions {
   /**
    * Page-size limits the API enforces, for the `limit` parameter's schema: the same
    * object the paginator takes. With `overMax: 'clamp'` a larger `limit` is described
-   * as served at the maximum instead of refused.
+   * as served at the maximum instead of refused; with `maxOffset`, `offset` gets that
+   * maximum.
    * @default { default: 20, max: 100 }
    */
-  limits?: { default: number; max: number; overMax?: 'reject' | 'clamp' };
+  limits?: { default: number; max: number; overMax?: 'reject' | 'clamp'; maxOffset?: number };
   /**
    * The accepted `sort` values, when the API lets clients choose a sort (e.g.
    * `['-createdAt', 'createdAt']`). Without them `sort` is a plain string.
@@ -33,7 +34,7 @@ export interface KeysetComponentsOptions {
 }
 
 /** Every name `KeysetComponentsOptions` knows, checked on each call. */
-const COMPONENTS_OPTIONS = { limits: { default: true, max: true, overMax: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
+const COMPONENTS_OPTIONS = { limits: { default: true, max: true, overMax: true, maxOffset: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
 
 /** Statuses a keyset error response can have, each with a component name. */
 export const ERROR_RESPONSES: Readonly<Record<number, string>> = Object.freeze({
@@ -96,6 +97,7 @@ function problemSchema(): JsonObject {
       parameter: { type: 'string', description: '`invalid_limit`, `invalid_offset`: the parameter.' },
       parameters: { type: 'array', items: { type: 'string' }, description: '`conflicting_pagination`: the parameters.' },
       max_limit: { type: 'integer', description: '`limit_too_large`: the largest accepted `limit`.' },
+      max_offset: { type: 'integer', description: '`offset_too_large`: the largest accepted `offset`.' },
       missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
       allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
       retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`: seconds until a retry can succeed (same as `Retry-After`).' },
@@ -195,8 +197,11 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
       offset: {
         name: 'offset',
         in: 'query',
-        description: 'Offset mode: items to skip. The response has `total`. Not with `cursor` (400 `conflicting_pagination`).',
-        schema: { type: 'integer', minimum: 0 },
+        description:
+          limits.maxOffset === undefined
+            ? 'Offset mode: items to skip. The response has `total`. Not with `cursor` (400 `conflicting_pagination`).'
+            : `Offset mode: items to skip, at most ${limits.maxOffset} (more is 400 \`offset_too_large\`). The response has \`total\`. Not with \`cursor\` (400 \`conflicting_pagination\`).`,
+        schema: limits.maxOffset === undefined ? { type: 'integer', minimum: 0 } : { type: 'integer', minimum: 0, maximum: limits.maxOffset },
       },
       cursor: {
         name: 'cursor',

@@ -57,6 +57,11 @@ export interface AppDependencies {
    * @default 'estimated'
    */
   ordersTotal?: TotalOption;
+  /**
+   * The largest `offset` the list endpoints serve (the config's `MAX_OFFSET`); a larger one
+   * is 400 `offset_too_large`. Absent: any offset.
+   */
+  maxOffset?: number;
 }
 
 /** `GET /api/orders`'s total mode unless `ordersTotal` says otherwise. */
@@ -64,8 +69,9 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL } = deps;
+  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
+  const limits = maxOffset === undefined ? PAGE_LIMITS : Object.freeze({ ...PAGE_LIMITS, maxOffset });
   const paginators = Object.freeze({
     // The filters are the paginator's: parsed and bound into the cursor whichever server mounts it.
     orders: createPaginator<Order>({
@@ -74,13 +80,13 @@ export function createApp(deps: AppDependencies) {
       sortable: ORDER_SORTABLE,
       filters: orderFilters,
       total: ordersTotal,
-      limits: PAGE_LIMITS,
+      limits,
       cursor,
     }),
-    keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
+    keys: createPaginator<KeyRecord>({ endpoint: 'GET /api/keys', sort: keyListSort, limits, cursor }),
     // Owners sort like keys (createdAt DESC, id DESC); an owner's keys are one more list of keys.
-    owners: createPaginator<OwnerRecord>({ endpoint: 'GET /api/owners', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
-    ownerKeys: createPaginator<KeyRecord>({ endpoint: 'GET /api/owners/{id}/keys', sort: keyListSort, limits: PAGE_LIMITS, cursor }),
+    owners: createPaginator<OwnerRecord>({ endpoint: 'GET /api/owners', sort: keyListSort, limits, cursor }),
+    ownerKeys: createPaginator<KeyRecord>({ endpoint: 'GET /api/owners/{id}/keys', sort: keyListSort, limits, cursor }),
   });
   return Object.freeze({
     guard,
@@ -92,7 +98,7 @@ export function createApp(deps: AppDependencies) {
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
-    openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal }),
+    openapi: ordersOpenApi({ limits, ordersTotal }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
       try {

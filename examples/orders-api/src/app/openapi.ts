@@ -188,7 +188,7 @@ const scoped = (scope: string, operation: JsonObject): JsonObject => ({
  * const document = ordersOpenApi({ limits: { default: 20, max: 100 } });
  * ```
  */
-export function ordersOpenApi(options: { limits: { default: number; max: number }; ordersTotal?: TotalOption }): JsonObject {
+export function ordersOpenApi(options: { limits: { default: number; max: number; maxOffset?: number }; ordersTotal?: TotalOption }): JsonObject {
   const totalText = describeTotal(options.ordersTotal ?? 'exact');
   const components = keysetComponents({ limits: options.limits, keyPrefix: 'ks_live' });
   return {

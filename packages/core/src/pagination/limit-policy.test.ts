@@ -30,6 +30,27 @@ describe('createLimitPolicy', () => {
     expect(createLimitPolicy({ max: 50, overMax: 'clamp' }).resolve(10_000)).toBe(50);
   });
 
+  it('serves any offset by default; with maxOffset, refuses a larger one with offset_too_large and max_offset', () => {
+    expect(createLimitPolicy().resolveOffset(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(createLimitPolicy().maxOffset).toBeUndefined();
+    const p = createLimitPolicy({ maxOffset: 10_000 });
+    expect(p.maxOffset).toBe(10_000);
+    expect(p.resolveOffset(0)).toBe(0);
+    expect(p.resolveOffset(10_000)).toBe(10_000);
+    let err: unknown;
+    try {
+      p.resolveOffset(10_001);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(KeysetError);
+    expect(err).toMatchObject({ status: 400, code: 'offset_too_large', extensions: { max_offset: 10_000 } });
+    expect(toProblem(err).body).toMatchObject({ status: 400, code: 'offset_too_large', title: 'Offset too large', max_offset: 10_000 });
+    expect((err as KeysetError).detail).toBe('`offset` must be at most 10000, got 10001');
+    // maxOffset 0: the first page only.
+    expect(() => createLimitPolicy({ maxOffset: 0 }).resolveOffset(1)).toThrow(KeysetError);
+  });
+
   it('a max below 20 lowers the implicit default', () => {
     expect(createLimitPolicy({ max: 10 }).default).toBe(10);
   });
@@ -43,6 +64,10 @@ describe('createLimitPolicy', () => {
     [{ default: 2.5 }],
     [{ default: 30, max: 10 }],
     [{ overMax: 'truncate' as 'clamp' }],
+    [{ maxOffset: -1 }],
+    [{ maxOffset: 1.5 }],
+    [{ maxOffset: Number.POSITIVE_INFINITY }],
+    [{ maxOffset: '1000' as unknown as number }],
   ])('refuses %j with ConfigError', (options) => {
     expect(() => createLimitPolicy(options)).toThrow(ConfigError);
   });

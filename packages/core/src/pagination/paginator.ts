@@ -65,7 +65,7 @@ export interface PaginatorOptions {
    */
   sortable?: readonly SortableField[];
   /**
-   * Page sizes.
+   * Page sizes, and the largest offset served (`maxOffset`, absent by default: any offset).
    * @default { default: 20, max: 100, overMax: 'reject' }
    */
   limits?: Partial<LimitPolicy>;
@@ -249,7 +249,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     if (parsed.mode === 'offset') {
       // Literals, not a spread: a spread object's shape has no frozen twin to move to, and
       // freezing it cost about 1 µs (a new hidden class per call).
-      const { offset } = parsed;
+      const offset = limits.resolveOffset(parsed.offset);
       return Object.freeze(
         filters === undefined
           ? { mode: 'offset', limit, take: limit + 1, offset, sort: spec, fingerprint, total: totalPolicy }
@@ -330,7 +330,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
 
   return Object.freeze({
     sort,
-    limits: Object.freeze({ default: limits.default, max: limits.max, overMax: limits.overMax }),
+    limits: limits.policy,
 
     // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
     plan: withMaybeSync(planMaybeSync),

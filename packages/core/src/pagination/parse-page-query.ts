@@ -46,7 +46,8 @@ function integer(value: string, name: string, pattern: RegExp, code: 'invalid_li
   // Length first: a 16+ digit value is past Number.MAX_SAFE_INTEGER or close; the regex never sees megabytes.
   const n = value.length <= 16 && pattern.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n)) {
-    const tooBig = /^[0-9]+$/.test(value) && pattern.test(value);
+    // The pattern admits digits only: a value it matches that is no safe integer is too big.
+    const tooBig = pattern.test(value);
     throw new KeysetError(code, {
       detail: tooBig
         ? `\`${name}\` must be at most ${Number.MAX_SAFE_INTEGER}`
@@ -107,10 +108,10 @@ export function parseWithModes(
   }
   const mode: PaginationMode = cursor !== undefined ? 'cursor' : offset !== undefined ? 'offset' : defaultMode;
   if (!modes.includes(mode)) {
-    const parameter = mode === 'cursor' ? 'cursor' : 'offset';
+    // Each mode is named after its parameter.
     throw new KeysetError('invalid_request', {
-      detail: `\`${parameter}\` is not supported by this endpoint; it paginates with \`${modes[0] === 'cursor' ? 'cursor' : 'offset'}\``,
-      extensions: { parameter },
+      detail: `\`${mode}\` is not supported by this endpoint; it paginates with \`${modes[0]}\``,
+      extensions: { parameter: mode },
     });
   }
   return mode === 'cursor' ? { mode, limit, cursor: cursor ?? null } : { mode, limit, offset: offset ?? 0 };

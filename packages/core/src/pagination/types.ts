@@ -60,6 +60,12 @@ export interface LimitPolicy {
   readonly max: number;
   /** A larger `limit` is refused with `limit_too_large`, or served as `max`. */
   readonly overMax: 'reject' | 'clamp';
+  /**
+   * Largest `offset` served; a larger one is refused with `offset_too_large` (never
+   * clamped: that would serve another page than the one asked for). Absent or
+   * `undefined`: no limit.
+   */
+  readonly maxOffset?: number | undefined;
 }
 
 /**
