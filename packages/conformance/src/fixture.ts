@@ -121,6 +121,9 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
       { name: 'id', type: 'int', unique: true },
     ],
     limits: LIMITS,
+    // `x` stands for a parameter the app reads and keyset does not (`expand`, `fields`):
+    // kept in every `Link`. Any other parameter a client adds is dropped from the links.
+    keepParams: ['x'],
     total: { mode: 'exact', cap: TOTAL_CAP },
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });

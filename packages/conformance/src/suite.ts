@@ -81,6 +81,19 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         .map((item) => item.id);
 
     describe('pagination', () => {
+      it('Link keeps limit, sort, the filters and the parameters the app declared, and drops every other one', async () => {
+        // A key cut to 36 characters, or split by dots, as an unknown parameter's name or value.
+        const secret = fixture.keys.reader.slice(-38);
+        const cut = secret.slice(0, 36);
+        const dotted = `${secret.slice(0, 12)}.${secret.slice(12, 24)}.${secret.slice(24)}`;
+        const res = await get(`/items?status=open&limit=3&sort=-id&x=kept&${cut}=1&utm=${dotted}&${dotted}=2`, reader);
+        expect(res.status).toBe(200);
+        const link = res.headers.get('link') ?? '';
+        const next = new URL(linkTargets(link).next!);
+        expect([...next.searchParams.keys()]).toEqual(['status', 'limit', 'sort', 'x', 'cursor']);
+        for (let i = 0; i + 8 <= secret.length; i++) expect(link).not.toContain(secret.slice(i, i + 8));
+      });
+
       it('serves the first cursor page with a Link header and RateLimit headers', async () => {
         const res = await get('/items?status=open&limit=3', reader);
         expect(res.status).toBe(200);
