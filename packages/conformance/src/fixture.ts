@@ -34,6 +34,11 @@ export interface ConformanceFixture {
   /** A guard whose key store is unreachable: every well-formed key gets 503 `unavailable`. */
   readonly downGuard: ApiKeyGuard;
   /**
+   * A guard over the same keys whose keyring reads them from `Authorization: ApiKey`,
+   * `Authorization: Bearer` and `X-API-Key` (`schemes`); `guard` reads `ApiKey` only.
+   */
+  readonly anySchemeGuard: ApiKeyGuard;
+  /**
    * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
    * per hour); `limited` allows
    * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
@@ -127,7 +132,10 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     total: { mode: 'exact', cap: TOTAL_CAP },
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });
-  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
+  const store = createMemoryKeyStore();
+  const keyring = createKeyring({ store, prefix: PREFIX });
+  const anySchemeKeyring = createKeyring({ store, prefix: PREFIX, schemes: ['ApiKey', 'Bearer', 'X-API-Key'] });
+  const anySchemeGuard = createApiKeyGuard({ keyring: anySchemeKeyring, realm: REALM });
   const admin = createKeyAdmin(keyring);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
   const guard = createApiKeyGuard({ keyring, limiter, realm: REALM, concurrency: createConcurrencyLimit({ max: (key) => (key.name === 'inflight' ? 1 : null) }) });
@@ -162,6 +170,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     keyring,
     guard,
     downGuard,
+    anySchemeGuard,
     keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
@@ -179,6 +188,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     reported: [],
     close: async () => {
       await keyring.close();
+      await anySchemeKeyring.close();
       await downKeyring.close();
     },
   };

@@ -72,7 +72,7 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
       // Every `Authorization` line (Node keeps only the first in `req.headers`): the guard
       // refuses more than one set of credentials (core's `singleAuthorization`).
       authorization: req.headersDistinct.authorization,
-      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`, not "missing").
+      // Credentials when the keyring reads it; else for a precise 401 (`unsupported_auth_scheme`).
       xApiKey: req.headers['x-api-key'],
       // Path and query as sent: the guard only looks for keys in the query string.
       url: req.originalUrl,

@@ -48,7 +48,7 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
     const guardRequest = {
       // Every `Authorization` line: the guard refuses more than one set of credentials.
       authorization: request.raw.headersDistinct.authorization,
-      // Never credentials: only for a precise 401 (`unsupported_auth_scheme`).
+      // Credentials when the keyring reads it; else for a precise 401 (`unsupported_auth_scheme`).
       xApiKey: request.headers['x-api-key'],
       url: request.raw.url,
       remoteAddress: request.raw.socket?.remoteAddress,

@@ -86,8 +86,8 @@ describe('apiKey()', () => {
     // Without clientAddress the peer is unknown, not made up.
     await apiKey({ guard }, () => new Response('ok'))(new Request('http://h/x'));
     expect(calls).toEqual([
-      // X-API-Key only when there is no Authorization (to tell a key sent there from none).
-      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: undefined },
+      // X-API-Key always: credentials when the keyring reads it, and two credentials are a 400.
+      { authorization: 'ApiKey  abc', url: 'http://h/x?y=1', remoteAddress: '192.0.2.1', forwardedFor: '198.51.100.7', xApiKey: null },
       { authorization: null, url: 'http://h/x', remoteAddress: undefined, forwardedFor: null, xApiKey: null },
     ]);
   });

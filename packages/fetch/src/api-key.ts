@@ -57,8 +57,8 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
       const authorization = request.headers.get('authorization');
       const checked = {
         authorization,
-        // Only for a precise 401 (`unsupported_auth_scheme`) when there is no Authorization.
-        xApiKey: authorization ? undefined : request.headers.get('x-api-key'),
+        // Credentials when the keyring reads it; else for a precise 401 (`unsupported_auth_scheme`).
+        xApiKey: request.headers.get('x-api-key'),
         url: request.url,
         remoteAddress: clientAddress?.(request, ...rest),
         forwardedFor: readsForwardedFor ? request.headers.get('x-forwarded-for') : undefined,

@@ -59,8 +59,8 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       const authorization = c.req.header('authorization');
       const request = {
         authorization, // every line, joined with `, `: the guard refuses two sets of credentials
-        // Only for a precise 401 (`unsupported_auth_scheme`) when there is no Authorization.
-        xApiKey: authorization ? undefined : c.req.header('x-api-key'),
+        // Credentials when the keyring reads it; else for a precise 401 (`unsupported_auth_scheme`).
+        xApiKey: c.req.header('x-api-key'),
         url: c.req.url,
         remoteAddress: clientAddress(c),
         forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,

@@ -35,6 +35,10 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (_req, res) => {
     res.json({ ok: true });
   });
+  app.get('/whoami/any-scheme', apiKey({ guard: fixture.anySchemeGuard }), (_req, res) => {
+    const { id, name, last4 } = res.locals.apiKey;
+    res.json({ id, name, last4 });
+  });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
     res.send('unreachable');
   });
@@ -57,7 +61,7 @@ export function conformanceApp(fixture: ConformanceFixture): Express {
     throw new Error('boom: secret detail');
   });
   // Express lists no routes through a documented API: the table the routes above are registered from.
-  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  const routes = [...['/items', '/public/items', '/whoami', '/whoami/any-scheme', '/expensive', '/down', '/query', '/throws'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
   app.use(problemHandler({ onError: (error, _req, status) => fixture.reported.push({ error, status }) }));
   return app;

@@ -35,6 +35,10 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
     const { id, name, last4 } = request.apiKey;
     return { id, name, last4 };
   });
+  app.get('/whoami/any-scheme', { onRequest: apiKey({ guard: fixture.anySchemeGuard }) }, async (request) => {
+    const { id, name, last4 } = request.apiKey;
+    return { id, name, last4 };
+  });
   app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => 'unreachable');
   app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
   app.post('/echo', { onRequest: apiKey({ guard }) }, async (request) => ({ received: request.body }));

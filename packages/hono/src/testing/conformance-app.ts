@@ -28,6 +28,10 @@ export function conformanceApp(fixture: ConformanceFixture): Hono {
     const { id, name, last4 } = c.var.apiKey;
     return c.json({ id, name, last4 });
   });
+  app.get('/whoami/any-scheme', apiKey({ guard: fixture.anySchemeGuard }), (c) => {
+    const { id, name, last4 } = c.var.apiKey;
+    return c.json({ id, name, last4 });
+  });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
   app.post('/echo', apiKey({ guard }), async (c) => c.json({ received: await c.req.json<unknown>() }));
