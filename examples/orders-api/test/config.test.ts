@@ -211,4 +211,23 @@ describe('small parsers', () => {
     expect(() => parseJsonObject('{"a":1}', 'text/plain')).toThrow(/application\/json/);
     expect(() => parseJsonObject('null', 'application/json')).toThrow(/object/);
   });
+
+  it('names the media type or coding sent when it is a known word, whole; anything else is not echoed', () => {
+    const detail = (contentType: string, encoding?: string): string => {
+      try {
+        parseJsonObject('{"a":1}', contentType, encoding);
+      } catch (error) {
+        return (error as { detail: string }).detail;
+      }
+      throw new Error('expected a refusal');
+    };
+    // `curl -d` without a Content-Type: no word cut, no ellipsis.
+    expect(detail('application/x-www-form-urlencoded')).toBe('Send a JSON body with `Content-Type: application/json`, not `application/x-www-form-urlencoded`');
+    expect(detail('Multipart/Form-Data; boundary=x')).toContain('not `multipart/form-data`');
+    for (const sent of ['text/OiLzh74MVrNeFH1NUbIt', 'OiLzh74M/VrNeFH1NUbIt', 'application/x-OiLzh74MVrNeFH1NUbIt']) {
+      expect(detail(sent)).toBe('Send a JSON body with `Content-Type: application/json`, not an unsupported media type');
+    }
+    expect(detail('application/json', 'gzip, br')).toBe('Send the JSON body without a Content-Encoding (got `gzip, br`)');
+    expect(detail('application/json', 'OiLzh74MVrNeFH1NUbIt')).toBe('Send the JSON body without a Content-Encoding (got an unsupported coding)');
+  });
 });
