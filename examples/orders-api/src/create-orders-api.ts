@@ -99,7 +99,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     cleanups.push(() => keys.close());
     await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, logger });
 
-    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets, cursorTtlSeconds: config.cursorTtlSeconds });
+    const app = createApp({ db, keyring: keys.keyring, guard: keys.guard, limiter: keys.limiter, cursorSecrets, cursorTtlSeconds: config.cursorTtlSeconds, keySchemes: config.keySchemes });
     const serverOptions = { logger, publicUrl: config.publicUrl };
     const server = await createAdapterServer(config.adapter, app, serverOptions);
     mountLeakAlerts(server, keys.keyring, config, logger);

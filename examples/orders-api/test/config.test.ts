@@ -101,6 +101,16 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ trustProxy: { hops: 0 } })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads KEY_SCHEMES: ApiKey by default, any of ApiKey, Bearer, X-API-Key; refuses the rest naming it', () => {
+    expect(loadConfig({}).keySchemes).toEqual(['ApiKey']);
+    expect(loadConfig({ KEY_SCHEMES: 'Bearer' }).keySchemes).toEqual(['Bearer']);
+    expect(loadConfig({ KEY_SCHEMES: 'ApiKey, Bearer,X-API-Key' }).keySchemes).toEqual(['ApiKey', 'Bearer', 'X-API-Key']);
+    for (const bad of ['bearer', 'Basic', 'ApiKey,ApiKey', 'ApiKey,', ',', 'X-Api-Key']) {
+      expect(() => loadConfig({ KEY_SCHEMES: bad }), bad).toThrow(/KEY_SCHEMES must list one or more of ApiKey, Bearer, X-API-Key/);
+    }
+    expect(() => resolveConfig({ keySchemes: [] })).toThrow(/KEY_SCHEMES/);
+  });
+
   it('reads IN_FLIGHT_MAX, OWNER_IN_FLIGHT_MAX (off by default) and IN_FLIGHT_LEASE_SECONDS (60 s); refuses the rest naming them', () => {
     expect(loadConfig({})).toMatchObject({ inFlightMax: false, ownerInFlightMax: false, inFlightLeaseSeconds: 60 });
     expect(loadConfig({ IN_FLIGHT_MAX: '10', OWNER_IN_FLIGHT_MAX: '25', IN_FLIGHT_LEASE_SECONDS: '120' })).toMatchObject({

@@ -10,6 +10,7 @@ import {
   KeysetError,
   type ApiKeyGuard,
   type KeyRecord,
+  type KeyScheme,
   type Keyring,
   type OwnerRecord,
   type RateLimiterWithState,
@@ -57,6 +58,8 @@ export interface AppDependencies {
    * @default 'estimated'
    */
   ordersTotal?: TotalOption;
+  /** Where keys are read from: the keyring's `schemes` (the config's `KEY_SCHEMES`), for the OpenAPI document. @default ['ApiKey'] */
+  keySchemes?: readonly KeyScheme[];
 }
 
 /** `GET /api/orders`'s total mode unless `ordersTotal` says otherwise. */
@@ -64,7 +67,7 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL } = deps;
+  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, keySchemes = ['ApiKey'] } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const paginators = Object.freeze({
     // The filters are the paginator's: parsed and bound into the cursor whichever server mounts it.
@@ -92,7 +95,7 @@ export function createApp(deps: AppDependencies) {
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
-    openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal }),
+    openapi: ordersOpenApi({ limits: PAGE_LIMITS, ordersTotal, keySchemes }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
       try {
