@@ -45,16 +45,11 @@ export interface AcceptedSchemes {
  * resolves it. Throws `ConfigError` saying what to change.
  */
 export function resolveSchemes(schemes: readonly KeyScheme[] = ['ApiKey']): AcceptedSchemes {
-  if (!Array.isArray(schemes) || schemes.length === 0) {
-    throw new ConfigError(`schemes must be a non-empty list of ${KEY_SCHEMES.map((s) => `'${s}'`).join(', ')}, got ${JSON.stringify(schemes)}`);
+  const list = KEY_SCHEMES.filter((scheme) => Array.isArray(schemes) && schemes.includes(scheme));
+  // Every entry known, none twice, at least one: the filtered list is as long as the given one.
+  if (list.length === 0 || list.length !== schemes.length) {
+    throw new ConfigError(`schemes must list one or more of 'ApiKey', 'Bearer', 'X-API-Key' (spelt so), each once, got ${JSON.stringify(schemes)}`);
   }
-  for (const scheme of schemes) {
-    if (!(KEY_SCHEMES as readonly unknown[]).includes(scheme)) {
-      throw new ConfigError(`schemes: ${JSON.stringify(scheme)} is not one of ${KEY_SCHEMES.map((s) => `'${s}'`).join(', ')} (spelt as shown)`);
-    }
-  }
-  if (new Set(schemes).size !== schemes.length) throw new ConfigError(`schemes lists a scheme twice: ${JSON.stringify(schemes)}`);
-  const list = KEY_SCHEMES.filter((scheme) => schemes.includes(scheme));
   return Object.freeze({ apiKey: list.includes('ApiKey'), bearer: list.includes('Bearer'), xApiKey: list.includes('X-API-Key'), list: Object.freeze(list) });
 }
 
