@@ -119,20 +119,3 @@ export function echoContentCoding(coding: string | null | undefined): string | u
   const lower = coding.trim().toLowerCase();
   return CONTENT_CODINGS.has(lower) ? lower : undefined;
 }
-
-/**
- * `text` as the vocabulary spells it, when `known` (names the endpoint or the application
- * declared: parameters, fields, statuses, scopes) holds it exactly; `undefined` otherwise,
- * for a message to name ("an unknown field") without quoting.
- *
- * @example
- * ```ts
- * echoKnownName('paid', ['paid', 'open']); // 'paid'
- * echoKnownName('pai', ['paid', 'open']); // undefined
- * ```
- */
-export function echoKnownName(text: unknown, known: Iterable<string>): string | undefined {
-  if (typeof text !== 'string') return undefined;
-  for (const name of known) if (name === text) return name;
-  return undefined;
-}
