@@ -4,7 +4,7 @@
  * so a misconfigured server never starts half-way.
  * @module
  */
-import { ConfigError, createClientAddressResolver, type RateLimitHeaderFormat, type TrustProxy } from '@keyset/core';
+import { ConfigError, createClientAddressResolver, KEY_SCHEMES, type KeyScheme, type RateLimitHeaderFormat, type TrustProxy } from '@keyset/core';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -130,6 +130,15 @@ export interface Config {
    */
   trustProxy: TrustProxy;
   /**
+   * `KEY_SCHEMES`: where requests may carry their key, a comma list of `ApiKey`
+   * (`Authorization: ApiKey <key>`), `Bearer` (`Authorization: Bearer <key>`) and
+   * `X-API-Key` (an `X-API-Key: <key>` header). A form not listed is told where the key
+   * goes (401 `unsupported_auth_scheme`); keys in the query string are refused whatever
+   * this says. The OpenAPI document at `/openapi.json` lists the same schemes.
+   * @default ['ApiKey']
+   */
+  keySchemes: readonly KeyScheme[];
+  /**
    * `LEAK_ALERT_PATH`: where GitHub's secret-scanning alerts are accepted, e.g.
    * `/secret-scanning/github` (docs/security.md, "The alert endpoint"). Unset: no endpoint.
    */
@@ -185,6 +194,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
+    keySchemes: Object.freeze(['ApiKey'] as const),
     logLevel: 'info',
   });
 
@@ -322,6 +332,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     else if (/^[0-9]+$/.test(trust)) input.trustProxy = { hops: Number(trust) };
     else input.trustProxy = { cidrs: trust.split(',').map((block) => block.trim()).filter((block) => block !== '') };
   }
+  const schemes = read('KEY_SCHEMES');
+  if (schemes !== undefined) input.keySchemes = schemes.split(',').map((s) => s.trim()) as KeyScheme[];
   const leakPath = read('LEAK_ALERT_PATH');
   if (leakPath !== undefined) input.leakAlertPath = leakPath;
   const leakKeys = read('LEAK_ALERT_KEYS_URL');
@@ -466,6 +478,17 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(`TRUST_PROXY must be false, a number of proxies (1) or CIDR blocks (10.0.0.0/8,fd00::/8): ${error.message}`);
+  }
+  const keySchemes = config.keySchemes;
+  if (
+    !Array.isArray(keySchemes) ||
+    keySchemes.length === 0 ||
+    !keySchemes.every((scheme) => (KEY_SCHEMES as readonly string[]).includes(scheme)) ||
+    new Set(keySchemes).size !== keySchemes.length
+  ) {
+    problems.push(
+      `KEY_SCHEMES must list one or more of ${KEY_SCHEMES.join(', ')}, comma-separated, each once (spelt as shown), got "${Array.isArray(keySchemes) ? keySchemes.join(',') : String(keySchemes)}"`,
+    );
   }
   if (!LOG_LEVELS.includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${String(config.logLevel)}"`);

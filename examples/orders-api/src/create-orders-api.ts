@@ -108,6 +108,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
       limiter: keys.limiter,
       cursorSecrets,
       cursorTtlSeconds: config.cursorTtlSeconds,
+      keySchemes: config.keySchemes,
       ...(config.maxOffset === false ? {} : { maxOffset: config.maxOffset }),
     });
     const serverOptions = { logger, publicUrl: config.publicUrl };

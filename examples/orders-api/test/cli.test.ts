@@ -36,7 +36,7 @@ describe('key CLI', () => {
     [['frobnicate'], /unknown command/],
     [['create', '--name', 'x'], /--scopes/],
     [['create', '--scopes', 'orders:read'], /--name/],
-    [['create', '--name', 'x', '--scopes', 'orders:write'], /Unknown scope/],
+    [['create', '--name', 'x', '--scopes', 'orders:write'], /unknown scope/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--rate', 'fast'], /--rate/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--expires', 'tomorrow'], /expiresAt/],
     [['create', '--name', 'x', '--scopes', 'orders:read', '--quota', 'lots'], /--quota/],

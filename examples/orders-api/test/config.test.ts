@@ -113,6 +113,16 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ maxOffset: 2.5 })).toThrow(/MAX_OFFSET/);
   });
 
+  it('reads KEY_SCHEMES: ApiKey by default, any of ApiKey, Bearer, X-API-Key; refuses the rest naming it', () => {
+    expect(loadConfig({}).keySchemes).toEqual(['ApiKey']);
+    expect(loadConfig({ KEY_SCHEMES: 'Bearer' }).keySchemes).toEqual(['Bearer']);
+    expect(loadConfig({ KEY_SCHEMES: 'ApiKey, Bearer,X-API-Key' }).keySchemes).toEqual(['ApiKey', 'Bearer', 'X-API-Key']);
+    for (const bad of ['bearer', 'Basic', 'ApiKey,ApiKey', 'ApiKey,', ',', 'X-Api-Key']) {
+      expect(() => loadConfig({ KEY_SCHEMES: bad }), bad).toThrow(/KEY_SCHEMES must list one or more of ApiKey, Bearer, X-API-Key/);
+    }
+    expect(() => resolveConfig({ keySchemes: [] })).toThrow(/KEY_SCHEMES/);
+  });
+
   it('reads IN_FLIGHT_MAX, OWNER_IN_FLIGHT_MAX (off by default) and IN_FLIGHT_LEASE_SECONDS (60 s); refuses the rest naming them', () => {
     expect(loadConfig({})).toMatchObject({ inFlightMax: false, ownerInFlightMax: false, inFlightLeaseSeconds: 60 });
     expect(loadConfig({ IN_FLIGHT_MAX: '10', OWNER_IN_FLIGHT_MAX: '25', IN_FLIGHT_LEASE_SECONDS: '120' })).toMatchObject({
@@ -222,5 +232,24 @@ describe('small parsers', () => {
     expect(parseJsonObject('{"a":1}', undefined)).toEqual({ a: 1 });
     expect(() => parseJsonObject('{"a":1}', 'text/plain')).toThrow(/application\/json/);
     expect(() => parseJsonObject('null', 'application/json')).toThrow(/object/);
+  });
+
+  it('names the media type or coding sent when it is a known word, whole; anything else is not echoed', () => {
+    const detail = (contentType: string, encoding?: string): string => {
+      try {
+        parseJsonObject('{"a":1}', contentType, encoding);
+      } catch (error) {
+        return (error as { detail: string }).detail;
+      }
+      throw new Error('expected a refusal');
+    };
+    // `curl -d` without a Content-Type: no word cut, no ellipsis.
+    expect(detail('application/x-www-form-urlencoded')).toBe('Send a JSON body with `Content-Type: application/json`, not `application/x-www-form-urlencoded`');
+    expect(detail('Multipart/Form-Data; boundary=x')).toContain('not `multipart/form-data`');
+    for (const sent of ['text/OiLzh74MVrNeFH1NUbIt', 'OiLzh74M/VrNeFH1NUbIt', 'application/x-OiLzh74MVrNeFH1NUbIt']) {
+      expect(detail(sent)).toBe('Send a JSON body with `Content-Type: application/json`, not an unsupported media type');
+    }
+    expect(detail('application/json', 'gzip, br')).toBe('Send the JSON body without a Content-Encoding (got `gzip, br`)');
+    expect(detail('application/json', 'OiLzh74MVrNeFH1NUbIt')).toBe('Send the JSON body without a Content-Encoding (got an unsupported coding)');
   });
 });

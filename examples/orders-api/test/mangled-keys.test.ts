@@ -199,12 +199,13 @@ describe('mangled keys anywhere in a request: nothing leaked, nothing reflected,
     expect(t.logs.some((line) => line.includes('"msg":"request"'))).toBe(true);
   }, 240_000);
 
-  it('a 9 KB unknown member name comes back clipped, not twice over', async () => {
+  it('a 9 KB unknown member name does not come back at all: the field names the object holding it', async () => {
     const huge = 'n'.repeat(9000);
     const reply = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'n', scopes: ['orders:read'], [huge]: 1 } });
     expect([reply.status, reply.body.code]).toEqual([400, 'invalid_request']);
     expect(reply.text.length).toBeLessThan(1000);
-    expect(reply.body.field).toBe('nnn…nnnn');
+    expect(reply.body.field).toBe('body');
+    expect(reply.text).not.toContain('nnn');
   });
 
   it('a key offered as a stored field is refused naming it (name, metadata, rate-limit names)', async () => {

@@ -36,6 +36,11 @@ export interface ConformanceFixture {
   /** The same keyring behind one trusted proxy (`trustProxy: { hops: 1 }`): the client is the last `X-Forwarded-For` entry. */
   readonly proxyGuard: ApiKeyGuard;
   /**
+   * A guard over the same keys whose keyring reads them from `Authorization: ApiKey`,
+   * `Authorization: Bearer` and `X-API-Key` (`schemes`); `guard` reads `ApiKey` only.
+   */
+  readonly anySchemeGuard: ApiKeyGuard;
+  /**
    * Key strings: `reader` holds `items:read`; `writer` only `items:write` (1,000 requests
    * per hour); `limited` allows
    * 2 requests per hour; `loopback` may only be used from 127.0.0.0/8 and ::1; `elsewhere`
@@ -123,10 +128,16 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
       { name: 'id', type: 'int', unique: true },
     ],
     limits: LIMITS,
+    // `x` stands for a parameter the app reads and keyset does not (`expand`, `fields`):
+    // kept in every `Link`. Any other parameter a client adds is dropped from the links.
+    keepParams: ['x'],
     total: { mode: 'exact', cap: TOTAL_CAP },
     cursor: { secrets: ['conformance-cursor-secret-0123456789'] },
   });
-  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
+  const store = createMemoryKeyStore();
+  const keyring = createKeyring({ store, prefix: PREFIX });
+  const anySchemeKeyring = createKeyring({ store, prefix: PREFIX, schemes: ['ApiKey', 'Bearer', 'X-API-Key'] });
+  const anySchemeGuard = createApiKeyGuard({ keyring: anySchemeKeyring, realm: REALM });
   const admin = createKeyAdmin(keyring);
   const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 60 } });
   const guard = createApiKeyGuard({ keyring, limiter, realm: REALM, concurrency: createConcurrencyLimit({ max: (key) => (key.name === 'inflight' ? 1 : null) }) });
@@ -163,6 +174,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     guard,
     downGuard,
     proxyGuard,
+    anySchemeGuard,
     keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
@@ -180,6 +192,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     reported: [],
     close: async () => {
       await keyring.close();
+      await anySchemeKeyring.close();
       await downKeyring.close();
     },
   };

@@ -10,6 +10,7 @@
  *   `sendPage(fixture.list(plan, query).rows, { total })`;
  * - `GET /public/items`: the same without `apiKey`;
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
+ * - `GET /whoami/any-scheme`: the same with `apiKey({ guard: fixture.anySchemeGuard })`;
  * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
  *   a body over `MAX_ECHO_BYTES` is 413, as the framework's body limit answers it;
@@ -94,6 +95,19 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
         .map((item) => item.id);
 
     describe('pagination', () => {
+      it('Link keeps limit, sort, the filters and the parameters the app declared, and drops every other one', async () => {
+        // A key cut to 36 characters, or split by dots, as an unknown parameter's name or value.
+        const secret = fixture.keys.reader.slice(-38);
+        const cut = secret.slice(0, 36);
+        const dotted = `${secret.slice(0, 12)}.${secret.slice(12, 24)}.${secret.slice(24)}`;
+        const res = await get(`/items?status=open&limit=3&sort=-id&x=kept&${cut}=1&utm=${dotted}&${dotted}=2`, reader);
+        expect(res.status).toBe(200);
+        const link = res.headers.get('link') ?? '';
+        const next = new URL(linkTargets(link).next!);
+        expect([...next.searchParams.keys()]).toEqual(['status', 'limit', 'sort', 'x', 'cursor']);
+        for (let i = 0; i + 8 <= secret.length; i++) expect(link).not.toContain(secret.slice(i, i + 8));
+      });
+
       it('serves the first cursor page with a Link header and RateLimit headers', async () => {
         const res = await get('/items?status=open&limit=3', reader);
         expect(res.status).toBe(200);
@@ -355,6 +369,37 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
           expect(String(body.detail)).toContain('`Authorization: ApiKey <key>`');
           expect(JSON.stringify(body)).not.toContain(key.slice(-8));
         }
+      });
+
+      it('reads Bearer and X-API-Key only where the keyring lists them (schemes), with one challenge per scheme', async () => {
+        const key = fixture.keys.reader;
+        const forms: RequestInit[] = [{ headers: { authorization: `ApiKey ${key}` } }, { headers: { authorization: `Bearer ${key}` } }, { headers: { 'x-api-key': key } }];
+        const me = (await (await get('/whoami', forms[0])).json()) as Record<string, unknown>;
+        // ApiKey only (the default): the other two are told where the key goes.
+        expect((await get('/whoami', forms[0])).status).toBe(200);
+        for (const init of forms.slice(1)) {
+          const res = await get('/whoami', init);
+          expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
+          await expectProblem(res, 401, 'unsupported_auth_scheme');
+        }
+        // All three listed: each is the same caller.
+        for (const init of forms) {
+          const res = await get('/whoami/any-scheme', init);
+          expect(res.status).toBe(200);
+          expect(await res.json()).toEqual(me);
+        }
+        const challenge = `ApiKey realm="${REALM}", Bearer realm="${REALM}", X-API-Key realm="${REALM}"`;
+        for (const init of [undefined, { headers: { authorization: `Bearer ${fixture.foreignKey}` } }, { headers: { 'x-api-key': 'nope' } }]) {
+          const res = await get('/whoami/any-scheme', init);
+          expect(res.status).toBe(401);
+          expect(res.headers.get('www-authenticate')).toBe(challenge);
+        }
+        // Two credentials, or a key in the query string, stay refused whatever is read.
+        for (const headers of [{ authorization: `Bearer ${key}`, 'x-api-key': key }, { authorization: `ApiKey ${key}`, 'x-api-key': key }]) {
+          const body = await expectProblem(await get('/whoami/any-scheme', { headers }), 400, 'invalid_request');
+          expect(body.field).toBe('authorization');
+        }
+        await expectProblem(await get(`/whoami/any-scheme?api_key=${key}`, forms[1]), 400, 'api_key_in_query');
       });
 
       it('answers a malformed, mistyped or unknown key with 401 invalid_api_key', async () => {

@@ -39,7 +39,7 @@ export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
 export { pageItems } from './pagination/page-items.ts';
 export { pageLinks } from './pagination/page-links.ts';
-export type { PageLinkTarget, PageRel } from './pagination/page-links.ts';
+export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';
 export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
 export type { SettledTotal, TotalPolicy } from './pagination/total-policy.ts';
 

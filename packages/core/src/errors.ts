@@ -168,8 +168,10 @@ function redactCause(value: unknown, depth: number): void {
 }
 
 /**
- * The request's credentials were missing or refused (401), always with the
- * `WWW-Authenticate: ApiKey realm="…"` challenge (RFC 9110 §11.6.1). `reason` says why,
+ * The request's credentials were missing or refused (401), always with a
+ * `WWW-Authenticate` challenge (RFC 9110 §11.6.1) per accepted scheme: `ApiKey realm="…"`
+ * by default, `Bearer realm="…"` and `X-API-Key realm="…"` when the keyring accepts them
+ * (`schemes`; the header has no scheme of its own, so its challenge names the header). `reason` says why,
  * for logs and metrics; for a key that did not verify the client only ever sees
  * `invalid_api_key`.
  *
@@ -185,18 +187,21 @@ export class AuthenticationError extends KeysetError {
 
   constructor(
     code: 'missing_api_key' | 'unsupported_auth_scheme' | 'invalid_api_key',
-    options: { reason?: InvalidKeyReason; realm?: string; last4?: string; cause?: unknown; detail?: string } = {},
+    options: { reason?: InvalidKeyReason; realm?: string; schemes?: readonly string[]; last4?: string; cause?: unknown; detail?: string } = {},
   ) {
-    const { reason, realm = 'api', last4, cause, detail } = options;
+    const { reason, realm = 'api', schemes = DEFAULT_SCHEMES, last4, cause, detail } = options;
+    const quotedRealm = realm.replace(/["\\]/g, '');
     super(code, {
       detail: detail ?? AUTHENTICATION_DETAILS[code],
       cause,
-      headers: { 'www-authenticate': `ApiKey realm="${realm.replace(/["\\]/g, '')}"` },
+      headers: { 'www-authenticate': schemes.map((scheme) => `${scheme} realm="${quotedRealm}"`).join(', ') },
     });
     this.reason = code === 'missing_api_key' ? 'missing' : code === 'unsupported_auth_scheme' ? 'scheme' : (reason ?? 'unknown');
     this.last4 = last4;
   }
 }
+
+const DEFAULT_SCHEMES: readonly string[] = Object.freeze(['ApiKey']);
 
 const AUTHENTICATION_DETAILS = Object.freeze({
   missing_api_key: 'Send the key in the Authorization header: `Authorization: ApiKey <key>`.',

@@ -76,6 +76,9 @@ export { redactRuns } from './keys/redact-runs.ts';
 export { redactUrl } from './keys/query-credentials.ts';
 export { redactUrlForLog } from './keys/redact-url-for-log.ts';
 export { clipInput } from './internal/clip-input.ts';
+export { echoAuthScheme, echoContentCoding, echoMediaType } from './keys/redact-echo.ts';
+export { KEY_SCHEMES } from './keys/authorization-header.ts';
+export type { KeyScheme } from './keys/authorization-header.ts';
 
 // Pagination
 export { createPaginator } from './pagination/paginator.ts';

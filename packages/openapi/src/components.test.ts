@@ -1,7 +1,7 @@
 import { ERROR_CATALOGUE } from '@keyset/core';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { apiKeySecurity, errorResponses, keysetComponents, pageParameters, pageResponses, problemCodes, type JsonObject } from './index.ts';
+import { apiKeySecurity, errorResponses, keySecurity, keysetComponents, pageParameters, pageResponses, problemCodes, type JsonObject } from './index.ts';
 
 /** A document that uses every component, as a user's would after merging them in. */
 function documentWith(components: JsonObject): JsonObject {
@@ -33,6 +33,26 @@ describe('keysetComponents', () => {
   it('is a valid OpenAPI 3.1 document once merged (checked by @readme/openapi-parser)', async () => {
     await expectValid(documentWith(keysetComponents()));
     await expectValid(documentWith(keysetComponents({ limits: { default: 10, max: 50 }, sortValues: ['-createdAt', 'createdAt'], keyPrefix: 'acme_live' })));
+  });
+
+  it('describes the schemes the keyring accepts, and only those (schemes)', async () => {
+    expect(Object.keys(keysetComponents().securitySchemes as JsonObject)).toEqual(['ApiKey']);
+    expect(keySecurity()).toEqual([...apiKeySecurity]);
+    const all = keysetComponents({ schemes: ['X-API-Key', 'Bearer', 'ApiKey'], keyPrefix: 'acme_live' });
+    expect(all.securitySchemes).toMatchObject({
+      ApiKey: { type: 'apiKey', in: 'header', name: 'Authorization' },
+      Bearer: { type: 'http', scheme: 'bearer' },
+      XApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    });
+    expect(keySecurity(['X-API-Key', 'Bearer'])).toEqual([{ Bearer: [] }, { XApiKey: [] }]);
+    expect(Object.keys(keysetComponents({ schemes: ['Bearer'] }).securitySchemes as JsonObject)).toEqual(['Bearer']);
+    expect(String(((all.headers as JsonObject)['WWW-Authenticate'] as JsonObject).description)).toContain('`Bearer realm="…"`');
+    const document = { ...documentWith(all), security: keySecurity(['ApiKey', 'Bearer', 'X-API-Key']) };
+    await expectValid(document);
+    for (const schemes of [[], ['Basic'], ['ApiKey', 'ApiKey']]) {
+      expect(() => keysetComponents({ schemes: schemes as never }), JSON.stringify(schemes)).toThrow(TypeError);
+      expect(() => keySecurity(schemes as never), JSON.stringify(schemes)).toThrow(TypeError);
+    }
   });
 
   it('the validator refuses a broken document (the check above can fail)', async () => {

@@ -1,12 +1,13 @@
 /**
- * The OpenAPI 3.1 components every keyset API shares: the `ApiKey` security scheme, the
+ * The OpenAPI 3.1 components every keyset API shares: the security schemes the keyring
+ * accepts (`ApiKey`, and `Bearer`/`XApiKey` when its `schemes` list them), the
  * RFC 9457 problem schema whose `code` enum is core's `ERROR_CATALOGUE` (so a code added
  * to core appears here with no edit), page envelopes, the pagination parameters, the
  * RateLimit headers and the error responses by status. Plain JSON: merge it into your
  * document's `components`.
  * @module
  */
-import { ERROR_CATALOGUE, type ErrorCode } from '@keyset/core';
+import { ERROR_CATALOGUE, KEY_SCHEMES, type ErrorCode, type KeyScheme } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { JsonObject } from './json.ts';
 
@@ -31,10 +32,28 @@ export interface KeysetComponentsOptions {
    * @default none
    */
   keyPrefix?: string;
+  /**
+   * Where the API reads keys: the keyring's `schemes`. Each becomes a security scheme
+   * (`ApiKey`, `Bearer`, `XApiKey`); pass the same list to `keySecurity()` for the
+   * operations' `security`.
+   * @default ['ApiKey']
+   */
+  schemes?: readonly KeyScheme[];
 }
 
 /** Every name `KeysetComponentsOptions` knows, checked on each call. */
-const COMPONENTS_OPTIONS = { limits: { default: true, max: true, overMax: true, maxOffset: true }, sortValues: true, keyPrefix: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
+const COMPONENTS_OPTIONS = { limits: { default: true, max: true, overMax: true, maxOffset: true }, sortValues: true, keyPrefix: true, schemes: true } as const satisfies KnownOptions<KeysetComponentsOptions>;
+
+/** The security scheme component's name for each `KeyScheme` (component names are identifiers). */
+export const SECURITY_SCHEME_NAMES: Readonly<Record<KeyScheme, string>> = Object.freeze({ ApiKey: 'ApiKey', Bearer: 'Bearer', 'X-API-Key': 'XApiKey' });
+
+/** `schemes` checked (known entries, each once, at least one), in `KEY_SCHEMES` order. */
+export function checkedSchemes(schemes: readonly KeyScheme[] = ['ApiKey']): KeyScheme[] {
+  if (!Array.isArray(schemes) || schemes.length === 0 || !schemes.every((scheme) => KEY_SCHEMES.includes(scheme)) || new Set(schemes).size !== schemes.length) {
+    throw new TypeError(`schemes must list one or more of ${KEY_SCHEMES.join(', ')}, each once, got ${JSON.stringify(schemes)}`);
+  }
+  return KEY_SCHEMES.filter((scheme) => schemes.includes(scheme));
+}
 
 /** Statuses a keyset error response can have, each with a component name. */
 export const ERROR_RESPONSES: Readonly<Record<number, string>> = Object.freeze({
@@ -80,6 +99,29 @@ function apiKeyScheme(keyPrefix: string | undefined): JsonObject {
       'Never in the query string: a key there is refused with 400 `api_key_in_query`.',
   };
 }
+
+/** The `Bearer` scheme: `Authorization: Bearer <key>`, the IANA `bearer` scheme every tool sends. */
+function bearerScheme(keyPrefix: string | undefined): JsonObject {
+  const looks = keyPrefix === undefined ? '' : ` (keys look like \`${keyPrefix}_…\`)`;
+  return {
+    type: 'http',
+    scheme: 'bearer',
+    description: `The API key as a bearer token: \`Authorization: Bearer <key>\`${looks}. Never in the query string.`,
+  };
+}
+
+/** The `X-API-Key` header: the key as its whole value. */
+function xApiKeyScheme(keyPrefix: string | undefined): JsonObject {
+  const looks = keyPrefix === undefined ? '' : ` (keys look like \`${keyPrefix}_…\`)`;
+  return {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: `The API key as the whole value of the \`X-API-Key\` header${looks}. Not together with an \`Authorization\` header (400). Never in the query string.`,
+  };
+}
+
+const SCHEME_COMPONENTS: Readonly<Record<KeyScheme, (keyPrefix: string | undefined) => JsonObject>> = { ApiKey: apiKeyScheme, Bearer: bearerScheme, 'X-API-Key': xApiKeyScheme };
 
 function problemSchema(): JsonObject {
   return {
@@ -147,13 +189,14 @@ function errorResponse(status: number, codes: readonly ErrorCode[]): JsonObject 
 export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObject {
   assertKnownOptions('keysetComponents', options, COMPONENTS_OPTIONS);
   const { limits = { default: 20, max: 100 }, sortValues, keyPrefix } = options;
+  const schemes = checkedSchemes(options.schemes);
   const responses: Record<string, JsonObject> = {};
   for (const [status, codes] of Object.entries(problemCodes())) {
     const name = ERROR_RESPONSES[Number(status)];
     if (name !== undefined) responses[name] = errorResponse(Number(status), codes);
   }
   return {
-    securitySchemes: { ApiKey: apiKeyScheme(keyPrefix) },
+    securitySchemes: Object.fromEntries(schemes.map((scheme) => [SECURITY_SCHEME_NAMES[scheme], SCHEME_COMPONENTS[scheme](keyPrefix)])),
     schemas: {
       Problem: problemSchema(),
       CursorPage: {
@@ -227,7 +270,7 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
       },
       'Retry-After': { description: 'Seconds to wait before retrying (RFC 9110 §10.2.3).', schema: { type: 'integer', minimum: 0 } },
       Link: { description: 'RFC 8288 links to other pages: `<absolute-url>; rel="next"`.', schema: { type: 'string' } },
-      'WWW-Authenticate': { description: 'The scheme to use: `ApiKey realm="…"`.', schema: { type: 'string' } },
+      'WWW-Authenticate': { description: `The schemes to use, one challenge each: ${schemes.map((scheme) => `\`${scheme} realm="…"\``).join(', ')}.`, schema: { type: 'string' } },
       Allow: { description: 'The methods this path supports (RFC 9110 §10.2.1).', schema: { type: 'string' } },
     },
     responses,

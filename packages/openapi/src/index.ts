@@ -3,8 +3,8 @@
  * own document. No runtime dependencies besides `@keyset/core` (for the error catalogue).
  * @module
  */
-export { ERROR_RESPONSES, keysetComponents, problemCodes } from './components.ts';
+export { ERROR_RESPONSES, SECURITY_SCHEME_NAMES, keysetComponents, problemCodes } from './components.ts';
 export type { KeysetComponentsOptions } from './components.ts';
-export { apiKeySecurity, errorResponses, pageParameters, pageResponses } from './operations.ts';
+export { apiKeySecurity, errorResponses, keySecurity, pageParameters, pageResponses } from './operations.ts';
 export type { PageResponsesOptions } from './operations.ts';
 export type { JsonObject, JsonValue } from './json.ts';

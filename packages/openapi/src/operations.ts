@@ -4,7 +4,8 @@
  * @module
  */
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
-import { ERROR_RESPONSES } from './components.ts';
+import type { KeyScheme } from '@keyset/core';
+import { ERROR_RESPONSES, SECURITY_SCHEME_NAMES, checkedSchemes } from './components.ts';
 import type { JsonObject } from './json.ts';
 
 const ref = (kind: string, name: string): JsonObject => ({ $ref: `#/components/${kind}/${name}` });
@@ -91,5 +92,19 @@ export function pageParameters(options: { modes?: readonly ('cursor' | 'offset')
   ];
 }
 
-/** The `security` requirement of a key-protected operation (or document). */
+/** The `security` requirement of a key-protected operation (or document), `ApiKey` only. */
 export const apiKeySecurity: readonly JsonObject[] = Object.freeze([{ ApiKey: [] }]);
+
+/**
+ * The `security` requirement of a key-protected operation when the keyring reads keys from
+ * `schemes`: any one of them (OpenAPI lists alternatives). Pass the list given to
+ * `keysetComponents({ schemes })`.
+ *
+ * @example
+ * ```ts
+ * keySecurity(['ApiKey', 'Bearer']); // [{ ApiKey: [] }, { Bearer: [] }]
+ * ```
+ */
+export function keySecurity(schemes: readonly KeyScheme[] = ['ApiKey']): JsonObject[] {
+  return checkedSchemes(schemes).map((scheme) => ({ [SECURITY_SCHEME_NAMES[scheme]]: [] }));
+}

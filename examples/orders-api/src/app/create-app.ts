@@ -10,6 +10,7 @@ import {
   KeysetError,
   type ApiKeyGuard,
   type KeyRecord,
+  type KeyScheme,
   type Keyring,
   type OwnerRecord,
   type RateLimiterWithState,
@@ -62,6 +63,8 @@ export interface AppDependencies {
    * is 400 `offset_too_large`. Absent: any offset.
    */
   maxOffset?: number;
+  /** Where keys are read from: the keyring's `schemes` (the config's `KEY_SCHEMES`), for the OpenAPI document. @default ['ApiKey'] */
+  keySchemes?: readonly KeyScheme[];
 }
 
 /** `GET /api/orders`'s total mode unless `ordersTotal` says otherwise. */
@@ -69,7 +72,7 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset } = deps;
+  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const limits = maxOffset === undefined ? PAGE_LIMITS : Object.freeze({ ...PAGE_LIMITS, maxOffset });
   const paginators = Object.freeze({
@@ -98,7 +101,7 @@ export function createApp(deps: AppDependencies) {
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
-    openapi: ordersOpenApi({ limits, ordersTotal }),
+    openapi: ordersOpenApi({ limits, ordersTotal, keySchemes }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */
     async health(): Promise<{ status: 'ok' }> {
       try {

@@ -19,7 +19,7 @@ import {
 } from '@keyset/core';
 import type { KnownOptions } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
-import { invalid, isIntegerIn, parseInstant, quoted, rejectUnknownMembers, type BodyShape } from './validation.ts';
+import { invalid, isIntegerIn, parseInstant, rejectUnknownMembers, type BodyShape } from './validation.ts';
 
 /** Every scope the example knows. Anything else is refused at issue time. */
 export const SCOPES = Object.freeze(['orders:read', 'reports:read', 'keys:admin'] as const);
@@ -120,9 +120,10 @@ export function parseScopes(value: unknown, field = 'scopes'): Scope[] {
   if (!Array.isArray(value) || value.length === 0) {
     throw invalid(field, `\`${field}\` must be a non-empty array of scopes: ${SCOPES.join(', ')}`);
   }
-  for (const scope of value) {
+  for (const [i, scope] of value.entries()) {
     if (typeof scope !== 'string' || !(SCOPES as readonly string[]).includes(scope)) {
-      throw invalid(field, `Unknown scope ${typeof scope === 'string' ? JSON.stringify(quoted(scope, 64)) : `(${typeof scope})`}; known scopes: ${SCOPES.join(', ')}`);
+      // Named by position: a scope this API does not know is client text, not echoed.
+      throw invalid(field, `\`${field}[${i}]\` is ${typeof scope === 'string' ? 'an unknown scope' : `not a string (${typeof scope})`}; known scopes: ${SCOPES.join(', ')}`);
     }
   }
   return [...new Set(value as Scope[])];

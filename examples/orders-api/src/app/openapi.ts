@@ -6,14 +6,14 @@
  * @module
  */
 import {
-  apiKeySecurity,
   errorResponses,
+  keySecurity,
   keysetComponents,
   pageParameters,
   pageResponses,
   type JsonObject,
 } from '@keyset/openapi';
-import type { TotalOption } from '@keyset/core';
+import type { KeyScheme, TotalOption } from '@keyset/core';
 import { SCOPES } from './keys-admin.ts';
 import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
 
@@ -173,11 +173,14 @@ const SCHEMAS: Record<string, JsonObject> = {
 
 const KEY_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' } };
-const scoped = (scope: string, operation: JsonObject): JsonObject => ({
-  ...operation,
-  security: [...apiKeySecurity],
-  description: `${typeof operation.description === 'string' ? `${operation.description} ` : ''}Scope \`${scope}\`.`,
-});
+/** An operation that needs a key with `scope`, sent in any of `security`'s forms. */
+const scopedWith =
+  (security: readonly JsonObject[]) =>
+  (scope: string, operation: JsonObject): JsonObject => ({
+    ...operation,
+    security: [...security],
+    description: `${typeof operation.description === 'string' ? `${operation.description} ` : ''}Scope \`${scope}\`.`,
+  });
 
 /**
  * The OpenAPI document of the orders API (`servers` left out: it is served on whatever
@@ -188,9 +191,12 @@ const scoped = (scope: string, operation: JsonObject): JsonObject => ({
  * const document = ordersOpenApi({ limits: { default: 20, max: 100 } });
  * ```
  */
-export function ordersOpenApi(options: { limits: { default: number; max: number; maxOffset?: number }; ordersTotal?: TotalOption }): JsonObject {
+export function ordersOpenApi(options: { limits: { default: number; max: number; maxOffset?: number }; ordersTotal?: TotalOption; keySchemes?: readonly KeyScheme[] }): JsonObject {
   const totalText = describeTotal(options.ordersTotal ?? 'exact');
-  const components = keysetComponents({ limits: options.limits, keyPrefix: 'ks_live' });
+  // The security schemes follow KEY_SCHEMES: the document offers what the server reads.
+  const schemes = options.keySchemes ?? ['ApiKey'];
+  const components = keysetComponents({ limits: options.limits, keyPrefix: 'ks_live', schemes });
+  const scoped = scopedWith(keySecurity(schemes));
   return {
     openapi: '3.1.0',
     info: {

@@ -5,7 +5,7 @@
  * value is a 400 `invalid_request` naming the parameter.
  * @module
  */
-import { invalid, quoted, singleParam } from './validation.ts';
+import { invalid, singleParam } from './validation.ts';
 
 /** Order statuses, as seeded; the canonical order of `status` filters. */
 export const ORDER_STATUSES = Object.freeze(['paid', 'pending', 'refunded', 'cancelled'] as const);
@@ -45,7 +45,7 @@ export function orderFilters(query: URLSearchParams): OrderFilters {
       if (!(ORDER_STATUSES as readonly string[]).includes(status)) {
         throw invalid(
           'status',
-          `Unknown status \`${quoted(status, 32)}\`; allowed: ${ORDER_STATUSES.map((s) => `\`${s}\``).join(', ')} (repeat \`status\` for any of several)`,
+          `\`status\` has an unknown value; allowed: ${ORDER_STATUSES.map((s) => `\`${s}\``).join(', ')} (repeat \`status\` for any of several)`,
         );
       }
     }

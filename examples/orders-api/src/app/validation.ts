@@ -4,7 +4,7 @@
  * so a client can fix it without reading our source. Never a 500 for client input.
  * @module
  */
-import { clipInput, KeysetError } from '@keyset/core';
+import { echoContentCoding, echoMediaType, KeysetError } from '@keyset/core';
 import { closestName } from '@keyset/core/adapter';
 
 /** Largest request body the example accepts. */
@@ -13,15 +13,6 @@ export const MAX_BODY_BYTES = 16 * 1024;
 /** A 400 `invalid_request` naming `field`. */
 export function invalid(field: string, detail: string): KeysetError {
   return new KeysetError('invalid_request', { detail, extensions: { field } });
-}
-
-/**
- * Client text quoted in a detail or `field`: core's `clipInput`, so no 8 letters and
- * digits in a row (`windowSecond` → `win…cond`, whatever was done to a key pasted there)
- * and text longer than `max` not shown at all.
- */
-export function quoted(text: string, max: number): string {
-  return clipInput(text, max);
 }
 
 /**
@@ -39,12 +30,16 @@ export function assertJsonBodyHeaders(contentType: string | null | undefined, co
   if (contentType) {
     const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
     if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
-      throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not \`${quoted(type, 60)}\``);
+      // A media type clients commonly send is named as it is; any other text is not echoed.
+      const sent = echoMediaType(type);
+      throw invalid('body', `Send a JSON body with \`Content-Type: application/json\`, not ${sent === undefined ? 'an unsupported media type' : `\`${sent}\``}`);
     }
   }
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
   if (codings.length > 0) {
-    throw invalid('body', `Send the JSON body without a Content-Encoding (got \`${quoted(codings.join(', '), 60)}\`)`);
+    const known = codings.map(echoContentCoding);
+    const sent = known.every((c) => c !== undefined) ? `\`${known.join(', ')}\`` : 'an unsupported coding';
+    throw invalid('body', `Send the JSON body without a Content-Encoding (got ${sent})`);
   }
 }
 
@@ -89,17 +84,16 @@ export interface BodyShape {
 const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * Refuses a member `shape` does not list, at any depth, naming it with its path
- * (`quota.refil`, `quota.refill.amout`, `rateLimits[0].windowSecond`): a typo must not
- * pass silently (a quota that never refills). Values of other types are left to the
- * checks that follow. The unknown name is client text: quoted through `quoted` in `field`
- * and `detail` alike (a 9 KB name came back twice, and a key sent as a name came back
- * whole); the suggestion is one of our names.
+ * Refuses a member `shape` does not list, at any depth: a typo must not pass silently (a
+ * quota that never refills). The unknown name is client text and is not echoed: `field`
+ * names the object that holds it (`quota`, `rateLimits[0]`, `body` at the top), and the
+ * detail suggests the closest of our own names and lists the allowed ones. Values of
+ * other types are left to the checks that follow.
  *
  * @example
  * ```ts
  * rejectUnknownMembers({ quota: { refil: {} } }, { quota: { remaining: true, refill: true } });
- * // KeysetError invalid_request, field `quota.refil`: "Unknown field `quota.refil`; did you mean `quota.refill`? …"
+ * // KeysetError invalid_request, field `quota`: "`quota` has an unknown field; did you mean `quota.refill`? …"
  * ```
  */
 export function rejectUnknownMembers(value: unknown, shape: BodyShape, path = ''): void {
@@ -113,10 +107,10 @@ export function rejectUnknownMembers(value: unknown, shape: BodyShape, path = ''
   for (const name of Object.keys(value)) {
     const rule = shape[name];
     if (rule === undefined || !Object.hasOwn(shape, name)) {
-      const field = `${prefix}${quoted(name, 64)}`;
+      const holder = path === '' ? 'body' : path;
       const suggestion = closestName(name, allowed);
       const hint = suggestion === undefined ? '' : ` did you mean \`${prefix}${suggestion}\`?`;
-      throw invalid(field, `Unknown field \`${field}\`;${hint} allowed here: ${allowed.map((a) => `\`${prefix}${a}\``).join(', ')}`);
+      throw invalid(holder, `\`${holder}\` has an unknown field;${hint} allowed here: ${allowed.map((a) => `\`${prefix}${a}\``).join(', ')}`);
     }
     if (rule !== true) rejectUnknownMembers(value[name], rule, `${prefix}${name}`);
   }

@@ -42,7 +42,7 @@ export interface KeyServices {
 export async function createKeyServices(deps: {
   db: SqlClient & Pick<Database, 'connectListener'>;
   config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> &
-    Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds'>>;
+    Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds' | 'keySchemes'>>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -51,6 +51,8 @@ export async function createKeyServices(deps: {
     store,
     prefix: config.keyPrefix,
     realm: REALM,
+    // KEY_SCHEMES: where requests may carry their key (ApiKey by default).
+    ...(config.keySchemes === undefined ? {} : { schemes: config.keySchemes }),
     logger: logger.child({ component: 'keyring' }),
     ...(config.keyPepper === undefined ? {} : typeof config.keyPepper === 'string' ? { pepper: config.keyPepper } : { peppers: config.keyPepper }),
   });

@@ -1,8 +1,8 @@
 /**
- * Client text shown in a message, only when short, and never with 8 letters and digits
- * in a row (`redactRuns`): a mistyped or mangled key (one character dropped, a `-` or
- * `_` typed into it, its separator swapped) looks like no key to any recogniser, and a
- * cut of it long enough to help the reader would show most of its secret.
+ * A developer's own configuration text shown in a `ConfigError` (an option name that is
+ * no typo of a known one), only when short, and never with 8 letters and digits in a row
+ * (`redactRuns`), in case a key was pasted there. Client text is never quoted this way:
+ * a message names it instead, or echoes a word of a closed vocabulary (redact-echo.ts).
  * @module
  */
 import { redactRuns } from '../keys/redact-runs.ts';

@@ -25,9 +25,10 @@ export function validateIpAllowlist(value: unknown): readonly string[] | null {
     throw invalid(`\`ipAllowlist\` must be null (any address) or an array of 1 to ${MAX_IP_ALLOWLIST} IPv4/IPv6 addresses or CIDR blocks, e.g. ["203.0.113.0/24", "2001:db8::/32"].`);
   }
   const out: string[] = [];
-  for (const item of value as unknown[]) {
+  for (const [i, item] of (value as unknown[]).entries()) {
     const parsed = parseCidr(item);
-    if (!parsed.ok) throw invalid(`\`ipAllowlist\`: ${parsed.reason}.`);
+    // The entry is named by its position: what was sent is not echoed.
+    if (!parsed.ok) throw invalid(`\`ipAllowlist[${i}]\` ${parsed.reason}.`);
     if (!out.includes(parsed.cidr.text)) out.push(parsed.cidr.text);
   }
   return Object.freeze(out);

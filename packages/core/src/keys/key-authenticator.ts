@@ -6,7 +6,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { apiKeyText, credentialsRefusal } from './authorization-header.ts';
+import { readCredentials, type AcceptedSchemes } from './authorization-header.ts';
 import { singleAuthorization } from './authorization-credentials.ts';
 import { createIpAllowlistCheck } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
@@ -25,9 +25,10 @@ export interface AuthenticateRequest {
    */
   authorization: string | readonly string[] | null | undefined;
   /**
-   * The `X-API-Key` header, as sent. Never read as credentials: when the request has no
-   * `Authorization: ApiKey`, a key sent here gets 401 `unsupported_auth_scheme` saying
-   * where the key goes, instead of `missing_api_key`. The adapters pass it.
+   * The `X-API-Key` header, as sent (all its values, or the one a `Headers` object joined).
+   * Read as credentials when the keyring accepts `'X-API-Key'` (`schemes`); otherwise a
+   * key sent here gets 401 `unsupported_auth_scheme` saying where the key goes, instead of
+   * `missing_api_key`. The adapters pass it.
    */
   xApiKey?: string | readonly string[] | null | undefined;
   /** The request URL (absolute, or path and query): checked for keys in the query string. */
@@ -54,6 +55,8 @@ export interface KeyAuthenticatorOptions {
   readonly prefixes: readonly string[];
   /** The keyring's `realm`. */
   readonly realm: string;
+  /** Where keys are read from (the keyring's `schemes`). */
+  readonly schemes: AcceptedSchemes;
   readonly scopeWildcards: boolean;
   readonly log: BestEffortLog;
   readonly verify: KeyVerifier['verify'];
@@ -70,7 +73,7 @@ const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 
 /** Creates `authenticateMaybeSync` for a keyring (its `authenticate` is the same, always a promise). */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
-  const { prefixes, realm: defaultRealm, scopeWildcards, log, verify } = options;
+  const { prefixes, realm: defaultRealm, schemes, scopeWildcards, log, verify } = options;
   const findQueryCredential = createQueryCredentialFinder(prefixes);
   const ipAllowed = createIpAllowlistCheck();
 
@@ -89,9 +92,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    const authorization = singleAuthorization(request.authorization);
-    const text = apiKeyText(authorization);
-    if (text === undefined) throw credentialsRefusal(authorization, request.xApiKey, realm);
+    const text = readCredentials(singleAuthorization(request.authorization), request.xApiKey, schemes, realm);
     // A warm cache answers synchronously: wait only for a real promise (the store).
     const verified = verify(text, realm);
     return verified instanceof Promise ? verified.then((key) => admit(key, request, scopes)) : admit(verified, request, scopes);

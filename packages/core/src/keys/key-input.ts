@@ -5,7 +5,6 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { clipInput } from '../internal/clip-input.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
 import { quotaProblem } from '../quota/quota-period.ts';
 import type { Quota, QuotaRefill } from '../quota/types.ts';
@@ -250,7 +249,7 @@ export function validateRateLimits(input: { rateLimit?: unknown; rateLimits?: un
   const list = rateLimits.map((value: unknown, i: number) => {
     const one = validateRateLimit(value, `rateLimits[${i}]`);
     const name = one.name ?? 'default';
-    if (names.has(name)) throw invalid(`rateLimits[${i}].name`, `Two rate limits are named "${clipInput(name, 64)}"; give each its own \`name\`.`);
+    if (names.has(name)) throw invalid(`rateLimits[${i}].name`, `\`rateLimits[${i}].name\` is the name of an earlier rate limit; give each its own \`name\`.`);
     names.add(name);
     return one;
   });

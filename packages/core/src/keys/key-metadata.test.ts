@@ -40,12 +40,12 @@ describe('validateMetadata', () => {
   it.each<[string, unknown, RegExp]>([
     ['an array', [1, 2], /must be a JSON object/],
     ['a string', 'x', /must be a JSON object/],
-    ['a function member', { f: () => 1 }, /JSON values only \(at \$\.f: function\)/],
+    ['a function member', { a: 1, f: () => 1 }, /JSON values only \(at \$\.#2: function\)/],
     ['undefined member', { u: undefined }, /JSON values only/],
     ['a bigint', { b: 1n }, /JSON values only/],
     ['a Date', { d: new Date(0) }, /plain objects only/],
     ['NaN', { n: Number.NaN }, /finite/],
-    ['Infinity in an array', { a: [Infinity] }, /finite \(at \$\.a\[0\]\)/],
+    ['Infinity in an array', { a: [Infinity] }, /finite \(at \$\.#1\[0\]\)/],
     ['U+0000', { s: 'a\u0000b' }, /U\+0000/],
     ['a lone surrogate', { s: '\uD800' }, /unpaired surrogates/],
     ['a lone surrogate in a name', { ['\uDC00']: 1 }, /member names/],
@@ -56,6 +56,13 @@ describe('validateMetadata', () => {
     const error = refusal(value);
     expect([error.status, error.code, error.extensions['field']]).toEqual([400, 'invalid_request', 'metadata']);
     expect(error.detail).toMatch(detail);
+  });
+
+  it('names members by position, never by the name sent', () => {
+    const name = 'OiLzh74MVrNeFH1NUbItx';
+    const error = refusal({ plan: 'pro', team: { [name]: Infinity } });
+    expect(error.detail).toMatch(/finite \(at \$\.#2\.#1\)/);
+    expect(error.detail).not.toContain(name.slice(0, 8));
   });
 
   it('refuses a cycle instead of recursing forever', () => {

@@ -6,7 +6,6 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { clipInput } from '../internal/clip-input.ts';
 import { containsKeyShapedText } from './redact-text.ts';
 
 /** A JSON value as metadata holds it. */
@@ -58,11 +57,14 @@ function check(value: unknown, depth: number, path: string): void {
   if (proto !== Object.prototype && proto !== null) throw invalid(`must hold plain objects only (at ${path}).`);
   const keys = Object.keys(value);
   if (keys.length > MAX_METADATA_ENTRIES) throw invalid(`objects hold at most ${MAX_METADATA_ENTRIES} members (at ${path}).`);
-  for (const key of keys) {
-    if (UNSTORABLE.test(key)) throw invalid(`member names must not contain U+0000 or unpaired surrogates (at ${path}).`);
-    if (containsKeyShapedText(key)) throw keyText(`${path}.${clipInput(key, 32)}`);
-    check((value as Record<string, unknown>)[key], depth + 1, `${path}.${clipInput(key, 32)}`);
-  }
+  // Members are named by position (`metadata.#2` is the second member): their names are
+  // client text, which a message does not echo.
+  keys.forEach((key, i) => {
+    const at = `${path}.#${i + 1}`;
+    if (UNSTORABLE.test(key)) throw invalid(`member names must not contain U+0000 or unpaired surrogates (at ${at}).`);
+    if (containsKeyShapedText(key)) throw keyText(at);
+    check((value as Record<string, unknown>)[key], depth + 1, at);
+  });
 }
 
 /** A deep copy of `value` (already checked), frozen: a cached verified key is shared by requests. */

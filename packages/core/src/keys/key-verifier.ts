@@ -26,7 +26,7 @@ import type { PepperRehasher } from './pepper-rehasher.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
-export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto'> {
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto' | 'schemes'> {
   readonly log: BestEffortLog;
   /** Receives every successful use; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
@@ -92,6 +92,8 @@ export const OWNER_EVICTION_PREFIX = 'owner:';
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
   const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher } = options;
+  // One challenge per accepted scheme on every 401.
+  const schemes = options.schemes.list;
   const binaryDigest = rawDigest.binary;
   const { max, ttlMs, negativeTtlMs, negativeMax } = options.cache;
   const valid = max > 0 && ttlMs > 0 ? new DigestCache<ValidEntry>(max, () => randomSalt(crypto)) : undefined;
@@ -108,7 +110,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (keyId !== undefined) fields.keyId = keyId;
       log.warn(fields, 'api key rejected');
     }
-    return new AuthenticationError('invalid_api_key', last4 === undefined ? { reason, realm } : { reason, realm, last4 });
+    return new AuthenticationError('invalid_api_key', last4 === undefined ? { reason, realm, schemes } : { reason, realm, schemes, last4 });
   }
 
   function verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey> {
@@ -189,7 +191,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (stored === null || stored.disabledAt !== null) {
         if (epoch === startEpoch) invalidCache?.set(cacheKey, invalidEntry('revoked', identity.id, ownerId), now + negativeTtlMs, now);
         if (log.warns()) log.warn({ reason: 'revoked', last4, keyId: identity.id, owner: stored === null ? 'deleted' : 'disabled' }, 'api key rejected');
-        throw new AuthenticationError('invalid_api_key', { reason: 'revoked', realm, last4 });
+        throw new AuthenticationError('invalid_api_key', { reason: 'revoked', realm, schemes, last4 });
       }
       owner = toVerifiedOwner(stored);
     }

@@ -9,6 +9,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { ConfigError } from '../errors.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { API_KEY_ONLY, resolveSchemes, type AcceptedSchemes, type KeyScheme } from './authorization-header.ts';
 import type { RawDigest } from './key-digest.ts';
 import { resolveEnvironments, type KeyEnvironments } from './key-environments.ts';
 import type { KeyStore } from './key-store.ts';
@@ -92,6 +93,17 @@ export interface KeyringOptions {
    * @default 'api'
    */
   realm?: string;
+  /**
+   * Where requests may carry their key: `'ApiKey'` (`Authorization: ApiKey <key>`),
+   * `'Bearer'` (`Authorization: Bearer <key>`, as OAuth-style clients, gateways and
+   * generated SDKs send it) and `'X-API-Key'` (an `X-API-Key: <key>` header). A form not
+   * listed gets 401 `unsupported_auth_scheme` saying where the key goes; 401s carry one
+   * `WWW-Authenticate` challenge per listed scheme. Keys in the query string are refused
+   * whatever this says, and a request with keys in two places (two `Authorization`
+   * values, or `Authorization` and `X-API-Key` when both are read) is a 400.
+   * @default ['ApiKey']
+   */
+  schemes?: readonly KeyScheme[];
   /** @default systemClock */
   clock?: Clock;
   /** @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere) */
@@ -110,6 +122,7 @@ const KEYRING_OPTIONS = {
   lastUsed: { intervalMs: true },
   scopeWildcards: true,
   realm: true,
+  schemes: true,
   clock: true,
   crypto: true,
   logger: true,
@@ -131,6 +144,7 @@ export interface ResolvedKeyringOptions {
   readonly lastUsedIntervalMs: number | undefined;
   readonly scopeWildcards: boolean;
   readonly realm: string;
+  readonly schemes: AcceptedSchemes;
   readonly clock: Clock;
   readonly crypto: CryptoProvider;
   readonly logger: KeyringLogger | undefined;
@@ -158,11 +172,13 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     lastUsed = {},
     scopeWildcards = false,
     realm = 'api',
+    schemes,
     clock = systemClock,
     crypto = defaultCrypto,
     logger,
   } = options;
   const environments = resolveEnvironments(prefix);
+  const accepted = schemes === undefined ? API_KEY_ONLY : resolveSchemes(schemes);
   for (const method of STORE_METHODS) {
     if (typeof store?.[method] !== 'function') throw new ConfigError(`store must implement KeyStore: ${method}() is missing`);
   }
@@ -189,5 +205,5 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
   }
   const lastUsedIntervalMs = lastUsed === false ? undefined : positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs');
 
-  return { store, prefix: environments.defaultPrefix, environments, rawDigest, peppers: ring, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, clock, crypto, logger };
+  return { store, prefix: environments.defaultPrefix, environments, rawDigest, peppers: ring, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, schemes: accepted, clock, crypto, logger };
 }

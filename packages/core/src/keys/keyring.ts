@@ -92,7 +92,7 @@ export function createKeyring(options: KeyringOptions): Keyring {
   const verifier = createKeyVerifier({ ...config, log, writer, rehasher });
   const changes = createKeyChangeEmitter(log);
 
-  const authenticateMaybeSync = createKeyAuthenticator({ prefixes: environments.prefixes, realm, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
+  const authenticateMaybeSync = createKeyAuthenticator({ prefixes: environments.prefixes, realm, schemes: config.schemes, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
 
   const keyring: Keyring = {
     prefix,

@@ -170,6 +170,34 @@ describe('mangled keys (issue 24, item 2)', () => {
     );
   });
 
+  /**
+   * A bare secret with one character lost, where a log line or a JSON body puts it: at the
+   * very start of the text, after `": "` or `":"`, after spaces. 37 characters alone: the
+   * smallest run the redaction must take, so raising that minimum by one shows here.
+   */
+  it('redactText: a bare secret missing any one character, at the start, after `": "` and after spaces', () => {
+    const places = [
+      (s: string) => s,
+      (s: string) => `{"token": "${s}"}`,
+      (s: string) => `{"token":"${s}"}`,
+      (s: string) => `   ${s}`,
+      (s: string) => `token ${s} seen`,
+      (s: string) => `${s} `,
+    ];
+    fc.assert(
+      fc.property(fc.record({ prefix, seed: fc.integer() }), fc.nat({ max: SECRET_LENGTH - 1 }), fc.nat({ max: places.length - 1 }), ({ prefix: p, seed }, drop, where) => {
+        const key = keyFrom(p, seed);
+        const secret = key.slice(-SECRET_LENGTH);
+        const sent = secret.slice(0, drop) + secret.slice(drop + 1);
+        const text = places[where]!(sent);
+        expect(secretLeak(redactText(text), [key]), text).toBeUndefined();
+        expect(secretLeak(redactEncodedText(text), [key]), text).toBeUndefined();
+        expect(containsKeyShapedText(text), text).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
   /** Arbitrary mangling: any characters typed in anywhere, any cut, any case change. */
   const anyMangling = fc
     .record({

@@ -5,7 +5,6 @@
  * socket reports it.
  * @module
  */
-import { clipInput } from '../internal/clip-input.ts';
 import { formatIp, isIpv4Mapped, parseIp, type IpBytes } from './ip-address.ts';
 
 /** A parsed block: the network's 16 bytes and its prefix length out of 128. */
@@ -49,19 +48,21 @@ function canonical(network: IpBytes, bits: number): string {
  * (`10.0.0.1/8` is a typo for `10.0.0.1/32` or `10.0.0.0/8`; the reason says which).
  */
 export function parseCidr(text: unknown): { ok: true; cidr: Cidr } | { ok: false; reason: string } {
-  if (typeof text !== 'string') return { ok: false, reason: 'not a string' };
+  // `reason` has no subject ("is not an IPv4 …"): the caller names the entry, and quotes
+  // the text only when it is its own configuration rather than a client's.
+  if (typeof text !== 'string') return { ok: false, reason: 'is not a string' };
   const slash = text.indexOf('/');
   const address = slash < 0 ? text : text.slice(0, slash);
-  if (address.includes('%')) return { ok: false, reason: `${JSON.stringify(text)} has a zone id; an allowlist names addresses, not interfaces` };
+  if (address.includes('%')) return { ok: false, reason: 'has a zone id; an allowlist names addresses, not interfaces' };
   const bytes = parseIp(address);
-  if (bytes === undefined) return { ok: false, reason: `${JSON.stringify(clipInput(text, 100))} is not an IPv4 or IPv6 address or CIDR block` };
+  if (bytes === undefined) return { ok: false, reason: 'is not an IPv4 or IPv6 address or CIDR block' };
   const v4 = !address.includes(':');
   const max = v4 ? 32 : 128;
   let bits = max;
   if (slash >= 0) {
     const length = text.slice(slash + 1);
     if (!PREFIX_LENGTH.test(length) || Number(length) > max) {
-      return { ok: false, reason: `${JSON.stringify(text)} needs a prefix length from 0 to ${max}` };
+      return { ok: false, reason: `needs a prefix length from 0 to ${max}` };
     }
     bits = Number(length);
   }
@@ -70,7 +71,8 @@ export function parseCidr(text: unknown): { ok: true; cidr: Cidr } | { ok: false
   if (!samePrefix(network, bytes, 128)) {
     return {
       ok: false,
-      reason: `${JSON.stringify(text)} has host bits set: write ${canonical(network, bits128)} for the block, or ${canonical(bytes, 128)} for the one address`,
+      // The canonical forms are ours (digits, dots, hex groups), never the text as sent.
+      reason: `has host bits set: write ${canonical(network, bits128)} for the block, or ${canonical(bytes, 128)} for the one address`,
     };
   }
   return { ok: true, cidr: Object.freeze({ network, bits: bits128, text: canonical(network, bits128) }) };

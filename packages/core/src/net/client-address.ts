@@ -136,7 +136,7 @@ export function createClientAddressResolver(trustProxy: TrustProxy = false): Cli
     }
     const trusted: Cidr[] = cidrs.map((text) => {
       const parsed = parseCidr(text);
-      if (!parsed.ok) throw new ConfigError(`trustProxy.cidrs: ${parsed.reason}`);
+      if (!parsed.ok) throw new ConfigError(`trustProxy.cidrs: ${JSON.stringify(text)} ${parsed.reason}`);
       return parsed.cidr;
     });
     return (input) => {

@@ -21,7 +21,7 @@ import { parseIp } from './ip-address.ts';
 export function ipInCidrs(cidrs: readonly string[]): (address: string | null | undefined) => boolean {
   const parsed: Cidr[] = cidrs.map((text) => {
     const result = parseCidr(text);
-    if (!result.ok) throw new ConfigError(`ipInCidrs: ${result.reason}`);
+    if (!result.ok) throw new ConfigError(`ipInCidrs: ${JSON.stringify(text)} ${result.reason}`);
     return result.cidr;
   });
   return (address) => {

@@ -64,6 +64,26 @@ const target: fc.Arbitrary<PageLinkTarget> = fc.record({
   value: fc.option(fc.constantFrom('Abc-_0', '40', '0', 'AnsiZCI6ImYiLCJwIjpb'), { nil: null }),
 }) as fc.Arbitrary<PageLinkTarget>;
 
+const KEEP_ALL = (): boolean => true;
+
+/** `url` without the query parameters `keep` does not name (the position parameters stay: they move). */
+function onlyKept(url: string, keep: (name: string) => boolean): string {
+  const hash = url.indexOf('#');
+  const withoutHash = hash < 0 ? url : url.slice(0, hash);
+  const q = withoutHash.indexOf('?');
+  if (q < 0) return url;
+  const parts = withoutHash
+    .slice(q + 1)
+    .split('&')
+    .filter((part) => {
+      if (part === '') return false;
+      const eq = part.indexOf('=');
+      const key = paramName(eq < 0 ? part : part.slice(0, eq));
+      return key === 'cursor' || key === 'offset' || keep(key);
+    });
+  return `${withoutHash.slice(0, q)}${parts.length === 0 ? '' : `?${parts.join('&')}`}${hash < 0 ? '' : url.slice(hash)}`;
+}
+
 describe('pageLinks', () => {
   it('builds the same header as the array-and-join version it replaced', () => {
     fc.assert(
@@ -74,7 +94,7 @@ describe('pageLinks', () => {
         fc.array(target, { minLength: 1, maxLength: 3 }),
         (base, query, fragment, targets) => {
           const url = `${base}${query === undefined ? '' : `?${query.join('&')}`}${fragment}`;
-          expect(pageLinks(url, targets)).toBe(previous(url, targets));
+          expect(pageLinks(url, targets, KEEP_ALL)).toBe(previous(url, targets));
         },
       ),
       { numRuns: 2000 },
@@ -92,10 +112,35 @@ describe('pageLinks', () => {
         (base, query, fragment, name, targets) => {
           const url = `${base}${query === undefined ? '' : `?${query.join('&')}`}${fragment}`;
           const same = targets.map((t) => ({ ...t, name }));
-          expect(pageLinks(url, same)).toBe(previous(url, same));
+          expect(pageLinks(url, same, KEEP_ALL)).toBe(previous(url, same));
         },
       ),
       { numRuns: 3000 },
+    );
+  });
+
+  it('keeps only the parameters `keep` names (and moves the position): the same links as for the URL without the others', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('https://api.test/api/orders', 'http://localhost:3000/v1/items', 'https://api.test/a%20b/c'),
+        fc.array(part, { maxLength: 8 }),
+        fc.subarray(['limit', 'status', 'sort', 'a', '', 'off set', '%zz']),
+        fc.array(target, { minLength: 1, maxLength: 3 }),
+        (base, query, names, targets) => {
+          const keep = (name: string): boolean => names.includes(name);
+          const url = `${base}?${query.join('&')}`;
+          expect(pageLinks(url, targets, keep)).toBe(pageLinks(onlyKept(url, keep), targets, KEEP_ALL));
+          const header = pageLinks(url, targets, keep) as string;
+          for (const [, search] of header.matchAll(/<[^?>]*\?([^>]*)>/g)) {
+            for (const piece of (search as string).split('&')) {
+              const eq = piece.indexOf('=');
+              const key = paramName(eq < 0 ? piece : piece.slice(0, eq));
+              expect(key === 'cursor' || key === 'offset' || keep(key), `${key} in ${header}`).toBe(true);
+            }
+          }
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 });

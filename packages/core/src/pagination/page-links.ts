@@ -1,20 +1,29 @@
 /**
- * RFC 8288 `Link` headers of a page: the request URL with only the position moved, so
- * every other parameter (limit, filters, sort) stays byte for byte as the client sent it.
- * What is sent back is client text, so it is checked first (issue 24, item 7): a host
- * with userinfo, or key-shaped text (whole or mangled) in the host, the path or a kept
- * parameter, is refused rather than echoed. Cost, same process, old and new interleaved
- * on a machine at load 11 on 2 cores: +0.24..0.48 µs per call (paired medians) over
- * 0.6..1.9 µs, nearly all of it one scan of the origin and path for a 19-character run.
+ * RFC 8288 `Link` headers of a page: the request URL with the position moved and only the
+ * parameters the endpoint knows kept (`limit`, `sort`, its filters, and those the
+ * application declares with `keepParams`), each byte for byte as the client sent it. No
+ * other client text goes back: an unknown parameter is dropped from every link, whatever
+ * it holds (a key cut short or split by dots is no key to any recogniser). What is kept is
+ * still checked (issue 24, item 7): a host with userinfo, or key-shaped text (whole or
+ * mangled) in the host, the path or a kept parameter, is refused rather than echoed. Cost,
+ * same process, old and new interleaved on a machine at load 11 on 2 cores: +0.24..0.48 µs
+ * per call (paired medians) over 0.6..1.9 µs, nearly all of it one scan of the origin and
+ * path for a 19-character run.
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { clipInput } from '../internal/clip-input.ts';
 import { containsKeyShapedText } from '../keys/redact-text.ts';
 import { isValidHost } from './base-url.ts';
 
 /** Relation types a page links to (RFC 8288 §2.1.1; IANA link relations registry). */
 export type PageRel = 'next' | 'prev' | 'first';
+
+/**
+ * Which query parameters (by decoded name) the links keep besides the position: the
+ * paginator passes `limit`, `sort` when clients may sort, the plan's filter names and its
+ * `keepParams`. Every other parameter is dropped.
+ */
+export type KeepParam = (name: string) => boolean;
 
 /** One link: `value` `null` drops the position parameter (the endpoint's default start). */
 export interface PageLinkTarget {
@@ -38,8 +47,9 @@ function paramName(raw: string): string {
   }
 }
 
-function viaUrl(text: string, target: PageLinkTarget): string {
+function viaUrl(text: string, target: PageLinkTarget, keep: KeepParam): string {
   const next = new URL(text);
+  for (const name of new Set(next.searchParams.keys())) if (name !== target.name && !keep(name)) next.searchParams.delete(name);
   next.searchParams.delete(target.name === 'cursor' ? 'offset' : 'cursor');
   if (target.value === null) next.searchParams.delete(target.name);
   else next.searchParams.set(target.name, target.value);
@@ -48,7 +58,7 @@ function viaUrl(text: string, target: PageLinkTarget): string {
 }
 
 /** {@link pageLinks} for targets that move different parameters: each link built on its own. */
-function mixedLinks(text: string, targets: readonly PageLinkTarget[]): string {
+function mixedLinks(text: string, targets: readonly PageLinkTarget[], keep: KeepParam): string {
   const hash = text.indexOf('#');
   const withoutHash = hash < 0 ? text : text.slice(0, hash);
   const q = withoutHash.indexOf('?');
@@ -60,8 +70,10 @@ function mixedLinks(text: string, targets: readonly PageLinkTarget[]): string {
     for (const part of withoutHash.slice(q + 1).split('&')) {
       if (part === '') continue;
       const eq = part.indexOf('=');
+      const key = paramName(eq < 0 ? part : part.slice(0, eq));
+      if (key !== 'cursor' && key !== 'offset' && !keep(key)) continue;
       parts.push(part);
-      names.push(paramName(eq < 0 ? part : part.slice(0, eq)));
+      names.push(key);
     }
   }
   let header = '';
@@ -121,23 +133,24 @@ function refuseReflectedBase(base: string): void {
 }
 
 /**
- * Throws 400 `api_key_in_query` (DESIGN §3) rather than keep a query parameter `part`
- * (named `name`, decoded) holding key-shaped text, whole or mangled, in a `Link`. Only
- * for parameters the links keep: the position is replaced or dropped, and a cursor is
- * long random text by nature. Parts shorter than a key-shaped run are never passed.
+ * Throws 400 `api_key_in_query` rather than keep a query parameter `part` (named `name`,
+ * decoded) holding key-shaped text, whole or mangled, in a `Link`. Only for parameters the
+ * links keep, whose names the endpoint declared (so naming it echoes nothing the client
+ * chose): the position is replaced or dropped, and a cursor is long random text by nature.
+ * Parts shorter than a key-shaped run are never passed.
  */
 function refuseReflectedParameter(part: string, name: string): void {
   const eq = part.indexOf('=');
   if (containsKeyShapedText(eq < 0 ? part : part.slice(0, eq)) || (eq >= 0 && containsKeyShapedText(part.slice(eq + 1)))) {
     throw new KeysetError('api_key_in_query', {
-      detail: `The query parameter \`${clipInput(name, 32)}\` holds an API key or text shaped like one: send keys in the Authorization header, never in a URL.`,
-      extensions: { field: clipInput(name, 32) },
+      detail: `The query parameter \`${name}\` holds an API key or text shaped like one: send keys in the Authorization header, never in a URL.`,
+      extensions: { field: name },
     });
   }
 }
 
 /** Both checks over a whole URL, for the paths that do not split the query themselves. */
-function refuseReflected(text: string): void {
+function refuseReflected(text: string, keep: KeepParam): void {
   const hash = text.indexOf('#');
   const withoutHash = hash < 0 ? text : text.slice(0, hash);
   const q = withoutHash.indexOf('?');
@@ -147,7 +160,7 @@ function refuseReflected(text: string): void {
     if (part.length < MIN_KEY_SHAPED) continue;
     const eq = part.indexOf('=');
     const name = paramName(eq < 0 ? part : part.slice(0, eq));
-    if (name !== 'cursor' && name !== 'offset') refuseReflectedParameter(part, name);
+    if (name !== 'cursor' && name !== 'offset' && keep(name)) refuseReflectedParameter(part, name);
   }
 }
 
@@ -159,28 +172,30 @@ function withoutPosition(path: string, before: string, after: string): string {
 
 /**
  * The `Link` header value for `targets` (in order), from the absolute request `url`, or
- * `undefined` when there are none. The other mode's parameter (`offset` for a cursor
- * link, `cursor` for an offset link) is dropped. A plain string edit, because
- * re-serialising through `URL` costs more than the rest of the page; URLs with
- * characters that need escaping take the `URL` path instead. Throws `TypeError` for a
- * relative URL, and a 400 `KeysetError` rather than echo a host with userinfo or
- * key-shaped text in the host, the path or a kept parameter (see `refuseReflectedBase`).
+ * `undefined` when there are none. Parameters `keep` does not name are dropped, and so is
+ * the other mode's parameter (`offset` for a cursor link, `cursor` for an offset link). A
+ * plain string edit, because re-serialising through `URL` costs more than the rest of
+ * the page; URLs with characters that need escaping take the `URL` path instead. Throws
+ * `TypeError` for a relative URL, and a 400 `KeysetError` rather than echo a host with
+ * userinfo or key-shaped text in the host, the path or a kept parameter (see
+ * `refuseReflectedBase`).
  *
  * @example
  * ```ts
- * pageLinks('https://api.example.com/orders?limit=2&cursor=abc', [
+ * pageLinks('https://api.example.com/orders?limit=2&cursor=abc&utm=x', [
  *   { rel: 'next', name: 'cursor', value: 'def' },
  *   { rel: 'first', name: 'cursor', value: null },
- * ]);
+ * ], (name) => name === 'limit');
  * // → '<https://api.example.com/orders?limit=2&cursor=def>; rel="next", <https://api.example.com/orders?limit=2>; rel="first"'
  * ```
  */
-export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[]): string | undefined {
+export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[], keep: KeepParam): string | undefined {
   if (targets.length === 0) return undefined;
+  if (typeof keep !== 'function') throw new TypeError('pageLinks: keep must be a function naming the query parameters the links keep');
   const text = typeof url === 'string' ? url : url.href;
   if (!URI_SAFE.test(text) || !ABSOLUTE.test(text)) {
-    refuseReflected(text);
-    return targets.map((t) => `<${viaUrl(text, t)}>; rel="${t.rel}"`).join(', ');
+    refuseReflected(text, keep);
+    return targets.map((t) => `<${viaUrl(text, t, keep)}>; rel="${t.rel}"`).join(', ');
   }
   const hash = text.indexOf('#');
   const end = hash < 0 ? text.length : hash;
@@ -189,8 +204,8 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
   const name = (targets[0] as PageLinkTarget).name;
   for (const target of targets) {
     if (target.name !== name) {
-      refuseReflected(text);
-      return mixedLinks(text, targets);
+      refuseReflected(text, keep);
+      return mixedLinks(text, targets, keep);
     }
   }
   refuseReflectedBase(path);
@@ -210,7 +225,7 @@ export function pageLinks(url: string | URL, targets: readonly PageLinkTarget[])
         const eq = part.indexOf('=');
         const key = paramName(eq < 0 ? part : part.slice(0, eq));
         if (key === name) found = true;
-        else if (key === other) {
+        else if (key === other || !keep(key)) {
           // dropped
         } else {
           if (part.length >= MIN_KEY_SHAPED) refuseReflectedParameter(part, key);

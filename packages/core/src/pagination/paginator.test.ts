@@ -18,7 +18,7 @@ const sort: SortKey[] = [
   { key: 'createdAt', column: 'created_at', dir: 'desc', type: 'timestamp' },
   { key: 'id', dir: 'desc', type: 'bigint', unique: true },
 ];
-const base: PaginatorOptions = { endpoint: 'GET /api/orders', sort, cursor: { secrets: [SECRET] } };
+const base: PaginatorOptions = { endpoint: 'GET /api/orders', sort, keepParams: ['tag'], cursor: { secrets: [SECRET] } };
 const orders: Order[] = Array.from({ length: 7 }, (_, i) => ({
   id: 2n ** 60n + BigInt(i),
   // Pairs share a timestamp, and two differ only in the microseconds.
@@ -125,11 +125,11 @@ describe('createPaginator', () => {
     const plan = await paginator.plan(new URLSearchParams('offset=3&limit=3'));
     expect(plan).toMatchObject({ mode: 'offset', limit: 3, take: 4, offset: 3 });
     const { rows, total } = paginateArray(orders, plan, paginator.sort);
-    const { body, headers } = await paginator.page(plan, rows, { url: 'https://x.test/o?offset=3&limit=3&q=1', total });
+    const { body, headers } = await paginator.page(plan, rows, { url: 'https://x.test/o?offset=3&limit=3&q=1&tag=x', total });
     expect((body as OffsetPage<Order>).items.map((o) => o.id - 2n ** 60n)).toEqual([2n, 1n, 0n]);
     expect((body as OffsetPage<Order>).total).toBe(7);
     expect(headers.link).toBe(
-      '<https://x.test/o?offset=6&limit=3&q=1>; rel="next", <https://x.test/o?offset=0&limit=3&q=1>; rel="prev", <https://x.test/o?offset=0&limit=3&q=1>; rel="first"',
+      '<https://x.test/o?offset=6&limit=3&tag=x>; rel="next", <https://x.test/o?offset=0&limit=3&tag=x>; rel="prev", <https://x.test/o?offset=0&limit=3&tag=x>; rel="first"',
     );
     const lastPlan = await paginator.plan(new URLSearchParams('offset=6&limit=3'));
     const end = await paginator.page(lastPlan, orders.slice(6), { url: 'https://x.test/o', total: 7 });
@@ -358,8 +358,9 @@ describe('client-chosen sort', () => {
 });
 
 describe('Link header', () => {
-  it('moves only the position and keeps every other parameter, like URLSearchParams#set', async () => {
-    const paginator = createPaginator<Order>({ ...base, modes: ['offset', 'cursor'] });
+  it('moves only the position and keeps the parameters it knows, like URLSearchParams#set; drops the others', async () => {
+    const keepParams = ['a', 'x', '0', '-._~'];
+    const paginator = createPaginator<Order>({ ...base, keepParams, modes: ['offset', 'cursor'] });
     const unit = fc.constantFrom(...'abcxyz019-._~%20+=&?/:@!$,;'.split(''), 'cursor', 'offset', 'limit', '%2B', '%ZZ');
     await fc.assert(
       fc.asyncProperty(fc.string({ unit, maxLength: 30 }), async (query) => {
@@ -367,7 +368,7 @@ describe('Link header', () => {
         const plan = { mode: 'offset', limit: 2, take: 3, offset: 3, sort: paginator.sort, fingerprint: '' } as const;
         const { headers } = await paginator.page(plan, orders.slice(0, 3), { url });
         const expected = new URL(url);
-        expected.searchParams.delete('cursor');
+        for (const name of new Set(expected.searchParams.keys())) if (name !== 'limit' && name !== 'offset' && !keepParams.includes(name)) expected.searchParams.delete(name);
         expected.searchParams.set('offset', '5');
         const got = new URL(headers.link!.slice(1, headers.link!.indexOf('>')));
         expect([...got.searchParams]).toEqual([...expected.searchParams]);
@@ -375,6 +376,27 @@ describe('Link header', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('keeps limit, sort (when clients may sort), the plan\'s filters and keepParams, and no other client text', async () => {
+    const paginator = createPaginator<Order>({ ...base, keepParams: ['expand', 'fields'], sortable: [{ name: 'id', type: 'bigint', unique: true }] });
+    const url = 'https://api.example.com/api/orders?limit=2&sort=-id&status=paid&expand=customer&fields=id&utm_source=x&OiLzh74MVrNeFH1NUbIt=1&q=AbCdEfGh.IjKlMnOp.QrStUvWx';
+    const plan = await paginator.plan(new URL(url).searchParams, { filters: { status: 'paid' } });
+    const { headers } = await paginator.page(plan, paginateArray(orders, plan, plan.sort).rows, { url });
+    const next = new URL(linksOf(headers.link).next!);
+    expect([...next.searchParams.keys()]).toEqual(['limit', 'sort', 'status', 'expand', 'fields', 'cursor']);
+    expect(headers.link).not.toMatch(/utm|OiLzh74M|AbCdEfGh|IjKlMnOp/);
+    // Without sortable, `sort` is no parameter of the endpoint: dropped too.
+    const fixed = createPaginator<Order>(base);
+    const fixedPlan = await fixed.plan(new URL(url).searchParams);
+    const fixedPage = await fixed.page(fixedPlan, paginateArray(orders, fixedPlan, fixed.sort).rows, { url });
+    expect([...new URL(linksOf(fixedPage.headers.link).next!).searchParams.keys()]).toEqual(['limit', 'cursor']);
+  });
+
+  it('refuses keepParams that are no parameter names, or the position', () => {
+    for (const keepParams of [['cursor'], ['offset'], [''], ['a b'], [7], 'expand'] as unknown[]) {
+      expect(() => createPaginator({ ...base, keepParams } as PaginatorOptions), JSON.stringify(keepParams)).toThrow(ConfigError);
+    }
   });
 
   it('is always absolute: a relative request URL is a server bug (TypeError), not a relative Link', async () => {

@@ -13,7 +13,7 @@ import { frozenFilters } from './frozen-filters.ts';
 import { LIMIT_OPTIONS, createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes, type PageQuery } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
-import { pageLinks, type PageLinkTarget } from './page-links.ts';
+import { pageLinks, type KeepParam, type PageLinkTarget } from './page-links.ts';
 import { SORTABLE_FIELD_OPTIONS, createSortParam, type SortableField } from './sort-param.ts';
 import { SORT_KEY_OPTIONS, defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
@@ -89,6 +89,16 @@ export interface PaginatorOptions {
    */
   filters?: (query: URLSearchParams) => Record<string, unknown>;
   /**
+   * Query parameters the `Link` header keeps on every page besides the ones keyset reads
+   * (`limit`, `sort` when `sortable` is set, the position, and the plan's filters by their
+   * names): parameters such as `expand` or `fields` that your handler reads and keyset does
+   * not. Every other parameter a client sends is left out of the links, so no client text
+   * but what the endpoint declared is sent back. A filter whose name in the filters object
+   * is not its query parameter's name belongs here too.
+   * @default []
+   */
+  keepParams?: readonly string[];
+  /**
    * How offset mode counts `total`: `'exact'` (every matching row), `{ mode: 'exact', cap: N }`
    * (at most N rows; more is `total: N` with `totalAtLeast: true`), `'estimated'` (the
    * database's estimate, with `totalEstimated: true`) or `'none'` (`total: null`). The plan
@@ -119,6 +129,7 @@ const PAGINATOR_OPTIONS = {
   defaultMode: true,
   modes: true,
   filters: true,
+  keepParams: true,
   total: { mode: true, cap: true },
   cursor: { secrets: true, ttlSeconds: true, clockSkewSeconds: true, maxLength: true },
   crypto: true,
@@ -187,7 +198,7 @@ export interface Paginator<Row> {
  */
 export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> {
   assertKnownOptions('createPaginator', options, PAGINATOR_OPTIONS);
-  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, filters: parseFilters, total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
+  const { endpoint, sort: keys, sortable, limits: limitOptions = {}, filters: parseFilters, keepParams = [], total: totalOption, cursor, crypto = defaultCrypto, clock } = options;
   if (parseFilters !== undefined && typeof parseFilters !== 'function') throw new ConfigError('filters must be a function of the query (query: URLSearchParams) => filters');
   if (typeof endpoint !== 'string' || endpoint === '') throw new ConfigError('endpoint must be a non-empty string naming the collection');
   const sort = defineSortSpec(keys);
@@ -197,6 +208,12 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   if (typeof cursor !== 'object' || cursor === null) throw new ConfigError('cursor: { secrets } is required');
   const codec = createPaginatorCursorCodec({ ...cursor, crypto, ...(clock === undefined ? {} : { clock }) });
   const sortParam = sortable === undefined ? undefined : createSortParam(sortable, sort);
+  const keptNames = keptParams(keepParams, sortParam !== undefined);
+  // The names a page's links keep: the endpoint's own, and the plan's filters.
+  const keepFor = (plan: PagePlan): KeepParam => {
+    const filters = plan.filters;
+    return filters === undefined ? (name) => keptNames.has(name) : (name) => keptNames.has(name) || Object.hasOwn(filters, name);
+  };
   // One fingerprint cache per order: the fingerprint covers the sort, so a cursor issued
   // under one order is refused under another.
   const fingerprintCaches = new WeakMap<SortSpec, ReturnType<typeof createFingerprintCache>>();
@@ -288,7 +305,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
         links.push({ rel: 'prev', name: 'offset', value: String(Math.max(0, plan.offset - plan.limit)) });
         links.push({ rel: 'first', name: 'offset', value: '0' });
       }
-      const link = pageLinks(url, links);
+      const link = pageLinks(url, links, keepFor(plan));
       if (link !== undefined) headers.link = link;
       return { body: { items, ...settled }, headers };
     }
@@ -310,12 +327,12 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     // The first page is the URL without a cursor, unless that means offset mode here.
     const start = prev === null || modeOptions.defaultMode === 'cursor' ? null : startCursor(plan);
     if (next instanceof Promise || prev instanceof Promise || start instanceof Promise) {
-      return Promise.all([next, prev, start]).then(([n, p, s]) => cursorPage(items, url, n, p, s));
+      return Promise.all([next, prev, start]).then(([n, p, s]) => cursorPage(items, url, n, p, s, keepFor(plan)));
     }
-    return cursorPage(items, url, next, prev, start);
+    return cursorPage(items, url, next, prev, start, keepFor(plan));
   }
 
-  function cursorPage(items: Row[], url: string | URL, nextCursor: string | null, prevCursor: string | null, start: string | null): PageResult<Row> {
+  function cursorPage(items: Row[], url: string | URL, nextCursor: string | null, prevCursor: string | null, start: string | null, keep: KeepParam): PageResult<Row> {
     const headers: Record<string, string> = {};
     const links: PageLinkTarget[] = [];
     if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
@@ -323,7 +340,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
       links.push({ rel: 'first', name: 'cursor', value: start });
     }
-    const link = pageLinks(url, links);
+    const link = pageLinks(url, links, keep);
     if (link !== undefined) headers.link = link;
     return { body: { items, nextCursor, prevCursor }, headers };
   }
@@ -336,4 +353,22 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     plan: withMaybeSync(planMaybeSync),
     page: withMaybeSync(pageMaybeSync),
   });
+}
+
+/** A query parameter name (RFC 3986 query characters, decoded), as `keepParams` takes it. */
+const PARAM_NAME = /^[A-Za-z0-9._~!$'()*+,;:@/?-]{1,64}$/;
+
+/**
+ * The names every link of the endpoint keeps: `limit`, `sort` when clients may sort, and
+ * `keepParams`, validated (a position parameter is no parameter to keep: it moves).
+ */
+function keptParams(keepParams: readonly string[], sortable: boolean): ReadonlySet<string> {
+  if (!Array.isArray(keepParams)) throw new ConfigError(`keepParams must be a list of query parameter names such as ['expand', 'fields'], got ${JSON.stringify(keepParams)}`);
+  for (const name of keepParams) {
+    if (typeof name !== 'string' || !PARAM_NAME.test(name)) {
+      throw new ConfigError(`keepParams: ${JSON.stringify(name)} is not a query parameter name (1-64 letters, digits or ._~!$'()*+,;:@/?-)`);
+    }
+    if (name === 'cursor' || name === 'offset') throw new ConfigError(`keepParams: '${name}' is the page position, which every link sets itself; remove it`);
+  }
+  return new Set(['limit', ...(sortable ? ['sort'] : []), ...keepParams]);
 }

@@ -54,22 +54,24 @@ describe('createSortParam', () => {
 
   it.each([
     ['sort=', /must not be empty/],
-    ['sort=price', /unknown field "price"/],
+    ['sort=price', /has an unknown field\. /],
     ['sort=createdAt,createdAt', /names "createdAt" twice/],
     ['sort=-createdAt,createdAt', /names "createdAt" twice/],
-    ['sort=createdAt,', /malformed field ""/],
-    ['sort=,id', /malformed field ""/],
-    ['sort=--id', /malformed field "--id"/],
-    ['sort=-', /malformed field "-"/],
-    ['sort=+id', /malformed field " id"/],
-    ['sort=id%20', /malformed field "id "/],
-    ['sort=ID', /unknown field "ID"/],
+    ['sort=createdAt,', /has a malformed field\. /],
+    ['sort=,id', /has a malformed field\. /],
+    ['sort=--id', /has a malformed field\. /],
+    ['sort=-', /has a malformed field\. /],
+    ['sort=+id', /has a malformed field\. /],
+    ['sort=id%20', /has a malformed field\. /],
+    ['sort=ID', /has an unknown field\. /],
     ['sort=id&sort=-id', /at most once/],
     [`sort=${'a'.repeat(600)}`, /longer than 512/],
   ])('%s → 400 invalid_sort naming the allowed fields', (query, detail) => {
     const { detail: text } = refusal(query);
     expect(text).toMatch(detail);
     expect(text).toContain('createdAt, amountCents, note, id');
+    // What was sent is not quoted (only names the endpoint declared are).
+    expect(text).not.toMatch(/price|"ID"|""|"-"|" id"|"id "|--id/);
   });
 
   it('any sort value is a valid total order or invalid_sort, never another error', () => {

@@ -36,6 +36,10 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (_req, res) => {
     res.json({ ok: true });
   });
+  app.get('/whoami/any-scheme', apiKey({ guard: fixture.anySchemeGuard }), (_req, res) => {
+    const { id, name, last4 } = res.locals.apiKey;
+    res.json({ id, name, last4 });
+  });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (_req, res) => {
     res.send('unreachable');
   });
@@ -86,7 +90,7 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
     await sendPage(res, fixture.list(res.locals.page, queryOf(req.originalUrl)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
   });
   // Express lists no routes through a documented API: the table the routes above are registered from.
-  const routes = [...['/items', '/public/items', '/whoami', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  const routes = [...['/items', '/public/items', '/whoami', '/whoami/any-scheme', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
   if (!problems) return app; // Express's own error handler
   app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {

@@ -42,6 +42,10 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
     const { id, name, last4 } = request.apiKey;
     return { id, name, last4 };
   });
+  app.get('/whoami/any-scheme', { onRequest: apiKey({ guard: fixture.anySchemeGuard }) }, async (request) => {
+    const { id, name, last4 } = request.apiKey;
+    return { id, name, last4 };
+  });
   app.get('/down', { onRequest: apiKey({ guard: fixture.downGuard }) }, async () => 'unreachable');
   app.get('/expensive', { onRequest: apiKey({ guard, cost: 2, route: 'GET /expensive' }) }, async () => ({ ok: true }));
   app.post('/echo', { onRequest: apiKey({ guard }), bodyLimit: MAX_ECHO_BYTES }, async (request) => ({ received: request.body }));

@@ -39,6 +39,7 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     '/items': { GET: apiKey({ guard, scopes: ['items:read'], ...peer }, list) },
     '/public/items': { GET: list },
     '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/whoami/any-scheme': { GET: apiKey({ guard: fixture.anySchemeGuard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
     '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
     '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' }, () => Response.json({ ok: true })) },
     '/echo': {

@@ -31,6 +31,10 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
     const { id, name, last4 } = c.var.apiKey;
     return c.json({ id, name, last4 });
   });
+  app.get('/whoami/any-scheme', apiKey({ guard: fixture.anySchemeGuard }), (c) => {
+    const { id, name, last4 } = c.var.apiKey;
+    return c.json({ id, name, last4 });
+  });
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
   // A body over 16 KiB is 413, as Hono's bodyLimit() answers it.
