@@ -199,29 +199,6 @@ cases.push(
   },
 );
 
-// The twin lookups of the guard (authenticate, check) and the limiter (single pair), 3 a
-// request: the old code remembered each for the method it last saw (rememberLast), the new
-// one reads the symbol property each time. That load is made megamorphic first, as a
-// process with adapters, stores and paginators makes it (functions of many shapes).
-const { rememberLast } = await load<{ rememberLast: <F, R>(lookup: (fn: F) => R, initial: F) => (fn: F) => R }>(oldSrc, 'internal/remember-last.ts');
-const { maybeSyncVariant, withMaybeSync } = await load<typeof import('../packages/core/src/maybe-promise.ts')>(newSrc, 'maybe-promise.ts');
-const methods = Array.from({ length: 12 }, (_, i) => {
-  const method = withMaybeSync((x: number) => x + i);
-  for (let j = 0; j < i; j++) Object.defineProperty(method, `p${j}`, { value: j });
-  return method;
-});
-const foreign = [(): number => 1, function named(): void {}, async (): Promise<number> => 1] as unknown as ((x: number) => Promise<number>)[];
-for (let r = 0; r < 200_000; r++) (maybeSyncVariant(methods[r % 12]), maybeSyncVariant(foreign[r % 3]));
-const hotMethod = methods[5] as (x: number) => Promise<number>;
-const remembered = rememberLast((method: (x: number) => Promise<number>) => maybeSyncVariant(method), hotMethod);
-cases.push({
-  name: 'twin of a method: remembered for the last method (old) vs its symbol property read each time (new)',
-  perRequest: 3,
-  perRequestNote: 'authenticate and check twins, the store single-pair variant',
-  old: (i) => (remembered(hotMethod) as (x: number) => number)(i),
-  new: (i) => (maybeSyncVariant(hotMethod) as (x: number) => number)(i),
-});
-
 // BENCH_ONLY (a regular expression over case names) runs some cases alone: the base64url
 // case with the old module fills a WeakMap per fresh array, whose collection then weighs on
 // the other cases of the same process.

@@ -15,8 +15,8 @@
  * keys and more than 500 distinct valid cursors, as in the HTTP benchmark.
  *
  * The same run times the targets of issue 10 on their own: cursor codec decode+encode,
- * warm key verification, guard (authenticate + GCRA), each through the synchronous twin
- * the adapters call (`maybeSyncVariant`), as a request runs them.
+ * warm key verification, guard (authenticate + GCRA), each awaited as the adapters call
+ * them.
  *
  * Every figure is also given in units of bare Hono's own cost per request in the same
  * round (median over rounds of figure ÷ bare): issue 10's targets were set in µs on a
@@ -26,7 +26,6 @@
  * Env: BENCH_ROUNDS (15), BENCH_BATCH (2000 requests per stack per round), BENCH_KEYS.
  */
 import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
-import { maybeSyncVariant } from '@keyset/core/adapter';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';
@@ -80,19 +79,17 @@ const positions: CursorPosition[] = orders.filter((_, i) => i % 17 === 0).slice(
 const cursors = await Promise.all(positions.map((p) => codec.encode(p, fingerprint, sort)));
 for (const key of core.keys) await core.keyring.verify(key);
 const scopes = { scopes: ['orders:read'] };
-// What a request runs: the synchronous twins the adapters call (maybeSyncVariant), which
-// answer without a promise here (node:crypto, warm key cache, memory rate-limit store).
-const decode = maybeSyncVariant(codec.decode)!;
-const encode = maybeSyncVariant(codec.encode)!;
-const verify = maybeSyncVariant(core.keyring.verify)!;
-const check = maybeSyncVariant(core.guard.check)!;
+// What a request runs, as the adapters call it.
+const decode = codec.decode;
+const encode = codec.encode;
+const verify = core.keyring.verify;
+const check = core.guard.check;
 const micro: { name: string; run: (i: number) => unknown }[] = [
   {
     name: 'cursor codec decode + encode',
-    run: (i) => {
+    run: async (i) => {
       const at = i % cursors.length;
-      const decoded = decode(cursors[at]!, fingerprint, sort);
-      if (decoded instanceof Promise) throw new Error('expected a synchronous decode on node:crypto');
+      await decode(cursors[at]!, fingerprint, sort);
       return encode(positions[at]!, fingerprint, sort);
     },
   },

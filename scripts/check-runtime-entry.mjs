@@ -56,7 +56,7 @@ const adapter = await import(join(core, 'dist', 'adapter.js'));
 const guard = viaNode.createApiKeyGuard({ keyring: viaNode.createKeyring({ store: viaNode.createMemoryKeyStore(), prefix: 'chk' }) });
 const { createRequire } = await import('node:module');
 const adapterCjs = createRequire(import.meta.url)(join(core, 'dist', 'adapter.cjs'));
-const same = adapter.guardReadsForwardedFor(guard) === false && typeof adapterCjs.maybeSyncVariant === 'function';
+const same = adapter.guardReadsForwardedFor(guard) === false && typeof adapterCjs.guardReadsForwardedFor === 'function';
 console.log(`${same ? 'ok  ' : 'FAIL'} @keyset/core/adapter loads as ESM and CommonJS and knows the root entry's guard`);
 if (!same) failed++;
 process.exit(failed ? 1 : 0);

@@ -22,8 +22,6 @@ export { assertKnownOptions, closestName } from './internal/check-options.ts';
 export type { KnownOptions, OptionRule, OptionShape } from './internal/check-options.ts';
 
 // Hot paths that answer synchronously when they can
-export { isPromiseLike, maybeSyncVariant } from './maybe-promise.ts';
-export type { MaybePromise } from './maybe-promise.ts';
 
 // The guard, as adapters drive it
 export { apiKeyCheckOptions, guardReadsForwardedFor } from './keys/api-key-guard.ts';

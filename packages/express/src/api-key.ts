@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { NextFunction, RequestHandler, Response } from 'express';
 
@@ -79,14 +79,7 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
       remoteAddress: req.socket.remoteAddress,
       forwardedFor: req.headers['x-forwarded-for'],
     };
-    // The guard's synchronous twin when it has one (warm cache, memory store): no promise to wait for.
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-    // A twin that has to wait answers with a native Promise, so `instanceof Promise` tells its
-    // answers apart (no `then` read from result objects of every shape); without a twin, await.
-    if (fast === undefined || result instanceof Promise) return Promise.resolve(result).then((passed) => admit(res, next, passed));
-    admit(res, next, result);
-    return undefined;
+    return guard.check(request, checkOptions).then((passed) => admit(res, next, passed));
   };
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -76,12 +76,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const url = publicUrl(req, base);
     const query = parseQueryString(url.search);
     const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(req, query) };
-    // The synchronous twin when there is one; its waiting answers are native promises.
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    if (fast === undefined || planned instanceof Promise) return Promise.resolve(planned).then((plan) => keep(res, next, { paginator: pages, plan, url: url.href }));
-    keep(res, next, { paginator: pages, plan: planned, url: url.href });
-    return undefined;
+    return paginator.plan(query, planOptions).then((plan) => keep(res, next, { paginator: pages, plan, url: url.href }));
   };
 }
 
@@ -106,9 +101,7 @@ export async function sendPage<Row>(res: Response, rows: readonly Row[], options
   const { total } = options;
   const { paginator, plan, url } = state;
   const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
+  const { body, headers } = await paginator.page(plan, rows as readonly never[], pageOptions);
   res.set(headers);
   res.json(body);
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, maybeSyncVariant } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { asHook, type Hook } from './check-request.ts';
@@ -54,9 +54,7 @@ export function apiKey(options: ApiKeyOptions): ApiKeyHook {
       remoteAddress: request.raw.socket?.remoteAddress,
       forwardedFor: request.headers['x-forwarded-for'],
     };
-    const fast = maybeSyncVariant(guard.check);
-    const result = fast !== undefined ? fast(guardRequest, checkOptions) : Promise.resolve(guard.check(guardRequest, checkOptions));
-    return result instanceof Promise ? result.then((passed) => admit(request, reply, passed)) : admit(request, reply, result);
+    return guard.check(guardRequest, checkOptions).then((passed) => admit(request, reply, passed));
   });
 }
 

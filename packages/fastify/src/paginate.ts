@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { asHook, type Hook, targetOf } from './check-request.ts';
@@ -64,9 +64,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
     const url = publicUrl(request, base);
     const query = parseQueryString(url.search);
     const planOptions = filters === undefined ? {} : { filters: filters(request, query) };
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : Promise.resolve(paginator.plan(query, planOptions));
-    return planned instanceof Promise ? planned.then((ready) => keep(request, url.href, ready)) : keep(request, url.href, planned);
+    return paginator.plan(query, planOptions).then((ready) => keep(request, url.href, ready));
   });
 }
 
@@ -85,9 +83,7 @@ export async function sendPage<Row>(reply: FastifyReply, rows: readonly Row[], o
   const { total } = options;
   const { paginator, plan, url } = state;
   const pageOptions = total === undefined ? { url } : { url, total };
-  const fast = maybeSyncVariant(paginator.page);
-  const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-  const { body, headers } = fast === undefined || page instanceof Promise ? await page : page;
+  const { body, headers } = await paginator.page(plan, rows as readonly never[], pageOptions);
   return reply.headers(headers).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 

@@ -1,6 +1,6 @@
 /** `apiKey()` wraps a handler that runs only for a valid API key holding `scopes`. @module */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant, releaseWithBody } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, releaseWithBody } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 
 /** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
@@ -63,10 +63,7 @@ export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>
         remoteAddress: clientAddress?.(request, ...rest),
         forwardedFor: readsForwardedFor ? request.headers.get('x-forwarded-for') : undefined,
       };
-      // The synchronous twin when there is one; its waiting answers are native promises.
-      const fast = maybeSyncVariant(guard.check);
-      const result = fast !== undefined ? fast(checked, checkOptions) : guard.check(checked, checkOptions);
-      return result instanceof Promise || fast === undefined ? Promise.resolve(result).then((ok) => serve(request, rest, ok)) : serve(request, rest, result);
+      return guard.check(checked, checkOptions).then((ok) => serve(request, rest, ok));
     } catch (error) {
       return Promise.reject(error);
     }

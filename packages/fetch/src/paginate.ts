@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import { carriedBy, rememberedHeaders } from './api-key.ts';
 
@@ -56,10 +56,7 @@ export function paginate<Row>(request: Request, paginator: Paginator<Row>, optio
     const query = parseQueryString(queryStringOf(request.url));
     const bound = typeof filters === 'function' ? filters(query) : filters;
     const planOptions = bound === undefined ? {} : { filters: bound };
-    const fast = maybeSyncVariant(paginator.plan);
-    const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-    if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => remember(plan, paginator as Paginator<never>, request, base));
-    return Promise.resolve(remember(planned, paginator as Paginator<never>, request, base));
+    return paginator.plan(query, planOptions).then((plan) => remember(plan, paginator as Paginator<never>, request, base));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -92,10 +89,7 @@ export function sendPage<Row>(plan: PagePlan, rows: readonly Row[], options?: Se
     const { total, headers: extra } = options ?? {};
     const { paginator, url, request } = state;
     const pageOptions = total === undefined ? { url } : { url, total };
-    const fast = maybeSyncVariant(paginator.page);
-    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-    if (page instanceof Promise || fast === undefined) return Promise.resolve(page).then((paged) => pageResponse(paged, request, extra));
-    return Promise.resolve(pageResponse(page, request, extra));
+    return paginator.page(plan, rows as readonly never[], pageOptions).then((paged) => pageResponse(paged, request, extra));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -3,7 +3,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, maybeSyncVariant, releaseWithBody } from '@keyset/core/adapter';
+import { apiKeyCheckOptions, assertKnownOptions, guardReadsForwardedFor, type KnownOptions, releaseWithBody } from '@keyset/core/adapter';
 import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { nodeSocketAddress } from './check-request.ts';
@@ -65,11 +65,7 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
         remoteAddress: clientAddress(c),
         forwardedFor: readsForwardedFor ? c.req.header('x-forwarded-for') : undefined,
       };
-      // The synchronous twin when there is one; its waiting answers are native promises.
-      const fast = maybeSyncVariant(guard.check);
-      const result = fast !== undefined ? fast(request, checkOptions) : guard.check(request, checkOptions);
-      if (result instanceof Promise || fast === undefined) return Promise.resolve(result).then((checked) => admit(c, next, checked));
-      return admit(c, next, result);
+      return guard.check(request, checkOptions).then((checked) => admit(c, next, checked));
     } catch (error) {
       return Promise.reject(error);
     }

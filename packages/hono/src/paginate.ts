@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions, maybeSyncVariant, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, queryStringOf } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, PageResult, Paginator } from '@keyset/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { GUARD_HEADERS } from './api-key.ts';
@@ -66,10 +66,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
       // The raw query string, never `c.req.query()`: repeated parameters must stay visible.
       const query = parseQueryString(queryStringOf(requestUrl));
       const planOptions = filters === undefined ? NO_FILTERS : { filters: filters(c, query) };
-      const fast = maybeSyncVariant(paginator.plan);
-      const planned = fast !== undefined ? fast(query, planOptions) : paginator.plan(query, planOptions);
-      if (planned instanceof Promise || fast === undefined) return Promise.resolve(planned).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
-      return proceed(c, next, { paginator: pages, plan: planned, url });
+      return paginator.plan(query, planOptions).then((plan) => proceed(c, next, { paginator: pages, plan, url }));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -106,10 +103,7 @@ export function sendPage<Row>(c: Context, rows: readonly Row[], options?: SendPa
     const total = options?.total;
     const { paginator, plan, url } = state;
     const pageOptions = total === undefined ? { url } : { url, total };
-    const fast = maybeSyncVariant(paginator.page);
-    const page = fast !== undefined ? fast(plan, rows as readonly never[], pageOptions) : paginator.page(plan, rows as readonly never[], pageOptions);
-    if (page instanceof Promise || fast === undefined) return Promise.resolve(page).then((paged) => pageResponse(c, paged));
-    return Promise.resolve(pageResponse(c, page));
+    return paginator.page(plan, rows as readonly never[], pageOptions).then((paged) => pageResponse(c, paged));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -77,8 +77,8 @@ export const NO_LEASE: ReleaseLease = () => {};
 
 /** An in-flight limit, the guard's `concurrency` option. */
 export interface ConcurrencyLimit {
-  /** Takes a lease for `key`; throws `concurrency_limited` (429) when `max` are at work. */
-  acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease>;
+  /** Takes a lease for `key`; rejects with `concurrency_limited` (429) when `max` are at work. */
+  acquire(key: VerifiedKey): Promise<ReleaseLease>;
 }
 
 /** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
@@ -116,77 +116,62 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   // Whether the last store call failed: the outage is logged once, and its end once.
   let storeDown = false;
 
-  function acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
+  async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
     const owner = key.owner ?? null;
     const ownerLimit = owner === null || ownerMax === undefined ? undefined : limitOf(typeof ownerMax === 'function' ? ownerMax(owner, key) : ownerMax, 'ownerMax(owner)');
-    if (ownerLimit === undefined || owner === null) return keyLimit === undefined ? NO_LEASE : take(`key:${key.id}`, keyLimit, 'key', headers);
-    if (keyLimit === undefined) return take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
-    // Both: the key's lease first; the owner's refusal gives it back.
-    const withOwner = (releaseKey: ReleaseLease): ReleaseLease | Promise<ReleaseLease> => {
-      const both = (releaseOwner: ReleaseLease): ReleaseLease => () => (releaseKey(), releaseOwner());
-      const refusedByOwner = (error: unknown): never => {
-        releaseKey();
-        throw error;
-      };
-      let ownerLease: ReleaseLease | Promise<ReleaseLease>;
-      try {
-        ownerLease = take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
-      } catch (error) {
-        return refusedByOwner(error);
-      }
-      return ownerLease instanceof Promise ? ownerLease.then(both, refusedByOwner) : both(ownerLease);
-    };
-    const keyLease = take(`key:${key.id}`, keyLimit, 'key', headers);
-    return keyLease instanceof Promise ? keyLease.then(withOwner) : withOwner(keyLease);
+    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(`key:${key.id}`, keyLimit, 'key');
+    if (ownerLimit === undefined || owner === null) return releaseKey;
+    // The key's lease first; the owner's refusal gives it back.
+    let releaseOwner: ReleaseLease;
+    try {
+      releaseOwner = await take(`owner:${owner.id}`, ownerLimit, 'owner');
+    } catch (error) {
+      releaseKey();
+      throw error;
+    }
+    if (releaseKey === NO_LEASE) return releaseOwner;
+    return () => (releaseKey(), releaseOwner());
   }
 
-  /** One lease on `holder`: the function that gives it back, or a throw (refused, or the store failed closed). */
-  function take(holder: string, limit: number, whose: 'key' | 'owner', headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
+  /** One lease on `holder`: the function that gives it back, or a rejection (refused, or the store failed closed). */
+  async function take(holder: string, limit: number, whose: 'key' | 'owner'): Promise<ReleaseLease> {
     const leaseId = `${instance}:${(issued += 1)}`;
-    const granted = (decision: LeaseDecision): ReleaseLease => {
-      if (storeDown) {
-        storeDown = false;
-        logger.warn({ mode: onStoreError }, 'in-flight store answers again');
-      }
-      if (!decision.acquired) throw refusal(limit, whose, headers);
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        // Off the response path: a failed give-back leaves the lease to expire.
-        try {
-          const done = store.release(holder, leaseId);
-          if (done instanceof Promise) done.catch(() => {});
-        } catch {
-          // Same: the lease expires after leaseTtlSeconds.
-        }
-      };
-    };
-    const failed = (cause: unknown): ReleaseLease => {
+    let decision: LeaseDecision;
+    try {
+      decision = await store.acquire(holder, leaseId, limit, ttlMs);
+    } catch (cause) {
       if (!storeDown) {
         storeDown = true;
         const answer = onStoreError === 'open' ? 'admitting requests without a lease (the in-flight cap is not enforced)' : 'refusing requests with 503';
         logger.warn({ mode: onStoreError, error: errorLine(cause) }, `in-flight store failed; ${answer} until it answers again`);
       }
       if (onStoreError === 'open') return NO_LEASE;
-      throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { ...headers, 'retry-after': String(retryAfterSeconds) } });
-    };
-    let decision: LeaseDecision | Promise<LeaseDecision>;
-    try {
-      decision = store.acquire(holder, leaseId, limit, ttlMs);
-    } catch (error) {
-      return failed(error);
+      throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { 'retry-after': String(retryAfterSeconds) } });
     }
-    return decision instanceof Promise ? decision.then(granted, failed) : granted(decision);
+    if (storeDown) {
+      storeDown = false;
+      logger.warn({ mode: onStoreError }, 'in-flight store answers again');
+    }
+    if (!decision.acquired) {
+      throw new KeysetError('concurrency_limited', {
+        detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
+        extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
+        headers: { 'retry-after': String(retryAfterSeconds) },
+      });
+    }
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      // Off the response path: a failed give-back leaves the lease to expire.
+      giveBack(holder, leaseId).catch(() => {});
+    };
   }
 
-  function refusal(limit: number, whose: 'key' | 'owner', headers: Record<string, string>): KeysetError {
-    return new KeysetError('concurrency_limited', {
-      detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
-      extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
-      headers: { ...headers, 'retry-after': String(retryAfterSeconds) },
-    });
+  /** The store's release, a synchronous throw included, as one promise. */
+  async function giveBack(holder: string, leaseId: string): Promise<void> {
+    await store.release(holder, leaseId);
   }
 
   return Object.freeze({ acquire });

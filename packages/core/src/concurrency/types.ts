@@ -4,8 +4,6 @@
  * instance that died ends on its own (docs/rate-limits.md, "In-flight limits").
  * @module
  */
-import type { MaybePromise } from '../maybe-promise.ts';
-
 /** The store's answer to `acquire`. */
 export interface LeaseDecision {
   /** Whether the lease was taken. */
@@ -27,7 +25,7 @@ export interface ConcurrencyStore {
    * Prunes the holder's expired leases, then takes `leaseId` for `ttlMs` if fewer than
    * `max` live leases remain. Never takes more than `max`, whoever else calls at once.
    */
-  acquire(holder: string, leaseId: string, max: number, ttlMs: number): MaybePromise<LeaseDecision>;
+  acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision | Promise<LeaseDecision>;
   /** Gives a lease back; a lease already expired or released is a no-op. */
-  release(holder: string, leaseId: string): MaybePromise<void>;
+  release(holder: string, leaseId: string): void | Promise<void>;
 }

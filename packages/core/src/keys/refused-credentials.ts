@@ -1,5 +1,5 @@
 /**
- * What a client that has no valid key can make the server spend (issue 24, item 6). The
+ * What a client that has no valid key can make the server spend. The
  * checksum is public, so anyone can make unlimited distinct keys that pass it, and each
  * unknown one costs a key store lookup (5,000 of them cost 5,010 database transactions at
  * 4,376 req/s from one address). Refused credentials (`invalid_api_key`: malformed, bad
@@ -74,8 +74,8 @@ export interface RefusedCredentialLimit {
    * answered, or `undefined` when the address is not being watched (nothing to call).
    */
   admit(address: string | undefined): (() => void) | undefined;
-  /** A credential from `address` was refused with `error`: counts it, then rethrows `error`, or the 429 once over. */
-  refused(address: string | undefined, error: unknown): never | Promise<never>;
+  /** A credential from `address` was refused with `error`: counts it, then rejects with `error`, or the 429 once over. */
+  refused(address: string | undefined, error: unknown): Promise<never>;
 }
 
 /** What this instance knows of an address that sent a refused credential. */
@@ -210,22 +210,17 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     throw error;
   }
 
-  function refused(address: string | undefined, error: unknown): never | Promise<never> {
+  async function refused(address: string | undefined, error: unknown): Promise<never> {
     if (address === undefined || !isKeysetError(error) || error.code !== 'invalid_api_key') throw error;
     const key = refusalKey(address);
     watch(key, clock());
-    let result: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    let decisions: RateLimitDecision[];
     try {
-      result = decider.decide(`refused:${key}`, policy);
+      decisions = await decider.decide(`refused:${key}`, policy);
     } catch (failure) {
       return notCounted(error, failure);
     }
-    return result instanceof Promise
-      ? result.then(
-          (answer) => counted(key, address, error, answer),
-          (failure: unknown) => notCounted(error, failure),
-        )
-      : counted(key, address, error, result);
+    return counted(key, address, error, decisions);
   }
 
   return Object.freeze({ admit, refused });
