@@ -150,9 +150,10 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     let release: ReleaseLease = NO_LEASE;
     try {
       const key = await identify(request, clientAddress);
-      await authorize(key, route);
-      release = await lease(key, route);
-      const headers = await spend(key, route);
+      const refusal = scopeRefusal(key, route);
+      if (refusal !== undefined) await refuse(key, route, refusal);
+      if (concurrency !== undefined) release = await lease(key, route, concurrency);
+      const { headers } = await limits(key, route);
       const admitted: ApiKeyGuardResult = { key, headers, clientAddress, release };
       // The adapter's now: it releases the lease when the response is finished.
       release = NO_LEASE;
@@ -183,20 +184,20 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     }
   }
 
-  /** Scopes: the 403, counted against the key's rate limits (see `refuse`). */
-  async function authorize(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<void> {
+  /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `refuse`). */
+  function scopeRefusal(key: VerifiedKey, route: ApiKeyGuardCheckOptions): unknown {
     try {
       keyring.authorize(key, route.scopes);
+      return undefined;
     } catch (refusal) {
-      await refuse(key, route, refusal);
+      return refusal;
     }
   }
 
   /** The in-flight lease; past the cap, the 429, counted against the key's rate limits (see `refuse`). */
-  async function lease(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<ReleaseLease> {
-    if (concurrency === undefined) return NO_LEASE;
+  async function lease(key: VerifiedKey, route: ApiKeyGuardCheckOptions, inFlight: ConcurrencyLimit): Promise<ReleaseLease> {
     try {
-      return await concurrency.acquire(key);
+      return await inFlight.acquire(key);
     } catch (error) {
       if (isKeysetError(error) && error.code === 'concurrency_limited') await refuse(key, route, error);
       throw error;
@@ -204,9 +205,8 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   }
 
   /** Limits and quotas, which belong to the identity (both secrets of a rotation share them): the headers to send. */
-  async function spend(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<Record<string, string>> {
-    if (limiter === undefined) return {};
-    return (await limiter.check(key.id, policiesOf(key), limiterOptions(key, route))).headers;
+  function limits(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<{ headers: Record<string, string> }> {
+    return limiter === undefined ? Promise.resolve({ headers: {} }) : limiter.check(key.id, policiesOf(key), limiterOptions(key, route));
   }
 
   /**

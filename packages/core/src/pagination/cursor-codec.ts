@@ -192,8 +192,11 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   // payloads) through the provider's plain `hmacSha256`. Same-process A/B on a loaded
   // 2-core machine: `pnpm bench fast-paths`.
   const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
-  const mac = async (key: Uint8Array, input: Uint8Array): Promise<string> =>
-    crypto.hmacSha256BinaryBytes !== undefined ? crypto.hmacSha256BinaryBytes(key, input) : toByteString(await crypto.hmacSha256(key, decoder.decode(input)));
+  // Callers await it either way; an async function here would add a promise per MAC
+  // for the providers that answer at once.
+  const macOfText = async (key: Uint8Array, input: Uint8Array): Promise<string> => toByteString(await crypto.hmacSha256(key, decoder.decode(input)));
+  const binaryMac = crypto.hmacSha256BinaryBytes?.bind(crypto);
+  const mac: (key: Uint8Array, input: Uint8Array) => string | Promise<string> = binaryMac ?? macOfText;
 
   // One frame per codec, reused by every encode and decode: the MAC input
   // `keyset-cursor\0 ‖ version ‖ \0 ‖ fingerprint ‖ \0 ‖ payload`, then room for the tag.
@@ -237,32 +240,10 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     return payloadAt + written;
   }
 
-  /** Whether the last 16 bytes of `bytes` are the tag of `input` under any secret, from `keys[from]` on. */
-  /** Whether the last 16 bytes of `bytes` are the tag of `input` under any secret. */
-  async function signedByUs(input: Uint8Array, bytes: Uint8Array): Promise<boolean> {
-    // One secret, the usual case: the MAC reads the frame before the first await.
-    // Several (a rotation): the frame serves other cursors meanwhile, so keep a copy.
-    const own = keys.length === 1 ? input : input.slice();
-    for (const key of keys) if (endsWithTag(bytes, await mac(key, own))) return true;
+  /** Whether the last 16 bytes of `bytes` are the tag of `input` under a secret after the first. */
+  async function signedByOthers(input: Uint8Array, bytes: Uint8Array): Promise<boolean> {
+    for (let i = 1; i < keys.length; i++) if (endsWithTag(bytes, await mac(keys[i] as Uint8Array, input))) return true;
     return false;
-  }
-
-  async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
-    if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
-    const bytes = base64.decode(text);
-    if (bytes === undefined) throw new Rejected('base64url');
-    if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
-    const version = bytes[0] as number;
-    if (version !== VERSION) throw new Rejected('version');
-    const payloadBytes = bytes.subarray(1, bytes.length - TAG_BYTES);
-    let payload: string;
-    try {
-      payload = decoder.decode(payloadBytes);
-    } catch {
-      throw new Rejected('utf-8');
-    }
-    if (!(await signedByUs(frame.subarray(0, fill(version, fingerprint, payloadBytes)), bytes))) throw new Rejected('signature');
-    return read(payload, sort);
   }
 
   /** The cursor's parts once the signature is known good: shape, types, expiry, issue time. */
@@ -299,14 +280,37 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
 
   async function decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
     try {
-      return await verify(text, fingerprint, sort);
+      if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
+      const bytes = base64.decode(text);
+      if (bytes === undefined) throw new Rejected('base64url');
+      if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
+      const version = bytes[0] as number;
+      if (version !== VERSION) throw new Rejected('version');
+      const payloadBytes = bytes.subarray(1, bytes.length - TAG_BYTES);
+      let payload: string;
+      try {
+        payload = decoder.decode(payloadBytes);
+      } catch {
+        throw new Rejected('utf-8');
+      }
+      const input = frame.subarray(0, fill(version, fingerprint, payloadBytes));
+      // The newest secret first; the MAC reads the frame before the await. The older ones
+      // (a rotation) work on a copy: the frame serves other cursors meanwhile.
+      const others = keys.length === 1 ? undefined : input.slice();
+      if (!endsWithTag(bytes, await mac(signer, input)) && (others === undefined || !(await signedByOthers(others, bytes)))) throw new Rejected('signature');
+      return read(payload, sort);
     } catch (cause) {
       throw invalid(cause);
     }
   }
 
-  /** Signs and assembles a cursor whose position is known to fit its sort spec. */
-  async function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): Promise<string> {
+  /** Signs and assembles a cursor; its position is checked against `sort` first, unless the caller knows it fits (`sort` undefined). */
+  async function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection, sort: SortSpec | undefined): Promise<string> {
+    if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
+    if (position !== null && sort !== undefined) {
+      const mismatch = positionMismatch(sort, position);
+      if (mismatch !== undefined) throw new TypeError(mismatch);
+    }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
     const tag = await mac(signer, frame.subarray(0, fill(VERSION, fingerprint, payload)));
     // The frame may hold another cursor since the await: fill it again (the same bytes).
@@ -320,20 +324,15 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     return base64.encode(frame.subarray(payloadAt - 1, end + TAG_BYTES));
   }
 
-  async function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
-    if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
-    if (position !== null) {
-      const mismatch = positionMismatch(sort, position);
-      if (mismatch !== undefined) throw new TypeError(mismatch);
-    }
-    return sign(position, fingerprint, direction);
+  function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
+    return sign(position, fingerprint, direction, sort);
   }
 
   return Object.freeze({
     encode,
     decode,
     encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): Promise<string> {
-      return sign(position, fingerprint, direction);
+      return sign(position, fingerprint, direction, undefined);
     },
   });
 }

@@ -174,7 +174,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     const request = limitRequest(key, policies, checkOptions);
     let limits;
     try {
-      limits = await rateLimits.decide(request);
+      limits = rateLimits.decided(await rateLimits.ask(request));
     } catch (error) {
       emit?.(usageEvent(request, 'unavailable', {}));
       throw error;

@@ -33,8 +33,10 @@ export interface DecidedLimits {
 
 /** Internal: not exported from the package. */
 export interface RateLimits {
-  /** Decides `request`; rejects only while the store fails closed (503). */
-  decide(request: LimitRequest): Promise<DecidedLimits>;
+  /** Asks the store about `request`: one decision per policy, the owner's after the key's; rejects only while the store fails closed (503). */
+  ask(request: LimitRequest): Promise<RateLimitDecision[]>;
+  /** The decision closest to exhaustion and the headers the store's `decisions` give. */
+  decided(decisions: RateLimitDecision[]): DecidedLimits;
 }
 
 /** Creates the rate-limit part of a limiter. */
@@ -88,13 +90,15 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
   }
 
-  async function decide(request: LimitRequest): Promise<DecidedLimits> {
+  function ask(request: LimitRequest): Promise<RateLimitDecision[]> {
     const { key, owner } = request;
     const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
-    const decisions =
-      ownerPolicies === undefined || owner === null
-        ? await stores.decide(key, policiesOf(request))
-        : await stores.decideAll(withOwner(key, policiesOf(request), owner.id, ownerPolicies));
+    return ownerPolicies === undefined || owner === null
+      ? stores.decide(key, policiesOf(request))
+      : stores.decideAll(withOwner(key, policiesOf(request), owner.id, ownerPolicies));
+  }
+
+  function decided(decisions: RateLimitDecision[]): DecidedLimits {
     const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
     // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
     const headers =
@@ -104,7 +108,7 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return { decision, decisions, headers };
   }
 
-  return Object.freeze({ decide });
+  return Object.freeze({ ask, decided });
 }
 
 /** The 429 for a request its rate limits refused, with their headers and `Retry-After`. */
