@@ -76,11 +76,8 @@ export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOption
 
   async function acquire(holder: string, leaseId: string, max: number, ttlMs: number): Promise<LeaseDecision> {
     const reply = await watch.wait(run(ACQUIRE_SCRIPT, 0, keyOf(holder), [leaseId, max, ttlMs]));
-    if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => Number.isSafeInteger(n))) {
-      throw new Error('Unexpected reply from the Redis lease script');
-    }
-    const [acquired, inFlight, now, expiresAt] = reply as [number, number, number, number];
-    return { acquired: acquired === 1, inFlight, now, expiresAt };
+    if (reply !== 0 && reply !== 1) throw new Error('Unexpected reply from the Redis lease script');
+    return { acquired: reply === 1 };
   }
 
   async function release(holder: string, leaseId: string): Promise<void> {

@@ -119,13 +119,13 @@ describe('in-flight limit', () => {
     let failing = true;
     const memory = new Map<string, Set<string>>();
     const store: ConcurrencyStore = {
-      acquire: (holder, id, max, ttlMs) => {
+      acquire: (holder, id, max) => {
         if (failing) return Promise.reject(new Error('ECONNRESET'));
         const held = memory.get(holder) ?? new Set<string>();
         memory.set(holder, held);
-        if (held.size >= max) return Promise.resolve({ acquired: false, inFlight: held.size, now: 0, expiresAt: ttlMs });
+        if (held.size >= max) return Promise.resolve({ acquired: false });
         held.add(id);
-        return Promise.resolve({ acquired: true, inFlight: held.size, now: 0, expiresAt: ttlMs });
+        return Promise.resolve({ acquired: true });
       },
       release: (holder, id) => void memory.get(holder)?.delete(id),
     };
@@ -142,7 +142,7 @@ describe('in-flight limit', () => {
 
   it('a release that fails is swallowed (the lease expires instead)', async () => {
     const store: ConcurrencyStore = {
-      acquire: (_h, _id, _max, ttlMs) => Promise.resolve({ acquired: true, inFlight: 1, now: 0, expiresAt: ttlMs }),
+      acquire: () => Promise.resolve({ acquired: true }),
       release: () => {
         throw new Error('gone');
       },

@@ -19,6 +19,8 @@ export interface MemoryConcurrencyStoreOptions {
 }
 
 const STORE_OPTIONS = { clock: true } as const satisfies KnownOptions<MemoryConcurrencyStoreOptions>;
+const TAKEN: LeaseDecision = Object.freeze({ acquired: true });
+const REFUSED: LeaseDecision = Object.freeze({ acquired: false });
 
 /**
  * Creates an in-memory lease store (synchronous answers). For several instances use
@@ -38,19 +40,11 @@ export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOpti
   function acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision {
     const now = clock();
     let leases = holders.get(holder);
-    let oldest = Infinity;
-    if (leases !== undefined) {
-      for (const [id, expiresAt] of leases) {
-        if (expiresAt <= now) leases.delete(id);
-        else if (expiresAt < oldest) oldest = expiresAt;
-      }
-    }
-    const live = leases?.size ?? 0;
-    if (live >= max) return { acquired: false, inFlight: live, now, expiresAt: oldest === Infinity ? now : oldest };
+    if (leases !== undefined) for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
+    if ((leases?.size ?? 0) >= max) return REFUSED;
     if (leases === undefined) holders.set(holder, (leases = new Map()));
-    const expiresAt = now + ttlMs;
-    leases.set(leaseId, expiresAt);
-    return { acquired: true, inFlight: live + 1, now, expiresAt };
+    leases.set(leaseId, now + ttlMs);
+    return TAKEN;
   }
 
   function release(holder: string, leaseId: string): void {

@@ -8,12 +8,6 @@
 export interface LeaseDecision {
   /** Whether the lease was taken. */
   readonly acquired: boolean;
-  /** Live leases of the holder after this call (expired ones pruned first), this one included when taken. */
-  readonly inFlight: number;
-  /** The store's clock when it decided, in ms (the memory store's clock, Redis `TIME`). */
-  readonly now: number;
-  /** When this lease expires (taken), or when the holder's oldest live lease does (refused), in the store's ms. */
-  readonly expiresAt: number;
 }
 
 /**

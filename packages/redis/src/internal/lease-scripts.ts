@@ -6,22 +6,19 @@
 
 /**
  * KEYS[1] the holder's set; ARGV lease id, max, ttl ms.
- * Returns { acquired (0/1), live leases, now, expiry of this lease or of the oldest live one }.
+ * Returns 1 when the lease was taken, 0 when `max` live leases are held.
  */
 export const ACQUIRE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local live = redis.call('ZCARD', KEYS[1])
-if live >= tonumber(ARGV[2]) then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return { 0, live, now, tonumber(oldest[2]) or now }
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
 end
-local expires = now + tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], expires, ARGV[1])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[1], tonumber(last[2]))
-return { 1, live + 1, now, expires }
+return 1
 `;
 
 /** KEYS[1] the holder's set; ARGV lease id. */
