@@ -12,6 +12,8 @@ import { createKeyring } from '../keys/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { ConcurrencyStore } from './types.ts';
+import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
+import { nodeCrypto } from '../crypto/crypto.node.ts';
 
 const quiet = { warn() {}, error() {} };
 
@@ -182,6 +184,20 @@ describe('in-flight limit', () => {
     // Everything given back: k2's max of 2 and the owner's 3 all free again.
     const again = await Promise.all([check(k2 as string), check(k2 as string), check(k3 as string)]);
     expect(again).toHaveLength(3);
+  });
+
+  it('draws its lease ids from the injected crypto provider, as every factory does', async () => {
+    const ids: string[] = [];
+    const memory = createMemoryConcurrencyStore();
+    const store: ConcurrencyStore = {
+      acquire: (holder, id, max, ttlMs) => (ids.push(id), memory.acquire(holder, id, max, ttlMs)),
+      release: (holder, id) => memory.release(holder, id),
+    };
+    const fixed = { ...nodeCrypto, randomBytes: (n: number) => new Uint8Array(n).fill(0xab) };
+    const { a, check } = await world({ max: 2, store, crypto: fixed });
+    (await check(a)).release?.();
+    (await check(a)).release?.();
+    expect(ids).toEqual([`${'ab'.repeat(16)}:1`, `${'ab'.repeat(16)}:2`]);
   });
 
   it('options are checked when the limit is made; the guard takes only a built limit', async () => {

@@ -14,6 +14,9 @@ import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { defaultCrypto } from '../internal/default-crypto.ts';
+import { toHex } from '../internal/hex.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
@@ -67,6 +70,11 @@ export interface ConcurrencyOptions {
    * @default console.warn
    */
   logger?: RateLimitLogger;
+  /**
+   * Cryptography provider: 16 random bytes name this limit's leases, unique across instances.
+   * @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere)
+   */
+  crypto?: CryptoProvider;
 }
 
 /** Gives a request's lease back; calling it again does nothing. */
@@ -82,7 +90,7 @@ export interface ConcurrencyLimit {
 }
 
 /** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
-const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true } as const satisfies KnownOptions<ConcurrencyOptions>;
+const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true, crypto: true } as const satisfies KnownOptions<ConcurrencyOptions>;
 
 /**
  * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`
@@ -96,7 +104,7 @@ const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSe
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createConcurrencyLimit needs { max, ownerMax?, store?, leaseTtlSeconds? }');
   assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
-  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger } = options;
+  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger, crypto = defaultCrypto } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
   if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
   if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
@@ -109,9 +117,10 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   if (!Number.isSafeInteger(retryAfterSeconds) || retryAfterSeconds < 1) throw new ConfigError(`concurrency.retryAfterSeconds must be an integer ≥ 1, got ${String(retryAfterSeconds)}`);
   if (onStoreError !== 'open' && onStoreError !== 'closed') throw new ConfigError(`concurrency.onStoreError must be 'open' or 'closed', got ${JSON.stringify(onStoreError)}`);
   if (typeof logger?.warn !== 'function') throw new ConfigError('concurrency.logger must have a warn(details, message) method (a pino logger fits)');
+  if (typeof crypto?.randomBytes !== 'function') throw new ConfigError('concurrency.crypto must be a CryptoProvider (randomBytes)');
   const ttlMs = Math.ceil(leaseTtlSeconds * 1000);
   // Lease ids: this limiter's random id and a counter, unique across instances.
-  const instance = crypto.randomUUID();
+  const instance = toHex(crypto.randomBytes(16));
   let issued = 0;
   // Whether the last store call failed: the outage is logged once, and its end once.
   let storeDown = false;
