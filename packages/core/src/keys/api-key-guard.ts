@@ -24,7 +24,7 @@
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
 import type { RateLimitCheckOptions, RateLimiter } from '../rate-limit/types.ts';
-import { createRefusedCredentialLimit, type RefusedCredentialsOptions } from './refused-credentials.ts';
+import { createRefusedCredentialLimit, refusalBucket, type RefusedCredentialsOptions } from './refused-credentials.ts';
 import type { VerifiedKey } from './key-record.ts';
 import { limiterOptions, policiesOf, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
@@ -146,10 +146,11 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
 
   async function check(request: ApiKeyGuardRequest, route: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): Promise<ApiKeyGuardResult> {
     const clientAddress = resolveClientAddress(request);
-    const settle = gate(clientAddress);
+    const bucket = refusalBucket(clientAddress, request);
+    const settle = gate(bucket);
     let release: ReleaseLease = NO_LEASE;
     try {
-      const key = await identify(request, clientAddress);
+      const key = await identify(request, clientAddress, bucket);
       const refusal = scopeRefusal(key, route);
       if (refusal !== undefined) await refuse(key, route, refusal);
       if (concurrency !== undefined) release = await lease(key, route, concurrency);
@@ -169,18 +170,18 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
    * returns what to call once the request is answered (a watched address's requests in
    * flight are counted).
    */
-  function gate(clientAddress: string | undefined): () => void {
-    return refusals?.admit(clientAddress) ?? NOTHING_TO_SETTLE;
+  function gate(bucket: string | undefined): () => void {
+    return refusals?.admit(bucket) ?? NOTHING_TO_SETTLE;
   }
 
-  /** The caller, or the 400/401/403/503 of `authenticate`; a refused key counts against its address's budget. */
-  async function identify(request: ApiKeyGuardRequest, clientAddress: string | undefined): Promise<VerifiedKey> {
+  /** The caller, or the 400/401/403/503 of `authenticate`; a refused key counts against its address's budget (`bucket`). */
+  async function identify(request: ApiKeyGuardRequest, clientAddress: string | undefined, bucket: string | undefined): Promise<VerifiedKey> {
     const authRequest: AuthenticateRequest = { authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress };
     try {
       return await keyring.authenticate(authRequest, identifyOptions);
     } catch (error) {
       if (refusals === undefined) throw error;
-      return refusals.refused(clientAddress, error);
+      return refusals.refused(bucket, error);
     }
   }
 

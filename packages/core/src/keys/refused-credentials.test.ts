@@ -132,9 +132,24 @@ describe('refused credentials per client address', () => {
     expect(statuses.filter((status) => status === 429).length).toBe(500 - (lookups - 1));
   });
 
-  it('a request whose address is unknown is not counted', async () => {
+  it('a request that carries no address at all (the runtime gives none) is not counted', async () => {
     const w = await world({ limit: 1, windowSeconds: 3600 });
     expect(await flood(w, 20, 0, {})).toEqual({ 401: 20 });
+  });
+
+  it('requests whose address cannot be parsed share one bucket: 300 refused keys reach the store 60 times, not 300', async () => {
+    // A trusted proxy that writes `X-Forwarded-For: unknown` (or junk): the client cannot
+    // be told apart, so all such requests are counted together rather than not at all.
+    const proxied = await world(undefined, { trustProxy: { hops: 1 } });
+    const statuses = await flood(proxied, 300, 1, { remoteAddress: '10.0.0.1', forwardedFor: 'unknown' });
+    expect(proxied.lookups()).toBeLessThanOrEqual(60 + 1);
+    expect(statuses[429]).toBeGreaterThanOrEqual(300 - 61);
+    // Another unparsable spelling is the same bucket; a client with an address is not.
+    expect((await proxied.send(`ApiKey ${generateKey(PREFIX)}`, { remoteAddress: '10.0.0.1', forwardedFor: 'garbage, also-garbage' })).status).toBe(429);
+    expect((await proxied.send(`ApiKey ${proxied.valid}`, { remoteAddress: '10.0.0.1', forwardedFor: '198.51.100.10' })).status).toBe(200);
+    // A peer address that is not an address at all, without a proxy: the same rule.
+    const direct = await world({ limit: 2, windowSeconds: 3600 });
+    expect(await flood(direct, 5, 0, { remoteAddress: 'not-an-ip' })).toEqual({ 401: 2, 429: 3 });
   });
 
   it('a shared store counts across instances: the budget plus at most one lookup per instance', async () => {

@@ -19,14 +19,19 @@
  * first refusal of the window was counted.
  *
  * Addresses are the guard's client addresses (`trustProxy` rules); an IPv6 address counts
- * by its /64 (one customer's network, which hands out the other 2^64 addresses freely). A
- * request whose address is unknown is not counted: there is nothing to count it by.
+ * by its /64 (one customer's network, which hands out the other 2^64 addresses freely).
+ * Requests whose address cannot be read (a trusted proxy that writes `X-Forwarded-For:
+ * unknown`, a peer that is not an address) share one bucket: exempting them would let
+ * anyone behind such a proxy make the store work without end. A request that carries no
+ * address at all (an adapter given none) is not counted: every request of such a
+ * deployment would share the bucket, and one bad client would lock out all the others.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { createFailureLog } from '../internal/failure-log.ts';
 import { formatIp, parseIp } from '../net/ip-address.ts';
+import type { ClientAddressInput } from '../net/client-address.ts';
 import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
 import { createStoreDecider } from '../rate-limit/store-decider.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitStore } from '../rate-limit/types.ts';
@@ -96,6 +101,20 @@ export const REFUSED_CREDENTIALS_DEFAULTS: Readonly<{ limit: number; windowSecon
   windowSeconds: 60,
   maxTracked: 10_000,
 });
+
+/** The one bucket of every request whose address cannot be read. */
+export const UNREADABLE_ADDRESS = 'unreadable-address';
+
+/**
+ * What a request's refused credentials are counted under: its resolved address, the
+ * shared bucket when it carried a peer address that resolved to nothing, or `undefined`
+ * (not counted) when it carried none.
+ */
+export function refusalBucket(clientAddress: string | undefined, request: ClientAddressInput): string | undefined {
+  if (clientAddress !== undefined) return clientAddress;
+  const peer = request.remoteAddress;
+  return typeof peer === 'string' && peer !== '' ? UNREADABLE_ADDRESS : undefined;
+}
 
 /** What an address is counted by: IPv4 as is, IPv6 by its /64. */
 export function refusalKey(address: string): string {
