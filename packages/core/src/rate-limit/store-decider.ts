@@ -12,7 +12,7 @@ import { type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { gcraParameters } from './gcra.ts';
-import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
+import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 import { errorLine } from '../internal/console-warn.ts';
 
@@ -70,12 +70,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
     return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
   }
 
-  async function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
-    if (!down && !Array.isArray(p)) {
-      // The memory store's single-pair variant, when `store.decide` is still its own.
-      const single = singlePairVariant(store.decide);
-      if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
-    }
+  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
     return decideAll(requestsOf(key, p));
   }
 
@@ -100,19 +95,6 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
       return failed(error, requests, askedAt ?? performance.now());
     } finally {
       if (probe) probing = false;
-    }
-  }
-
-  /**
-   * `decide` for one policy while the store is up, through the store's single-pair variant
-   * (the memory store's, which answers at once): the same steps, with the request list
-   * built only if it fails.
-   */
-  function decideSingle(single: DecideSinglePair, key: string, policy: RateLimitPolicy): RateLimitDecision[] {
-    try {
-      return checked(single(key, policy, 1), 1);
-    } catch (error) {
-      return failed(error, requestsOf(key, policy), performance.now());
     }
   }
 
