@@ -92,6 +92,26 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
     expect(ttl).toBeLessThanOrEqual(300);
   });
 
+  it('renews a live lease by Redis time; an expired or released one stays gone', async () => {
+    const store = createRedisConcurrencyStore({ redis: one, prefix });
+    expect((await store.acquire('renew', 'a', 1, 300)).acquired).toBe(true);
+    // Renewed every 100 ms for three times its time to live: still holding the slot.
+    for (let i = 0; i < 9; i++) {
+      await sleep(100);
+      expect(await store.renew('renew', 'a', 300)).toBe(true);
+      expect((await store.acquire('renew', `b${i}`, 1, 300)).acquired).toBe(false);
+    }
+    const ttl = await one.pttl(store.keyOf('renew'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(300);
+    // Not renewed any more (its instance died): gone within one time to live.
+    await sleep(350);
+    expect(await store.renew('renew', 'a', 300)).toBe(false);
+    expect((await store.acquire('renew', 'c', 1, 300)).acquired).toBe(true);
+    await store.release('renew', 'c');
+    expect(await store.renew('renew', 'c', 300)).toBe(false);
+  });
+
   it('reloads its scripts after SCRIPT FLUSH', async () => {
     const store = createRedisConcurrencyStore({ redis: one, prefix });
     await store.acquire('flush', 'a', 2, 60_000);

@@ -16,6 +16,7 @@ import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 
 const quiet = { warn() {}, error() {} };
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function world(concurrency: ConcurrencyOptions | undefined, extra: Partial<ApiKeyGuardOptions> = {}) {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
@@ -184,6 +185,40 @@ describe('in-flight limit', () => {
     // Everything given back: k2's max of 2 and the owner's 3 all free again.
     const again = await Promise.all([check(k2 as string), check(k2 as string), check(k3 as string)]);
     expect(again).toHaveLength(3);
+  });
+
+  it('renews a lease while its request is at work: held three times its time to live, the cap stays full', async () => {
+    // Real time, short leases (0.6 s, renewed every 0.2 s): a stream three times longer
+    // than its lease admits no extra request until it ends.
+    const store = createMemoryConcurrencyStore();
+    const { a, check } = await world({ max: 1, store, leaseTtlSeconds: 0.6 });
+    const stream = await check(a);
+    for (let i = 0; i < 6; i++) {
+      await sleep(300);
+      await expect(check(a)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    }
+    stream.release?.();
+    const next = await check(a);
+    next.release?.();
+    // A lease nobody renews (its instance died) ends within one time to live.
+    expect(store.acquire('key:dead', 'x', 1, 600)).toEqual({ acquired: true });
+    await sleep(650);
+    expect(store.acquire('key:dead', 'y', 1, 600)).toEqual({ acquired: true });
+  });
+
+  it('the memory store renews only a live lease', () => {
+    let now = 0;
+    const store = createMemoryConcurrencyStore({ clock: () => now });
+    store.acquire('key:a', 'l1', 1, 1000);
+    now = 900;
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(true);
+    now = 1500; // past the first expiry, within the renewed one
+    expect(store.acquire('key:a', 'l2', 1, 1000)).toEqual({ acquired: false });
+    now = 1900;
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(false);
+    expect(store.renew?.('key:a', 'unknown', 1000)).toBe(false);
+    store.release('key:a', 'l1');
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(false);
   });
 
   it('draws its lease ids from the injected crypto provider, as every factory does', async () => {

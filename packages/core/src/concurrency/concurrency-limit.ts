@@ -46,8 +46,9 @@ export interface ConcurrencyOptions {
   store?: ConcurrencyStore;
   /**
    * How long a lease lasts when it is never given back (its instance died): the key's
-   * requests count against `max` until then. Set it above your slowest request: a request
-   * still at work when its lease expires no longer counts.
+   * requests count against `max` until then. While its request is at work, a lease is
+   * renewed every third of this time (with a store that can, as the memory and Redis
+   * stores can), so a stream of any length keeps its slot.
    * @default 60
    */
   leaseTtlSeconds?: number;
@@ -124,6 +125,12 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   let issued = 0;
   // Whether the last store call failed: the outage is logged once, and its end once.
   let storeDown = false;
+  // The leases of requests at work (lease id → holder), renewed together every third of
+  // their time to live by one timer that runs only while there are any: a long stream
+  // keeps its slot, and an instance that dies stops renewing, so its leases still end
+  // within one time to live.
+  const working = new Map<string, string>();
+  let renewal: ReturnType<typeof setInterval> | undefined;
 
   async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
@@ -169,10 +176,12 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
         headers: { 'retry-after': String(retryAfterSeconds) },
       });
     }
+    track(leaseId, holder);
     let held = true;
     return () => {
       if (!held) return;
       held = false;
+      untrack(leaseId);
       // Off the response path: a failed give-back leaves the lease to expire.
       giveBack(holder, leaseId).catch(() => {});
     };
@@ -181,6 +190,34 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   /** The store's release, a synchronous throw included, as one promise. */
   async function giveBack(holder: string, leaseId: string): Promise<void> {
     await store.release(holder, leaseId);
+  }
+
+  function track(leaseId: string, holder: string): void {
+    if (store.renew === undefined) return;
+    working.set(leaseId, holder);
+    if (renewal !== undefined) return;
+    renewal = setInterval(renewAll, Math.max(1, Math.floor(ttlMs / 3)));
+    // A process is not kept alive for renewals alone (Node's timers have unref; others need none).
+    (renewal as unknown as { unref?: () => void }).unref?.();
+  }
+
+  function untrack(leaseId: string): void {
+    if (!working.delete(leaseId) || working.size > 0 || renewal === undefined) return;
+    clearInterval(renewal);
+    renewal = undefined;
+  }
+
+  function renewAll(): void {
+    for (const [leaseId, holder] of working) {
+      // A lease the store no longer holds (it expired meanwhile) is not renewed again; a
+      // store that fails is asked again next time, until the lease expires.
+      renewOne(holder, leaseId).then((live) => live || untrack(leaseId), () => {});
+    }
+  }
+
+  /** The store's renew, a synchronous throw included, as one promise. */
+  async function renewOne(holder: string, leaseId: string): Promise<boolean> {
+    return (await store.renew?.(holder, leaseId, ttlMs)) === true;
   }
 
   return Object.freeze({ acquire });

@@ -47,6 +47,17 @@ export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOpti
     return TAKEN;
   }
 
+  function renew(holder: string, leaseId: string, ttlMs: number): boolean {
+    const leases = holders.get(holder);
+    const expiresAt = leases?.get(leaseId);
+    if (leases === undefined || expiresAt === undefined) return false;
+    const now = clock();
+    // Expired is expired: the next acquire would have pruned it.
+    if (expiresAt <= now) return false;
+    leases.set(leaseId, now + ttlMs);
+    return true;
+  }
+
   function release(holder: string, leaseId: string): void {
     const leases = holders.get(holder);
     if (leases === undefined) return;
@@ -54,5 +65,5 @@ export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOpti
     if (leases.size === 0) holders.delete(holder);
   }
 
-  return Object.freeze({ acquire, release });
+  return Object.freeze({ acquire, release, renew });
 }

@@ -22,4 +22,10 @@ export interface ConcurrencyStore {
   acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision | Promise<LeaseDecision>;
   /** Gives a lease back; a lease already expired or released is a no-op. */
   release(holder: string, leaseId: string): void | Promise<void>;
+  /**
+   * Moves a live lease's expiry to `ttlMs` from now; `false` when the lease is no longer
+   * live (expired, released). The limit renews the leases of requests still at work every
+   * third of their time to live. A store without it: leases are never renewed.
+   */
+  renew?(holder: string, leaseId: string, ttlMs: number): boolean | Promise<boolean>;
 }
