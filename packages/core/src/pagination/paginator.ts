@@ -294,7 +294,10 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     }
     // The first page is the URL without a cursor, unless that means offset mode here.
     const start = prev === null || modeOptions.defaultMode === 'cursor' ? null : startCursor(plan);
-    const [nextCursor, prevCursor, firstCursor] = [await next, await prev, await start];
+    // A cursor not needed is null, not a promise: awaiting it would cost a turn for nothing.
+    const nextCursor = next === null ? null : await next;
+    const prevCursor = prev === null ? null : await prev;
+    const firstCursor = start === null ? null : await start;
     const headers: Record<string, string> = {};
     const links: PageLinkTarget[] = [];
     if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
