@@ -1,7 +1,7 @@
 /**
  * In-flight leases on a real Redis: the lease store contract (any interleaving of acquire,
- * release and crash from two clients, checked against Redis TIME as each answer reports
- * it), a burst from two clients at once, a crashed holder admitted again at its leases'
+ * release and crash from two clients, checked against Redis TIME read around each
+ * acquire), a burst from two clients at once, a crashed holder admitted again at its leases'
  * expiry and not before, NOSCRIPT recovery, and the set expiring with its last lease.
  */
 import fc from 'fast-check';
@@ -15,6 +15,11 @@ let two: Redis;
 const run = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const prefix = `keyset:test:inflight:${run}:`;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Redis `TIME` in ms, as the lease script reads it. */
+const redisNow = async (): Promise<number> => {
+  const [seconds, micros] = await one.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+};
 
 const url = await redisUrl();
 
@@ -39,7 +44,7 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
       fc.asyncProperty(fc.array(leaseCommand, { maxLength: 40 }), fc.integer({ min: 1, max: 3 }), async (commands, max) => {
         round += 1;
         const clients = [createRedisConcurrencyStore({ redis: one, prefix }), createRedisConcurrencyStore({ redis: two, prefix })] as const;
-        await runLeaseCommands(clients, commands, { max, ttlMs: 120, namespace: `p${round}`, wait: sleep });
+        await runLeaseCommands(clients, commands, { max, ttlMs: 120, namespace: `p${round}`, wait: sleep, now: redisNow });
       }),
       { numRuns: 25 },
     );
@@ -49,23 +54,27 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
     const stores = [createRedisConcurrencyStore({ redis: one, prefix }), createRedisConcurrencyStore({ redis: two, prefix })];
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (stores[i % 2] as (typeof stores)[0]).acquire('burst', `l${i}`, 5, 60_000)));
     expect(answers.filter((a) => a.acquired)).toHaveLength(5);
-    expect(Math.max(...answers.map((a) => a.inFlight))).toBe(5);
+    expect((await stores[0]!.acquire('burst', 'late', 5, 60_000)).acquired).toBe(false);
   });
 
   it('a holder whose instance died is admitted again at its leases expiry, not before', async () => {
     const dead = createRedisConcurrencyStore({ redis: one, prefix });
     const alive = createRedisConcurrencyStore({ redis: two, prefix });
+    const takenFrom = await redisNow();
     const taken = await Promise.all([dead.acquire('crash', 'a', 2, 400), dead.acquire('crash', 'b', 2, 400)]);
-    const expiry = Math.max(...taken.map((t) => t.expiresAt));
-    // The instance is gone: nothing is released. Ask until admitted.
+    const takenTo = await redisNow();
+    expect(taken.every((t) => t.acquired)).toBe(true);
+    // The instance is gone: nothing is released. Ask until admitted: never before the
+    // first lease can have expired (Redis time), never refused after both surely have.
     for (;;) {
+      const before = await redisNow();
       const answer = await alive.acquire('crash', `retry${Date.now()}`, 2, 400);
+      const after = await redisNow();
       if (answer.acquired) {
-        expect(answer.now).toBeGreaterThanOrEqual(Math.min(...taken.map((t) => t.expiresAt)));
-        expect(answer.inFlight).toBe(answer.now >= expiry ? 1 : 2);
+        expect(after).toBeGreaterThanOrEqual(takenFrom + 400);
         break;
       }
-      expect(answer.now).toBeLessThan(Math.min(...taken.map((t) => t.expiresAt)));
+      expect(before).toBeLessThan(takenTo + 400);
       await sleep(20);
     }
   });
@@ -83,6 +92,26 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
     expect(ttl).toBeLessThanOrEqual(300);
   });
 
+  it('renews a live lease by Redis time; an expired or released one stays gone', async () => {
+    const store = createRedisConcurrencyStore({ redis: one, prefix });
+    expect((await store.acquire('renew', 'a', 1, 300)).acquired).toBe(true);
+    // Renewed every 100 ms for three times its time to live: still holding the slot.
+    for (let i = 0; i < 9; i++) {
+      await sleep(100);
+      expect(await store.renew('renew', 'a', 300)).toBe(true);
+      expect((await store.acquire('renew', `b${i}`, 1, 300)).acquired).toBe(false);
+    }
+    const ttl = await one.pttl(store.keyOf('renew'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(300);
+    // Not renewed any more (its instance died): gone within one time to live.
+    await sleep(350);
+    expect(await store.renew('renew', 'a', 300)).toBe(false);
+    expect((await store.acquire('renew', 'c', 1, 300)).acquired).toBe(true);
+    await store.release('renew', 'c');
+    expect(await store.renew('renew', 'c', 300)).toBe(false);
+  });
+
   it('reloads its scripts after SCRIPT FLUSH', async () => {
     const store = createRedisConcurrencyStore({ redis: one, prefix });
     await store.acquire('flush', 'a', 2, 60_000);
@@ -90,7 +119,8 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
     expect((await store.acquire('flush', 'b', 2, 60_000)).acquired).toBe(true);
     await one.script('FLUSH');
     await store.release('flush', 'a');
-    expect((await store.acquire('flush', 'c', 2, 60_000)).inFlight).toBe(2);
+    expect((await store.acquire('flush', 'c', 2, 60_000)).acquired).toBe(true);
+    expect((await store.acquire('flush', 'd', 2, 60_000)).acquired).toBe(false);
   });
 
   it('refuses bad options', () => {

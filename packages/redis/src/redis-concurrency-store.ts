@@ -1,6 +1,7 @@
 /**
  * In-flight leases on Redis, shared by every instance (docs/rate-limits.md, "In-flight
- * limits"): one `EVALSHA` to take a lease, one to give it back. Each holder's leases are a
+ * limits"): one `EVALSHA` to take a lease, one to give it back, one per renewal of a
+ * request still at work. Each holder's leases are a
  * sorted set `<prefix>{<holder>}` scored by expiry in Redis `TIME`, so an instance that
  * died leaves leases that stop counting at their expiry, and the set itself expires with
  * its last lease.
@@ -9,7 +10,7 @@
 import { ConfigError } from '@keyset/core';
 import { assertKnownOptions, createSilenceWatch, type KnownOptions } from '@keyset/core/adapter';
 import type { ConcurrencyStore, LeaseDecision } from '@keyset/core';
-import { ACQUIRE_SCRIPT, RELEASE_SCRIPT } from './internal/lease-scripts.ts';
+import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './internal/lease-scripts.ts';
 import { sha1Hex } from './internal/sha1.ts';
 import type { RedisScriptClient } from './redis-rate-limit-store.ts';
 
@@ -36,6 +37,7 @@ const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true } as const sa
 export interface RedisConcurrencyStore extends ConcurrencyStore {
   acquire(holder: string, leaseId: string, max: number, ttlMs: number): Promise<LeaseDecision>;
   release(holder: string, leaseId: string): Promise<void>;
+  renew(holder: string, leaseId: string, ttlMs: number): Promise<boolean>;
   /** The Redis key of a holder's leases, for operators and tests. */
   keyOf(holder: string): string;
 }
@@ -59,11 +61,11 @@ export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOption
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) throw new ConfigError(`prefix must be a string without { or }, got ${JSON.stringify(prefix)}`);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
   const watch = createSilenceWatch(timeoutMs, 'Redis concurrency store');
-  const shas = Promise.all([sha1Hex(ACQUIRE_SCRIPT), sha1Hex(RELEASE_SCRIPT)]);
+  const shas = Promise.all([sha1Hex(ACQUIRE_SCRIPT), sha1Hex(RELEASE_SCRIPT), sha1Hex(RENEW_SCRIPT)]);
 
   const keyOf = (holder: string): string => `${prefix}{${holder}}`;
 
-  async function run(script: string, which: 0 | 1, key: string, args: (string | number)[]): Promise<unknown> {
+  async function run(script: string, which: 0 | 1 | 2, key: string, args: (string | number)[]): Promise<unknown> {
     const sha = (await shas)[which];
     try {
       return await redis.evalsha(sha, 1, key, ...args);
@@ -76,16 +78,19 @@ export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOption
 
   async function acquire(holder: string, leaseId: string, max: number, ttlMs: number): Promise<LeaseDecision> {
     const reply = await watch.wait(run(ACQUIRE_SCRIPT, 0, keyOf(holder), [leaseId, max, ttlMs]));
-    if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => Number.isSafeInteger(n))) {
-      throw new Error('Unexpected reply from the Redis lease script');
-    }
-    const [acquired, inFlight, now, expiresAt] = reply as [number, number, number, number];
-    return { acquired: acquired === 1, inFlight, now, expiresAt };
+    if (reply !== 0 && reply !== 1) throw new Error('Unexpected reply from the Redis lease script');
+    return { acquired: reply === 1 };
   }
 
   async function release(holder: string, leaseId: string): Promise<void> {
     await watch.wait(run(RELEASE_SCRIPT, 1, keyOf(holder), [leaseId]));
   }
 
-  return Object.freeze({ acquire, release, keyOf });
+  async function renew(holder: string, leaseId: string, ttlMs: number): Promise<boolean> {
+    const reply = await watch.wait(run(RENEW_SCRIPT, 2, keyOf(holder), [leaseId, ttlMs]));
+    if (reply !== 0 && reply !== 1) throw new Error('Unexpected reply from the Redis lease script');
+    return reply === 1;
+  }
+
+  return Object.freeze({ acquire, release, renew, keyOf });
 }

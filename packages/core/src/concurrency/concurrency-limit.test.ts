@@ -12,8 +12,11 @@ import { createKeyring } from '../keys/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { ConcurrencyStore } from './types.ts';
+import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
+import { nodeCrypto } from '../crypto/crypto.node.ts';
 
 const quiet = { warn() {}, error() {} };
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function world(concurrency: ConcurrencyOptions | undefined, extra: Partial<ApiKeyGuardOptions> = {}) {
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live', lastUsed: false, logger: quiet });
@@ -119,13 +122,13 @@ describe('in-flight limit', () => {
     let failing = true;
     const memory = new Map<string, Set<string>>();
     const store: ConcurrencyStore = {
-      acquire: (holder, id, max, ttlMs) => {
+      acquire: (holder, id, max) => {
         if (failing) return Promise.reject(new Error('ECONNRESET'));
         const held = memory.get(holder) ?? new Set<string>();
         memory.set(holder, held);
-        if (held.size >= max) return Promise.resolve({ acquired: false, inFlight: held.size, now: 0, expiresAt: ttlMs });
+        if (held.size >= max) return Promise.resolve({ acquired: false });
         held.add(id);
-        return Promise.resolve({ acquired: true, inFlight: held.size, now: 0, expiresAt: ttlMs });
+        return Promise.resolve({ acquired: true });
       },
       release: (holder, id) => void memory.get(holder)?.delete(id),
     };
@@ -142,7 +145,7 @@ describe('in-flight limit', () => {
 
   it('a release that fails is swallowed (the lease expires instead)', async () => {
     const store: ConcurrencyStore = {
-      acquire: (_h, _id, _max, ttlMs) => Promise.resolve({ acquired: true, inFlight: 1, now: 0, expiresAt: ttlMs }),
+      acquire: () => Promise.resolve({ acquired: true }),
       release: () => {
         throw new Error('gone');
       },
@@ -182,6 +185,54 @@ describe('in-flight limit', () => {
     // Everything given back: k2's max of 2 and the owner's 3 all free again.
     const again = await Promise.all([check(k2 as string), check(k2 as string), check(k3 as string)]);
     expect(again).toHaveLength(3);
+  });
+
+  it('renews a lease while its request is at work: held three times its time to live, the cap stays full', async () => {
+    // Real time, short leases (0.6 s, renewed every 0.2 s): a stream three times longer
+    // than its lease admits no extra request until it ends.
+    const store = createMemoryConcurrencyStore();
+    const { a, check } = await world({ max: 1, store, leaseTtlSeconds: 0.6 });
+    const stream = await check(a);
+    for (let i = 0; i < 6; i++) {
+      await sleep(300);
+      await expect(check(a)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    }
+    stream.release?.();
+    const next = await check(a);
+    next.release?.();
+    // A lease nobody renews (its instance died) ends within one time to live.
+    expect(store.acquire('key:dead', 'x', 1, 600)).toEqual({ acquired: true });
+    await sleep(650);
+    expect(store.acquire('key:dead', 'y', 1, 600)).toEqual({ acquired: true });
+  });
+
+  it('the memory store renews only a live lease', () => {
+    let now = 0;
+    const store = createMemoryConcurrencyStore({ clock: () => now });
+    store.acquire('key:a', 'l1', 1, 1000);
+    now = 900;
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(true);
+    now = 1500; // past the first expiry, within the renewed one
+    expect(store.acquire('key:a', 'l2', 1, 1000)).toEqual({ acquired: false });
+    now = 1900;
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(false);
+    expect(store.renew?.('key:a', 'unknown', 1000)).toBe(false);
+    store.release('key:a', 'l1');
+    expect(store.renew?.('key:a', 'l1', 1000)).toBe(false);
+  });
+
+  it('draws its lease ids from the injected crypto provider, as every factory does', async () => {
+    const ids: string[] = [];
+    const memory = createMemoryConcurrencyStore();
+    const store: ConcurrencyStore = {
+      acquire: (holder, id, max, ttlMs) => (ids.push(id), memory.acquire(holder, id, max, ttlMs)),
+      release: (holder, id) => memory.release(holder, id),
+    };
+    const fixed = { ...nodeCrypto, randomBytes: (n: number) => new Uint8Array(n).fill(0xab) };
+    const { a, check } = await world({ max: 2, store, crypto: fixed });
+    (await check(a)).release?.();
+    (await check(a)).release?.();
+    expect(ids).toEqual([`${'ab'.repeat(16)}:1`, `${'ab'.repeat(16)}:2`]);
   });
 
   it('options are checked when the limit is made; the guard takes only a built limit', async () => {

@@ -14,6 +14,9 @@ import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseDecision } from './types.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
+import type { CryptoProvider } from '../crypto/crypto-provider.ts';
+import { defaultCrypto } from '../internal/default-crypto.ts';
+import { toHex } from '../internal/hex.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
@@ -43,8 +46,9 @@ export interface ConcurrencyOptions {
   store?: ConcurrencyStore;
   /**
    * How long a lease lasts when it is never given back (its instance died): the key's
-   * requests count against `max` until then. Set it above your slowest request: a request
-   * still at work when its lease expires no longer counts.
+   * requests count against `max` until then. While its request is at work, a lease is
+   * renewed every third of this time (with a store that can, as the memory and Redis
+   * stores can), so a stream of any length keeps its slot.
    * @default 60
    */
   leaseTtlSeconds?: number;
@@ -67,6 +71,11 @@ export interface ConcurrencyOptions {
    * @default console.warn
    */
   logger?: RateLimitLogger;
+  /**
+   * Cryptography provider: 16 random bytes name this limit's leases, unique across instances.
+   * @default the runtime's provider (`node:crypto` on Node, Web Crypto elsewhere)
+   */
+  crypto?: CryptoProvider;
 }
 
 /** Gives a request's lease back; calling it again does nothing. */
@@ -77,12 +86,12 @@ export const NO_LEASE: ReleaseLease = () => {};
 
 /** An in-flight limit, the guard's `concurrency` option. */
 export interface ConcurrencyLimit {
-  /** Takes a lease for `key`; throws `concurrency_limited` (429) when `max` are at work. */
-  acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease>;
+  /** Takes a lease for `key`; rejects with `concurrency_limited` (429) when `max` are at work. */
+  acquire(key: VerifiedKey): Promise<ReleaseLease>;
 }
 
 /** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
-const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true } as const satisfies KnownOptions<ConcurrencyOptions>;
+const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true, crypto: true } as const satisfies KnownOptions<ConcurrencyOptions>;
 
 /**
  * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`
@@ -96,7 +105,7 @@ const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSe
 export function createConcurrencyLimit(options: ConcurrencyOptions): ConcurrencyLimit {
   if (typeof options !== 'object' || options === null) throw new ConfigError('createConcurrencyLimit needs { max, ownerMax?, store?, leaseTtlSeconds? }');
   assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
-  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger } = options;
+  const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger, crypto = defaultCrypto } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
   if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
   if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
@@ -109,84 +118,106 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   if (!Number.isSafeInteger(retryAfterSeconds) || retryAfterSeconds < 1) throw new ConfigError(`concurrency.retryAfterSeconds must be an integer ≥ 1, got ${String(retryAfterSeconds)}`);
   if (onStoreError !== 'open' && onStoreError !== 'closed') throw new ConfigError(`concurrency.onStoreError must be 'open' or 'closed', got ${JSON.stringify(onStoreError)}`);
   if (typeof logger?.warn !== 'function') throw new ConfigError('concurrency.logger must have a warn(details, message) method (a pino logger fits)');
+  if (typeof crypto?.randomBytes !== 'function') throw new ConfigError('concurrency.crypto must be a CryptoProvider (randomBytes)');
   const ttlMs = Math.ceil(leaseTtlSeconds * 1000);
   // Lease ids: this limiter's random id and a counter, unique across instances.
-  const instance = crypto.randomUUID();
+  const instance = toHex(crypto.randomBytes(16));
   let issued = 0;
   // Whether the last store call failed: the outage is logged once, and its end once.
   let storeDown = false;
+  // The leases of requests at work (lease id → holder), renewed together every third of
+  // their time to live by one timer that runs only while there are any: a long stream
+  // keeps its slot, and an instance that dies stops renewing, so its leases still end
+  // within one time to live.
+  const working = new Map<string, string>();
+  let renewal: ReturnType<typeof setInterval> | undefined;
 
-  function acquire(key: VerifiedKey, headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
+  async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
     const owner = key.owner ?? null;
     const ownerLimit = owner === null || ownerMax === undefined ? undefined : limitOf(typeof ownerMax === 'function' ? ownerMax(owner, key) : ownerMax, 'ownerMax(owner)');
-    if (ownerLimit === undefined || owner === null) return keyLimit === undefined ? NO_LEASE : take(`key:${key.id}`, keyLimit, 'key', headers);
-    if (keyLimit === undefined) return take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
-    // Both: the key's lease first; the owner's refusal gives it back.
-    const withOwner = (releaseKey: ReleaseLease): ReleaseLease | Promise<ReleaseLease> => {
-      const both = (releaseOwner: ReleaseLease): ReleaseLease => () => (releaseKey(), releaseOwner());
-      const refusedByOwner = (error: unknown): never => {
-        releaseKey();
-        throw error;
-      };
-      let ownerLease: ReleaseLease | Promise<ReleaseLease>;
-      try {
-        ownerLease = take(`owner:${owner.id}`, ownerLimit, 'owner', headers);
-      } catch (error) {
-        return refusedByOwner(error);
-      }
-      return ownerLease instanceof Promise ? ownerLease.then(both, refusedByOwner) : both(ownerLease);
-    };
-    const keyLease = take(`key:${key.id}`, keyLimit, 'key', headers);
-    return keyLease instanceof Promise ? keyLease.then(withOwner) : withOwner(keyLease);
+    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(`key:${key.id}`, keyLimit, 'key');
+    if (ownerLimit === undefined || owner === null) return releaseKey;
+    // The key's lease first; the owner's refusal gives it back.
+    let releaseOwner: ReleaseLease;
+    try {
+      releaseOwner = await take(`owner:${owner.id}`, ownerLimit, 'owner');
+    } catch (error) {
+      releaseKey();
+      throw error;
+    }
+    if (releaseKey === NO_LEASE) return releaseOwner;
+    return () => (releaseKey(), releaseOwner());
   }
 
-  /** One lease on `holder`: the function that gives it back, or a throw (refused, or the store failed closed). */
-  function take(holder: string, limit: number, whose: 'key' | 'owner', headers: Record<string, string>): ReleaseLease | Promise<ReleaseLease> {
+  /** One lease on `holder`: the function that gives it back, or a rejection (refused, or the store failed closed). */
+  async function take(holder: string, limit: number, whose: 'key' | 'owner'): Promise<ReleaseLease> {
     const leaseId = `${instance}:${(issued += 1)}`;
-    const granted = (decision: LeaseDecision): ReleaseLease => {
-      if (storeDown) {
-        storeDown = false;
-        logger.warn({ mode: onStoreError }, 'in-flight store answers again');
-      }
-      if (!decision.acquired) throw refusal(limit, whose, headers);
-      let held = true;
-      return () => {
-        if (!held) return;
-        held = false;
-        // Off the response path: a failed give-back leaves the lease to expire.
-        try {
-          const done = store.release(holder, leaseId);
-          if (done instanceof Promise) done.catch(() => {});
-        } catch {
-          // Same: the lease expires after leaseTtlSeconds.
-        }
-      };
-    };
-    const failed = (cause: unknown): ReleaseLease => {
+    let decision: LeaseDecision;
+    try {
+      decision = await store.acquire(holder, leaseId, limit, ttlMs);
+    } catch (cause) {
       if (!storeDown) {
         storeDown = true;
         const answer = onStoreError === 'open' ? 'admitting requests without a lease (the in-flight cap is not enforced)' : 'refusing requests with 503';
         logger.warn({ mode: onStoreError, error: errorLine(cause) }, `in-flight store failed; ${answer} until it answers again`);
       }
       if (onStoreError === 'open') return NO_LEASE;
-      throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { ...headers, 'retry-after': String(retryAfterSeconds) } });
-    };
-    let decision: LeaseDecision | Promise<LeaseDecision>;
-    try {
-      decision = store.acquire(holder, leaseId, limit, ttlMs);
-    } catch (error) {
-      return failed(error);
+      throw new KeysetError('unavailable', { detail: 'The in-flight limit cannot be checked; try again shortly.', cause, headers: { 'retry-after': String(retryAfterSeconds) } });
     }
-    return decision instanceof Promise ? decision.then(granted, failed) : granted(decision);
+    if (storeDown) {
+      storeDown = false;
+      logger.warn({ mode: onStoreError }, 'in-flight store answers again');
+    }
+    if (!decision.acquired) {
+      throw new KeysetError('concurrency_limited', {
+        detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
+        extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
+        headers: { 'retry-after': String(retryAfterSeconds) },
+      });
+    }
+    track(leaseId, holder);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      untrack(leaseId);
+      // Off the response path: a failed give-back leaves the lease to expire.
+      giveBack(holder, leaseId).catch(() => {});
+    };
   }
 
-  function refusal(limit: number, whose: 'key' | 'owner', headers: Record<string, string>): KeysetError {
-    return new KeysetError('concurrency_limited', {
-      detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
-      extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
-      headers: { ...headers, 'retry-after': String(retryAfterSeconds) },
-    });
+  /** The store's release, a synchronous throw included, as one promise. */
+  async function giveBack(holder: string, leaseId: string): Promise<void> {
+    await store.release(holder, leaseId);
+  }
+
+  function track(leaseId: string, holder: string): void {
+    if (store.renew === undefined) return;
+    working.set(leaseId, holder);
+    if (renewal !== undefined) return;
+    renewal = setInterval(renewAll, Math.max(1, Math.floor(ttlMs / 3)));
+    // A process is not kept alive for renewals alone (Node's timers have unref; others need none).
+    (renewal as unknown as { unref?: () => void }).unref?.();
+  }
+
+  function untrack(leaseId: string): void {
+    if (!working.delete(leaseId) || working.size > 0 || renewal === undefined) return;
+    clearInterval(renewal);
+    renewal = undefined;
+  }
+
+  function renewAll(): void {
+    for (const [leaseId, holder] of working) {
+      // A lease the store no longer holds (it expired meanwhile) is not renewed again; a
+      // store that fails is asked again next time, until the lease expires.
+      renewOne(holder, leaseId).then((live) => live || untrack(leaseId), () => {});
+    }
+  }
+
+  /** The store's renew, a synchronous throw included, as one promise. */
+  async function renewOne(holder: string, leaseId: string): Promise<boolean> {
+    return (await store.renew?.(holder, leaseId, ttlMs)) === true;
   }
 
   return Object.freeze({ acquire });

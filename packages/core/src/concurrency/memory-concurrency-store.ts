@@ -19,6 +19,8 @@ export interface MemoryConcurrencyStoreOptions {
 }
 
 const STORE_OPTIONS = { clock: true } as const satisfies KnownOptions<MemoryConcurrencyStoreOptions>;
+const TAKEN: LeaseDecision = Object.freeze({ acquired: true });
+const REFUSED: LeaseDecision = Object.freeze({ acquired: false });
 
 /**
  * Creates an in-memory lease store (synchronous answers). For several instances use
@@ -38,19 +40,22 @@ export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOpti
   function acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision {
     const now = clock();
     let leases = holders.get(holder);
-    let oldest = Infinity;
-    if (leases !== undefined) {
-      for (const [id, expiresAt] of leases) {
-        if (expiresAt <= now) leases.delete(id);
-        else if (expiresAt < oldest) oldest = expiresAt;
-      }
-    }
-    const live = leases?.size ?? 0;
-    if (live >= max) return { acquired: false, inFlight: live, now, expiresAt: oldest === Infinity ? now : oldest };
+    if (leases !== undefined) for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
+    if ((leases?.size ?? 0) >= max) return REFUSED;
     if (leases === undefined) holders.set(holder, (leases = new Map()));
-    const expiresAt = now + ttlMs;
-    leases.set(leaseId, expiresAt);
-    return { acquired: true, inFlight: live + 1, now, expiresAt };
+    leases.set(leaseId, now + ttlMs);
+    return TAKEN;
+  }
+
+  function renew(holder: string, leaseId: string, ttlMs: number): boolean {
+    const leases = holders.get(holder);
+    const expiresAt = leases?.get(leaseId);
+    if (leases === undefined || expiresAt === undefined) return false;
+    const now = clock();
+    // Expired is expired: the next acquire would have pruned it.
+    if (expiresAt <= now) return false;
+    leases.set(leaseId, now + ttlMs);
+    return true;
   }
 
   function release(holder: string, leaseId: string): void {
@@ -60,5 +65,5 @@ export function createMemoryConcurrencyStore(options: MemoryConcurrencyStoreOpti
     if (leases.size === 0) holders.delete(holder);
   }
 
-  return Object.freeze({ acquire, release });
+  return Object.freeze({ acquire, release, renew });
 }

@@ -4,18 +4,10 @@
  * instance that died ends on its own (docs/rate-limits.md, "In-flight limits").
  * @module
  */
-import type { MaybePromise } from '../maybe-promise.ts';
-
 /** The store's answer to `acquire`. */
 export interface LeaseDecision {
   /** Whether the lease was taken. */
   readonly acquired: boolean;
-  /** Live leases of the holder after this call (expired ones pruned first), this one included when taken. */
-  readonly inFlight: number;
-  /** The store's clock when it decided, in ms (the memory store's clock, Redis `TIME`). */
-  readonly now: number;
-  /** When this lease expires (taken), or when the holder's oldest live lease does (refused), in the store's ms. */
-  readonly expiresAt: number;
 }
 
 /**
@@ -27,7 +19,13 @@ export interface ConcurrencyStore {
    * Prunes the holder's expired leases, then takes `leaseId` for `ttlMs` if fewer than
    * `max` live leases remain. Never takes more than `max`, whoever else calls at once.
    */
-  acquire(holder: string, leaseId: string, max: number, ttlMs: number): MaybePromise<LeaseDecision>;
+  acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision | Promise<LeaseDecision>;
   /** Gives a lease back; a lease already expired or released is a no-op. */
-  release(holder: string, leaseId: string): MaybePromise<void>;
+  release(holder: string, leaseId: string): void | Promise<void>;
+  /**
+   * Moves a live lease's expiry to `ttlMs` from now; `false` when the lease is no longer
+   * live (expired, released). The limit renews the leases of requests still at work every
+   * third of their time to live. A store without it: leases are never renewed.
+   */
+  renew?(holder: string, leaseId: string, ttlMs: number): boolean | Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 /**
- * Every key-related row of DESIGN §5, through the guard adapters call, mapped with
+ * Every key-related row of the error catalogue (docs/errors.md), through the guard adapters call, mapped with
  * `toProblem` as adapters do. The store is a real memory store behind a counting wrapper.
  */
 import { describe, expect, it } from 'vitest';
@@ -51,7 +51,7 @@ async function problemOf(promise: Promise<unknown>) {
   throw new Error('expected the guard to refuse');
 }
 
-describe('createApiKeyGuard: DESIGN §5 rows', () => {
+describe('createApiKeyGuard: the error catalogue rows', () => {
   it('200: a valid key with the scope passes and gets RateLimit headers of its identity', async () => {
     const { guard, reader } = await setup();
     const { key, headers } = await guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }, { scopes: ['orders:read'] });

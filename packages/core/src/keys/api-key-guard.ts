@@ -1,34 +1,42 @@
 /**
- * The one call adapters make per protected request (docs/architecture.md, "The guard
- * adapters call"): key in query (400) → `Authorization: ApiKey` (401 missing, or
- * unsupported scheme when a key came as `Bearer` or in `X-API-Key`) → syntax
- * and checksum (401, no store access) → cache → store (401; store down → 503) → rate
- * limit (429 / 503) → scopes (403). Refused credentials are counted per client address
- * (`refused-credentials.ts`): an address over its budget gets 429 before anything else,
- * so a client without a valid key cannot make the store work for it without end. Every
- * authenticated request is counted, a request
- * refused for its scopes too, so scopes cannot be probed for free; its 403 carries the
- * RateLimit headers like any other authenticated response. Adapters map a thrown
- * `KeysetError` with `toProblem`.
+ * The one call adapters make per protected request, read top to bottom in `check`:
+ *
+ * 1. the client's address, as `trustProxy` says to read it;
+ * 2. the refused-credentials gate: an address over its budget of refused keys gets 429
+ *    before anything else, so a client without a valid key cannot make the store work
+ *    for it without end;
+ * 3. identify the key: key in the query (400), `Authorization: ApiKey` (401 missing or
+ *    unsupported scheme), syntax and checksum (401, no store access), cache, store (401;
+ *    store down 503), IP allowlist (403); a refused key counts against its address's
+ *    budget;
+ * 4. scopes (403), before the lease and the quota: a request refused for its scopes holds
+ *    no slot and spends no credit, yet counts against the key's rate limits (scopes
+ *    cannot be probed for free) and its 403 carries their headers;
+ * 5. the in-flight lease (429 `concurrency_limited`, counted against the rate limits the
+ *    same way);
+ * 6. limits and quotas (429, or 503 while a store fails closed).
+ *
+ * One `try/finally` owns the lease: any refusal after it was taken gives it back; an
+ * admitted request hands it to the adapter, which releases it when the response ends.
+ * Adapters map a thrown `KeysetError` with `toProblem`.
  * @module
  */
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
-import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
 import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
-import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitPolicy, RateLimiter } from '../rate-limit/types.ts';
-import { refusedCaller } from './internal/scope-refusal.ts';
-import { createRefusedCredentialLimit, type RefusedCredentialsOptions } from './refused-credentials.ts';
+import type { RateLimitCheckOptions, RateLimiter } from '../rate-limit/types.ts';
+import { createRefusedCredentialLimit, refusalBucket, type RefusedCredentialsOptions } from './refused-credentials.ts';
 import type { VerifiedKey } from './key-record.ts';
-import { isValidScope } from './scopes.ts';
-import { maybeSyncVariant, withMaybeSync } from '../maybe-promise.ts';
+import { limiterOptions, policiesOf, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 import { NO_LEASE, type ConcurrencyLimit, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
 
+export { apiKeyCheckOptions, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
+
 /** Options of `createApiKeyGuard`. */
 export interface ApiKeyGuardOptions {
-  /** Verifies keys; only `authenticate` is used. */
-  keyring: Pick<Keyring, 'authenticate'>;
+  /** Verifies keys (`authenticate`) and checks their scopes (`authorize`). */
+  keyring: Pick<Keyring, 'authenticate' | 'authorize'>;
   /** Per-identity rate limit: the identity's `rateLimit`, else the limiter's default. */
   limiter?: RateLimiter;
   /**
@@ -80,20 +88,6 @@ const GUARD_OPTIONS = {
  */
 export interface ApiKeyGuardRequest extends Omit<AuthenticateRequest, 'clientAddress'>, ClientAddressInput {}
 
-/** What an endpoint requires and costs. Build it once per route: it is passed as is on every request. */
-export interface ApiKeyGuardCheckOptions {
-  /** Scopes the endpoint requires; all must be granted. */
-  scopes?: readonly string[];
-  /**
-   * Credits a request to this endpoint spends from the key's quota and from its owner's
-   * (keys without either spend nothing). An integer from 0 (free) to 1,000,000.
-   * @default 1
-   */
-  cost?: number;
-  /** The route's name for the limiter's `onDecision` events, e.g. `GET /api/orders`. */
-  route?: string;
-}
-
 /** A request that passed: the caller and the headers to add to the response (`RateLimit…`). */
 export interface ApiKeyGuardResult {
   key: VerifiedKey;
@@ -109,12 +103,19 @@ export interface ApiKeyGuardResult {
   release?: ReleaseLease;
 }
 
-/** The guard; `check` throws `KeysetError`s, never a plain error for client input. */
+/** The guard; `check` rejects with `KeysetError`s, never a plain error for client input. */
 export interface ApiKeyGuard {
   check(request: ApiKeyGuardRequest, options?: ApiKeyGuardCheckOptions): Promise<ApiKeyGuardResult>;
+  /**
+   * Whether `check` reads the request's `forwardedFor`: `false` for a guard without
+   * `trustProxy`, which takes the client address from the socket's peer alone, so an
+   * adapter need not read `X-Forwarded-For` at all. Absent (a guard of your own): `true`.
+   */
+  readonly readsForwardedFor?: boolean;
 }
 
 const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
+const NOTHING_TO_SETTLE = (): void => {};
 
 /**
  * Creates the guard adapters call for every protected route.
@@ -132,174 +133,102 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   assertKnownOptions('createApiKeyGuard', options, GUARD_OPTIONS);
   const { keyring, limiter, realm, trustProxy = false, refusedCredentials = {}, concurrency } = options;
   const resolveClientAddress = createClientAddressResolver(trustProxy);
-  if (typeof keyring?.authenticate !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
+  if (typeof keyring?.authenticate !== 'function' || typeof keyring.authorize !== 'function') throw new ConfigError('keyring must be a Keyring (see createKeyring)');
   if (limiter !== undefined && typeof limiter.check !== 'function') throw new ConfigError('limiter must be a RateLimiter (see createRateLimiter)');
   if (refusedCredentials !== false && (typeof refusedCredentials !== 'object' || refusedCredentials === null)) {
     throw new ConfigError('refusedCredentials must be false or { limit, windowSeconds, store? }');
   }
   const refusals = refusedCredentials === false ? undefined : createRefusedCredentialLimit(refusedCredentials);
   if (concurrency !== undefined && typeof concurrency?.acquire !== 'function') throw new ConfigError('concurrency must be a ConcurrencyLimit (see createConcurrencyLimit)');
-  const inFlight = concurrency;
-  // Keyring and limiter functions that can answer synchronously carry a twin that does
-  // (maybe-promise.ts); one of your own, or a replaced method, is awaited as before.
-  const authenticate = (request: AuthenticateRequest, authOptions: AuthenticateOptions): VerifiedKey | Promise<VerifiedKey> => {
-    const method = keyring.authenticate;
-    const fast = maybeSyncVariant(method);
-    return fast !== undefined ? fast(request, authOptions) : method.call(keyring, request, authOptions);
-  };
-  const limit =
-    limiter === undefined
-      ? undefined
-      : (key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[] | undefined, limitOptions: RateLimitCheckOptions): RateLimitCheckResult | Promise<RateLimitCheckResult> => {
-          const method = limiter.check;
-          const fast = maybeSyncVariant(method);
-          return fast !== undefined ? fast(key, policies, limitOptions) : method.call(limiter, key, policies, limitOptions);
-        };
-  // The options passed to `authenticate`, per route options object (routes build theirs
-  // once with `apiKeyCheckOptions`, so this is one entry per route).
-  const authOptionsCache = new WeakMap<ApiKeyGuardCheckOptions, AuthenticateOptions>();
-  const authOptionsOf = (checkOptions: ApiKeyGuardCheckOptions): AuthenticateOptions => {
-    // Without a realm of the guard's own, the route's options are the authenticate options
-    // as they are (`authenticate` reads `scopes` and `realm`; they hold no `realm`): no copy,
-    // no lookup.
-    if (realm === undefined && (checkOptions as AuthenticateOptions).realm === undefined) return checkOptions;
-    let out = authOptionsCache.get(checkOptions);
-    if (out === undefined) {
-      const { scopes } = checkOptions;
-      out = realm === undefined ? { ...(scopes && { scopes }) } : { realm, ...(scopes && { scopes }) };
-      // Only a frozen options object cannot change under the cached copy.
-      if (Object.isFrozen(checkOptions)) authOptionsCache.set(checkOptions, out);
-    }
-    return out;
-  };
+  // The key is identified without the route's scopes: the guard checks them itself, so
+  // it can charge a refused request to the key's rate limits.
+  const identifyOptions: AuthenticateOptions = Object.freeze(realm === undefined ? {} : { realm });
 
-  /**
-   * A refused request. An invalid key counts against its address's budget (429 once over);
-   * a valid key refused for its scopes: charge the request to its budget, then throw the 403
-   * with the RateLimit headers.
-   */
-  function refused(error: unknown, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): never | Promise<never> {
-    if (refusals !== undefined && clientAddress !== undefined && isKeysetError(error) && error.code === 'invalid_api_key') {
-      return refusals.refused(clientAddress, error);
-    }
-    const caller = refusedCaller(error);
-    if (caller === undefined || limit === undefined) throw error;
-    // A valid key refused for its scopes still spends a request (a 429 wins once the
-    // budget is gone) but no quota credit, and the 403 says how much budget is left.
-    const refusal = error as KeysetError;
-    const raise = ({ headers }: RateLimitCheckResult): never => {
-      throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...refusal.headers, ...headers } });
-    };
-    const result = limit(caller.id, policiesOf(caller), { ...limiterOptions(caller, checkOptions), refusal: 'insufficient_scope' });
-    return result instanceof Promise ? result.then(raise) : raise(result);
-  }
-
-  /** The limits belong to the identity: both secrets of a rotation share one budget. */
-  function admitted(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    if (inFlight !== undefined) return leasedFirst(key, checkOptions, clientAddress);
-    if (limit === undefined) return { key, headers: {}, clientAddress, release: NO_LEASE };
-    const result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
-    return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress, release: NO_LEASE })) : { key, headers: result.headers, clientAddress, release: NO_LEASE };
-  }
-
-  /**
-   * With an in-flight limit, the lease is taken before the limiter spends anything, so a
-   * request refused for the lease spends no quota credit (a client waiting for a slot does
-   * not drain its quota): refused, it counts against the rate limits like a request refused
-   * for its scopes (a 429 `rate_limited` wins once the budget is gone) and the 429
-   * `concurrency_limited` carries their headers. Admitted by the lease but refused by the
-   * limiter, the lease is given back at once.
-   */
-  function leasedFirst(key: VerifiedKey, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    const withLease = (release: ReleaseLease): ApiKeyGuardResult | Promise<ApiKeyGuardResult> => {
-      if (limit === undefined) return { key, headers: {}, clientAddress, release };
-      const refusedByLimiter = (error: unknown): never => {
-        release();
-        throw error;
-      };
-      let result: RateLimitCheckResult | Promise<RateLimitCheckResult>;
-      try {
-        result = limit(key.id, policiesOf(key), limiterOptions(key, checkOptions));
-      } catch (error) {
-        return refusedByLimiter(error);
-      }
-      return result instanceof Promise ? result.then(({ headers }) => ({ key, headers, clientAddress, release }), refusedByLimiter) : { key, headers: result.headers, clientAddress, release };
-    };
-    const leaseRefused = (error: unknown): never | Promise<never> => {
-      if (limit === undefined || !isKeysetError(error) || error.code !== 'concurrency_limited') throw error;
-      const raise = ({ headers }: RateLimitCheckResult): never => {
-        throw new KeysetError(error.code, { detail: error.detail, extensions: error.extensions, headers: { ...headers, ...error.headers } });
-      };
-      const result = limit(key.id, policiesOf(key), { ...limiterOptions(key, checkOptions), refusal: 'concurrency_limited' });
-      return result instanceof Promise ? result.then(raise) : raise(result);
-    };
-    let lease: ReleaseLease | Promise<ReleaseLease>;
-    try {
-      lease = inFlight!.acquire(key, {});
-    } catch (error) {
-      return leaseRefused(error);
-    }
-    return lease instanceof Promise ? lease.then(withLease, leaseRefused) : withLease(lease);
-  }
-
-  function checkMaybeSync(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
+  async function check(request: ApiKeyGuardRequest, route: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): Promise<ApiKeyGuardResult> {
     const clientAddress = resolveClientAddress(request);
-    // An address over its budget of refused credentials: 429 before any parse or lookup.
-    const release = refusals?.admit(clientAddress);
-    if (release === undefined) return checkFrom(request, checkOptions, clientAddress);
-    // A watched address (it sent a bad key lately): its requests in flight are counted.
-    let result: ApiKeyGuardResult | Promise<ApiKeyGuardResult>;
+    const bucket = refusalBucket(clientAddress, request);
+    const settle = gate(bucket);
+    let release: ReleaseLease = NO_LEASE;
     try {
-      result = checkFrom(request, checkOptions, clientAddress);
-    } catch (error) {
+      const key = await identify(request, clientAddress, bucket);
+      const refusal = scopeRefusal(key, route);
+      if (refusal !== undefined) await refuse(key, route, refusal);
+      if (concurrency !== undefined) release = await lease(key, route, concurrency);
+      const { headers } = await limits(key, route);
+      const admitted: ApiKeyGuardResult = { key, headers, clientAddress, release };
+      // The adapter's now: it releases the lease when the response is finished.
+      release = NO_LEASE;
+      return admitted;
+    } finally {
       release();
+      settle();
+    }
+  }
+
+  /**
+   * Refused-credentials gate: throws the 429 for an address over its budget; otherwise
+   * returns what to call once the request is answered (a watched address's requests in
+   * flight are counted).
+   */
+  function gate(bucket: string | undefined): () => void {
+    return refusals?.admit(bucket) ?? NOTHING_TO_SETTLE;
+  }
+
+  /** The caller, or the 400/401/403/503 of `authenticate`; a refused key counts against its address's budget (`bucket`). */
+  async function identify(request: ApiKeyGuardRequest, clientAddress: string | undefined, bucket: string | undefined): Promise<VerifiedKey> {
+    const authRequest: AuthenticateRequest = { authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress };
+    try {
+      return await keyring.authenticate(authRequest, identifyOptions);
+    } catch (error) {
+      if (refusals === undefined) throw error;
+      return refusals.refused(bucket, error);
+    }
+  }
+
+  /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `refuse`). */
+  function scopeRefusal(key: VerifiedKey, route: ApiKeyGuardCheckOptions): unknown {
+    try {
+      keyring.authorize(key, route.scopes);
+      return undefined;
+    } catch (refusal) {
+      return refusal;
+    }
+  }
+
+  /** The in-flight lease; past the cap, the 429, counted against the key's rate limits (see `refuse`). */
+  async function lease(key: VerifiedKey, route: ApiKeyGuardCheckOptions, inFlight: ConcurrencyLimit): Promise<ReleaseLease> {
+    try {
+      return await inFlight.acquire(key);
+    } catch (error) {
+      if (isKeysetError(error) && error.code === 'concurrency_limited') await refuse(key, route, error);
       throw error;
     }
-    if (!(result instanceof Promise)) {
-      release();
-      return result;
-    }
-    return result.then(
-      (passed) => (release(), passed),
-      (error: unknown) => {
-        release();
-        throw error;
-      },
-    );
   }
 
-  function checkFrom(request: ApiKeyGuardRequest, checkOptions: ApiKeyGuardCheckOptions, clientAddress: string | undefined): ApiKeyGuardResult | Promise<ApiKeyGuardResult> {
-    const authRequest = { authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress };
-    let key: VerifiedKey | Promise<VerifiedKey>;
-    try {
-      key = authenticate(authRequest, authOptionsOf(checkOptions));
-    } catch (error) {
-      return refused(error, checkOptions, clientAddress);
-    }
-    if (key instanceof Promise) {
-      return key.then(
-        (verified) => admitted(verified, checkOptions, clientAddress),
-        (error: unknown) => refused(error, checkOptions, clientAddress),
-      );
-    }
-    return admitted(key, checkOptions, clientAddress);
+  /** Limits and quotas, which belong to the identity (both secrets of a rotation share them): the headers to send. */
+  function limits(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<{ headers: Record<string, string> }> {
+    return limiter === undefined ? Promise.resolve({ headers: {} }) : limiter.check(key.id, policiesOf(key), limiterOptions(key, route));
   }
 
-  // Synchronous when the keyring's caches and the limiter's store are (see maybe-promise.ts).
-  const check = withMaybeSync(checkMaybeSync);
-  // Whether `check` looks at `forwardedFor` (see `guardReadsForwardedFor`).
-  Object.defineProperty(check, READS_FORWARDED_FOR, { value: trustProxy !== false });
-  return Object.freeze({ check });
+  /**
+   * A request refused after its key was identified (scopes, in-flight cap) still counts
+   * against the key's rate limits but spends no quota credit: once the limits are spent,
+   * their 429 `rate_limited` wins; otherwise the refusal goes out with their headers.
+   */
+  async function refuse(key: VerifiedKey, route: ApiKeyGuardCheckOptions, refusal: unknown): Promise<never> {
+    if (limiter === undefined || !isKeysetError(refusal)) throw refusal;
+    const limits: RateLimitCheckOptions = { ...limiterOptions(key, route), refusal: refusal.code as NonNullable<RateLimitCheckOptions['refusal']> };
+    const { headers } = await limiter.check(key.id, policiesOf(key), limits);
+    throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...headers, ...refusal.headers } });
+  }
+
+  return Object.freeze({ check, readsForwardedFor: trustProxy !== false });
 }
 
-const READS_FORWARDED_FOR = Symbol.for('keyset.readsForwardedFor');
-
 /**
- * Whether `guard.check` may read the request's `forwardedFor`: `false` only for a guard
- * from `createApiKeyGuard` without `trustProxy`, which resolves the client address from
- * the socket's peer alone; `true` for any other guard (one of your own, or a `check`
- * replaced or wrapped), whatever it does. Adapters ask once and skip reading the
- * `X-Forwarded-For` header per request when the answer is `false`.
+ * Whether `guard.check` may read the request's `forwardedFor` (its `readsForwardedFor`,
+ * `true` when absent): adapters ask once and skip reading the `X-Forwarded-For` header
+ * per request when the answer is `false`.
  *
  * @example
  * ```ts
@@ -307,54 +236,6 @@ const READS_FORWARDED_FOR = Symbol.for('keyset.readsForwardedFor');
  * const forwardedFor = readsForwardedFor ? req.headers['x-forwarded-for'] : undefined;
  * ```
  */
-export function guardReadsForwardedFor(guard: Pick<ApiKeyGuard, 'check'>): boolean {
-  const check = guard.check as unknown as Record<symbol, unknown>;
-  return typeof check !== 'function' || check[READS_FORWARDED_FOR] !== false;
-}
-
-/** The key's policies as the limiter takes them: one policy alone (the cheap path), a list, or the default. */
-function policiesOf(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolicy[] | undefined {
-  const list = key.rateLimits;
-  if (list === null || list === undefined) return key.rateLimit ?? undefined;
-  return list.length === 1 ? list[0] : list;
-}
-
-/** Per-request limiter options: the key's quota, environment and owner (its limits decided with the key's), the route's cost and name. */
-function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOptions): RateLimitCheckOptions {
-  const out: RateLimitCheckOptions = { quota: key.quota ?? null, environment: key.environment };
-  // A key with no owner adds nothing here: one property read. An owner goes with every key
-  // it has, limits or not: its id places the key's quota count (a Redis Cluster slot).
-  const owner = key.owner;
-  if (owner !== null && owner !== undefined) out.owner = owner;
-  const { cost, route } = options;
-  if (cost !== undefined) out.cost = cost;
-  if (route !== undefined) out.route = route;
-  return out;
-}
-
-/**
- * Validates what an adapter's `apiKey({ scopes, cost, route })` was given and returns the
- * frozen per-route options to pass to `guard.check` on every request (built once, so the
- * request path allocates nothing for them). Throws `ConfigError` saying what to change.
- *
- * @example
- * ```ts
- * const checkOptions = apiKeyCheckOptions({ scopes: ['reports:read'], cost: 10, route: 'GET /api/reports' });
- * ```
- */
-export function apiKeyCheckOptions(options: ApiKeyGuardCheckOptions): ApiKeyGuardCheckOptions {
-  const { scopes = [], cost, route } = options;
-  if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
-    throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
-  }
-  if (cost !== undefined && (!Number.isSafeInteger(cost) || cost < 0 || cost > MAX_QUOTA_COST)) {
-    throw new ConfigError(`apiKey() cost must be an integer from 0 to ${MAX_QUOTA_COST} (credits a request spends from the key's quota), got ${String(cost)}`);
-  }
-  if (route !== undefined && (typeof route !== 'string' || route.length === 0 || route.length > 200)) {
-    throw new ConfigError(`apiKey() route must be a name of 1-200 characters such as 'GET /api/orders', got ${JSON.stringify(route)}`);
-  }
-  const out: ApiKeyGuardCheckOptions = { scopes: Object.freeze([...scopes]) };
-  if (cost !== undefined) out.cost = cost;
-  if (route !== undefined) out.route = route;
-  return Object.freeze(out);
+export function guardReadsForwardedFor(guard: Pick<ApiKeyGuard, 'check' | 'readsForwardedFor'>): boolean {
+  return guard.readsForwardedFor !== false;
 }

@@ -1,8 +1,9 @@
 /**
- * `Keyring.authenticate`: the checks a request goes through, in order. A key in the query
- * string is refused before anything else (URLs are logged, so the key must be rotated),
- * then the `Authorization` header is read, the key verified and the endpoint's scopes
- * checked.
+ * `Keyring.authenticate` and `Keyring.authorize`: the checks a request goes through, in
+ * order. A key in the query string is refused before anything else (URLs are logged, so
+ * the key must be rotated), then the `Authorization` header is read, the key verified
+ * and checked against its IP allowlist (`authenticate`), then the endpoint's scopes
+ * (`authorize`, which `authenticate` calls when given scopes).
  * @module
  */
 import { KeysetError } from '../errors.ts';
@@ -10,7 +11,6 @@ import { readCredentials, type AcceptedSchemes } from './authorization-header.ts
 import { singleAuthorization } from './authorization-credentials.ts';
 import { createIpAllowlistCheck } from './ip-allowlist.ts';
 import type { BestEffortLog } from './internal/best-effort-log.ts';
-import { withRefusedCaller } from './internal/scope-refusal.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
 import { createQueryCredentialFinder } from './query-credentials.ts';
@@ -62,22 +62,21 @@ export interface KeyAuthenticatorOptions {
   readonly verify: KeyVerifier['verify'];
 }
 
-/**
- * The keyring's `authenticateMaybeSync` method: the caller, or the error thrown, at once
- * when the verification caches answer; a promise only when the store must be asked.
- * Internal: not exported from the package.
- */
-export type KeyAuthenticator = (request: AuthenticateRequest, options?: AuthenticateOptions) => VerifiedKey | Promise<VerifiedKey>;
+/** The keyring's `authenticate` and `authorize`. Internal: not exported from the package. */
+export interface KeyAuthenticator {
+  authenticate(request: AuthenticateRequest, options?: AuthenticateOptions): Promise<VerifiedKey>;
+  authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void;
+}
 
 const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 
-/** Creates `authenticateMaybeSync` for a keyring (its `authenticate` is the same, always a promise). */
+/** Creates a keyring's `authenticate` and `authorize`. */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, schemes, scopeWildcards, log, verify } = options;
   const findQueryCredential = createQueryCredentialFinder(prefixes);
   const ipAllowed = createIpAllowlistCheck();
 
-  return function authenticateMaybeSync(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): VerifiedKey | Promise<VerifiedKey> {
+  async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): Promise<VerifiedKey> {
     const { scopes, realm = defaultRealm } = authOptions;
     const url = request.url;
     if (url !== undefined && url !== null) {
@@ -93,13 +92,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       }
     }
     const text = readCredentials(singleAuthorization(request.authorization), request.xApiKey, schemes, realm);
-    // A warm cache answers synchronously: wait only for a real promise (the store).
-    const verified = verify(text, realm);
-    return verified instanceof Promise ? verified.then((key) => admit(key, request, scopes)) : admit(verified, request, scopes);
-  };
-
-  /** The checks after verification: IP allowlist, then scopes. */
-  function admit(key: VerifiedKey, request: AuthenticateRequest, scopes: readonly string[] | undefined): VerifiedKey {
+    const key = await verify(text, realm);
     // Before scopes: from elsewhere the key is not usable at all, whatever the endpoint.
     if (key.ipAllowlist !== null) {
       const address = request.clientAddress ?? undefined;
@@ -113,21 +106,23 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    if (scopes !== undefined && scopes.length > 0 && !grantsExactly(key.scopes, scopes)) {
-      const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
-      if (missing.length > 0) {
-        if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
-        throw withRefusedCaller(
-          new KeysetError('insufficient_scope', {
-            detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
-            extensions: { missing_scopes: missing },
-          }),
-          key,
-        );
-      }
-    }
+    authorize(key, scopes);
     return key;
   }
+
+  /** Throws the 403 `insufficient_scope` naming what `key` lacks of `scopes`. */
+  function authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void {
+    if (scopes === undefined || scopes.length === 0 || grantsExactly(key.scopes, scopes)) return;
+    const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
+    if (missing.length === 0) return;
+    if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
+    throw new KeysetError('insufficient_scope', {
+      detail: `This API key lacks the required scope${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
+      extensions: { missing_scopes: missing },
+    });
+  }
+
+  return { authenticate, authorize };
 }
 
 /**

@@ -19,7 +19,6 @@ import type { KeyringParts } from './keyring-parts.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
 import { LastUsedWriter } from './last-used-writer.ts';
 import { PepperRehasher } from './pepper-rehasher.ts';
-import { withMaybeSync } from '../maybe-promise.ts';
 
 // The keyring's public types live beside the code they describe; they are re-exported
 // here so `keyring.ts` stays the one module to import the keyring's API from.
@@ -40,8 +39,15 @@ export interface Keyring {
   readonly environments: Readonly<Record<string, string>>;
   /** The identity `key` belongs to, or an `AuthenticationError` (`invalid_api_key`). */
   verify(key: string): Promise<VerifiedKey>;
-  /** Query-string check, `Authorization` header, verification and scopes, in that order. */
+  /** Query-string check, `Authorization` header, verification, IP allowlist and scopes, in that order. */
   authenticate(request: AuthenticateRequest, options?: AuthenticateOptions): Promise<VerifiedKey>;
+  /**
+   * Throws the 403 `insufficient_scope` (its `missing_scopes` member names them) when
+   * `key` lacks any of `scopes`; `authenticate` calls it with the endpoint's scopes. The
+   * guard calls it on its own, after the key is identified, to charge the refused
+   * request to the key's rate limits.
+   */
+  authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void;
   /** Drops cached results of identity `id` (called by a revocation bus on other instances). */
   invalidate(identityId: string): void;
   /**
@@ -92,17 +98,20 @@ export function createKeyring(options: KeyringOptions): Keyring {
   const verifier = createKeyVerifier({ ...config, log, writer, rehasher });
   const changes = createKeyChangeEmitter(log);
 
-  const authenticateMaybeSync = createKeyAuthenticator({ prefixes: environments.prefixes, realm, schemes: config.schemes, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
+  const { authenticate, authorize } = createKeyAuthenticator({ prefixes: environments.prefixes, realm, schemes: config.schemes, scopeWildcards: config.scopeWildcards, log, verify: verifier.verify });
 
   const keyring: Keyring = {
     prefix,
     prefixes: environments.prefixes,
     environments: environments.byName,
 
-    // Both answer synchronously from the verification caches (see maybe-promise.ts).
-    verify: withMaybeSync((key: string) => verifier.verify(key, realm)),
+    async verify(key: string): Promise<VerifiedKey> {
+      return verifier.verify(key, realm);
+    },
 
-    authenticate: withMaybeSync(authenticateMaybeSync),
+    authenticate,
+
+    authorize,
 
     invalidate(identityId: string): void {
       verifier.evict(identityId);

@@ -1,12 +1,10 @@
 /**
- * Issue 24, item 6: a client without a valid key cannot make the key store work for it
- * without end. Refused credentials are counted per client address (trust-proxy rules,
+ * A client without a valid key cannot make the key store work for it without end. Refused credentials are counted per client address (trust-proxy rules,
  * IPv6 by /64); past the budget the guard answers 429 before any lookup. Key store
  * lookups are counted on a real memory store, time is a clock the test moves.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
-import { isPromiseLike, maybeSyncVariant } from '../maybe-promise.ts';
+import { ConfigError, toProblem } from '../errors.ts';
 import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
 import { createApiKeyGuard, type ApiKeyGuardOptions, type ApiKeyGuardRequest } from './api-key-guard.ts';
 import { generateKey } from './key-format.ts';
@@ -134,9 +132,24 @@ describe('refused credentials per client address', () => {
     expect(statuses.filter((status) => status === 429).length).toBe(500 - (lookups - 1));
   });
 
-  it('a request whose address is unknown is not counted', async () => {
+  it('a request that carries no address at all (the runtime gives none) is not counted', async () => {
     const w = await world({ limit: 1, windowSeconds: 3600 });
     expect(await flood(w, 20, 0, {})).toEqual({ 401: 20 });
+  });
+
+  it('requests whose address cannot be parsed share one bucket: 300 refused keys reach the store 60 times, not 300', async () => {
+    // A trusted proxy that writes `X-Forwarded-For: unknown` (or junk): the client cannot
+    // be told apart, so all such requests are counted together rather than not at all.
+    const proxied = await world(undefined, { trustProxy: { hops: 1 } });
+    const statuses = await flood(proxied, 300, 1, { remoteAddress: '10.0.0.1', forwardedFor: 'unknown' });
+    expect(proxied.lookups()).toBeLessThanOrEqual(60 + 1);
+    expect(statuses[429]).toBeGreaterThanOrEqual(300 - 61);
+    // Another unparsable spelling is the same bucket; a client with an address is not.
+    expect((await proxied.send(`ApiKey ${generateKey(PREFIX)}`, { remoteAddress: '10.0.0.1', forwardedFor: 'garbage, also-garbage' })).status).toBe(429);
+    expect((await proxied.send(`ApiKey ${proxied.valid}`, { remoteAddress: '10.0.0.1', forwardedFor: '198.51.100.10' })).status).toBe(200);
+    // A peer address that is not an address at all, without a proxy: the same rule.
+    const direct = await world({ limit: 2, windowSeconds: 3600 });
+    expect(await flood(direct, 5, 0, { remoteAddress: 'not-an-ip' })).toEqual({ 401: 2, 429: 3 });
   });
 
   it('a shared store counts across instances: the budget plus at most one lookup per instance', async () => {
@@ -156,20 +169,15 @@ describe('refused credentials per client address', () => {
     expect(lookups).toBeLessThanOrEqual(10 + 3);
   });
 
-  it('stays synchronous with the memory store: a refusal or a 429 is thrown without a promise', async () => {
+  it('over its budget, an address is refused before its key is read: a valid key too, while other addresses pass', async () => {
     const w = await world({ limit: 1, windowSeconds: 3600 });
-    const fast = maybeSyncVariant(w.guard.check)!;
     const request = { authorization: 'ApiKey not-a-key', url: '/', remoteAddress: '203.0.113.7' };
-    const first = (() => {
-      try {
-        return fast(request);
-      } catch (error) {
-        return error;
-      }
-    })();
-    expect(isPromiseLike(first)).toBe(false);
-    expect(isKeysetError(first) && first.code).toBe('invalid_api_key');
-    expect(() => fast(request)).toThrow(expect.objectContaining({ code: 'rate_limited' }));
+    await expect(w.guard.check(request)).rejects.toMatchObject({ code: 'invalid_api_key' });
+    await expect(w.guard.check(request)).rejects.toMatchObject({ code: 'rate_limited' });
+    const before = w.lookups();
+    await expect(w.guard.check({ ...request, authorization: `ApiKey ${w.valid}` })).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(w.lookups()).toBe(before);
+    await expect(w.guard.check({ ...request, authorization: `ApiKey ${w.valid}`, remoteAddress: '198.51.100.1' })).resolves.toMatchObject({ clientAddress: '198.51.100.1' });
   });
 
   it('refuses bad options with a ConfigError naming them', async () => {

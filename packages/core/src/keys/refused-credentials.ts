@@ -1,5 +1,5 @@
 /**
- * What a client that has no valid key can make the server spend (issue 24, item 6). The
+ * What a client that has no valid key can make the server spend. The
  * checksum is public, so anyone can make unlimited distinct keys that pass it, and each
  * unknown one costs a key store lookup (5,000 of them cost 5,010 database transactions at
  * 4,376 req/s from one address). Refused credentials (`invalid_api_key`: malformed, bad
@@ -19,14 +19,19 @@
  * first refusal of the window was counted.
  *
  * Addresses are the guard's client addresses (`trustProxy` rules); an IPv6 address counts
- * by its /64 (one customer's network, which hands out the other 2^64 addresses freely). A
- * request whose address is unknown is not counted: there is nothing to count it by.
+ * by its /64 (one customer's network, which hands out the other 2^64 addresses freely).
+ * Requests whose address cannot be read (a trusted proxy that writes `X-Forwarded-For:
+ * unknown`, a peer that is not an address) share one bucket: exempting them would let
+ * anyone behind such a proxy make the store work without end. A request that carries no
+ * address at all (an adapter given none) is not counted: every request of such a
+ * deployment would share the bucket, and one bad client would lock out all the others.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { createFailureLog } from '../internal/failure-log.ts';
 import { formatIp, parseIp } from '../net/ip-address.ts';
+import type { ClientAddressInput } from '../net/client-address.ts';
 import { rateLimitPolicyProblem } from '../rate-limit/gcra.ts';
 import { createStoreDecider } from '../rate-limit/store-decider.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitStore } from '../rate-limit/types.ts';
@@ -74,8 +79,8 @@ export interface RefusedCredentialLimit {
    * answered, or `undefined` when the address is not being watched (nothing to call).
    */
   admit(address: string | undefined): (() => void) | undefined;
-  /** A credential from `address` was refused with `error`: counts it, then rethrows `error`, or the 429 once over. */
-  refused(address: string | undefined, error: unknown): never | Promise<never>;
+  /** A credential from `address` was refused with `error`: counts it, then rejects with `error`, or the 429 once over. */
+  refused(address: string | undefined, error: unknown): Promise<never>;
 }
 
 /** What this instance knows of an address that sent a refused credential. */
@@ -96,6 +101,20 @@ export const REFUSED_CREDENTIALS_DEFAULTS: Readonly<{ limit: number; windowSecon
   windowSeconds: 60,
   maxTracked: 10_000,
 });
+
+/** The one bucket of every request whose address cannot be read. */
+export const UNREADABLE_ADDRESS = 'unreadable-address';
+
+/**
+ * What a request's refused credentials are counted under: its resolved address, the
+ * shared bucket when it carried a peer address that resolved to nothing, or `undefined`
+ * (not counted) when it carried none.
+ */
+export function refusalBucket(clientAddress: string | undefined, request: ClientAddressInput): string | undefined {
+  if (clientAddress !== undefined) return clientAddress;
+  const peer = request.remoteAddress;
+  return typeof peer === 'string' && peer !== '' ? UNREADABLE_ADDRESS : undefined;
+}
 
 /** What an address is counted by: IPv4 as is, IPv6 by its /64. */
 export function refusalKey(address: string): string {
@@ -210,22 +229,17 @@ export function createRefusedCredentialLimit(options: RefusedCredentialsOptions)
     throw error;
   }
 
-  function refused(address: string | undefined, error: unknown): never | Promise<never> {
+  async function refused(address: string | undefined, error: unknown): Promise<never> {
     if (address === undefined || !isKeysetError(error) || error.code !== 'invalid_api_key') throw error;
     const key = refusalKey(address);
     watch(key, clock());
-    let result: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    let decisions: RateLimitDecision[];
     try {
-      result = decider.decide(`refused:${key}`, policy);
+      decisions = await decider.decide(`refused:${key}`, policy);
     } catch (failure) {
       return notCounted(error, failure);
     }
-    return result instanceof Promise
-      ? result.then(
-          (answer) => counted(key, address, error, answer),
-          (failure: unknown) => notCounted(error, failure),
-        )
-      : counted(key, address, error, result);
+    return counted(key, address, error, decisions);
   }
 
   return Object.freeze({ admit, refused });

@@ -3,7 +3,8 @@
  * (cursor-codec.frozen-cursors.json, never regenerated) still decode to the same
  * direction and position, or are refused for the same reason, and the encoder still
  * writes them byte for byte from the same position, secret and clock. A cursor a client
- * holds across a deploy keeps working.
+ * holds across a deploy keeps working. The fixture also holds version 1 cursors, a
+ * forward-only draft no release issued: they are refused as malformed (`version`).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -81,9 +82,10 @@ describe('cursors issued before the one-path codec', () => {
   });
 
   for (const c of fixture.cases) {
-    it(`decodes as before: ${c.name}`, async () => {
-      expect(await outcome(c, nodeCrypto)).toEqual(c.expect);
-      expect(await outcome(c, webCrypto)).toEqual(c.expect);
+    const expected = c.issue.version === 1 ? { code: 'invalid_cursor', cause: 'version' } : c.expect;
+    it(`${c.issue.version === 1 ? 'refuses' : 'decodes as before'}: ${c.name}`, async () => {
+      expect(await outcome(c, nodeCrypto)).toEqual(expected);
+      expect(await outcome(c, webCrypto)).toEqual(expected);
     });
 
     if (c.issue.version !== 1) {

@@ -29,10 +29,9 @@ function pair(options: Partial<CursorCodecOptions> = {}): [PaginatorCursorCodec,
 
 type Outcome = { ok: true; direction: string; position: unknown[] | null } | { ok: false; code: string; detail: string | undefined; cause: string };
 
-function outcome(codec: PaginatorCursorCodec, text: string, fingerprint: string, sort: SortSpec): Outcome {
+async function outcome(codec: PaginatorCursorCodec, text: string, fingerprint: string, sort: SortSpec): Promise<Outcome> {
   try {
-    const decoded = codec.decodeMaybeSync(text, fingerprint, sort);
-    if (decoded instanceof Promise) throw new Error('expected a synchronous decode');
+    const decoded = await codec.decode(text, fingerprint, sort);
     return { ok: true, direction: decoded.direction, position: decoded.position === null ? null : [...decoded.position] };
   } catch (err) {
     if (!isKeysetError(err)) throw err;
@@ -51,9 +50,9 @@ function same(a: unknown, b: unknown): boolean {
   return Object.is(a, b);
 }
 
-function expectSameOutcome(codecs: [PaginatorCursorCodec, PaginatorCursorCodec], text: string, fingerprint: string, sort: SortSpec): Outcome {
-  const now = outcome(codecs[0], text, fingerprint, sort);
-  const before = outcome(codecs[1], text, fingerprint, sort);
+async function expectSameOutcome(codecs: [PaginatorCursorCodec, PaginatorCursorCodec], text: string, fingerprint: string, sort: SortSpec): Promise<Outcome> {
+  const now = await outcome(codecs[0], text, fingerprint, sort);
+  const before = await outcome(codecs[1], text, fingerprint, sort);
   if (!same(now, before)) expect(now).toEqual(before);
   expect(same(now, before)).toBe(true);
   return now;
@@ -170,21 +169,21 @@ const mutated = (sort: SortSpec) => fc.tuple(payloadFor(sort), fc.oneof(
 });
 const signedCase = sortSpec.chain((sort) => mutated(sort).map((m) => ({ ...m, sort })));
 
-describe('cursor codec against the reference (the codec before its fast paths)', () => {
-  it('encodes the same text for any position, direction, fingerprint and clock', () => {
+describe('cursor codec against the reference (the codec before its fast paths)', async () => {
+  it('encodes the same text for any position, direction, fingerprint and clock', async () => {
     const direction = fc.constantFrom('forward' as const, 'backward' as const);
     const position = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.maxSafeInteger(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)), { maxLength: 4 });
-    fc.assert(
-      fc.property(fc.option(position, { nil: null }), direction, fingerprint, fc.nat({ max: 4_000_000_000_000 }), (p, dir, fp, now) => {
+    await fc.assert(
+      fc.asyncProperty(fc.option(position, { nil: null }), direction, fingerprint, fc.nat({ max: 4_000_000_000_000 }), async (p, dir, fp, now) => {
         const [current, reference] = pair({ clock: () => now, maxLength: 1_000_000 });
         // encodeChecked: the position is signed as given (the paginator's path), so any values do.
-        expect(current.encodeChecked(p, fp, [], dir)).toBe(reference.encodeChecked(p, fp, [], dir));
+        expect(await current.encodeChecked(p, fp, [], dir)).toBe(await reference.encodeChecked(p, fp, [], dir));
       }),
       { numRuns: 1000 },
     );
   });
 
-  it('encodes integers as the reference spells them', () => {
+  it('encodes integers as the reference spells them', async () => {
     // Around every digit count, 2^31 and -0, many to a position.
     const integer = fc.oneof(
       fc.integer(),
@@ -193,46 +192,46 @@ describe('cursor codec against the reference (the codec before its fast paths)',
       fc.constantFrom(-0, 0, 9, 10, -9, -10, 2_147_483_647, 2_147_483_648, -2_147_483_647, -2_147_483_648, -2_147_483_649, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER),
     );
     const clock = fc.oneof(fc.nat({ max: 4_000_000_000_000 }), fc.constantFrom(0, 999, 2_147_483_647_999, 2_147_483_648_000));
-    fc.assert(
-      fc.property(fc.array(integer, { maxLength: 40 }), fc.constantFrom('forward' as const, 'backward' as const), clock, (p, dir, now) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(integer, { maxLength: 40 }), fc.constantFrom('forward' as const, 'backward' as const), clock, async (p, dir, now) => {
         const [current, reference] = pair({ clock: () => now, maxLength: 1_000_000 });
-        expect(current.encodeChecked(p, 'fp', [], dir)).toBe(reference.encodeChecked(p, 'fp', [], dir));
+        expect(await current.encodeChecked(p, 'fp', [], dir)).toBe(await reference.encodeChecked(p, 'fp', [], dir));
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('one codec, many encodes and decodes in turn, fingerprints and lengths changing', () => {
+  it('one codec, many encodes and decodes in turn, fingerprints and lengths changing', async () => {
     const [current, reference] = pair({ maxLength: 100_000 });
     const sort = defineSortSpec([{ key: 's', dir: 'asc', type: 'string', unique: true }]);
-    fc.assert(
-      fc.property(fc.array(fc.tuple(fingerprint, fc.string({ maxLength: 5000 })), { minLength: 1, maxLength: 8 }), (steps) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fingerprint, fc.string({ maxLength: 5000 })), { minLength: 1, maxLength: 8 }), async (steps) => {
         for (const [fp, value] of steps) {
-          const text = current.encodeChecked([value], fp, sort, 'forward') as string;
-          expect(text).toBe(reference.encodeChecked([value], fp, sort, 'forward'));
-          expectSameOutcome([current, reference], text, fp, sort);
+          const text = await current.encodeChecked([value], fp, sort, 'forward');
+          expect(text).toBe(await reference.encodeChecked([value], fp, sort, 'forward'));
+          await expectSameOutcome([current, reference], text, fp, sort);
         }
       }),
       { numRuns: 200 },
     );
   });
 
-  it('decodes signed payloads in and around the encoder form exactly as JSON.parse and the checks did', () => {
+  it('decodes signed payloads in and around the encoder form exactly as JSON.parse and the checks did', async () => {
     // Issue times far ahead of the clock are the generator's too: the skew check is tested below.
     const codecs = pair({ clockSkewSeconds: Number.MAX_SAFE_INTEGER });
     let accepted = 0;
-    fc.assert(
-      fc.property(signedCase, ({ version, payload: text, sort }) => {
+    await fc.assert(
+      fc.asyncProperty(signedCase, async ({ version, payload: text, sort }) => {
         const fp = 'fingerprint-of-the-scope-fingerprint-of-the';
         if (text.startsWith('\ufeff')) {
           // A byte-order mark before the JSON: refused, signed or not (see the test below).
-          for (const codec of codecs) expect(outcome(codec, signed(version, text, fp), fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor' });
+          for (const codec of codecs) expect(await outcome(codec, signed(version, text, fp), fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor' });
           return;
         }
-        if (expectSameOutcome(codecs, signed(version, text, fp), fp, sort).ok) accepted++;
+        if ((await expectSameOutcome(codecs, signed(version, text, fp), fp, sort)).ok) accepted++;
         // Under the older secret too (rotation), and under another fingerprint (refused).
-        expectSameOutcome(codecs, signed(version, text, fp, SECRETS[1]), fp, sort);
-        expectSameOutcome(codecs, signed(version, text, 'another'), fp, sort);
+        await expectSameOutcome(codecs, signed(version, text, fp, SECRETS[1]), fp, sort);
+        await expectSameOutcome(codecs, signed(version, text, 'another'), fp, sort);
       }),
       { numRuns: 3000 },
     );
@@ -240,26 +239,26 @@ describe('cursor codec against the reference (the codec before its fast paths)',
     expect(accepted).toBeGreaterThan(150);
   });
 
-  it('decodes like the reference with a TTL: fresh, expired and future cursors, except those ahead by more than the allowed skew', () => {
+  it('decodes like the reference with a TTL: fresh, expired and future cursors, except those ahead by more than the allowed skew', async () => {
     const codecs = pair({ ttlSeconds: 60 });
     const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
     const fp = 'fp';
-    fc.assert(
-      fc.property(fc.integer({ min: -200, max: 200 }), fc.constantFrom('f', 'b'), (age, d) => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -200, max: 200 }), fc.constantFrom('f', 'b'), async (age, d) => {
         const text = signed(2, `{"d":"${d}","p":[1],"t":${Math.floor(NOW / 1000) - age}}`, fp);
         // NOW is .5 s into its second: a cursor stamped 60 s past that second is 59.5 s ahead of the clock, 61 s past it 60.5 s.
-        if (age < -60) expect(outcome(codecs[0], text, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'future' });
-        else expectSameOutcome(codecs, text, fp, sort);
+        if (age < -60) expect(await outcome(codecs[0], text, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'future' });
+        else await expectSameOutcome(codecs, text, fp, sort);
       }),
       { numRuns: 300 },
     );
     // The edge itself, every run.
     const at = (age: number) => outcome(codecs[0], signed(2, `{"d":"f","p":[1],"t":${Math.floor(NOW / 1000) - age}}`, fp), fp, sort);
-    expect(at(-60)).toMatchObject({ ok: true });
-    expect(at(-61)).toMatchObject({ ok: false, cause: 'future' });
+    expect(await at(-60)).toMatchObject({ ok: true });
+    expect(await at(-61)).toMatchObject({ ok: false, cause: 'future' });
   });
 
-  it('any text decodes like the reference', () => {
+  it('any text decodes like the reference', async () => {
     const codecs = pair();
     const sort = defineSortSpec([
       { key: 't', dir: 'desc', type: 'timestamp' },
@@ -273,15 +272,15 @@ describe('cursor codec against the reference (the codec before its fast paths)',
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64url')),
       fc.uint8Array({ minLength: 19, maxLength: 300 }).map((b) => Buffer.from([2, ...b]).toString('base64url')),
     );
-    fc.assert(
-      fc.property(text, (t) => {
-        expectSameOutcome(codecs, t, fp, sort);
+    await fc.assert(
+      fc.asyncProperty(text, async (t) => {
+        await expectSameOutcome(codecs, t, fp, sort);
       }),
       { numRuns: 3000 },
     );
   });
 
-  it('signed payload bytes that are not all ASCII, or not UTF-8 at all, read (or are refused) as the reference reads them', () => {
+  it('signed payload bytes that are not all ASCII, or not UTF-8 at all, read (or are refused) as the reference reads them', async () => {
     // The byte scanner reads ASCII payloads only and leaves the rest to the text; the UTF-8
     // check now follows the MAC: a bad payload must still be 'utf-8', signed or not.
     const codecs = pair();
@@ -294,8 +293,8 @@ describe('cursor codec against the reference (the codec before its fast paths)',
     const base = fc.tuple(fc.string({ unit: fc.constantFrom(...'ab09-:.TZ \u007f'), maxLength: 30 }), fc.integer(), fc.constantFrom('f', 'b')).map(([v, n, d]) => Buffer.from(`{"d":"${d}","p":["${v}",${n}],"t":${t}}`, 'latin1'));
     const odd = fc.constantFrom(0x80, 0xbf, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xef, 0xbb, 0xff, 0xf0, 0x9f, 0x00, 0x1f, 0x7f, 0x5c, 0x22);
     const edit = fc.tuple(fc.nat(), fc.constantFrom('insert', 'replace'), fc.array(odd, { minLength: 1, maxLength: 4 }));
-    fc.assert(
-      fc.property(base, fc.option(edit, { nil: null }), fc.boolean(), (bytes, change, goodMac) => {
+    await fc.assert(
+      fc.asyncProperty(base, fc.option(edit, { nil: null }), fc.boolean(), async (bytes, change, goodMac) => {
         let payload = bytes;
         if (change !== null) {
           const [at, kind, inserted] = change;
@@ -304,13 +303,13 @@ describe('cursor codec against the reference (the codec before its fast paths)',
         }
         const key = goodMac ? SECRETS[0]! : 'not-our-secret-not-our-secret-not-our-secret';
         const tag = createHmac('sha256', key).update(Buffer.concat([Buffer.from(`keyset-cursor\u00002\u0000${fp}\u0000`), payload])).digest().subarray(0, 16);
-        expectSameOutcome(codecs, Buffer.concat([Buffer.from([2]), payload, tag]).toString('base64url'), fp, sort);
+        await expectSameOutcome(codecs, Buffer.concat([Buffer.from([2]), payload, tag]).toString('base64url'), fp, sort);
       }),
       { numRuns: 3000 },
     );
   });
 
-  it('a byte-order mark before a signed payload is refused in both spellings (the reference accepted one)', () => {
+  it('a byte-order mark before a signed payload is refused in both spellings (the reference accepted one)', async () => {
     // The reference decoded the payload with a decoder that drops a leading U+FEFF and then
     // MACed the text: the mark could be added to any cursor and the cursor still read, a
     // second spelling of it. Now the MAC covers the bytes received, mark included, and JSON
@@ -321,22 +320,22 @@ describe('cursor codec against the reference (the codec before its fast paths)',
     const payload = `{"d":"f","p":[7],"t":${Math.floor(NOW / 1000)}}`;
     const tag = createHmac('sha256', SECRETS[0]!).update(`keyset-cursor\u00002\u0000${fp}\u0000${payload}`, 'utf8').digest().subarray(0, 16);
     const markAdded = Buffer.concat([Buffer.from([2, 0xef, 0xbb, 0xbf]), Buffer.from(payload), tag]).toString('base64url');
-    expect(outcome(codecs[1], markAdded, fp, sort)).toEqual({ ok: true, direction: 'forward', position: [7] });
-    expect(outcome(codecs[0], markAdded, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'signature' });
+    expect(await outcome(codecs[1], markAdded, fp, sort)).toEqual({ ok: true, direction: 'forward', position: [7] });
+    expect(await outcome(codecs[0], markAdded, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: 'signature' });
     const markSigned = signed(2, `\ufeff${payload}`, fp);
-    expect(outcome(codecs[1], markSigned, fp, sort)).toMatchObject({ ok: false, cause: 'signature' });
-    expect(outcome(codecs[0], markSigned, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: expect.stringMatching(/^SyntaxError: /) });
+    expect(await outcome(codecs[1], markSigned, fp, sort)).toMatchObject({ ok: false, cause: 'signature' });
+    expect(await outcome(codecs[0], markSigned, fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor', cause: expect.stringMatching(/^SyntaxError: /) });
     // Without the mark, the same payload reads alike in both.
-    expect(expectSameOutcome(codecs, signed(2, payload, fp), fp, sort)).toEqual({ ok: true, direction: 'forward', position: [7] });
+    expect(await expectSameOutcome(codecs, signed(2, payload, fp), fp, sort)).toEqual({ ok: true, direction: 'forward', position: [7] });
   });
 
-  it('a provider with none of the optional members gives the same cursors', () => {
+  it('a provider with none of the optional members gives the same cursors', async () => {
     const { name, sha256, hmacSha256, randomBytes, timingSafeEqual } = nodeCrypto;
     const textOnly: CryptoProvider = { name, sha256, hmacSha256, randomBytes, timingSafeEqual };
     const [current, reference] = pair({ crypto: textOnly });
     const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
-    const text = current.encodeChecked([42], 'fp', sort, 'backward') as string;
-    expect(text).toBe(reference.encodeChecked([42], 'fp', sort, 'backward'));
-    expect(outcome(current, text, 'fp', sort)).toEqual({ ok: true, direction: 'backward', position: [42] });
+    const text = await current.encodeChecked([42], 'fp', sort, 'backward');
+    expect(text).toBe(await reference.encodeChecked([42], 'fp', sort, 'backward'));
+    expect(await outcome(current, text, 'fp', sort)).toEqual({ ok: true, direction: 'backward', position: [42] });
   });
 });

@@ -12,13 +12,10 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url, utf8Decode } from '../internal/base64url.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
-import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorCodecOptions, DecodedCursor, PaginatorCursorCodec } from './cursor-codec.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
 
 const VERSION = 2;
-/** Forward-only cursors of releases before backward pages; still accepted. */
-const VERSION_1 = 1;
 const TAG_BYTES = 16;
 const MIN_SECRET_BYTES = 32;
 
@@ -67,47 +64,31 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
   let scratch = new Uint8Array(256);
 
   /** The tag as bytes (providers without a binary-string MAC); synchronous providers answer at once. */
-  function tagBytes(key: Uint8Array, version: number, fingerprint: string, payload: string): Uint8Array | Promise<Uint8Array> {
-    const mac = crypto.hmacSha256(key, macInput(version, fingerprint, payload));
-    return mac instanceof Uint8Array ? mac.subarray(0, TAG_BYTES) : mac.then((m) => m.subarray(0, TAG_BYTES));
+  async function tagBytes(key: Uint8Array, version: number, fingerprint: string, payload: string): Promise<Uint8Array> {
+    return (await crypto.hmacSha256(key, macInput(version, fingerprint, payload))).subarray(0, TAG_BYTES);
   }
 
   /** Whether `given` is the tag of `payload` under any secret. */
-  function signedByUs(version: number, fingerprint: string, payload: string, given: Uint8Array): boolean | Promise<boolean> {
+  async function signedByUs(version: number, fingerprint: string, payload: string, given: Uint8Array): Promise<boolean> {
     if (hmacBinary !== undefined) {
       const input = macInput(version, fingerprint, payload);
       for (const key of keys) if (binaryTagEquals(hmacBinary(key, input), given)) return true;
       return false;
     }
-    return signedByAny(0, version, fingerprint, payload, given);
-  }
-
-  function signedByAny(from: number, version: number, fingerprint: string, payload: string, given: Uint8Array): boolean | Promise<boolean> {
-    for (let i = from; i < keys.length; i++) {
-      const expected = tagBytes(keys[i] as Uint8Array, version, fingerprint, payload);
-      if (!(expected instanceof Uint8Array)) {
-        return expected.then((bytes) => crypto.timingSafeEqual(bytes, given) || signedByAny(i + 1, version, fingerprint, payload, given));
-      }
-      if (crypto.timingSafeEqual(expected, given)) return true;
-    }
+    for (const key of keys) if (crypto.timingSafeEqual(await tagBytes(key, version, fingerprint, payload), given)) return true;
     return false;
   }
 
   /** The cursor's parts once the signature is known good: shape, types, expiry. */
-  function read(version: number, payload: string, sort: SortSpec): DecodedCursor {
+  function read(payload: string, sort: SortSpec): DecodedCursor {
     // Signed by us, yet still checked: the sort spec's types may have changed under an old secret.
     const parsed: unknown = JSON.parse(payload);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Rejected('shape');
     const { d, p, t } = parsed as { d?: unknown; p?: unknown; t?: unknown };
     const members = Object.keys(parsed).length;
     if (!Number.isSafeInteger(t) || (t as number) < 0) throw new Rejected('shape');
-    let direction: CursorDirection = 'forward';
-    if (version === VERSION_1) {
-      if (members !== 2 || !Array.isArray(p)) throw new Rejected('shape');
-    } else {
-      if (members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) throw new Rejected('shape');
-      if (d === 'b') direction = 'backward';
-    }
+    if (members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) throw new Rejected('shape');
+    const direction: CursorDirection = d === 'b' ? 'backward' : 'forward';
     const values = p as unknown[] | null;
     if (values !== null) {
       if (values.length !== sort.length) throw new Rejected('arity');
@@ -118,23 +99,18 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
     return Object.freeze({ direction, position: Object.freeze(values as CursorPosition) });
   }
 
-  function verify(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
+  async function verify(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
     if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
     const bytes = base64.decode(text);
     if (bytes === undefined) throw new Rejected('base64url');
     if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
     const version = bytes[0] as number;
-    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
+    if (version !== VERSION) throw new Rejected('version');
     const payload = utf8Decode(bytes.subarray(1, bytes.length - TAG_BYTES));
     if (payload === undefined) throw new Rejected('utf-8');
     const given = bytes.subarray(bytes.length - TAG_BYTES);
-    const valid = signedByUs(version, fingerprint, payload, given);
-    if (valid === true) return read(version, payload, sort);
-    if (valid === false) throw new Rejected('signature');
-    return valid.then((ok) => {
-      if (!ok) throw new Rejected('signature');
-      return read(version, payload, sort);
-    });
+    if (!(await signedByUs(version, fingerprint, payload, given))) throw new Rejected('signature');
+    return read(payload, sort);
   }
 
   function invalid(cause: unknown): KeysetError {
@@ -147,22 +123,16 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
     });
   }
 
-  function decodeMaybeSync(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
-    let decoded: DecodedCursor | Promise<DecodedCursor>;
+  async function decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
     try {
-      decoded = verify(text, fingerprint, sort);
+      return await verify(text, fingerprint, sort);
     } catch (cause) {
       throw invalid(cause);
     }
-    return decoded instanceof Promise
-      ? decoded.catch((cause: unknown) => {
-          throw invalid(cause);
-        })
-      : decoded;
   }
 
   /** Signs and assembles a cursor whose position is known to fit `sort`. */
-  function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
+  async function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): Promise<string> {
     const payload = payloadText(direction, position, Math.floor(clock() / 1000));
     // UTF-8 is at most 3 bytes per UTF-16 unit: room for the version, payload and tag.
     const room = 1 + payload.length * 3 + TAG_BYTES;
@@ -179,17 +149,10 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
       for (let i = 0; i < TAG_BYTES; i++) out[1 + written + i] = mac.charCodeAt(i);
       return finish(base64.encode(out.subarray(0, end)));
     }
-    const signature = tagBytes(signer, VERSION, fingerprint, payload);
-    if (signature instanceof Uint8Array) {
-      out.set(signature, 1 + written);
-      return finish(base64.encode(out.subarray(0, end)));
-    }
     // The shared buffer may be reused by another encode while this one waits: copy it.
     const own = out.slice(0, end);
-    return signature.then((tag) => {
-      own.set(tag, 1 + written);
-      return finish(base64.encode(own));
-    });
+    own.set(await tagBytes(signer, VERSION, fingerprint, payload), 1 + written);
+    return finish(base64.encode(own));
   }
 
   function finish(text: string): string {
@@ -199,7 +162,7 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
     return text;
   }
 
-  function encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): string | Promise<string> {
+  async function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
     if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
     if (position !== null) {
       const mismatch = positionMismatch(sort, position);
@@ -209,12 +172,9 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
   }
 
   return Object.freeze({
-    // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
-    encode: withMaybeSync(encodeMaybeSync),
-    decode: withMaybeSync(decodeMaybeSync),
-    encodeMaybeSync,
-    decodeMaybeSync,
-    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): string | Promise<string> {
+    encode,
+    decode,
+    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): Promise<string> {
       return sign(position, fingerprint, direction);
     },
   });

@@ -1,5 +1,5 @@
 /**
- * Signed, versioned, opaque cursors (DESIGN §2).
+ * Signed, versioned, opaque cursors.
  *
  * Wire format: base64url, no padding, of `0x02 ‖ payload ‖ tag`, where
  * - `0x02` is the format version;
@@ -11,8 +11,6 @@
  * - `tag` is HMAC-SHA256 truncated to its first 16 bytes (128 bits, well above the
  *   64-bit floor of RFC 2104 §5 and NIST SP 800-107) over the UTF-8 bytes of
  *   `keyset-cursor\0 ‖ version digit ‖ \0 ‖ fingerprint ‖ \0 ‖ payload`.
- * Version 1 cursors (`0x01`, payload `{"p":[...],"t":…}`, always forward) issued by
- * earlier releases still decode, so a deploy does not break the walks in flight.
  *
  * One path each way. Encode: `JSON.stringify` → `TextEncoder.encodeInto` (after the MAC
  * input's prefix, in one frame) → MAC over those bytes → base64url.
@@ -33,12 +31,9 @@ import { defaultCrypto } from '../internal/default-crypto.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { toByteString } from '../internal/hex.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
-import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
 
 const VERSION = 2;
-/** Forward-only cursors of releases before backward pages; still accepted. */
-const VERSION_1 = 1;
 const TAG_BYTES = 16;
 const MIN_SECRET_BYTES = 32;
 
@@ -107,9 +102,7 @@ export interface CursorCodec {
  * Internal: not exported from the package.
  */
 export interface PaginatorCursorCodec extends CursorCodec {
-  encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction?: CursorDirection): string | Promise<string>;
-  decodeMaybeSync(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor>;
-  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): string | Promise<string>;
+  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): Promise<string>;
 }
 
 const encoder = new TextEncoder();
@@ -135,11 +128,6 @@ function secretBytes(secret: string | Uint8Array, index: number): Uint8Array {
     );
   }
   return bytes;
-}
-
-/** `f(value)`, now or once the promise settles. */
-function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
-  return value instanceof Promise ? value.then(f) : f(value);
 }
 
 /**
@@ -202,18 +190,23 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   // byte), where the provider can take bytes and hand it over so; otherwise over the same
   // bytes read back as text (valid UTF-8: the frame holds encoded text and checked
   // payloads) through the provider's plain `hmacSha256`. Same-process A/B on a loaded
-  // 2-core machine: docs/benchmarks.md, "Issue 22's speed bar".
+  // 2-core machine: `pnpm bench fast-paths`.
   const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
-  const mac = (key: Uint8Array, input: Uint8Array): string | Promise<string> =>
-    crypto.hmacSha256BinaryBytes !== undefined ? crypto.hmacSha256BinaryBytes(key, input) : then(crypto.hmacSha256(key, decoder.decode(input)), toByteString);
+  // Callers await it either way; an async function here would add a promise per MAC
+  // for the providers that answer at once.
+  const macOfText = async (key: Uint8Array, input: Uint8Array): Promise<string> => toByteString(await crypto.hmacSha256(key, decoder.decode(input)));
+  const binaryMac = crypto.hmacSha256BinaryBytes?.bind(crypto);
+  const mac: (key: Uint8Array, input: Uint8Array) => string | Promise<string> = binaryMac ?? macOfText;
 
   // One frame per codec, reused by every encode and decode: the MAC input
   // `keyset-cursor\0 ‖ version ‖ \0 ‖ fingerprint ‖ \0 ‖ payload`, then room for the tag.
   // The cursor is the frame from the prefix's last NUL (the version byte while it is read
   // out) to the end of the tag: the payload is encoded once, where the MAC, the tag and
   // base64url read it, and the prefix stays in place while the fingerprint does (a page
-  // decodes and encodes under one fingerprint). Filled and read in one synchronous step; a
-  // provider that answers later works on a copy (signedByUs, sign).
+  // decodes and encodes under one fingerprint). The provider reads the frame before its
+  // first await (the MAC call itself), and after any await the frame may hold another
+  // request's cursor: a second secret is tried on a copy (signedByUs), and a signed cursor
+  // is assembled from a frame filled again (sign).
   const maxBytes = Math.floor((maxLength * 3) / 4);
   let frame = new Uint8Array(256 + maxBytes);
   /** The version and fingerprint whose prefix stands in the frame, and where the payload starts. */
@@ -247,51 +240,21 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     return payloadAt + written;
   }
 
-  /** Whether the last 16 bytes of `bytes` are the tag of `input` under any secret, from `keys[from]` on. */
-  function signedByUs(input: Uint8Array, bytes: Uint8Array, from = 0): boolean | Promise<boolean> {
-    for (let i = from; i < keys.length; i++) {
-      const expected = mac(keys[i] as Uint8Array, input);
-      if (typeof expected !== 'string') {
-        // The frame serves the next cursor while this MAC is pending: go on with a copy.
-        const own = input.slice();
-        return expected.then((m) => endsWithTag(bytes, m) || signedByUs(own, bytes, i + 1));
-      }
-      if (endsWithTag(bytes, expected)) return true;
-    }
+  /** Whether the last 16 bytes of `bytes` are the tag of `input` under a secret after the first. */
+  async function signedByOthers(input: Uint8Array, bytes: Uint8Array): Promise<boolean> {
+    for (let i = 1; i < keys.length; i++) if (endsWithTag(bytes, await mac(keys[i] as Uint8Array, input))) return true;
     return false;
   }
 
-  function verify(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
-    if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
-    const bytes = base64.decode(text);
-    if (bytes === undefined) throw new Rejected('base64url');
-    if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
-    const version = bytes[0] as number;
-    if (version !== VERSION && version !== VERSION_1) throw new Rejected('version');
-    const payloadBytes = bytes.subarray(1, bytes.length - TAG_BYTES);
-    let payload: string;
-    try {
-      payload = decoder.decode(payloadBytes);
-    } catch {
-      throw new Rejected('utf-8');
-    }
-    return then(signedByUs(frame.subarray(0, fill(version, fingerprint, payloadBytes)), bytes), (ok) => {
-      if (!ok) throw new Rejected('signature');
-      return read(version, payload, sort);
-    });
-  }
-
   /** The cursor's parts once the signature is known good: shape, types, expiry, issue time. */
-  function read(version: number, payload: string, sort: SortSpec): DecodedCursor {
+  function read(payload: string, sort: SortSpec): DecodedCursor {
     // Signed by us, yet still checked: the sort spec's types may have changed under an old secret.
     const parsed: unknown = JSON.parse(payload);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Rejected('shape');
     const { d, p, t } = parsed as { d?: unknown; p?: unknown; t?: unknown };
     const members = Object.keys(parsed).length;
     if (!Number.isSafeInteger(t) || (t as number) < 0) throw new Rejected('shape');
-    if (version === VERSION_1 ? members !== 2 || !Array.isArray(p) : members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) {
-      throw new Rejected('shape');
-    }
+    if (members !== 3 || (d !== 'f' && d !== 'b') || (p !== null && !Array.isArray(p))) throw new Rejected('shape');
     const values = p as unknown[] | null;
     if (values !== null) {
       if (values.length !== sort.length) throw new Rejected('arity');
@@ -315,27 +278,43 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     });
   }
 
-  function decodeMaybeSync(text: string, fingerprint: string, sort: SortSpec): DecodedCursor | Promise<DecodedCursor> {
-    let decoded: DecodedCursor | Promise<DecodedCursor>;
+  async function decode(text: string, fingerprint: string, sort: SortSpec): Promise<DecodedCursor> {
     try {
-      decoded = verify(text, fingerprint, sort);
+      if (typeof text !== 'string' || text.length > maxLength) throw new Rejected('length');
+      const bytes = base64.decode(text);
+      if (bytes === undefined) throw new Rejected('base64url');
+      if (bytes.length < 1 + 2 + TAG_BYTES) throw new Rejected('too short');
+      const version = bytes[0] as number;
+      if (version !== VERSION) throw new Rejected('version');
+      const payloadBytes = bytes.subarray(1, bytes.length - TAG_BYTES);
+      let payload: string;
+      try {
+        payload = decoder.decode(payloadBytes);
+      } catch {
+        throw new Rejected('utf-8');
+      }
+      const input = frame.subarray(0, fill(version, fingerprint, payloadBytes));
+      // The newest secret first; the MAC reads the frame before the await. The older ones
+      // (a rotation) work on a copy: the frame serves other cursors meanwhile.
+      const others = keys.length === 1 ? undefined : input.slice();
+      if (!endsWithTag(bytes, await mac(signer, input)) && (others === undefined || !(await signedByOthers(others, bytes)))) throw new Rejected('signature');
+      return read(payload, sort);
     } catch (cause) {
       throw invalid(cause);
     }
-    return decoded instanceof Promise
-      ? decoded.catch((cause: unknown) => {
-          throw invalid(cause);
-        })
-      : decoded;
   }
 
-  /** Signs and assembles a cursor whose position is known to fit its sort spec. */
-  function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
+  /** Signs and assembles a cursor; its position is checked against `sort` first, unless the caller knows it fits (`sort` undefined). */
+  async function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection, sort: SortSpec | undefined): Promise<string> {
+    if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
+    if (position !== null && sort !== undefined) {
+      const mismatch = positionMismatch(sort, position);
+      if (mismatch !== undefined) throw new TypeError(mismatch);
+    }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    const end = fill(VERSION, fingerprint, payload);
-    const tag = mac(signer, frame.subarray(0, end));
-    // A provider that answers later finds the frame reused meanwhile: fill it again then.
-    return typeof tag === 'string' ? cursorAt(end, tag) : tag.then((t) => cursorAt(fill(VERSION, fingerprint, payload), t));
+    const tag = await mac(signer, frame.subarray(0, fill(VERSION, fingerprint, payload)));
+    // The frame may hold another cursor since the await: fill it again (the same bytes).
+    return cursorAt(fill(VERSION, fingerprint, payload), tag);
   }
 
   /** The cursor in the frame just filled up to `end`: version byte, payload, tag. */
@@ -345,23 +324,15 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     return base64.encode(frame.subarray(payloadAt - 1, end + TAG_BYTES));
   }
 
-  function encodeMaybeSync(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): string | Promise<string> {
-    if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
-    if (position !== null) {
-      const mismatch = positionMismatch(sort, position);
-      if (mismatch !== undefined) throw new TypeError(mismatch);
-    }
-    return sign(position, fingerprint, direction);
+  function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
+    return sign(position, fingerprint, direction, sort);
   }
 
   return Object.freeze({
-    // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
-    encode: withMaybeSync(encodeMaybeSync),
-    decode: withMaybeSync(decodeMaybeSync),
-    encodeMaybeSync,
-    decodeMaybeSync,
-    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): string | Promise<string> {
-      return sign(position, fingerprint, direction);
+    encode,
+    decode,
+    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): Promise<string> {
+      return sign(position, fingerprint, direction, undefined);
     },
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Two instances whose clocks disagree (issue 24, item 11): a cursor stamped by an instance
+ * Two instances whose clocks disagree: a cursor stamped by an instance
  * whose clock runs ahead is refused by the others once it is further ahead than
  * `cursor.clockSkewSeconds` (60 s by default), as 400 invalid_cursor, never a page.
  */

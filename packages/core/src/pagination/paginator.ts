@@ -7,17 +7,16 @@ import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
-import { createPaginatorCursorCodec, type DecodedCursor } from './cursor-codec.ts';
+import { createPaginatorCursorCodec } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { frozenFilters } from './frozen-filters.ts';
 import { LIMIT_OPTIONS, createLimitPolicy } from './limit-policy.ts';
-import { parseWithModes, resolveModes, type PageQuery } from './parse-page-query.ts';
+import { parseWithModes, resolveModes } from './parse-page-query.ts';
 import { pageItems } from './page-items.ts';
 import { pageLinks, type KeepParam, type PageLinkTarget } from './page-links.ts';
 import { SORTABLE_FIELD_OPTIONS, createSortParam, type SortableField } from './sort-param.ts';
 import { SORT_KEY_OPTIONS, defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
-import { withMaybeSync } from '../maybe-promise.ts';
 import type { CursorDirection, CursorPage, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
 import { ConfigError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
@@ -237,32 +236,25 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     return needs;
   };
 
-  const startCursor = (plan: PagePlan): string | Promise<string> => codec.encodeChecked(null, plan.fingerprint, plan.sort, 'forward');
+  const startCursor = (plan: PagePlan): Promise<string> => codec.encodeChecked(null, plan.fingerprint, plan.sort, 'forward');
 
   /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
-  function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): string | Promise<string> {
+  function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): Promise<string> {
     if (row === undefined) return codec.encodeChecked(null, plan.fingerprint, plan.sort, direction);
     const spec = plan.sort;
     // Each value read and checked once, by toSortValue; not parsed again to sign it.
     const position = rowPosition(row as Record<string, unknown>, spec);
-    if (needsRecheck(spec)) return codec.encodeMaybeSync(position, plan.fingerprint, spec, direction);
+    if (needsRecheck(spec)) return codec.encode(position, plan.fingerprint, spec, direction);
     return codec.encodeChecked(position, plan.fingerprint, spec, direction);
   }
 
-  function planMaybeSync(query: URLSearchParams, planOptions: PlanOptions = NO_PLAN_OPTIONS): PagePlan | Promise<PagePlan> {
+  async function plan(query: URLSearchParams, planOptions: PlanOptions = NO_PLAN_OPTIONS): Promise<PagePlan> {
     const given = planOptions.filters ?? parseFilters?.(query);
     const filters = given === undefined ? undefined : frozenFilters(given);
     const parsed = parseWithModes(query, modeOptions);
     const limit = limits.resolve(parsed.limit);
     const spec = sortParam === undefined ? sort : sortParam.resolve(query);
-    const memo = fingerprintsFor(spec).get(filters);
-    if (typeof memo === 'string') return planned(parsed, limit, spec, memo, filters);
-    return memo.then((fingerprint) => planned(parsed, limit, spec, fingerprint, filters));
-  }
-
-  type Filters = Readonly<Record<string, unknown>> | undefined;
-
-  function planned(parsed: PageQuery, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan | Promise<PagePlan> {
+    const fingerprint = await fingerprintsFor(spec).get(filters);
     if (parsed.mode === 'offset') {
       // Literals, not a spread: a spread object's shape has no frozen twin to move to, and
       // freezing it cost about 1 µs (a new hidden class per call).
@@ -273,14 +265,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
           : { mode: 'offset', limit, take: limit + 1, offset, sort: spec, fingerprint, total: totalPolicy, filters },
       );
     }
-    if (parsed.cursor === null) return cursorPlan(null, limit, spec, fingerprint, filters);
-    const cursor = codec.decodeMaybeSync(parsed.cursor, fingerprint, spec);
-    return cursor instanceof Promise
-      ? cursor.then((c) => cursorPlan(c, limit, spec, fingerprint, filters))
-      : cursorPlan(cursor, limit, spec, fingerprint, filters);
-  }
-
-  function cursorPlan(cursor: DecodedCursor | null, limit: number, spec: SortSpec, fingerprint: string, filters: Filters): PagePlan {
+    const cursor = parsed.cursor === null ? null : await codec.decode(parsed.cursor, fingerprint, spec);
     const direction = cursor === null ? 'forward' : cursor.direction;
     const after = cursor === null ? null : cursor.position;
     // Two literals rather than a spread (see the offset plan above).
@@ -291,7 +276,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     );
   }
 
-  function pageMaybeSync(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): PageResult<Row> | Promise<PageResult<Row>> {
+  async function page(plan: PagePlan, rows: readonly Row[], pageOptions: PageOptions): Promise<PageResult<Row>> {
     const { url, total } = pageOptions;
     const { items, hasMore } = pageItems(plan, rows);
     if (plan.mode === 'offset') {
@@ -315,8 +300,8 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     // edge it is nearest to: the last page, or the first).
     const first = items[0];
     const last = items[items.length - 1];
-    let next: string | Promise<string> | null = null;
-    let prev: string | Promise<string> | null = null;
+    let next: Promise<string> | null = null;
+    let prev: Promise<string> | null = null;
     if (plan.direction === 'forward') {
       if (hasMore) next = cursorAt(last, plan, 'forward');
       if (plan.after !== null) prev = cursorAt(first, plan, 'backward');
@@ -326,21 +311,18 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     }
     // The first page is the URL without a cursor, unless that means offset mode here.
     const start = prev === null || modeOptions.defaultMode === 'cursor' ? null : startCursor(plan);
-    if (next instanceof Promise || prev instanceof Promise || start instanceof Promise) {
-      return Promise.all([next, prev, start]).then(([n, p, s]) => cursorPage(items, url, n, p, s, keepFor(plan)));
-    }
-    return cursorPage(items, url, next, prev, start, keepFor(plan));
-  }
-
-  function cursorPage(items: Row[], url: string | URL, nextCursor: string | null, prevCursor: string | null, start: string | null, keep: KeepParam): PageResult<Row> {
+    // A cursor not needed is null, not a promise: awaiting it would cost a turn for nothing.
+    const nextCursor = next === null ? null : await next;
+    const prevCursor = prev === null ? null : await prev;
+    const firstCursor = start === null ? null : await start;
     const headers: Record<string, string> = {};
     const links: PageLinkTarget[] = [];
     if (nextCursor !== null) links.push({ rel: 'next', name: 'cursor', value: nextCursor });
     if (prevCursor !== null) {
       links.push({ rel: 'prev', name: 'cursor', value: prevCursor });
-      links.push({ rel: 'first', name: 'cursor', value: start });
+      links.push({ rel: 'first', name: 'cursor', value: firstCursor });
     }
-    const link = pageLinks(url, links, keep);
+    const link = pageLinks(url, links, keepFor(plan));
     if (link !== undefined) headers.link = link;
     return { body: { items, nextCursor, prevCursor }, headers };
   }
@@ -349,9 +331,8 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     sort,
     limits: limits.policy,
 
-    // Synchronous with a synchronous crypto provider (see maybe-promise.ts).
-    plan: withMaybeSync(planMaybeSync),
-    page: withMaybeSync(pageMaybeSync),
+    plan,
+    page,
   });
 }
 

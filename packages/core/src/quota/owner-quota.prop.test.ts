@@ -1,5 +1,5 @@
 /**
- * Owner quotas (issue 25): a request of a key whose owner has a quota spends its cost from
+ * Owner quotas: a request of a key whose owner has a quota spends its cost from
  * the owner's quota and from the key's own (when it has one), all-or-nothing. Checked
  * against a counting model: no refill falls due within a run (one-off budgets, one
  * instant), so each quota is a counter, and a refused request must leave every counter as
@@ -8,7 +8,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isKeysetError, type KeysetError } from '../errors.ts';
-import { maybeSyncVariant } from '../maybe-promise.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMemoryQuotaStore } from './memory-quota-store.ts';
 import type { Quota, QuotaStore } from './types.ts';
@@ -133,11 +132,14 @@ describe('owner quotas, spent with the key quota all-or-nothing (memory store)',
     await expect(limiter.check('key_1', undefined, { quota: quotaOf(5), owner: { id: 'cus_9', rateLimits: null } })).resolves.toMatchObject({ quota: { remaining: 4 } });
   });
 
-  it('without owner or key quota, the check stays synchronous on the memory stores', () => {
-    const limiter = limiterWith(createMemoryQuotaStore());
-    const check = maybeSyncVariant(limiter.check);
-    const result = check?.('key_1', undefined, { owner: { id: 'cus_0', rateLimits: null, quota: null } });
-    expect(result).toBeDefined();
-    expect(result).not.toBeInstanceOf(Promise);
+  it('without owner or key quota, the check asks the quota store nothing and reports no quota', async () => {
+    const memory = createMemoryQuotaStore();
+    let calls = 0;
+    const limiter = limiterWith({ spend: (r) => (calls++, memory.spend(r)), spendAll: (r) => (calls++, memory.spendAll!(r)) });
+    const result = await limiter.check('key_1', undefined, { owner: { id: 'cus_0', rateLimits: null, quota: null }, cost: 3 });
+    expect(result.headers.ratelimit).toBeDefined();
+    expect(result.quota).toBeUndefined();
+    expect(result.ownerQuota).toBeUndefined();
+    expect(calls).toBe(0);
   });
 });

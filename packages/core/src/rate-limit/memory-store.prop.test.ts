@@ -1,15 +1,15 @@
 /**
  * The memory store (TATs in one array per generation) against the store as it was
  * (memory-store.reference.test-support.ts): random runs of decisions — one pair through
- * `decide` and through the single-pair variant, several pairs at once, peeks, costs past
+ * `decide` (a step of its own, and as a single-policy limiter asks), several pairs at once, peeks, costs past
  * the burst, a pair named twice — with the clock moving and `clear` between them, on
  * stores small enough that generations turn over all the time. After every step both
  * answer the same decisions (or throw the same error) and hold the same number of entries.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRateLimitStore, singlePairVariant, type MemoryRateLimitStore } from './memory-store.ts';
-import { createReferenceMemoryRateLimitStore, referenceSinglePairVariant } from './memory-store.reference.test-support.ts';
+import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
+import { createReferenceMemoryRateLimitStore } from './memory-store.reference.test-support.ts';
 import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest } from './types.ts';
 
 const POLICIES: readonly RateLimitPolicy[] = [
@@ -52,12 +52,16 @@ function outcome(run: () => RateLimitDecision[]): Outcome {
   }
 }
 
-function apply(store: MemoryRateLimitStore, single: ReturnType<typeof singlePairVariant>, s: Step): Outcome | undefined {
+/** One pair decided through `decide`, as the limiter asks for a single-policy key. */
+type DecideOne = (key: string, policy: RateLimitPolicy, cost: number) => RateLimitDecision[];
+const oneOf = (store: MemoryRateLimitStore): DecideOne => (key, policy, cost) => store.decide([{ key, policy }], cost);
+
+function apply(store: MemoryRateLimitStore, single: DecideOne, s: Step): Outcome | undefined {
   switch (s.kind) {
     case 'one':
       return outcome(() => store.decide([{ key: KEYS[s.key] as string, policy: POLICIES[s.policy] as RateLimitPolicy }], s.cost));
     case 'pair':
-      return outcome(() => (single as NonNullable<typeof single>)(KEYS[s.key] as string, POLICIES[s.policy] as RateLimitPolicy, s.cost));
+      return outcome(() => single(KEYS[s.key] as string, POLICIES[s.policy] as RateLimitPolicy, s.cost));
     case 'many': {
       const requests: RateLimitRequest[] = s.pairs.map((p) => ({ key: KEYS[p.key] as string, policy: POLICIES[p.policy] as RateLimitPolicy }));
       return outcome(() => store.decide(requests, s.cost));
@@ -70,12 +74,12 @@ function apply(store: MemoryRateLimitStore, single: ReturnType<typeof singlePair
   }
 }
 
-/** A store and the reference store over one clock, with their single-pair variants. */
+/** A store and the reference store over one clock, with one-pair deciders. */
 function storeAndReference(max: number, clock: () => number) {
   const store = createMemoryRateLimitStore({ max, clock });
   const reference = createReferenceMemoryRateLimitStore({ max, clock });
-  const single = singlePairVariant(store.decide) as NonNullable<ReturnType<typeof singlePairVariant>>;
-  const referenceSingle = referenceSinglePairVariant(reference.decide) as NonNullable<ReturnType<typeof referenceSinglePairVariant>>;
+  const single = oneOf(store);
+  const referenceSingle = oneOf(reference);
   return { store, reference, single, referenceSingle };
 }
 
@@ -87,10 +91,8 @@ describe('memory store against the reference (cells per key)', () => {
         const clock = (): number => now;
         const store = createMemoryRateLimitStore({ max, clock });
         const reference = createReferenceMemoryRateLimitStore({ max, clock });
-        const single = singlePairVariant(store.decide);
-        const referenceSingle = referenceSinglePairVariant(reference.decide);
-        expect(single).toBeTypeOf('function');
-        expect(referenceSingle).toBeTypeOf('function');
+        const single = oneOf(store);
+        const referenceSingle = oneOf(reference);
         for (const s of steps) {
           if (s.kind === 'advance') now += s.ms;
           expect(apply(store, single, s)).toEqual(apply(reference, referenceSingle, s));

@@ -10,22 +10,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError } from '../errors.ts';
 import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { MemoryRateLimitStore, MemoryRateLimitStoreOptions } from './memory-store.ts';
-import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
-
-const SINGLE_PAIR = Symbol('keyset.referenceDecideSinglePair');
-
-/** A store's decision on one (key, policy) pair: what `decide([{ key, policy }], cost)` answers. */
-type DecideSinglePair = (key: string, policy: RateLimitPolicy, cost: number) => RateLimitDecision[];
-
-/**
- * Internal (not exported from the package). The memory store's `decide` carries a variant
- * for one pair that takes the key and policy as they are, so the limiter builds no request
- * array and object per request; `undefined` for any other function (another store, or a
- * `decide` replaced or wrapped), which is then called as before.
- */
-export function referenceSinglePairVariant(decide: RateLimitStore['decide']): DecideSinglePair | undefined {
-  return (decide as { [SINGLE_PAIR]?: DecideSinglePair })[SINGLE_PAIR];
-}
+import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest } from './types.ts';
 
 function checkCost(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) throw new ConfigError(`cost must be a non-negative integer, got ${String(cost)}`);
@@ -107,12 +92,6 @@ export function createReferenceMemoryRateLimitStore(options: MemoryRateLimitStor
     return decidePair(request.key, request.policy, cost);
   }
 
-  /** `decide([{ key, policy }], cost)` without the request array and object (see `singlePairVariant`). */
-  function decideSingle(key: string, policy: RateLimitPolicy, cost: number): RateLimitDecision[] {
-    checkCost(cost);
-    return decidePair(key, policy, cost);
-  }
-
   /** The rest of `decideOne`, once `cost` is checked. */
   function decidePair(key: string, policy: RateLimitPolicy, cost: number): RateLimitDecision[] {
     if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
@@ -149,7 +128,6 @@ export function createReferenceMemoryRateLimitStore(options: MemoryRateLimitStor
     return outcome.decisions;
   }
 
-  Object.defineProperty(decide, SINGLE_PAIR, { value: decideSingle });
   return Object.freeze({
     decide,
     get size(): number {

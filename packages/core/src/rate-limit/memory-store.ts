@@ -22,21 +22,6 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 
-const SINGLE_PAIR = Symbol('keyset.decideSinglePair');
-
-/** A store's decision on one (key, policy) pair: what `decide([{ key, policy }], cost)` answers. */
-export type DecideSinglePair = (key: string, policy: RateLimitPolicy, cost: number) => RateLimitDecision[];
-
-/**
- * Internal (not exported from the package). The memory store's `decide` carries a variant
- * for one pair that takes the key and policy as they are, so the limiter builds no request
- * array and object per request; `undefined` for any other function (another store, or a
- * `decide` replaced or wrapped), which is then called as before.
- */
-export function singlePairVariant(decide: RateLimitStore['decide']): DecideSinglePair | undefined {
-  return (decide as { [SINGLE_PAIR]?: DecideSinglePair })[SINGLE_PAIR];
-}
-
 function checkCost(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) throw new ConfigError(`cost must be a non-negative integer, got ${String(cost)}`);
 }
@@ -195,12 +180,6 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
     return decidePair(request.key, request.policy, cost);
   }
 
-  /** `decide([{ key, policy }], cost)` without the request array and object (see `singlePairVariant`). */
-  function decideSingle(key: string, policy: RateLimitPolicy, cost: number): RateLimitDecision[] {
-    checkCost(cost);
-    return decidePair(key, policy, cost);
-  }
-
   /** The rest of `decideOne`, once `cost` is checked. */
   function decidePair(key: string, policy: RateLimitPolicy, cost: number): RateLimitDecision[] {
     if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
@@ -237,8 +216,6 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
     });
     return outcome.decisions;
   }
-
-  Object.defineProperty(decide, SINGLE_PAIR, { value: decideSingle });
 
   function clear(): void {
     young = emptyGeneration();

@@ -1,5 +1,5 @@
 /**
- * Key and owner limits decided together (issue 25 item 1): a request is admitted only if
+ * Key and owner limits decided together: a request is admitted only if
  * the key's limits and its owner's all admit it, and a refusal by any of them spends
  * nothing from the others. Checked against a counting model: with every request at one
  * instant no budget refills, so each pair is a counter of its burst, and a refused request

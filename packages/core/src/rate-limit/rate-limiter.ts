@@ -1,31 +1,27 @@
 /**
- * The limiter the API-key guard calls: one decision per request against a store, turned
- * into response headers or a 429 problem, then the key's quota. What happens while the
- * store fails (`onStoreError`) is `store-decider.ts`.
+ * The limiter the API-key guard calls: one decision per request in three parts, each its
+ * own module over one per-request context (`limit-request.ts`): the rate limits
+ * (`rate-limits.ts`), then, once they admit the request, its quotas
+ * (`quota/request-quotas.ts`), and a usage event for `onDecision` whatever the outcome
+ * (`usage-events.ts`). What happens while a store fails (`onStoreError`) is
+ * `store-decider.ts` and `quota/quota-spender.ts`.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
-import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
-import { withMaybeSync } from '../maybe-promise.ts';
+import { ConfigError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
-import { MAX_QUOTA_COST, ownerQuotaKey, quotaProblem } from '../quota/quota-period.ts';
-import { createQuotaSpender, type QuotaEntry, type SpentQuota } from '../quota/quota-spender.ts';
+import { ownerQuotaKey } from '../quota/quota-period.ts';
+import { createQuotaSpender } from '../quota/quota-spender.ts';
+import { createRequestQuotas, quotaExhaustedError } from '../quota/request-quotas.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
-import { containedHook, type DecisionEvent, type DecisionHook, type DecisionOutcome } from './decision-event.ts';
-import { rateLimitPolicyProblem } from './gcra.ts';
+import { containedHook, type DecisionHook } from './decision-event.ts';
+import { limitRequest } from './limit-request.ts';
+import { createRateLimits, policiesProblem, rateLimitedError } from './rate-limits.ts';
 import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
+import { usageEvent } from './usage-events.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import { closestToExhaustion, headerFormats, rateLimitHeaders, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
-import type {
-  RateLimitCheckOptions,
-  RateLimitCheckResult,
-  RateLimitDecision,
-  RateLimitLogger,
-  RateLimitPolicy,
-  RateLimitRequest,
-  RateLimitStore,
-  RateLimiter,
-} from './types.ts';
+import { headerFormats, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
+import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter } from './types.ts';
 import { consoleWarnLogger } from '../internal/console-warn.ts';
 
 export type { StoreErrorMode } from './store-decider.ts';
@@ -160,12 +156,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const policy = defaults[0] as RateLimitPolicy;
   // Validates onStoreError, timeoutMs, retryIntervalMs and the store.
   const stores = createStoreDecider({ store: options.store, onStoreError, timeoutMs, retryIntervalMs, clock, logger });
-  const formats = headerFormats(options.headers);
-  const headerOptions = formats.draft11 && !formats.legacy ? undefined : { headers: formats };
+  const rateLimits = createRateLimits({ defaults, stores, formats: headerFormats(options.headers), clock, logger });
   const { onDecision } = options;
   if (onDecision !== undefined && typeof onDecision !== 'function') throw new ConfigError('onDecision must be a function');
   const emit = onDecision === undefined ? undefined : containedHook(onDecision, logger, clock);
-  const quotas = createQuotaSpender({
+  const spender = createQuotaSpender({
     store: options.quotaStore ?? createMemoryQuotaStore(),
     clock,
     timeoutMs,
@@ -173,227 +168,43 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     retryAfterSeconds: Math.max(1, Math.ceil(retryIntervalMs / 1000)),
     warn: (details, message) => logger.warn(details, message),
   });
+  const quotas = createRequestQuotas(spender, logger);
 
-  const reported = new WeakSet<object>();
-  const validLists = new WeakSet<object>();
-
-  function resolvePolicies(
-    key: string,
-    candidate: RateLimitPolicy | readonly RateLimitPolicy[] | undefined | null,
-  ): RateLimitPolicy | readonly RateLimitPolicy[] {
-    if (candidate === undefined || candidate === null) return defaults.length === 1 ? policy : defaults;
-    // A frozen list (a cached VerifiedKey's) is checked once, not on every request.
-    if (validLists.has(candidate)) return candidate as readonly RateLimitPolicy[];
-    const why = Array.isArray(candidate) ? (candidate.length === 0 ? 'no policy' : policiesProblem(candidate)) : rateLimitPolicyProblem(candidate);
-    if (why === undefined) {
-      if (Array.isArray(candidate) && Object.isFrozen(candidate) && candidate.every((p: RateLimitPolicy) => Object.isFrozen(p))) validLists.add(candidate);
-      return candidate as RateLimitPolicy | readonly RateLimitPolicy[];
-    }
-    if (typeof candidate === 'object' && !reported.has(candidate)) {
-      reported.add(candidate);
-      logger.warn({ key, problem: why }, 'ignoring an invalid per-key rate-limit policy; using the default policy');
-    }
-    return defaults.length === 1 ? policy : defaults;
-  }
-
-  // An owner's policies renamed `owner.<name>`, per (frozen) list of a cached VerifiedOwner.
-  const ownerLists = new WeakMap<object, readonly RateLimitPolicy[] | null>();
-
-  /** The owner's policies as `owner.<name>`, or `undefined` when it has none (or only invalid ones, logged once). */
-  function ownerPoliciesOf(owner: { readonly id: string; readonly rateLimits: readonly RateLimitPolicy[] | null }): readonly RateLimitPolicy[] | undefined {
-    const list = owner.rateLimits;
-    if (list === null || list === undefined || list.length === 0) return undefined;
-    let named = ownerLists.get(list);
-    if (named === undefined) {
-      const why = policiesProblem(list);
-      if (why !== undefined) logger.warn({ owner: owner.id, problem: why }, "ignoring an owner's invalid rate-limit policies; its keys' own limits still apply");
-      named = why !== undefined ? null : Object.freeze(list.map((p) => Object.freeze({ ...p, name: `owner.${p.name ?? 'default'}` })));
-      if (Object.isFrozen(list)) ownerLists.set(list, named);
-    }
-    return named ?? undefined;
-  }
-
-  /**
-   * The key's pairs and the owner's, for one all-or-nothing decision. Every pair is put in
-   * the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
-   */
-  function withOwner(key: string, keyPolicies: RateLimitPolicy | readonly RateLimitPolicy[], ownerId: string, ownerPolicies: readonly RateLimitPolicy[]): RateLimitRequest[] {
-    const partition = `owner:${ownerId}`;
-    const own = Array.isArray(keyPolicies) ? keyPolicies : [keyPolicies as RateLimitPolicy];
-    return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
-  }
-
-  function usableQuota(key: string, quota: Quota): Quota {
-    const why = quotaProblem(quota) ?? (quota.setAt instanceof Date && Number.isFinite(quota.setAt.getTime()) ? undefined : 'setAt must be a valid Date');
-    if (why === undefined) return quota;
-    // Credits are a budget: an unreadable quota neither waves the key through nor spends
-    // from someone else's count. 503, logged once per quota object.
-    if (!reported.has(quota)) {
-      reported.add(quota);
-      logger.warn({ key, problem: why }, 'refusing a request whose key has an invalid quota');
-    }
-    throw new KeysetError('unavailable', { detail: 'Usage quotas are temporarily unavailable; retry shortly.' });
-  }
-
-  function event(
-    key: string,
-    outcome: DecisionOutcome,
-    decision: RateLimitDecision | undefined,
-    cost: number,
-    checkOptions: RateLimitCheckOptions | undefined,
-    quota?: SpentQuota,
-    ownerQuota?: SpentQuota,
-  ): DecisionEvent {
-    const out: DecisionEvent = {
-      keyId: key,
-      outcome,
-      policy:
-        outcome === 'quota_exhausted'
-          ? quota !== undefined && !quota.allowed
-            ? 'quota'
-            : 'owner.quota'
-          : (decision?.policy.name ?? (decision === undefined ? '' : 'default')),
-      cost,
-      remaining: decision?.remaining ?? 0,
-    };
-    if (checkOptions?.environment !== undefined) out.environment = checkOptions.environment;
-    if (checkOptions?.route !== undefined) out.route = checkOptions.route;
-    if (quota !== undefined && quota.degraded === undefined) out.quotaRemaining = quota.remaining;
-    if (ownerQuota !== undefined && ownerQuota.degraded === undefined) out.ownerQuotaRemaining = ownerQuota.remaining;
-    const degraded = decision?.degraded ?? quota?.degraded ?? ownerQuota?.degraded;
-    if (degraded !== undefined) out.degraded = degraded;
-    return out;
-  }
-
-  /** `check`, answering synchronously when the store does and no quota is spent. */
-  function checkMaybeSync(
-    key: string,
-    keyPolicy?: RateLimitPolicy | readonly RateLimitPolicy[] | null,
-    checkOptions?: RateLimitCheckOptions,
-  ): RateLimitCheckResult | Promise<RateLimitCheckResult> {
-    if (typeof key !== 'string') throw new ConfigError(`A rate-limit key must be a string, got ${typeof key}`);
-    const cost = checkOptions?.cost ?? 1;
-    if (!Number.isSafeInteger(cost) || cost < 0 || cost > MAX_QUOTA_COST) {
-      throw new ConfigError(`cost must be an integer from 0 to ${MAX_QUOTA_COST}, got ${String(cost)}`);
-    }
-    let decisions: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  async function check(key: string, policies?: RateLimitPolicy | readonly RateLimitPolicy[] | null, checkOptions?: RateLimitCheckOptions): Promise<RateLimitCheckResult> {
+    const request = limitRequest(key, policies, checkOptions);
+    let limits;
     try {
-      const owner = checkOptions?.owner;
-      const ownerPolicies = owner === undefined || owner === null ? undefined : ownerPoliciesOf(owner);
-      decisions =
-        ownerPolicies === undefined
-          ? stores.decide(key, resolvePolicies(key, keyPolicy))
-          : stores.decideAll(withOwner(key, resolvePolicies(key, keyPolicy), (owner as { id: string }).id, ownerPolicies));
+      limits = rateLimits.decided(await rateLimits.ask(request));
     } catch (error) {
-      emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
+      emit?.(usageEvent(request, 'unavailable', {}));
       throw error;
     }
-    if (Array.isArray(decisions)) return decided(key, decisions, cost, checkOptions);
-    return decisions.then(
-      (answer) => decided(key, answer, cost, checkOptions),
-      (error: unknown) => {
-        emit?.(event(key, 'unavailable', undefined, 0, checkOptions));
-        throw error;
-      },
-    );
-  }
-
-  /** After the rate-limit decisions: headers, a 429, or the quota step (a promise only when a quota is spent). */
-  function decided(
-    key: string,
-    decisions: RateLimitDecision[],
-    cost: number,
-    checkOptions: RateLimitCheckOptions | undefined,
-  ): RateLimitCheckResult | Promise<RateLimitCheckResult> {
-    const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
-    // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
-    const headers =
-      decision.degraded === 'open'
-        ? {}
-        : rateLimitHeaders(decisions.length === 1 ? decision : decisions, headerOptions === undefined ? undefined : { ...headerOptions, now: clock() });
+    const { decision, headers } = limits;
     if (!decision.allowed) {
-      emit?.(event(key, 'rate_limited', decision, 0, checkOptions));
-      throw new KeysetError('rate_limited', {
-        detail: `Rate limit exceeded; retry in ${headers['retry-after'] ?? '1'} s.`,
-        headers,
-        extensions: { retry_after: Number(headers['retry-after'] ?? '1') },
-      });
+      emit?.(usageEvent(request, 'rate_limited', { decision }));
+      throw rateLimitedError(headers);
     }
     // The quota is spent only once the rate limits admitted the request (a request they
-    // refuse spends no credit), and not for a request refused for its scopes.
-    const quota = checkOptions?.quota ?? null;
-    const owner = checkOptions?.owner ?? null;
-    const ownerQuota = owner?.quota ?? null;
-    const refused = checkOptions?.refusal;
-    if ((quota === null && ownerQuota === null) || refused !== undefined) {
-      emit?.(event(key, refused ?? 'allowed', decision, 0, checkOptions));
-      return { decision, decisions, headers };
+    // refuse spends no credit), and not for a request refused anyway (scopes, in-flight cap).
+    if (request.refusal !== undefined || !quotas.spends(request)) {
+      emit?.(usageEvent(request, request.refusal ?? 'allowed', { decision }));
+      return limits;
     }
-    return spendQuota(key, quota, owner === null ? null : { id: owner.id, quota: ownerQuota }, cost, decision, decisions, headers, checkOptions);
-  }
-
-  /**
-   * The quotas a request spends: its key's (inside the owner's Cluster partition when the
-   * key has an owner, so the count stays put whether or not the owner has a quota) and its
-   * owner's, counted as `owner:<id>`.
-   */
-  function quotaEntries(key: string, quota: Quota | null, owner: { id: string; quota: Quota | null } | null): QuotaEntry[] {
-    const entries: QuotaEntry[] = [];
-    if (quota !== null) entries.push(owner === null ? { key, quota: usableQuota(key, quota) } : { key, quota: usableQuota(key, quota), partition: ownerQuotaKey(owner.id) });
-    if (owner !== null && owner.quota !== null) entries.push({ key: ownerQuotaKey(owner.id), quota: usableQuota(ownerQuotaKey(owner.id), owner.quota) });
-    return entries;
-  }
-
-  async function spendQuota(
-    key: string,
-    quota: Quota | null,
-    owner: { id: string; quota: Quota | null } | null,
-    cost: number,
-    decision: RateLimitDecision,
-    decisions: RateLimitDecision[],
-    headers: Record<string, string>,
-    checkOptions: RateLimitCheckOptions | undefined,
-  ): Promise<RateLimitCheckResult> {
-    let spent: SpentQuota[];
+    let spent;
     try {
-      spent = await quotas.spendAll(quotaEntries(key, quota, owner), cost);
+      spent = await quotas.spend(request, headers);
     } catch (error) {
-      emit?.(event(key, 'unavailable', decision, 0, checkOptions));
-      throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
+      emit?.(usageEvent(request, 'unavailable', { decision }));
+      throw error;
     }
-    const keySpent = quota === null ? undefined : spent[0];
-    const ownerSpent = owner === null || owner.quota === null ? undefined : spent[spent.length - 1];
-    if (!spent.every((s) => s.allowed)) {
-      emit?.(event(key, 'quota_exhausted', decision, 0, checkOptions, keySpent, ownerSpent));
-      // The key's quota is named when it ran out, else the owner's: which one, how much is
-      // left of it, never whose (the owner id) or what any other key spent.
-      const short = keySpent !== undefined && !keySpent.allowed ? keySpent : (ownerSpent as SpentQuota);
-      const whose = short === keySpent ? 'key' : 'owner';
-      // A wait helps only if it helps every quota that refused.
-      const refusing = spent.filter((s) => !s.allowed);
-      const retryAfter = refusing.some((s) => s.retryAfterSeconds === 0) ? 0 : Math.max(...refusing.map((s) => s.retryAfterSeconds));
-      const quotaHeaders: Record<string, string> = { ...headers };
-      const extensions: Record<string, unknown> = { quota: whose, quota_remaining: short.remaining, cost };
-      if (retryAfter > 0) {
-        quotaHeaders['retry-after'] = String(retryAfter);
-        extensions.retry_after = retryAfter;
-      }
-      const what = whose === 'key' ? 'Usage quota exhausted' : "Owner's usage quota (shared by all its keys) exhausted";
-      throw new KeysetError('quota_exhausted', {
-        detail:
-          retryAfter > 0
-            ? `${what}: ${short.remaining} credits left, this request costs ${cost}; it refills in ${retryAfter} s.`
-            : `${what}: ${short.remaining} credits left, this request costs ${cost}.`,
-        headers: quotaHeaders,
-        extensions,
-      });
+    if (!spent.allowed) {
+      emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
+      throw quotaExhaustedError(request, spent, headers);
     }
-    // Credits really spent: none when the quota store failed open (admitted uncounted).
-    const spentCost = spent.some((s) => s.degraded !== undefined) ? 0 : cost;
-    emit?.(event(key, 'allowed', decision, spentCost, checkOptions, keySpent, ownerSpent));
-    const result: RateLimitCheckResult = { decision, decisions, headers };
-    if (keySpent !== undefined) result.quota = keySpent;
-    if (ownerSpent !== undefined) result.ownerQuota = ownerSpent;
+    emit?.(usageEvent(request, 'allowed', { decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
+    const result: RateLimitCheckResult = { ...limits };
+    if (spent.key !== undefined) result.quota = spent.key;
+    if (spent.owner !== undefined) result.ownerQuota = spent.owner;
     return result;
   }
 
@@ -403,32 +214,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     get storeState(): 'up' | StoreErrorMode {
       return stores.state;
     },
-    // Synchronous when the store is and no quota is spent (see maybe-promise.ts).
-    check: withMaybeSync(checkMaybeSync),
+    check,
     async readQuota(key: string, quota: Quota, ownerId?: string | null): Promise<QuotaDecision> {
       if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
-      if (ownerId === undefined || ownerId === null) return quotas.spend(key, usableQuota(key, quota), 0);
-      if (typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
-      return quotas.spend(key, usableQuota(key, quota), 0, ownerQuotaKey(ownerId));
+      if (ownerId !== undefined && ownerId !== null && typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
+      return quotas.read(key, quota, ownerId ?? undefined);
     },
     async readOwnerQuota(ownerId: string, quota: Quota): Promise<QuotaDecision> {
       if (typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
-      return quotas.spend(ownerQuotaKey(ownerId), usableQuota(ownerQuotaKey(ownerId), quota), 0);
+      return quotas.read(ownerQuotaKey(ownerId), quota, undefined);
     },
   });
-}
-
-/** Why `policies` (one, or a list with distinct names) cannot be decided together, or `undefined`. */
-function policiesProblem(policies: RateLimitPolicy | readonly RateLimitPolicy[]): string | undefined {
-  if (!Array.isArray(policies)) return rateLimitPolicyProblem(policies);
-  if (policies.length === 0) return 'give at least one policy';
-  const names = new Set<string>();
-  for (const [i, p] of policies.entries()) {
-    const why = rateLimitPolicyProblem(p);
-    if (why !== undefined) return `policy ${i}: ${why}`;
-    const name = (p as RateLimitPolicy).name ?? 'default';
-    if (names.has(name)) return `two policies are named "${name}"; give each its own name`;
-    names.add(name);
-  }
-  return undefined;
 }

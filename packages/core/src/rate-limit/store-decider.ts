@@ -1,6 +1,6 @@
 /**
  * GCRA decisions against a rate-limit store, with an explicit answer for a store that
- * fails or stays silent (DESIGN §4): `open` admits, `closed` refuses with 503 (never 429:
+ * fails or stays silent: `open` admits, `closed` refuses with 503 (never 429:
  * the client did nothing wrong), `local` decides in process until the store answers again.
  * `createRateLimiter` builds on it (policies, headers, quotas, decision events), and so
  * does the guard's budget of refused credentials, which needs the decisions and the outage
@@ -12,7 +12,7 @@ import { type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { gcraParameters } from './gcra.ts';
-import { createMemoryRateLimitStore, singlePairVariant, type DecideSinglePair, type MemoryRateLimitStore } from './memory-store.ts';
+import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 import { errorLine } from '../internal/console-warn.ts';
 
@@ -33,14 +33,12 @@ export interface StoreDeciderOptions {
 /** Internal: not exported from the package. */
 export interface StoreDecider {
   /**
-   * One decision per policy, in order: an array at once when the store answers
-   * synchronously (the memory store, the fallbacks), a promise only for an asynchronous
-   * store. Throws (or rejects with) 503 `unavailable` while the store fails with
-   * `onStoreError: 'closed'`.
+   * One decision per policy, in order. Rejects with 503 `unavailable` while the store
+   * fails with `onStoreError: 'closed'`.
    */
-  decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]>;
   /** `decide` for pairs of several keys (a key's and its owner's), all-or-nothing, one decision per pair in order. */
-  decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  decideAll(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]>;
   /** `'up'` while the store answers, else the failure mode in effect. */
   readonly state: 'up' | StoreErrorMode;
 }
@@ -64,7 +62,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
   // not an outage, the store is answering.
   let lastSuccessAt = Number.NEGATIVE_INFINITY;
   // One fallback store for the limiter's lifetime, never a fresh one per outage: a fresh
-  // store would hand every key a new burst at each timeout (issue 9, item 3).
+  // store would hand every key a new burst at each timeout.
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
 
@@ -72,74 +70,43 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
     return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
   }
 
-  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    if (!down && !Array.isArray(p)) {
-      // The memory store's single-pair variant, when `store.decide` is still its own.
-      const single = singlePairVariant(store.decide);
-      if (single !== undefined) return decideSingle(single, key, p as RateLimitPolicy);
-    }
+  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
     return decideAll(requestsOf(key, p));
   }
 
-  function decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+  async function decideAll(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
     if (down && (probing || clock() < retryAt)) return fallback(requests);
     const probe = down;
     if (probe) probing = true;
     // When the decision counts as sent (for `failed`) is read after the store's synchronous
-    // part, not before: a clock read costs ~0.15 µs here, and a synchronous answer (every
-    // request on the memory store) needs none. The comparisons come out the same:
-    // `lastSuccessAt` changes only in `settle`, which cannot run while `store.decide` runs.
-    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
+    // part, not before: a clock read costs ~0.15 µs here, and a store that answers at once
+    // (every request on the memory store) needs none. The comparisons come out the same:
+    // `lastSuccessAt` changes only after an answer, which cannot come while `store.decide` runs.
+    let askedAt: number | undefined;
     try {
-      answer = store.decide(requests, 1);
-      if (Array.isArray(answer)) {
-        if (probe) probing = false;
-        return checked(answer, requests.length);
-      }
-    } catch (error) {
-      if (probe) probing = false;
-      return failed(error, requests, performance.now());
-    }
-    return settle(answer, requests, probe, performance.now());
-  }
-
-  /**
-   * `decide` for one policy while the store is up, through the store's single-pair variant
-   * (the memory store's): the same steps, with the request list built only if it fails.
-   */
-  function decideSingle(single: DecideSinglePair, key: string, policy: RateLimitPolicy): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
-    try {
-      answer = single(key, policy, 1);
-      if (Array.isArray(answer)) return checked(answer, 1);
-    } catch (error) {
-      return failed(error, requestsOf(key, policy), performance.now());
-    }
-    return settle(answer, requestsOf(key, policy), false, performance.now());
-  }
-
-  /** The rest of `decide` for a store that answered with a promise. */
-  async function settle(
-    answer: Promise<RateLimitDecision[]>,
-    requests: readonly RateLimitRequest[],
-    probe: boolean,
-    askedAt: number,
-  ): Promise<RateLimitDecision[]> {
-    try {
+      const answer = store.decide(requests, 1);
+      // An answer now (the memory store) cannot be late: only a promise is timed.
+      if (Array.isArray(answer)) return checked(answer, requests.length);
+      askedAt = performance.now();
       const decisions = checked(await watch.wait(answer), requests.length);
-      lastSuccessAt = performance.now();
-      // Keep the fallback's count of this instance's admissions, so that it starts where
-      // this instance stands, not with a full burst, if the store fails later.
-      if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
-      if (down) {
-        down = false;
-        logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
-      }
+      answered(requests, decisions);
       return decisions;
     } catch (error) {
-      return failed(error, requests, askedAt);
+      return failed(error, requests, askedAt ?? performance.now());
     } finally {
       if (probe) probing = false;
+    }
+  }
+
+  /** A shared store answered in time: the outage, if any, is over. */
+  function answered(requests: readonly RateLimitRequest[], decisions: readonly RateLimitDecision[]): void {
+    lastSuccessAt = performance.now();
+    // Keep the fallback's count of this instance's admissions, so that it starts where
+    // this instance stands, not with a full burst, if the store fails later.
+    if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
+    if (down) {
+      down = false;
+      logger.warn({ mode: onStoreError }, 'rate-limit store answers again');
     }
   }
 

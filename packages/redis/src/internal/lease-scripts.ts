@@ -6,22 +6,37 @@
 
 /**
  * KEYS[1] the holder's set; ARGV lease id, max, ttl ms.
- * Returns { acquired (0/1), live leases, now, expiry of this lease or of the oldest live one }.
+ * Returns 1 when the lease was taken, 0 when `max` live leases are held.
  */
 export const ACQUIRE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local live = redis.call('ZCARD', KEYS[1])
-if live >= tonumber(ARGV[2]) then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  return { 0, live, now, tonumber(oldest[2]) or now }
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
 end
-local expires = now + tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], expires, ARGV[1])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[1], tonumber(last[2]))
-return { 1, live + 1, now, expires }
+return 1
+`;
+
+/**
+ * KEYS[1] the holder's set; ARGV lease id, ttl ms. Moves a live lease's expiry to ttl from
+ * now (Redis `TIME`), and the set's with it when it is now the last. Returns 1, or 0 when
+ * the lease is gone or already expired (an expired lease is never revived).
+ */
+export const RENEW_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) <= now then
+  return 0
+end
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], tonumber(last[2]))
+return 1
 `;
 
 /** KEYS[1] the holder's set; ARGV lease id. */

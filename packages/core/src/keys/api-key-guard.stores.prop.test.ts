@@ -1,7 +1,7 @@
 /**
- * The guard's synchronous path (warm key cache, memory rate-limit store: no promise at
- * all) against the same guard over stores that answer with promises (no key cache, a
- * rate-limit store that resolves later): on any sequence of requests (valid keys, keys
+ * The guard over caches and memory stores (warm key cache, memory rate-limit store:
+ * nothing waits on I/O) against the same guard over stores that answer on a later turn
+ * of the event loop (no key cache, a rate-limit store that resolves later): on any sequence of requests (valid keys, keys
  * refused for scopes, revoked, unknown, malformed, missing, in the query string, over
  * their rate limit) both give the same caller and headers, or the same problem.
  * Failures print a seed and path: replay with fc.assert(..., { seed, path }).
@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toProblem } from '../errors.ts';
-import { isPromiseLike, maybeSyncVariant } from '../maybe-promise.ts';
+import { createConcurrencyLimit } from '../concurrency/concurrency-limit.ts';
 import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { RateLimitStore } from '../rate-limit/types.ts';
@@ -55,17 +55,17 @@ async function world() {
   await createKeyAdmin(issuer).revoke(revoked.record.id);
   const texts = [reader.key, writer.key, revoked.key, generateKey(PREFIX), `${reader.key.slice(0, -1)}x`, 'not-a-key'];
 
-  // Synchronous: memory stores, the default key cache.
-  const syncGuard = createApiKeyGuard({
+  // Memory stores, the default key cache.
+  const memoryGuard = createApiKeyGuard({
     keyring: createKeyring({ store: keys, prefix: PREFIX, clock, lastUsed: false, logger: quiet }),
     limiter: createRateLimiter({ defaultPolicy: { limit: 5, windowSeconds: 10 }, clock, logger: quiet }),
   });
-  // The same decisions, every one of them through a promise.
-  const asyncGuard = createApiKeyGuard({
+  // The same decisions, every one of them answered later.
+  const laterGuard = createApiKeyGuard({
     keyring: createKeyring({ store: laterStore(keys), prefix: PREFIX, clock, lastUsed: false, cache: false, logger: quiet }),
     limiter: createRateLimiter({ defaultPolicy: { limit: 5, windowSeconds: 10 }, clock, logger: quiet, store: laterRateLimitStore(createMemoryRateLimitStore({ clock })) }),
   });
-  return { syncGuard, asyncGuard, texts, advance: (ms: number) => (now += ms) };
+  return { memoryGuard, laterGuard, keys, reader, texts, clock, quiet, advance: (ms: number) => (now += ms) };
 }
 
 const step = fc.record({
@@ -76,13 +76,11 @@ const step = fc.record({
   waitMs: fc.constantFrom(0, 0, 0, 500, 20_000),
 });
 
-describe('guard.check: the synchronous path answers as the asynchronous one', () => {
+describe('guard.check: memory stores answer as stores that answer later', () => {
   it('same caller and headers, or the same problem, on any sequence of requests', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
-        const { syncGuard, asyncGuard, texts, advance } = await world();
-        const fast = maybeSyncVariant(syncGuard.check);
-        expect(fast).toBeTypeOf('function');
+        const { memoryGuard, laterGuard, texts, advance } = await world();
         for (const s of steps) {
           advance(s.waitMs);
           const text = texts[s.key]; // 6, 7: no Authorization header
@@ -91,39 +89,61 @@ describe('guard.check: the synchronous path answers as the asynchronous one', ()
             url: `https://api.test/api/orders?limit=5${s.inQuery && text !== undefined ? `&api_key=${text}` : ''}`,
           };
           const options = { scopes: s.scopes };
-          let syncOutcome: Outcome;
+          let memoryOutcome: Outcome;
           try {
-            const result = fast!(request, options);
-            syncOutcome = outcomeOf(isPromiseLike(result) ? await result : result);
+            memoryOutcome = outcomeOf(await memoryGuard.check(request, options));
           } catch (error) {
-            syncOutcome = { ok: false, problem: toProblem(error) };
+            memoryOutcome = { ok: false, problem: toProblem(error) };
           }
-          let asyncOutcome: Outcome;
+          let laterOutcome: Outcome;
           try {
-            asyncOutcome = outcomeOf(await asyncGuard.check(request, options));
+            laterOutcome = outcomeOf(await laterGuard.check(request, options));
           } catch (error) {
-            asyncOutcome = { ok: false, problem: toProblem(error) };
+            laterOutcome = { ok: false, problem: toProblem(error) };
           }
-          expect(syncOutcome).toEqual(asyncOutcome);
+          expect(memoryOutcome).toEqual(laterOutcome);
         }
       }),
       { numRuns: 60 },
     );
   });
 
-  it('a warm key with a memory limiter passes without a promise', async () => {
-    const { syncGuard, texts } = await world();
-    const request = { authorization: `ApiKey ${texts[0]}`, url: 'https://api.test/api/orders' };
-    await syncGuard.check(request, { scopes: ['orders:read'] }); // cold: the store is asked
-    const result = maybeSyncVariant(syncGuard.check)!(request, { scopes: ['orders:read'] });
-    expect(isPromiseLike(result)).toBe(false);
-    expect((result as ApiKeyGuardResult).headers.ratelimit).toMatch(/r=1/);
+  it('a warm key is answered from the cache: no store lookup, the RateLimit headers still counting', async () => {
+    const { keys, reader, clock, quiet } = await world();
+    let lookups = 0;
+    const counted = { ...keys, findByDigest: (digest: Parameters<typeof keys.findByDigest>[0]) => (lookups++, keys.findByDigest(digest)) };
+    const guard = createApiKeyGuard({
+      keyring: createKeyring({ store: counted, prefix: PREFIX, clock, lastUsed: false, logger: quiet }),
+      limiter: createRateLimiter({ defaultPolicy: { limit: 5, windowSeconds: 10 }, clock, logger: quiet }),
+    });
+    const request = { authorization: `ApiKey ${reader.key}`, url: 'https://api.test/api/orders' };
+    const first = await guard.check(request, { scopes: ['orders:read'] });
+    const second = await guard.check(request, { scopes: ['orders:read'] });
+    expect(lookups).toBe(1);
+    expect(first.headers.ratelimit).toMatch(/r=2/);
+    expect(second.headers.ratelimit).toMatch(/r=1/);
   });
 
-  it('a replaced check loses the synchronous twin, so wrappers keep working', async () => {
-    const { syncGuard } = await world();
-    const wrapped = { ...syncGuard, check: (...args: Parameters<typeof syncGuard.check>) => syncGuard.check(...args) };
-    expect(maybeSyncVariant(wrapped.check)).toBeUndefined();
-    expect(maybeSyncVariant(syncGuard.check)).toBeTypeOf('function');
+  it('a lease taken and then refused (rate limit, scopes checked first) is given back, so the slot stays free', async () => {
+    const { keys, reader, texts, clock, quiet, advance } = await world();
+    const guard = createApiKeyGuard({
+      keyring: createKeyring({ store: laterStore(keys), prefix: PREFIX, clock, lastUsed: false, logger: quiet }),
+      limiter: createRateLimiter({ defaultPolicy: { limit: 5, windowSeconds: 10 }, clock, logger: quiet, store: laterRateLimitStore(createMemoryRateLimitStore({ clock })) }),
+      concurrency: createConcurrencyLimit({ max: 1, logger: quiet }),
+    });
+    const request = { authorization: `ApiKey ${reader.key}`, url: 'https://api.test/api/orders' };
+    // The reader's own limit is 3 a minute: three pass (each released), the fourth takes the
+    // lease, is refused by the limit, and must give the lease back.
+    for (let i = 0; i < 3; i++) (await guard.check(request, { scopes: ['orders:read'] })).release?.();
+    await expect(guard.check(request, { scopes: ['orders:read'] })).rejects.toMatchObject({ code: 'rate_limited' });
+    // Refused for its scopes while the limit is spent: the 429 wins, and no lease is held.
+    await expect(guard.check(request, { scopes: ['orders:write'] })).rejects.toMatchObject({ code: 'rate_limited' });
+    advance(60_000);
+    const held = await guard.check(request, { scopes: ['orders:read'] });
+    // The slot is the admitted request's alone: a second one waits for it.
+    await expect(guard.check(request, { scopes: ['orders:read'] })).rejects.toMatchObject({ code: 'concurrency_limited' });
+    held.release?.();
+    (await guard.check(request, { scopes: ['orders:read'] })).release?.();
+    expect(texts[0]).toBe(reader.key);
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * The limiter's rate limits: a request's policies (the key's own, or the default) and its
+ * owner's (named `owner.<name>`), decided all-or-nothing in one store call (what happens
+ * while the store fails is `store-decider.ts`), and the response headers they give.
+ * @module
+ */
+import type { Clock } from '../clock.ts';
+import { KeysetError } from '../errors.ts';
+import { rateLimitPolicyProblem } from './gcra.ts';
+import type { LimitRequest } from './limit-request.ts';
+import { closestToExhaustion, rateLimitHeaders, type HeaderFormats } from './rate-limit-headers.ts';
+import type { StoreDecider } from './store-decider.ts';
+import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest } from './types.ts';
+
+/** Internal: what `createRateLimits` takes. */
+export interface RateLimitsOptions {
+  /** The default policies, validated and frozen. */
+  readonly defaults: readonly RateLimitPolicy[];
+  readonly stores: StoreDecider;
+  readonly formats: HeaderFormats;
+  readonly clock: Clock;
+  readonly logger: RateLimitLogger;
+}
+
+/** Internal: a request's rate-limit decision. */
+export interface DecidedLimits {
+  /** The decision closest to exhaustion (the only one with a single policy). */
+  readonly decision: RateLimitDecision;
+  readonly decisions: RateLimitDecision[];
+  /** The response headers (none when the store failed open: no made-up numbers). */
+  readonly headers: Record<string, string>;
+}
+
+/** Internal: not exported from the package. */
+export interface RateLimits {
+  /** Asks the store about `request`: one decision per policy, the owner's after the key's; rejects only while the store fails closed (503). */
+  ask(request: LimitRequest): Promise<RateLimitDecision[]>;
+  /** The decision closest to exhaustion and the headers the store's `decisions` give. */
+  decided(decisions: RateLimitDecision[]): DecidedLimits;
+}
+
+/** Creates the rate-limit part of a limiter. */
+export function createRateLimits(options: RateLimitsOptions): RateLimits {
+  const { defaults, stores, formats, clock, logger } = options;
+  const fallback = defaults.length === 1 ? (defaults[0] as RateLimitPolicy) : defaults;
+  const headerOptions = formats.draft11 && !formats.legacy ? undefined : { headers: formats };
+  const reported = new WeakSet<object>();
+  const validLists = new WeakSet<object>();
+  // An owner's policies renamed `owner.<name>`, per (frozen) list of a cached VerifiedOwner.
+  const ownerLists = new WeakMap<object, readonly RateLimitPolicy[] | null>();
+
+  /** The key's own policies, or the default when it has none or only invalid ones (logged once: a bad row must neither lock a client out nor turn into a 500). */
+  function policiesOf({ key, policies }: LimitRequest): RateLimitPolicy | readonly RateLimitPolicy[] {
+    if (policies === undefined || policies === null) return fallback;
+    // A frozen list (a cached VerifiedKey's) is checked once, not on every request.
+    if (validLists.has(policies)) return policies;
+    const why = Array.isArray(policies) ? (policies.length === 0 ? 'no policy' : policiesProblem(policies)) : rateLimitPolicyProblem(policies);
+    if (why === undefined) {
+      if (Array.isArray(policies) && Object.isFrozen(policies) && policies.every((p: RateLimitPolicy) => Object.isFrozen(p))) validLists.add(policies);
+      return policies;
+    }
+    if (typeof policies === 'object' && !reported.has(policies)) {
+      reported.add(policies);
+      logger.warn({ key, problem: why }, 'ignoring an invalid per-key rate-limit policy; using the default policy');
+    }
+    return fallback;
+  }
+
+  /** The owner's policies as `owner.<name>`, or `undefined` when it has none (or only invalid ones, logged once). */
+  function ownerPoliciesOf(owner: NonNullable<LimitRequest['owner']>): readonly RateLimitPolicy[] | undefined {
+    const list = owner.rateLimits;
+    if (list === null || list === undefined || list.length === 0) return undefined;
+    let named = ownerLists.get(list);
+    if (named === undefined) {
+      const why = policiesProblem(list);
+      if (why !== undefined) logger.warn({ owner: owner.id, problem: why }, "ignoring an owner's invalid rate-limit policies; its keys' own limits still apply");
+      named = why !== undefined ? null : Object.freeze(list.map((p) => Object.freeze({ ...p, name: `owner.${p.name ?? 'default'}` })));
+      if (Object.isFrozen(list)) ownerLists.set(list, named);
+    }
+    return named ?? undefined;
+  }
+
+  /**
+   * The key's pairs and the owner's, for one all-or-nothing decision. Every pair is put in
+   * the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
+   */
+  function withOwner(key: string, keyPolicies: RateLimitPolicy | readonly RateLimitPolicy[], ownerId: string, ownerPolicies: readonly RateLimitPolicy[]): RateLimitRequest[] {
+    const partition = `owner:${ownerId}`;
+    const own = Array.isArray(keyPolicies) ? keyPolicies : [keyPolicies as RateLimitPolicy];
+    return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
+  }
+
+  function ask(request: LimitRequest): Promise<RateLimitDecision[]> {
+    const { key, owner } = request;
+    const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
+    return ownerPolicies === undefined || owner === null
+      ? stores.decide(key, policiesOf(request))
+      : stores.decideAll(withOwner(key, policiesOf(request), owner.id, ownerPolicies));
+  }
+
+  function decided(decisions: RateLimitDecision[]): DecidedLimits {
+    const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
+    // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
+    const headers =
+      decision.degraded === 'open'
+        ? {}
+        : rateLimitHeaders(decisions.length === 1 ? decision : decisions, headerOptions === undefined ? undefined : { ...headerOptions, now: clock() });
+    return { decision, decisions, headers };
+  }
+
+  return Object.freeze({ ask, decided });
+}
+
+/** The 429 for a request its rate limits refused, with their headers and `Retry-After`. */
+export function rateLimitedError(headers: Record<string, string>): KeysetError {
+  return new KeysetError('rate_limited', {
+    detail: `Rate limit exceeded; retry in ${headers['retry-after'] ?? '1'} s.`,
+    headers,
+    extensions: { retry_after: Number(headers['retry-after'] ?? '1') },
+  });
+}
+
+/** Why `policies` (one, or a list with distinct names) cannot be decided together, or `undefined`. */
+export function policiesProblem(policies: RateLimitPolicy | readonly RateLimitPolicy[]): string | undefined {
+  if (!Array.isArray(policies)) return rateLimitPolicyProblem(policies as RateLimitPolicy);
+  if (policies.length === 0) return 'give at least one policy';
+  const names = new Set<string>();
+  for (const [i, p] of policies.entries()) {
+    const why = rateLimitPolicyProblem(p);
+    if (why !== undefined) return `policy ${i}: ${why}`;
+    const name = (p as RateLimitPolicy).name ?? 'default';
+    if (names.has(name)) return `two policies are named "${name}"; give each its own name`;
+    names.add(name);
+  }
+  return undefined;
+}
