@@ -106,12 +106,6 @@ export interface ApiKeyGuardResult {
 /** The guard; `check` rejects with `KeysetError`s, never a plain error for client input. */
 export interface ApiKeyGuard {
   check(request: ApiKeyGuardRequest, options?: ApiKeyGuardCheckOptions): Promise<ApiKeyGuardResult>;
-  /**
-   * Whether `check` reads the request's `forwardedFor`: `false` for a guard without
-   * `trustProxy`, which takes the client address from the socket's peer alone, so an
-   * adapter need not read `X-Forwarded-For` at all. Absent (a guard of your own): `true`.
-   */
-  readonly readsForwardedFor?: boolean;
 }
 
 const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
@@ -222,20 +216,5 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...headers, ...refusal.headers } });
   }
 
-  return Object.freeze({ check, readsForwardedFor: trustProxy !== false });
-}
-
-/**
- * Whether `guard.check` may read the request's `forwardedFor` (its `readsForwardedFor`,
- * `true` when absent): adapters ask once and skip reading the `X-Forwarded-For` header
- * per request when the answer is `false`.
- *
- * @example
- * ```ts
- * const readsForwardedFor = guardReadsForwardedFor(guard);
- * const forwardedFor = readsForwardedFor ? req.headers['x-forwarded-for'] : undefined;
- * ```
- */
-export function guardReadsForwardedFor(guard: Pick<ApiKeyGuard, 'check' | 'readsForwardedFor'>): boolean {
-  return guard.readsForwardedFor !== false;
+  return Object.freeze({ check });
 }
