@@ -31,7 +31,10 @@ for (const file of readdirSync(destination)) {
   if (file.startsWith('keyset-') && file.endsWith('.tgz')) rmSync(join(destination, file));
 }
 const filters = ['./packages/*', ...excluded].flatMap((filter) => ['--filter', filter]);
-execFileSync('npx', ['-y', 'pnpm@10.34.9', '-r', ...filters, 'pack', '--pack-destination', destination], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+// pnpm's own npm_config_* settings, passed down to this script, make npx warn
+// "Unknown env config" for each; the pinned pnpm reads the workspace's settings itself.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_config_')));
+execFileSync('npx', ['-y', 'pnpm@10.34.9', '-r', ...filters, 'pack', '--pack-destination', destination], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
 
 const files = published.map((manifest) => join(destination, tarball(manifest)));
 const missing = files.filter((file) => !existsSync(file));
