@@ -1,10 +1,11 @@
 /**
  * What a user installs, checked as a user would: the published packages are packed with
- * the command docs/getting-started.md gives ("install from a local pack": `pnpm pack`
- * turns workspace ranges into real versions), which must yield every published package
- * and not the private conformance suite; the tarballs are installed with npm into scratch
- * projects outside the workspace (offline: nothing but the tarballs is needed), which
- * import every package from ESM and from CommonJS, type-check a sample with tsc
+ * the command docs/getting-started.md gives ("install from a local pack": `pack:all`, whose
+ * `pnpm pack` turns workspace ranges into real versions), which must yield every published
+ * package and not the private conformance suite, and print the `npm install` line; the
+ * tarballs are installed with npm into scratch projects outside the workspace (offline:
+ * nothing but the tarballs is needed), which import every package from ESM and from
+ * CommonJS, type-check a sample with tsc
  * (`module: node16`, once as `.mts`, once as `.cts`), serve the README's "Using it" server
  * in a plain `npm init -y` project, and install `@keyset/kysely` beside kysely 0.28 (the
  * line npm picks on Node 20) with npm's peer and engine checks on. The framework peers
@@ -45,16 +46,21 @@ const SAMPLE_IMPORTS = ['@electric-sql/pglite', '@hono/node-server', '@opentelem
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 
-/** The pack command of docs/getting-started.md, as arguments, with its destination. */
-function documentedPackCommand(): { args: string[]; destination: string } {
+/**
+ * The pack command docs/getting-started.md leads "Before keyset is on npm" with, and what
+ * it runs after the build: the root `pack:all` script's packing step, as arguments.
+ */
+function documentedPackCommand(): string[] {
   const guide = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## Before keyset is on npm'));
-  const line = section.split('\n').find((l) => l.startsWith('npx -y pnpm@10.34.9 -r ') && l.includes(' pack '));
-  if (line === undefined) throw new Error('docs/getting-started.md has no pack command under "Before keyset is on npm"');
-  // Plain words and double-quoted ones, as the shell would split them.
-  const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
-  const at = words.indexOf('--pack-destination');
-  return { args: words.slice(1, at), destination: words[at + 1]! };
+  const first = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  if (!first.includes('npx -y pnpm@10.34.9 pack:all')) throw new Error('docs/getting-started.md does not lead "Before keyset is on npm" with `npx -y pnpm@10.34.9 pack:all`');
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['pack:all'] ?? '';
+  // The build is the repository's `build` script (checked by every test that needs dist/);
+  // this test needs built packages already and must not rebuild dist/ under other tests.
+  const [build, pack] = script.split(' && ');
+  expect(build).toBe('pnpm build');
+  return pack!.split(' ');
 }
 
 /** Links a package from the workspace's node_modules into a scratch project's. */
@@ -94,17 +100,18 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
   let tmp: string;
   let app: string;
   let tarballs: string;
-  /** What the documented pack command wrote. */
+  /** What the documented pack command wrote, and what it printed. */
   let packed: string[] = [];
+  let printed = '';
   const tarball = (name: string): string => join(tarballs, `${name.replace('@', '').replace('/', '-')}-${manifests.find((m) => m.manifest.name === name)?.manifest.version ?? '0.1.0'}.tgz`);
 
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), 'keyset-pack-'));
     tarballs = join(tmp, 'tarballs');
     mkdirSync(tarballs);
-    const { args, destination } = documentedPackCommand();
-    expect(destination).toBe('../keyset-packs');
-    run('npx', [...args, '--pack-destination', tarballs], root);
+    const [command, ...args] = documentedPackCommand();
+    expect(command).toBe('node');
+    printed = run(process.execPath, [...args, tarballs], root);
     packed = readdirSync(tarballs).sort();
     // Third-party runtime dependencies (fastify-plugin): packed from the workspace's copy, so
     // the offline install needs no registry.
@@ -128,6 +135,12 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
     expect(packed).toEqual(published.map(({ manifest }) => tarball(manifest.name).slice(tarballs.length + 1)).sort());
     expect(privateNames.length).toBeGreaterThan(0);
     for (const name of privateNames) expect(packed).not.toContain(tarball(name).slice(tarballs.length + 1));
+  });
+
+  it('the documented pack command prints the `npm install` line naming every tarball by its absolute path', () => {
+    const line = printed.split('\n').find((l) => l.startsWith('npm install '));
+    expect(line).toBeDefined();
+    expect(line!.slice('npm install '.length).split(' ').sort()).toEqual(published.map(({ manifest }) => tarball(manifest.name)).sort());
   });
 
   it('installs every package with its LICENSE and without test code', () => {
