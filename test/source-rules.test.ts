@@ -44,7 +44,7 @@ function allTsFiles(dir: string): string[] {
  * or the line before ("RFC 3986 §2.1, §2.5" is fine, and so is a citation that wraps).
  * A `#` and digits inside quotes is a colour or an anchor, not an issue.
  */
-const OUTSIDE_REFERENCE = [/\bissues? #?\d/i, /(?<![\w&#/'"])#\d+\b(?![\w-])/, /\bDESIGN\b/];
+const OUTSIDE_REFERENCE = [/\bissues? #?\d/i, /(?<![\w&#/'".$])#\d+\b(?![\w-])/, /\bDESIGN\b/];
 
 /** `file:line text` for each line of `text` that refers to an issue or an outside document. */
 function outsideReferences(file: string, text: string): string[] {

@@ -1,6 +1,6 @@
 /**
  * Credentials in the URL: a key in a query string ends up in access logs, proxies,
- * browser history and `Referer` headers, so it is refused outright (DESIGN §3), and
+ * browser history and `Referer` headers, so it is refused outright, and
  * `redactUrl` scrubs URLs before anything logs them.
  * @module
  */

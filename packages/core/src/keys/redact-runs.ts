@@ -2,7 +2,7 @@
  * Client text made safe to echo or log by construction, without recognising anything:
  * a key's secret is letters and digits only, so text in which no 8 letters and digits
  * stand together can hold no 8 characters of one in a row, whatever was done to the key
- * (issue 24, item 2: separators swapped, characters cut, deleted or typed in, encoded).
+ * (separators swapped, characters cut, deleted or typed in, encoded).
  * @module
  */
 import { decodeAsciiFully, redactText } from './redact-text.ts';

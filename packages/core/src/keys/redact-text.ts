@@ -5,7 +5,7 @@
  * stored fields (`containsKeyShapedText`).
  *
  * The shape: a key is `<prefix>_` and 38 base62 characters, and its secret part contains
- * no `_`. Keys also arrive mangled (issue 24, item 2): the separator swapped
+ * no `_`. Keys also arrive mangled: the separator swapped
  * (`acme_live-…`, `acme.live.…`), the bare secret, the last character cut or one
  * character deleted, a `_` or `-` typed into the secret, the `_` percent-encoded. So what
  * is redacted is
@@ -134,8 +134,8 @@ export function redactText(text: string): string {
   for (let s = 0; s < spans.length; s += 2) {
     let start = spans[s] as number;
     const end = spans[s + 1] as number;
-    // Take the prefix along (`acme_live`): it is not secret, but DESIGN §3 shows a key
-    // as its last 4 characters only. Bounded, and never into text already written out.
+    // Take the prefix along (`acme_live`): it is not secret, but a key is only ever shown
+    // as its last 4 characters. Bounded, and never into text already written out.
     if (start > done && text.charCodeAt(start - 1) === 95 /* _ */) {
       const underscore = start - 1;
       const floor = Math.max(done, underscore - MAX_PREFIX_LENGTH);

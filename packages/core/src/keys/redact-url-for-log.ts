@@ -1,6 +1,6 @@
 /**
  * The request URL as an access log writes it: safe by construction, whatever a client
- * put in it (issue 24, item 2: a mangled key in a query value was logged as sent).
+ * put in it (a mangled key in a query value was logged as sent).
  * @module
  */
 import { redactUrl } from './query-credentials.ts';

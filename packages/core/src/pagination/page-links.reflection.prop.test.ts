@@ -1,5 +1,5 @@
 /**
- * Issue 24, item 7: a `Link` header sends the request URL back, so what must not be
+ * A `Link` header sends the request URL back, so what must not be
  * echoed is refused before it is: a `Host` that is no host name (a key sent as `Host`
  * came back in `Link`), and key-shaped text, whole or mangled, in the path or in a
  * parameter the links keep. Ordinary URLs (long cursors included) still get their links.
@@ -25,7 +25,7 @@ function refusal(url: string, targets: readonly PageLinkTarget[] = NEXT, keep: (
   throw new Error(`expected a refusal for ${url}`);
 }
 
-describe('pageLinks refuses to echo what it must not (issue 24, item 7)', () => {
+describe('pageLinks refuses to echo what it must not', () => {
   it('a mangled key as the host, in the path, or in a kept parameter value', () => {
     fc.assert(
       fc.property(mangledKey, fc.constantFrom('host', 'path', 'name', 'value'), fc.constantFrom<readonly PageLinkTarget[]>(NEXT, [{ rel: 'next', name: 'offset', value: '20' }, { rel: 'first', name: 'cursor', value: null }]), ({ key, sent }, where, targets) => {

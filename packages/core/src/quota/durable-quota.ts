@@ -3,7 +3,7 @@
  * (PostgreSQL) holds what was spent, written from the fast store every flush interval. If
  * the fast store loses its data (a restart without persistence, a failover to a replica
  * that is behind), its count is rebuilt from the durable one, so at most what was spent
- * since the last flush is lost, never the whole period (issue 24, item 1).
+ * since the last flush is lost, never the whole period.
  *
  * Both stores only ever move a key's state forward in one order, the order every
  * `applyQuotaSpend` follows: a newer generation, then a later refill period, then fewer
