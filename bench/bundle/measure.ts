@@ -22,21 +22,14 @@ export type { Source };
 export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetch.ts');
 
 /**
- * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes): 95.3 KB today
- * (95,315 from the sources), so the test catches growth. Raised three times from 91,700 for
- * code the request path now runs: the cursor codec's one frame per codec (about 0.3 KB,
- * worth 0.5-0.8 µs a page in docs/benchmarks.md), the memory key store's leak record
- * (`recordLeak`, issue 26), the guard's lease-before-quota order (about 0.55 KB: a request
- * refused for its in-flight lease must spend no quota credit), and then 2.45 KB for the
- * credential schemes (reading `Bearer` and `X-API-Key` when listed, the refusals naming
- * every listed form, one challenge per scheme: +1.1 KB), the `Link` keeping only declared
- * parameters (`keepParams`, +1 KB in the paginator and page-links) and the echo rule's
- * scheme vocabulary (+0.3 KB). Issue 22 asks for
- * 60 KB, which is not reached: the modules a verifying, paginating request really runs add
- * up to more (docs/benchmarks.md, "Bundle size", lists them and what stands between). Lower
- * this as the handler shrinks; never raise it without saying why.
+ * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes), so that
+ * test/bundle-size.test.ts catches growth: 92.6 KB from the sources today, what a verifying,
+ * paginating request's default protections cost (docs/benchmarks.md, "Bundle size", lists
+ * the modules). The request path written once, without synchronous twins, made room for the
+ * opt-in credential schemes and the `Link` that keeps only declared parameters within the
+ * same ceiling. Lower it as the handler shrinks; never raise it without saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 95_500;
+export const MINIMAL_FETCH_LIMIT = 93_000;
 
 export interface BundleSize {
   /** Minified bytes. */
