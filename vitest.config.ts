@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowestFilesReporter from './test/support/slowest-files-reporter.ts';
 
 const src = (pkg: string, entry = 'index.ts'): string =>
   fileURLToPath(new URL(`./packages/${pkg}/src/${entry}`, import.meta.url));
@@ -46,9 +47,9 @@ export default defineConfig({
         test: { name: 'kysely-0.28', include: ['packages/kysely/src/**/*.test.ts'], env: { KYSELY_LINE: '0.28' } },
       },
     ],
+    // Every run ends with its ten slowest files, so a file that turns slow shows at once.
     // Under CI, also write a JSON report: .ci/run prints a plain "N passed, N failed" line from it.
-    ...(process.env.CI === 'true'
-      ? { reporters: ['default', 'json'], outputFile: { json: '.vitest-report.json' } }
-      : {}),
+    reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI === 'true' ? ['json'] : [])],
+    ...(process.env.CI === 'true' ? { outputFile: { json: '.vitest-report.json' } } : {}),
   },
 });
