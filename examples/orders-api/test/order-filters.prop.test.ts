@@ -8,9 +8,9 @@
  * where it claims to be and never contradicts the pages. With inserts and deletes between
  * pages, every matching order present for a whole walk appears once in each direction.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, type CursorPage, type OffsetPage, type TotalOption } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -275,7 +275,7 @@ function concurrentWalkProperty(db: () => SqlClient, numRuns: number): Promise<v
 describe('orders filters, sorts and totals on PGlite', () => {
   let lite: PGlite;
   beforeAll(async () => {
-    lite = await PGlite.create();
+    lite = await createPglite();
     await migrateOrders(lite);
   }, 60_000);
   afterAll(() => lite?.close());

@@ -7,9 +7,9 @@
  * rows 1 µs apart and ties included, and the walk yields every row exactly once.
  */
 import { readFileSync } from 'node:fs';
-import { PGlite, types } from '@electric-sql/pglite';
+import { type PGlite, types } from '@electric-sql/pglite';
 import { createPaginator } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import { transformSync } from 'esbuild';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -155,7 +155,7 @@ describe('PGlite with parsers: { [types.TIMESTAMPTZ]: isoTimestamp }', () => {
   let client: PGlite;
   let db: Kysely<DB>;
   beforeAll(async () => {
-    client = await PGlite.create({ parsers: { [types.TIMESTAMPTZ]: isoTimestamp } });
+    client = await createPglite({ parsers: { [types.TIMESTAMPTZ]: isoTimestamp } });
     db = new Kysely<DB>({ dialect: pgliteDialect(client) as never });
     await seed(db);
   }, 60_000);
