@@ -41,13 +41,24 @@ export function formatSlowestFiles(rows: ReadonlyArray<FileTime>): string {
     const project = r.project === '' ? '' : ` [${r.project}]`;
     return `${seconds} s  ${r.file}${project}`;
   });
-  return [`Slowest ${rows.length} test files:`, ...lines].join('\n');
+  return ['Slowest test files:', ...lines].join('\n');
+}
+
+/** Where the table goes. */
+interface Output {
+  write(text: string): unknown;
 }
 
 export default class SlowestFilesReporter implements Reporter {
+  readonly #out: Output;
+
+  /** `out` defaults to stdout: listed after the default reporter, the table is the last thing a run prints. */
+  constructor(out: Output = process.stdout) {
+    this.#out = out;
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     if (testModules.length === 0) return;
-    // stdout, after the default reporter's summary, so it is the last thing a run prints.
-    process.stdout.write(`\n${formatSlowestFiles(slowestFiles(testModules))}\n`);
+    this.#out.write(`\n${formatSlowestFiles(slowestFiles(testModules))}\n`);
   }
 }
