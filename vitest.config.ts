@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowestFilesReporter from './test/support/slowest-files-reporter.ts';
 
 const src = (pkg: string, entry = 'index.ts'): string =>
   fileURLToPath(new URL(`./packages/${pkg}/src/${entry}`, import.meta.url));
@@ -34,21 +35,48 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two groups of files, one after the other (vitest runs `sequence.groupOrder` groups in
+    // order), each slowest file first:
+    // - end to end (the example, the docs, packing and installing): servers, child
+    //   processes, Next.js builds. Each file in a fresh process (`isolate`), as each starts
+    //   what it tests; they wait on children, sockets and timers as much as they compute, so
+    //   three run at once on two cores.
+    // - the packages' own tests: mostly CPU (property tests, PGlite), so two at a time, and
+    //   not isolated: a worker runs file after file in one process, importing the sources
+    //   once instead of once per file (2026-11-28, 15 files of packages/core/src/pagination at a
+    //   load average of 45: 6.9 s instead of 20.5 s, `npx vitest run <files> --maxWorkers=1
+    //   [--no-isolate]`).
+    //   They keep no state in modules and restore what they change (fake timers, spies,
+    //   process listeners), so a file finds the process as a fresh one would be.
     projects: [
       // Each project names its own files: an `include` here would be added to each project's.
-      { extends: true, test: { name: 'keyset', include: ['packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'end-to-end', include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'], maxWorkers: 3, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'packages', include: ['packages/*/src/**/*.test.ts'], isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } },
+      },
       // @keyset/kysely supports kysely 0.28 (the last line that runs on Node 20; 0.29 needs
       // Node 22) and 0.29: its tests run a second time with `kysely` resolved to 0.28,
       // the package's `kysely-028` devDependency, sources under test included.
       {
         extends: true,
         resolve: { alias: [{ find: /^kysely$/, replacement: 'kysely-028' }] },
-        test: { name: 'kysely-0.28', include: ['packages/kysely/src/**/*.test.ts'], env: { KYSELY_LINE: '0.28' } },
+        test: {
+          name: 'kysely-0.28',
+          include: ['packages/kysely/src/**/*.test.ts'],
+          env: { KYSELY_LINE: '0.28' },
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
+    // Every run ends with its ten slowest files, so a file that turns slow shows at once.
     // Under CI, also write a JSON report: .ci/run prints a plain "N passed, N failed" line from it.
-    ...(process.env.CI === 'true'
-      ? { reporters: ['default', 'json'], outputFile: { json: '.vitest-report.json' } }
-      : {}),
+    reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI === 'true' ? ['json'] : [])],
+    ...(process.env.CI === 'true' ? { outputFile: { json: '.vitest-report.json' } } : {}),
   },
 });

@@ -22,7 +22,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { ERROR_CATALOGUE } from '@keyset/core';
 import { SCHEMA_VERSION, migrate } from '@keyset/postgres';
 import { describe, expect, it } from 'vitest';
@@ -60,7 +60,7 @@ function expectBlock(file: string, name: string, text: string, same: (current: s
 
 describe('docs/postgres.md: what migrate() creates', () => {
   it('the schema block is what PostgreSQL holds after migrate() on a fresh database', async () => {
-    const db = await PGlite.create();
+    const db = await createPglite();
     try {
       await migrate(db);
       const columns = await db.query<{ table: string; column: string; type: string; notnull: boolean; def: string | null; identity: string }>(`

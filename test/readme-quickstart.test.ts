@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyPgliteDataDir } from '@keyset/test-support';
 import { createLogger } from '../examples/orders-api/src/logger.ts';
 import { createOrdersApi, type OrdersApi } from '../examples/orders-api/src/main.ts';
 
@@ -34,6 +35,7 @@ describe.skipIf(!hasCurl)('README quick start', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'keyset-readme-'));
+    await copyPgliteDataDir(join(dataDir, 'pgdata'));
     const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
     api = await createOrdersApi({ port: 0, seedOrders: 300, dataDir, logger });
   }, 60_000);

@@ -3,3 +3,4 @@ export * from './quota-store-contract.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak, type Mangle } from './mangled-keys.ts';
 export { leaseCommand, runLeaseCommands, type LeaseCommand } from './concurrency-store-contract.ts';
+export { copyPgliteDataDir, createPglite } from './pglite.ts';

@@ -8,6 +8,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { copyPgliteDataDir } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from '../src/config.ts';
 import { createOrdersApi, type OrdersApi } from '../src/main.ts';
@@ -82,6 +84,7 @@ describe.each(ADAPTERS)('aborted requests on %s', (adapter) => {
 
   beforeAll(async () => {
     dataDir = tempDir();
+    await copyPgliteDataDir(join(dataDir, 'pgdata'));
     api = await createOrdersApi({ adapter, port: 0, seedOrders: 20, dataDir, logger: createLogger('info', log.destination) });
     admin = api.adminKey!;
   }, 60_000);

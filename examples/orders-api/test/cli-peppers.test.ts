@@ -3,7 +3,9 @@
  * embedded PGlite data directory (docs/api-keys.md, "Rotating the pepper").
  */
 import { rmSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { copyPgliteDataDir } from '@keyset/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
 import { tempDir } from './helpers.ts';
 
@@ -19,6 +21,7 @@ async function cli(args: string[], env: Record<string, string>): Promise<{ code:
 
 describe('key CLI: peppers', () => {
   const dataDir = tempDir('orders-cli-peppers-');
+  beforeAll(() => copyPgliteDataDir(join(dataDir, 'pgdata')));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('counts live keys per pepper, newest first, after KEY_PEPPERS puts a new pepper in front', { timeout: 180_000 }, async () => {

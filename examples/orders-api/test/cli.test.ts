@@ -6,7 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { copyPgliteDataDir } from '@keyset/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HELP, runCli } from '../src/cli.ts';
 import { lockDataDir } from '../src/data-dir.ts';
 import { tempDir } from './helpers.ts';
@@ -23,6 +25,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
 
 describe('key CLI', () => {
   const dataDir = tempDir('orders-cli-');
+  beforeAll(() => copyPgliteDataDir(join(dataDir, 'pgdata')));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('prints help with --help (exit 0) and with no arguments (exit 2)', async () => {
@@ -64,6 +67,7 @@ describe('key CLI', () => {
   it('creates a key with metadata and an IP allowlist, and refuses bad ones with the field named', async () => {
     // Its own data directory: the walk below lists every key of the shared one.
     const ownDir = tempDir('orders-cli-meta-');
+    await copyPgliteDataDir(join(ownDir, 'pgdata'));
     const env = { DATA_DIR: ownDir, LOG_LEVEL: 'silent' };
     const args = ['create', '--name', 'tenant', '--scopes', 'orders:read', '--json'];
     const created = await cli([...args, '--metadata', '{"tenant":"t_42"}', '--ip-allowlist', '203.0.113.0/24, ::1'], env);

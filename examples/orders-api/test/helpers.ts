@@ -2,17 +2,18 @@
  * Test helpers: start the orders API in-process on port 0 with a temporary DATA_DIR,
  * talk to it over real HTTP, and capture its logs to check nothing secret leaks.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { createOrdersApi, type OrdersApi, type OrdersApiOptions } from '../src/main.ts';
 import { createApiKeyGuard, type TrustProxy } from '@keyset/core';
+import { copyPgliteDataDir } from '@keyset/test-support';
 import { createAdapterServer } from '../src/adapter-server.ts';
 import { createApp } from '../src/app/create-app.ts';
 import type { AdapterName } from '../src/config.ts';
-import { loadOrCreateCursorSecret } from '../src/data-dir.ts';
+import { dataPaths, loadOrCreateCursorSecret } from '../src/data-dir.ts';
 import { createLogger } from '../src/logger.ts';
 
 /** A started API with captured log lines and a temporary data directory. */
@@ -34,6 +35,10 @@ export async function startApi(options: OrdersApiOptions & { dataDir?: string })
   const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
   let api: OrdersApi;
   try {
+    // The embedded database starts from an initialised copy instead of running initdb (several
+    // seconds per start); the app then migrates and seeds it exactly as on a first start.
+    const { pgdata } = dataPaths(dataDir);
+    if (options.databaseUrl === undefined && !existsSync(pgdata)) await copyPgliteDataDir(pgdata);
     api = await createOrdersApi({ port: 0, seedOrders: 2000, ...options, dataDir, logger });
   } catch (error) {
     if (options.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });

@@ -8,9 +8,8 @@
  * there; a long range is read in index order.) On PGlite always, and on PostgreSQL when
  * one answers. No planner settings are changed.
  */
-import { PGlite } from '@electric-sql/pglite';
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app/create-app.ts';
@@ -97,7 +96,7 @@ function describeIndexes(name: string, open: () => Promise<{ db: SqlClient; clos
 }
 
 describeIndexes('PGlite', async () => {
-  const lite = await PGlite.create();
+  const lite = await createPglite();
   return { db: lite, close: () => lite.close() };
 });
 

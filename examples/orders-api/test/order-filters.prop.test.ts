@@ -10,9 +10,9 @@
  * And an offset page (a deferred join past the first row) equals the plain OFFSET query's
  * page, row for row, for random filters, sorts, page sizes and offsets.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, keysetWhere, type CursorPage, type OffsetPage, type TotalOption } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -306,7 +306,7 @@ function deferredOffsetProperty(db: () => SqlClient, numRuns: number): Promise<v
 describe('orders filters, sorts and totals on PGlite', () => {
   let lite: PGlite;
   beforeAll(async () => {
-    lite = await PGlite.create();
+    lite = await createPglite();
     await migrateOrders(lite);
   }, 60_000);
   afterAll(() => lite?.close());

@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { copyPgliteDataDir } from '@keyset/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dataPaths } from '../src/data-dir.ts';
 import { tempDir } from './helpers.ts';
@@ -71,12 +72,18 @@ describe('Ctrl-C ends the server', () => {
     dirs.push(dir);
     return dir;
   };
+  /** A fresh DATA_DIR whose database initdb already made: for the runs that are not about a first start. */
+  const initialised = async (): Promise<string> => {
+    const dir = fresh();
+    await copyPgliteDataDir(dataPaths(dir).pgdata);
+    return dir;
+  };
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it('through `npx -y pnpm@10.34.9 start`: graceful shutdown, every process gone, the shell sees 130', async () => {
-    const dataDir = fresh();
+    const dataDir = await initialised();
     let pgid = 0;
     const ended = await startGroup('npx', ['-y', 'pnpm@10.34.9', 'start'], { DATA_DIR: dataDir }, (out, child) => {
       if (pgid === 0 && out.includes(LISTENING)) {
@@ -94,7 +101,7 @@ describe('Ctrl-C ends the server', () => {
   }, 180_000);
 
   it('`npx -y pnpm@10.34.9 start | tee`: the reader dies with the same Ctrl-C, the server still ends', async () => {
-    const dataDir = fresh();
+    const dataDir = await initialised();
     let pgid = 0;
     // A pipeline as a shell runs it: bash, npx and tee in one group; tee dies of the SIGINT,
     // so the server's next log line meets a closed pipe (EPIPE).
@@ -111,7 +118,7 @@ describe('Ctrl-C ends the server', () => {
   }, 180_000);
 
   it('the server alone, its stdout reader gone before the signal: exit 0 after a graceful close', async () => {
-    const dataDir = fresh();
+    const dataDir = await initialised();
     let signalled = false;
     const ended = await startGroup(process.execPath, ['--import', 'tsx', 'examples/orders-api/src/main.ts'], { DATA_DIR: dataDir }, (out, child) => {
       if (!signalled && out.includes(LISTENING)) {

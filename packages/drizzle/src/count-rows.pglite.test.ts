@@ -1,5 +1,6 @@
 /** countRows with a limit and estimateRows (Drizzle pg-core) on PGlite, through countTotal's total modes. */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { countTotal, createPaginator, type TotalOption } from '@keyset/core';
 import { eq } from 'drizzle-orm';
 import * as pg from 'drizzle-orm/pg-core';
@@ -13,7 +14,7 @@ let client: PGlite;
 let db: ReturnType<typeof drizzle>;
 
 beforeAll(async () => {
-  client = await PGlite.create();
+  client = await createPglite();
   await client.exec(`CREATE TABLE orders (id int PRIMARY KEY, status text NOT NULL);
     INSERT INTO orders SELECT g, CASE WHEN g % 4 = 0 THEN 'refunded' ELSE 'paid' END FROM generate_series(1, 2000) AS g;
     ANALYZE orders;`);

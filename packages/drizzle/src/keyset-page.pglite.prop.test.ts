@@ -1,5 +1,6 @@
 /** Walk properties through the Drizzle keysetPage on PGlite (embedded PostgreSQL). */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
@@ -10,7 +11,7 @@ import { drizzleOffsetSource, drizzleSource } from './drizzle-walks.test-support
 let client: PGlite;
 
 beforeAll(async () => {
-  client = await PGlite.create();
+  client = await createPglite();
   await client.exec(ITEMS_DDL);
 }, 60_000);
 

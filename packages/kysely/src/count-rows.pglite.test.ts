@@ -1,5 +1,6 @@
 /** countRows with a limit and estimateRows on PGlite (embedded PostgreSQL), through countTotal's total modes. */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { countTotal, createPaginator, type TotalOption } from '@keyset/core';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -15,7 +16,7 @@ let client: PGlite;
 let db: Kysely<DB>;
 
 beforeAll(async () => {
-  client = await PGlite.create();
+  client = await createPglite();
   await client.exec(`CREATE TABLE orders (id int PRIMARY KEY, status text NOT NULL);
     INSERT INTO orders SELECT g, CASE WHEN g % 4 = 0 THEN 'refunded' ELSE 'paid' END FROM generate_series(1, 2000) AS g;
     ANALYZE orders;`);

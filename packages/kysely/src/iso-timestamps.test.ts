@@ -5,9 +5,9 @@
  * ISO 8601 with six fractional digits and equals the stored value to the microsecond,
  * rows 1 µs apart and ties included, and the walk yields every row exactly once.
  */
-import { PGlite, types } from '@electric-sql/pglite';
+import { type PGlite, types } from '@electric-sql/pglite';
 import { createPaginator } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,7 +143,7 @@ describe('PGlite with parsers: { [types.TIMESTAMPTZ]: isoTimestamp }', () => {
   let client: PGlite;
   let db: Kysely<DB>;
   beforeAll(async () => {
-    client = await PGlite.create({ parsers: { [types.TIMESTAMPTZ]: isoTimestamp } });
+    client = await createPglite({ parsers: { [types.TIMESTAMPTZ]: isoTimestamp } });
     db = new Kysely<DB>({ dialect: pgliteDialect(client) as never });
     await seed(db);
   }, 60_000);

@@ -1,5 +1,6 @@
 /** Walk properties through keysetPage on PGlite (embedded PostgreSQL). */
-import { PGlite, types } from '@electric-sql/pglite';
+import { type PGlite, types } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
@@ -12,7 +13,7 @@ let db: Kysely<WalkDB>;
 
 beforeAll(async () => {
   // timestamptz as text: a Date would drop the microseconds the walk depends on.
-  client = await PGlite.create({ parsers: { [types.TIMESTAMPTZ]: (text: string) => text } });
+  client = await createPglite({ parsers: { [types.TIMESTAMPTZ]: (text: string) => text } });
   await client.exec(ITEMS_DDL);
   db = new Kysely<WalkDB>({ dialect: pgliteDialect(client) });
 }, 60_000);

@@ -3,7 +3,8 @@
  * secrets during the overlap, only the new one after) → revoke, last-use flush on close,
  * and a database failure surfacing as 503.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { AuthenticationError, createKeyAdmin, createKeyring, isKeysetError, type Keyring } from '@keyset/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
@@ -11,7 +12,7 @@ import { migrate } from './migrate.ts';
 
 let db: PGlite;
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await createPglite();
   await migrate(db, { schema: 'auth' });
 }, 60_000);
 afterAll(async () => {

@@ -5,9 +5,9 @@
  * two `cause`s down. A real outage is still `unavailable` (postgres-key-store.pglite.test.ts).
  * On PGlite always, and on a real PostgreSQL server when one answers.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { ConfigError, createApiKeyGuard, createKeyAdmin, createKeyring, generateKey, isKeysetError } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
@@ -91,7 +91,7 @@ function describeMissingSchema(label: string, connect: () => { client: MultiStat
 
 let lite: PGlite;
 beforeAll(async () => {
-  lite = await PGlite.create();
+  lite = await createPglite();
 }, 60_000);
 afterAll(async () => {
   if (!lite.closed) await lite.close();

@@ -2,7 +2,7 @@
  * Owners on PostgreSQL (migration 8, their quota migration 10), on a real server and on PGlite, and the memory store
  * for comparison: through the keyring and createOwnerAdmin, as an application uses them.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import {
   createApiKeyGuard,
   createKeyAdmin,
@@ -15,7 +15,7 @@ import {
   type KeyStore,
   type QuotaStore,
 } from '@keyset/core';
-import { postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
@@ -29,7 +29,7 @@ let lite: PGlite;
 let n = 0;
 
 beforeAll(async () => {
-  lite = await PGlite.create();
+  lite = await createPglite();
   if (url !== undefined) pool = new pg.Pool({ connectionString: url, max: 4 });
 }, 60_000);
 afterAll(async () => {

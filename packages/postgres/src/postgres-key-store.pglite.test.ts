@@ -1,14 +1,15 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
 import { randomDigest } from './key-store.contract.ts';
 import { describePostgresKeyStore, expectUnavailable, freshPrefix } from './postgres-key-store.contract.ts';
 
-// One embedded database for the whole file: PGlite.create() takes seconds.
+// One embedded database for the whole file: starting PGlite takes seconds.
 let db: PGlite;
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await createPglite();
 }, 60_000);
 afterAll(async () => {
   if (!db.closed) await db.close();
@@ -18,7 +19,7 @@ describePostgresKeyStore('PGlite', () => ({ client: db, schema: 'keyset_test' })
 
 describe('PGlite closed under the store', () => {
   it('rejects with KeysetError("unavailable")', async () => {
-    const closing = await PGlite.create();
+    const closing = await createPglite();
     const tablePrefix = freshPrefix();
     await migrate(closing, { tablePrefix });
     const store = createPostgresKeyStore({ client: closing, tablePrefix });

@@ -1,8 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { ConfigError, isKeysetError } from '@keyset/core';
 import { laterQuotaState, type QuotaState } from '@keyset/core/adapter';
 import fc from 'fast-check';
-import { describeQuotaStore, postgresUrl, uniqueSchema } from '@keyset/test-support';
+import { describeQuotaStore, postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -98,7 +98,7 @@ describe('createPostgresQuotaStore on PGlite', () => {
   let db: PGlite;
   let store: PostgresQuotaStore;
   beforeAll(async () => {
-    db = await PGlite.create();
+    db = await createPglite();
     await migrate(db);
     store = createPostgresQuotaStore({ client: db });
   }, 60_000);

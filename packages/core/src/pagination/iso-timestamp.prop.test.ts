@@ -4,8 +4,8 @@
  * prints becomes exactly what PostgreSQL prints for the same instant with `to_char` in UTC,
  * and keyset's own timestamp parser reads both as the same instant.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { postgresUrl } from '@keyset/test-support';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite, postgresUrl } from '@keyset/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,7 +69,7 @@ describe('isoTimestamp', () => {
   describe('on PGlite', () => {
     let db: PGlite;
     beforeAll(async () => {
-      db = await PGlite.create();
+      db = await createPglite();
     });
     afterAll(() => db.close());
     check(() => ({ query: async (text, params) => (await db.query<Record<string, string>>(text, params)).rows, close: () => db.close() }));

@@ -1,5 +1,6 @@
 /** SQL walk properties through keysetWhere on PGlite (embedded PostgreSQL). */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { concurrentWalkProperty, staticWalkProperty } from './sql-walks.test-support.ts';
 import { ITEMS_DDL } from './walk.test-support.ts';
@@ -7,7 +8,7 @@ import { ITEMS_DDL } from './walk.test-support.ts';
 let db: PGlite;
 
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await createPglite();
   await db.exec(ITEMS_DDL);
 }, 60_000);
 
