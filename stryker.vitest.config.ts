@@ -1,0 +1,23 @@
+/**
+ * The vitest configuration StrykerJS runs (`pnpm mutate`): the repository's aliases, and
+ * only the core test files of the security modules it mutates (keys, pagination, rate
+ * limits, quotas), so a mutation run never starts the example's servers or the adapters'
+ * suites. Stryker narrows further to the tests related to each mutated file.
+ */
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+
+export default defineConfig({
+  resolve: base.resolve,
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    include: [
+      'packages/core/src/keys/**/*.test.ts',
+      'packages/core/src/pagination/**/*.test.ts',
+      'packages/core/src/rate-limit/**/*.test.ts',
+      'packages/core/src/quota/**/*.test.ts',
+    ],
+  },
+});
