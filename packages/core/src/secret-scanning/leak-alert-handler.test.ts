@@ -147,28 +147,40 @@ describe('createLeakAlertHandler', () => {
     expect(s.events).toEqual([]);
   });
 
-  it('refuses an unknown key id after one refresh, and never trusts an id it cannot fetch', async () => {
-    const s = await setup();
+  it('refuses an unknown key id after a refresh made for it, asks for a retry within minKeyRefreshSeconds of the last fetch, and never trusts an id it cannot fetch', async () => {
+    let now = Date.parse('2026-11-28T12:00:00.000Z');
+    const s = await setup({ clock: () => now }, () => now);
     expect((await s.signed('[]')).status).toBe(200);
     expect(s.fetches()).toBe(1);
+    // Moments after a fetch: the id may be published since, so "retry", not a refusal.
+    const soon = await s.signed(s.alert(s.key), 'k-forged');
+    expect([soon.status, soon.headers.get('retry-after'), (await problem(soon)).code]).toEqual([503, '60', 'unavailable']);
+    expect(s.fetches()).toBe(1);
+    now += 60_000;
     const unknown = await s.signed(s.alert(s.key), 'k-forged');
     expect([unknown.status, (await problem(unknown)).field]).toEqual([400, 'github-public-key-identifier']);
     expect(s.fetches()).toBe(2); // refreshed once
-    expect((await s.signed(s.alert(s.key), 'k-forged-2')).status).toBe(400);
+    expect((await s.signed(s.alert(s.key), 'k-forged-2')).status).toBe(503);
     expect(s.fetches()).toBe(2); // not again within minKeyRefreshSeconds
     const missing = await s.post(s.alert(s.key), { 'github-public-key-signature': await s.github.sign(s.alert(s.key)) });
     expect([missing.status, (await problem(missing)).field]).toEqual([400, 'github-public-key-identifier']);
     expect(await live(s.a, s.key)).toBe(true);
   });
 
-  it('picks up a rotated GitHub key on its first alert', async () => {
-    const s = await setup();
+  it('picks up a rotated GitHub key on its first alert once a fetch is allowed, and asks for a retry before', async () => {
+    let now = Date.parse('2026-11-28T12:00:00.000Z');
+    const s = await setup({ clock: () => now }, () => now);
     expect((await s.signed('[]')).status).toBe(200);
     const next = await keyPair();
     s.published.push({ key_identifier: 'k2', key: next.pem, is_current: true });
     const body = s.alert(s.key);
-    const response = await s.post(body, { 'github-public-key-identifier': 'k2', 'github-public-key-signature': await next.sign(body) });
-    expect(response.status).toBe(200);
+    const send = async () => s.post(body, { 'github-public-key-identifier': 'k2', 'github-public-key-signature': await next.sign(body) });
+    now += 10_000;
+    const early = await send();
+    expect([early.status, early.headers.get('retry-after')]).toEqual([503, '50']);
+    expect(await live(s.a, s.key)).toBe(true);
+    now += 50_000;
+    expect((await send()).status).toBe(200);
     expect(await live(s.a, s.key)).toBe(false);
   });
 
@@ -210,6 +222,71 @@ describe('createLeakAlertHandler', () => {
     down = false;
     expect((await request()).status).toBe(200);
     expect(await live(s.a, s.key)).toBe(false);
+  });
+
+  it('fetches the signing keys at most once per minKeyRefreshSeconds while the source fails, and tells GitHub to retry', async () => {
+    let now = Date.parse('2026-11-28T12:00:00.000Z');
+    const s = await setup({}, () => now);
+    let down = true;
+    let fetches = 0;
+    const handler = createLeakAlertHandler({
+      keyring: s.a,
+      admin: s.admin,
+      clock: () => now,
+      publicKeys: { fetch: async () => (fetches++, down ? Promise.reject(new Error('403 rate limited')) : s.published) },
+    });
+    const send = async (body: string, id: string, signature: string) =>
+      handler(new Request(URL_, { method: 'POST', body, headers: { 'github-public-key-identifier': id, 'github-public-key-signature': signature } }));
+    const body = s.alert(s.key);
+    const signature = await s.github.sign(body);
+    const forged: Response[] = [];
+    for (let i = 0; i < 50; i++) forged.push(await send(body, `k-${i}-${Math.random().toString(36).slice(2)}`, signature));
+    expect(fetches).toBeLessThanOrEqual(1);
+    for (const response of forged) {
+      expect(response.status).toBe(503);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(Number(response.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect((await problem(response)).code).toBe('unavailable');
+    }
+    // GitHub's own alert during the failure: 503 too, and still no fetch.
+    expect((await send(body, 'k1', signature)).status).toBe(503);
+    expect(fetches).toBe(1);
+    now += 30_000;
+    expect((await send(body, 'k-forged', signature)).status).toBe(503);
+    expect(fetches).toBe(1);
+    // The window has passed: one fetch, which succeeds, and GitHub's retry is processed.
+    now += 30_000;
+    down = false;
+    expect((await send(body, 'k1', signature)).status).toBe(200);
+    expect(fetches).toBe(2);
+    expect(await live(s.a, s.key)).toBe(false);
+  });
+
+  it('after a good load, a failed refresh for an unknown id is rate-limited too, and known ids still verify', async () => {
+    let now = Date.parse('2026-11-28T12:00:00.000Z');
+    const s = await setup({}, () => now);
+    let down = false;
+    let fetches = 0;
+    const handler = createLeakAlertHandler({
+      keyring: s.a,
+      admin: s.admin,
+      clock: () => now,
+      publicKeys: { fetch: async () => (fetches++, down ? Promise.reject(new Error('ECONNRESET')) : s.published) },
+    });
+    const send = async (body: string, id: string) =>
+      handler(new Request(URL_, { method: 'POST', body, headers: { 'github-public-key-identifier': id, 'github-public-key-signature': await s.github.sign(body) } }));
+    expect((await send('[]', 'k1')).status).toBe(200);
+    expect(fetches).toBe(1);
+    down = true;
+    now += 60_000;
+    const first = await send('[1]', 'k-rotated');
+    expect(first.status).toBe(503); // the id may be GitHub's new key: retry, do not refuse
+    expect(fetches).toBe(2);
+    const more = await Promise.all(Array.from({ length: 50 }, (_, i) => send('[2]', `k-forged-${i}`)));
+    expect(more.map((r) => r.status)).toEqual(Array.from({ length: 50 }, () => 503));
+    expect(fetches).toBe(2);
+    expect((await send(s.alert(s.key), 'k1')).status).toBe(200); // the cached key still verifies
+    expect(fetches).toBe(2);
   });
 
   it('checks its options', async () => {
@@ -278,7 +355,7 @@ describe('createLeakAlertHandler: the leak on the key record', () => {
       await s.signed(body, 'k-forged'),
       await s.post(body, { 'github-public-key-signature': signature }),
     ];
-    expect(refused.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]);
+    expect(refused.map((r) => r.status)).toEqual([400, 400, 400, 503, 400]); // an unknown key id moments after a fetch: retry later
     const stranger = await s.signed(s.alert(generateKey('acme_live')));
     expect(await stranger.json()).toEqual([{ token_raw: expect.any(String), token_type: 'acme_live_key', label: 'false_positive' }]);
     expect(await s.admin.get(id)).toMatchObject({ leakedAt: null, leakUrl: null });

@@ -249,12 +249,7 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
     const raw = signature === undefined ? undefined : derToRawSignature(signature, 32);
     if (raw === undefined) throw refuse('github-public-key-signature', 'The alert signature is missing or not a base64 DER ECDSA signature.');
     if (keyId === null || keyId === '' || keyId.length > 256) throw refuse('github-public-key-identifier', 'The alert names no signing key.');
-    let key: CryptoKey | undefined;
-    try {
-      key = await keys.get(keyId);
-    } catch (cause) {
-      throw new KeysetError('unavailable', { detail: 'The signing keys could not be fetched.', cause });
-    }
+    const key = await keys.get(keyId);
     if (key === undefined) throw refuse('github-public-key-identifier', 'The alert names a signing key that is not published.');
     if (!(await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, raw, body))) {
       throw refuse('github-public-key-signature', 'The alert signature does not match its body.');
