@@ -139,7 +139,7 @@ const SCHEMAS: Record<string, JsonObject> = {
 };
 
 const KEY_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' } };
+const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^(?!\\.\\.?$)[A-Za-z0-9_.:-]{1,128}$' } };
 const scoped = (scope: string, operation: JsonObject): JsonObject => ({
   ...operation,
   security: [...apiKeySecurity],
