@@ -11,7 +11,7 @@
  * the cleaned URL, a key the alert's URL holds is never shown, refused alerts record
  * nothing, and the CLI's `keys show`/`keys list` show the leak.
  */
-import { createServer, type Server } from 'node:http';
+import http, { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '@keyset/core';
 import { postgresUrl } from '@keyset/test-support';
@@ -207,6 +207,36 @@ describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows 
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ tokens: 200, distinct: 1, leaked: [{ keyId: copied.id, last4: copied.key.slice(-4) }], policy: 'mark' });
     expect(secretLeak(t.logs.join('\n'), [copied.key])).toBeUndefined();
+  });
+
+  it('an oversized body, sent chunked, is refused with Connection: close, so a keep-alive client does not reuse a connection the server stops reading', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const port = Number(new URL(t.api.url).port);
+    const send = async (body: Buffer, chunked: boolean) => {
+      const headers = { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await github.sign(body.toString()) };
+      return new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const request = http.request(
+          { host: '127.0.0.1', port, path: PATH, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+          },
+        );
+        request.on('error', reject);
+        if (chunked) for (let at = 0; at < body.length; at += 65_536) request.write(body.subarray(at, at + 65_536));
+        request.end(chunked ? undefined : body);
+      });
+    };
+    try {
+      for (const chunked of [true, false]) {
+        const refused = await send(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
+        expect(refused).toEqual({ status: 400, connection: 'close' });
+        // A new connection, not a hang-up (a body never sent before: a replay is refused).
+        expect((await send(Buffer.from(`[${' '.repeat(chunked ? 1 : 2)}]`), false)).status).toBe(200);
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('GET /api/keys/{id} and the list show leakedAt and the URL; a URL holding the key shows none of it; refused alerts record nothing; the CLI shows the leak', async () => {

@@ -189,9 +189,18 @@ function parseAlerts(text: string, maxTokens: number): Alert[] {
   });
 }
 
+/**
+ * The refusal of a body over `max` bytes. The rest of it is never read, so the answer asks
+ * for the connection to be closed (RFC 9112 §9.6): a keep-alive client would otherwise send
+ * its next request on a connection whose unread bytes the server is discarding or has
+ * dropped, and see it hang up.
+ */
+const tooLarge = (max: number): KeysetError =>
+  new KeysetError('invalid_request', { detail: `The alert body is larger than ${max} bytes.`, extensions: { field: 'body' }, headers: { connection: 'close' } });
+
 async function readBody(request: Request, max: number): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > max) throw refuse('body', `The alert body is larger than ${max} bytes.`);
+  if (declared > max) throw tooLarge(max);
   const reader = request.body?.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -201,7 +210,7 @@ async function readBody(request: Request, max: number): Promise<Uint8Array<Array
     size += value.length;
     if (size > max) {
       await reader.cancel();
-      throw refuse('body', `The alert body is larger than ${max} bytes.`);
+      throw tooLarge(max);
     }
     chunks.push(value);
   }
