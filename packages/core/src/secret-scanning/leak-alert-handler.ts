@@ -157,8 +157,6 @@ interface Alert {
   source?: string;
 }
 
-type Label = 'true_positive' | 'false_positive';
-
 /** What looking one distinct token up found. */
 type Finding = { label: 'false_positive' } | { label: 'true_positive'; leaked?: { keyId: string; last4: string } };
 
@@ -374,7 +372,7 @@ export function createLeakAlertHandler(options: LeakAlertHandlerOptions): LeakAl
     if (leaked.length > 0) logger?.warn?.(fields, 'secret scanning alert processed');
     else logger?.info?.(fields, 'secret scanning alert processed');
     // The partner protocol answers each token as sent, so GitHub can match the labels.
-    const answer = alerts.map((a) => ({ token_raw: a.token, token_type: a.type, label: (byToken.get(a.token) as Finding).label satisfies Label }));
+    const answer = alerts.map((a) => ({ token_raw: a.token, token_type: a.type, label: (byToken.get(a.token) as Finding).label }));
     return new Response(JSON.stringify(answer), { status: 200, headers: { 'content-type': 'application/json' } });
   }
 
