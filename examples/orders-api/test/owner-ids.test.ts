@@ -2,7 +2,8 @@
  * Owner ids over HTTP, on each adapter (embedded PGlite, no server needed): every id the
  * grammar accepts at creation (`POST /api/owners`) can be read, disabled and deleted
  * through `/api/owners/{id}`, and `.` and `..` (which a URL path drops: `/api/owners/..`
- * is `/api/`) are refused at creation with a 400 naming `id`. Ids are drawn by fast-check
+ * is `/api/`) are refused at creation with a 400 naming `id` (and `ownerId` when a key is
+ * issued with one). Ids are drawn by fast-check
  * from the grammar, with dots, colons, dashes and underscores favoured at both ends.
  */
 import fc from 'fast-check';
@@ -37,6 +38,10 @@ describe.each(ADAPTERS)('owner ids on the %s adapter', (adapter) => {
     for (const id of ['.', '..', '%2e', '%2E%2E', 'a/b', 'a%2Fb', '', ' ', 'a b', '{x}', 'x'.repeat(129)]) {
       const res = await call(t.api.url, '/api/owners', { key: admin, method: 'POST', body: { id } });
       expect([res.status, res.body.code, res.body.field], id).toEqual([400, 'invalid_request', 'id']);
+    }
+    for (const ownerId of ['.', '..']) {
+      const res = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'k', scopes: [], ownerId } });
+      expect([res.status, res.body.code, res.body.field], ownerId).toEqual([400, 'invalid_request', 'ownerId']);
     }
     const list = await call(t.api.url, '/api/owners?limit=100', { key: admin });
     expect((list.body.items as { id: string }[]).filter((o) => o.id === '.' || o.id === '..')).toEqual([]);
