@@ -9,7 +9,9 @@
  * Issue 26 item 3 on the embedded PGlite (no server needed), with `LEAK_ALERT_POLICY=mark`:
  * after a signed alert the admin API (`GET /api/keys/{id}`, the list) shows `leakedAt` and
  * the cleaned URL, a key the alert's URL holds is never shown, refused alerts record
- * nothing, and the CLI's `keys show`/`keys list` show the leak.
+ * nothing, and the CLI's `keys show`/`keys list` show the leak. There too: an alert's
+ * bounds over HTTP (256 tokens, 256 KiB, a member named twice, 200 copies of one key are
+ * one leak and one log line), and an oversized body answered with `Connection: close`.
  */
 import http, { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
