@@ -9,9 +9,11 @@
  * The key record's leak fields on the embedded PGlite (no server needed), with `LEAK_ALERT_POLICY=mark`:
  * after a signed alert the admin API (`GET /api/keys/{id}`, the list) shows `leakedAt` and
  * the cleaned URL, a key the alert's URL holds is never shown, refused alerts record
- * nothing, and the CLI's `keys show`/`keys list` show the leak.
+ * nothing, and the CLI's `keys show`/`keys list` show the leak. There too: an alert's
+ * bounds over HTTP (256 tokens, 256 KiB, a member named twice, 200 copies of one key are
+ * one leak and one log line), and an oversized body answered with `Connection: close`.
  */
-import { createServer, type Server } from 'node:http';
+import http, { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '@keyset/core';
 import { postgresUrl } from '@keyset/test-support';
@@ -107,6 +109,11 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
     const logs = instances[i]!.logs.join('\n');
     expect(logs).toContain(id); // the warning names the key by id
     expect(logs).not.toContain(key.slice(8, 30)); // and never by its text
+    // One line for the alert, not one per token.
+    const lines = instances[i]!.logs.filter((line) => line.includes('"component":"secret-scanning"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, tokens: 1, distinct: 1, leaked: [{ keyId: id, last4: key.slice(-4) }], msg: 'secret scanning alert processed' });
+    instances[i]!.logs.length = 0;
   });
 
   it('refuses a tampered body, a wrong signature, an unknown key id and a replay; labels a stranger false_positive; revokes nothing', async () => {
@@ -119,8 +126,10 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
       expect([tampered.status, tampered.body.field]).toEqual([400, 'github-public-key-signature']);
       const wrong = await post(t, body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await other.sign(body) });
       expect(wrong.status).toBe(400);
+      // An unknown key id within a minute of the last fetch of the key list: "send it again
+      // later" (it may be GitHub's next key), and no fetch.
       const unknown = await signed(t, body, `unknown-${t.api.config.adapter}`);
-      expect([unknown.status, unknown.body.field]).toEqual([400, 'github-public-key-identifier']);
+      expect([unknown.status, unknown.body.code, Number(unknown.headers.get('retry-after')) > 0]).toEqual([503, 'unavailable', true]);
       const stranger = generateKey('ks_live');
       const res = await signed(t, alertBody(stranger));
       expect(res.body).toEqual([{ token_raw: stranger, token_type: 'ks_live_key', label: 'false_positive' }]);
@@ -180,6 +189,58 @@ describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows 
     await new Promise((resolve) => keyServer?.close(resolve));
   });
 
+  it('bounds an alert: over 256 tokens or 256 KiB is a 400 naming the limit, duplicate members are malformed, 200 copies of one key are one leak and one log line', async () => {
+    const over = JSON.stringify(Array.from({ length: 257 }, () => ({ token: generateKey('ks_live'), type: 'ks_live_key' })));
+    const tooMany = await signed(over);
+    expect([tooMany.status, tooMany.body.code, tooMany.body.field, tooMany.body.max_tokens]).toEqual([400, 'invalid_request', 'body', 256]);
+    const big = JSON.stringify([{ token: generateKey('ks_live'), type: 'ks_live_key', url: `https://github.com/${'a'.repeat(262_144)}` }]);
+    const tooBig = await signed(big);
+    expect([tooBig.status, tooBig.body.field]).toEqual([400, 'body']);
+    const copied = await issue('copied');
+    const twice = `[{"token":${JSON.stringify(generateKey('ks_live'))},"token":${JSON.stringify(copied.key)},"type":"ks_live_key"}]`;
+    const duplicate = await signed(twice);
+    expect([duplicate.status, duplicate.body.field]).toEqual([400, 'body']);
+    expect((await call(t.api.url, `/api/keys/${copied.id}`, { key: admin })).body).toMatchObject({ leakedAt: null });
+    t.logs.length = 0;
+    const copies = await signed(JSON.stringify(Array.from({ length: 200 }, () => ({ token: copied.key, type: 'ks_live_key', url: FOUND }))));
+    expect(copies.status, copies.text).toBe(200);
+    expect((copies.body as { label: string }[]).map((a) => a.label)).toEqual(Array.from({ length: 200 }, () => 'true_positive'));
+    const lines = t.logs.filter((line) => line.includes('"component":"secret-scanning"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ tokens: 200, distinct: 1, leaked: [{ keyId: copied.id, last4: copied.key.slice(-4) }], policy: 'mark' });
+    expect(secretLeak(t.logs.join('\n'), [copied.key])).toBeUndefined();
+  });
+
+  it('an oversized body, sent chunked, is refused with Connection: close, so a keep-alive client does not reuse a connection the server stops reading', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const port = Number(new URL(t.api.url).port);
+    const send = async (body: Buffer, chunked: boolean) => {
+      const headers = { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await github.sign(body.toString()) };
+      return new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const request = http.request(
+          { host: '127.0.0.1', port, path: PATH, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+          },
+        );
+        request.on('error', reject);
+        if (chunked) for (let at = 0; at < body.length; at += 65_536) request.write(body.subarray(at, at + 65_536));
+        request.end(chunked ? undefined : body);
+      });
+    };
+    try {
+      for (const chunked of [true, false]) {
+        const refused = await send(Buffer.alloc(2 * 1024 * 1024, 0x20), chunked);
+        expect(refused).toEqual({ status: 400, connection: 'close' });
+        // A new connection, not a hang-up (a body never sent before: a replay is refused).
+        expect((await send(Buffer.from(`[${' '.repeat(chunked ? 1 : 2)}]`), false)).status).toBe(200);
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('GET /api/keys/{id} and the list show leakedAt and the URL; a URL holding the key shows none of it; refused alerts record nothing; the CLI shows the leak', async () => {
     const leaked = await issue('leaky');
     const untouched = await issue('untouched');
@@ -211,7 +272,7 @@ describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows 
       headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'k1', 'github-public-key-signature': await github.sign(body) },
     });
     expect(tampered.status).toBe(400);
-    expect((await signed(body, { 'github-public-key-identifier': 'k-unknown' })).status).toBe(400);
+    expect((await signed(body, { 'github-public-key-identifier': 'k-unknown' })).status).toBe(503);
     expect((await call(t.api.url, `/api/keys/${untouched.id}`, { key: admin })).body).toMatchObject({ leakedAt: null, leakUrl: null });
     expect((await signed(JSON.stringify([{ token: leaked.key, type: 'ks_live_key', url: 'https://github.com/octo/other/issues/1' }]))).status).toBe(200);
     expect((await call(t.api.url, `/api/keys/${leaked.id}`, { key: admin })).body).toMatchObject({ leakedAt: record.body.leakedAt, leakUrl: FOUND });

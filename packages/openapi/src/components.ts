@@ -284,7 +284,7 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
 function ownerSchemas(): Record<string, JsonObject> {
   const limit: JsonObject = { $ref: '#/components/schemas/NamedRateLimit' };
   const limits: JsonObject = { type: ['array', 'null'], items: limit, minItems: 1, maxItems: 10, description: 'Shared by all the owner\'s keys, decided with each key\'s own; shown as `owner.<name>` in the RateLimit headers.' };
-  const ownerId: JsonObject = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Chosen by the application, e.g. its customer id.' };
+  const ownerId: JsonObject = { type: 'string', pattern: '^(?!\\.\\.?$)[A-Za-z0-9_.:-]{1,128}$', description: 'Chosen by the application, e.g. its customer id.' };
   const metadata: JsonObject = { type: ['object', 'null'], description: 'A JSON object of at most 4 KiB, handed to the handler with every request of its keys.' };
   const refill: JsonObject = { $ref: '#/components/schemas/QuotaRefill' };
   const quotaInput: JsonObject = {

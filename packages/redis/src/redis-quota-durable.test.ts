@@ -173,6 +173,44 @@ describe.skipIf(!available || url === undefined)('Redis quota store with a durab
     expect(store.keyOf(key, owner)).toBe(`keyset:quota:{${owner}}:${key}`);
   });
 
+  it('a hash lost between the two script calls of a rebuild (a failover at that instant) is rebuilt from the durable state too, not from the full quota', async () => {
+    /** The Redis key to delete while the store reads the durable state, between its two script calls. */
+    let loseWhileLoading: string | undefined;
+    const racing = {
+      async load(key: string) {
+        const lose = loseWhileLoading;
+        loseWhileLoading = undefined;
+        if (lose !== undefined) await redis.del(lose);
+        return durable.load(key);
+      },
+      save: (entries: Parameters<PostgresQuotaStore['save']>[0]) => durable.save(entries),
+    };
+    const store = createRedisQuotaStore({ redis, durable: racing, timeoutMs: 5_000, flushIntervalMs: 3_600_000, logger: silent });
+    stores.push(store);
+    const key = freshKey();
+    const owner = `owner:cus_${freshKey()}`;
+    const setAt = Date.now() - 1_000;
+    const both = (cost: number) => [
+      { ...quotaSpend(key, { remaining: 10, refill: null, setAt: new Date(setAt) }, cost, setAt + 1), partition: owner },
+      quotaSpend(owner, { remaining: 6, refill: null, setAt: new Date(setAt) }, cost, setAt + 1),
+    ];
+    expect(await store.spendAll(both(4))).toEqual([
+      { allowed: true, remaining: 6 },
+      { allowed: true, remaining: 2 },
+    ]);
+    await store.flush();
+    // The key's count is lost: the first script call answers "missing" and the store reads
+    // the durable state; while it does, the owner's count is lost too.
+    await redis.del(store.keyOf(key, owner));
+    loseWhileLoading = store.keyOf(owner);
+    expect(await store.spendAll(both(1))).toEqual([
+      { allowed: true, remaining: 5 },
+      { allowed: true, remaining: 1 },
+    ]);
+    expect(loseWhileLoading).toBeUndefined(); // the owner's hash was deleted between the calls
+    expect(await redis.hget(store.keyOf(owner), 'r')).toBe('1'); // not 5: 6 credits again
+  });
+
   it('Redis behind the durable state (a failover to a lagging replica) is raised at the next flush, never lowered', async () => {
     const store = quotaStore();
     const key = freshKey();

@@ -177,8 +177,10 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     const none = requests.map(() => undefined);
     let reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, requests.map(() => (durable === undefined ? 1 : 0)), none)));
     if (durable !== undefined && Array.isArray(reply) && reply[0] === -1) {
-      const lost = new Set(reply.slice(1).map((i) => Number(i) - 1));
-      const seeds = await Promise.all(requests.map((r, i) => (lost.has(i) ? durable.load(r.key) : undefined)));
+      // Every entry's durable state, not only those the first call found missing: Redis can
+      // lose another hash before the second call (a failover at that instant), and the
+      // second call rebuilds whatever is missing then. A hash that still exists ignores its seed.
+      const seeds = await Promise.all(requests.map((r) => durable.load(r.key)));
       reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, seeds.map((seed) => (seed === undefined ? 1 : 2)), seeds)));
     }
     if (

@@ -172,7 +172,7 @@ const SCHEMAS: Record<string, JsonObject> = {
 };
 
 const KEY_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' } };
+const OWNER_ID: JsonObject = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^(?!\\.\\.?$)[A-Za-z0-9_.:-]{1,128}$' } };
 /** An operation that needs a key with `scope`, sent in any of `security`'s forms. */
 const scopedWith =
   (security: readonly JsonObject[]) =>

@@ -24,10 +24,10 @@ export function mountLeakAlerts(server: Server, keyring: Keyring, config: Config
     admin: createKeyAdmin(keyring),
     publicKeys: config.leakAlertKeysUrl,
     policy: config.leakAlertPolicy,
-    // The key's id, last four characters and where GitHub found it, as the key's record
-    // keeps it (cleaned of key text: the URL GitHub sends can hold the key): never its text.
-    // The handler has recorded the leak on the key (`leakedAt`, `leakUrl`) by now.
-    onLeak: (event) => log.warn({ keyId: event.keyId, last4: event.last4, action: event.action, foundAt: event.leakUrl }, 'leaked API key reported by secret scanning'),
+    // One line per alert, `warn` when it reported a live key, naming each such key by id
+    // and last four characters (never its text); where GitHub found it is on the key's
+    // record (`leakUrl`), which the handler has written by then. No `onLeak` line per key:
+    // an alert of 256 keys is one line, not 257.
     logger: log,
   });
   const alerts = getRequestListener(handler, { errorHandler: nodeServerErrorResponse });

@@ -59,13 +59,18 @@ export interface IssueKeyInput {
   ownerId?: string | null;
 }
 
-/** An owner id: 1-128 of `A-Z a-z 0-9 _ . : -` (no braces, so it can name a Redis Cluster hash tag). */
-export const OWNER_ID_PATTERN: RegExp = /^[A-Za-z0-9_.:-]{1,128}$/;
+/**
+ * An owner id: 1-128 of `A-Z a-z 0-9 _ . : -` (no braces, so it can name a Redis Cluster
+ * hash tag, and nothing a URL path encodes), but not `.` or `..`: those are dot segments
+ * (RFC 3986 §5.2.4), which every URL parser drops, so `/api/owners/..` would never reach
+ * the owner. Every id of this grammar reaches `/owners/{id}` unchanged.
+ */
+export const OWNER_ID_PATTERN: RegExp = /^(?!\.\.?$)[A-Za-z0-9_.:-]{1,128}$/;
 
 /** `ownerId` validated, or an `invalid_request` naming `field`. */
 export function validateOwnerId(value: unknown, field = 'ownerId'): string {
   if (typeof value !== 'string' || !OWNER_ID_PATTERN.test(value)) {
-    throw invalid(field, `\`${field}\` must be 1-128 characters of A-Z a-z 0-9 _ . : -`);
+    throw invalid(field, `\`${field}\` must be 1-128 characters of A-Z a-z 0-9 _ . : -, and not \`.\` or \`..\` (a URL path drops them)`);
   }
   if (containsKeyShapedText(value)) throw keyTextRefusal(field);
   return value;

@@ -90,7 +90,7 @@ export interface StoredIdentity {
  * deleting it refuses every key it owns.
  */
 export interface StoredOwner {
-  /** Chosen by the application (e.g. its customer id): 1-128 of `A-Z a-z 0-9 _ . : -`. */
+  /** Chosen by the application (e.g. its customer id): 1-128 of `A-Z a-z 0-9 _ . : -`, not `.` or `..`. */
   id: string;
   /** Operator data handed to the handler with each request: a JSON object, `{}` when none. */
   metadata: KeyMetadata;

@@ -38,7 +38,7 @@ export interface OwnerRecord {
 
 /** What `OwnerAdmin.create` takes. */
 export interface CreateOwnerInput {
-  /** The application's own id for the customer: 1-128 of `A-Z a-z 0-9 _ . : -`. */
+  /** The application's own id for the customer: 1-128 of `A-Z a-z 0-9 _ . : -`, not `.` or `..`. */
   id: string;
   /** @default {} */
   metadata?: KeyMetadata | null;
