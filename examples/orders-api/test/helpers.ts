@@ -2,6 +2,7 @@
  * Test helpers: start the orders API in-process on port 0 with a temporary DATA_DIR,
  * talk to it over real HTTP, and capture its logs to check nothing secret leaks.
  */
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,4 +168,44 @@ export async function createDatabase(serverUrl: string, name: string): Promise<s
 /** Drops database `name` from the server at `serverUrl`, closing any connection still open to it. */
 export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
   await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/** A request sent byte for byte by `sendRaw`. */
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface RawResponse {
+  status: number;
+  /** The status line's reason, every header and the body, as one text to search. */
+  text: string;
+  json: any;
+}
+
+/** One request exactly as given (raw path, any Host), over node:http: `fetch` would normalise both. */
+export function sendRaw(origin: string, sent: RawRequest): Promise<RawResponse> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method: sent.method, path: sent.path, headers: { ...sent.headers, connection: 'close' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(body);
+        } catch {
+          json = undefined;
+        }
+        const headers = Object.entries(res.headers).map(([name, value]) => `${name}: ${String(value)}`).join('\n');
+        resolve({ status: res.statusCode ?? 0, text: `${res.statusMessage ?? ''}\n${headers}\n${body}`, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(sent.body);
+  });
 }

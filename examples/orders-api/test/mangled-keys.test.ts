@@ -9,53 +9,13 @@
  * line holds 8 characters in a row of any key's secret, and key text offered as a stored
  * field is refused naming the field.
  */
-import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mangleKey, MANGLES, secretLeak, type Mangle } from '@keyset/test-support';
 import { ADAPTERS, type AdapterName } from '../src/config.ts';
-import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
-
-interface Sent {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-interface Received {
-  status: number;
-  /** The status line's reason, every header and the body, as one text to search. */
-  text: string;
-  json: any;
-}
-
-/** One request exactly as given (raw path, any Host), over node:http: `fetch` would normalise both. */
-function send(origin: string, sent: Sent): Promise<Received> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method: sent.method, path: sent.path, headers: { ...sent.headers, connection: 'close' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(body);
-        } catch {
-          json = undefined;
-        }
-        const headers = Object.entries(res.headers).map(([name, value]) => `${name}: ${String(value)}`).join('\n');
-        resolve({ status: res.statusCode ?? 0, text: `${res.statusMessage ?? ''}\n${headers}\n${body}`, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(sent.body);
-  });
-}
+import { call, sendRaw as send, serveAlso, startApi, type ExtraServer, type RawRequest as Sent, type TestApi } from './helpers.ts';
 
 /** Where a mangled key goes, and what the answer must be beyond holding none of it. */
 const PLACES = [
