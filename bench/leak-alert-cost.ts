@@ -12,8 +12,8 @@
  */
 import { createKeyAdmin, createKeyring, createLeakAlertHandler, generateKey, type KeyAdmin } from '@keyset/core';
 import { createPostgresKeyStore, createPostgresRevocationBus, migrate } from '@keyset/postgres';
+import { generateKeyPairSync, sign as signWith } from 'node:crypto';
 import pg from 'pg';
-import { rawToDer } from '../packages/core/src/secret-scanning/der-signature.test-support.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `keyset_bench_leaks_${process.pid}`;
@@ -21,11 +21,10 @@ const PREFIX = 'ks_live';
 const TOKENS = 256;
 const quiet = { warn() {}, error() {}, info() {} };
 
-const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
-const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.from(spki).toString('base64')}\n-----END PUBLIC KEY-----\n`;
-const sign = async (body: string): Promise<string> =>
-  Buffer.from(rawToDer(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, Buffer.from(body))))).toString('base64');
+// GitHub signs alerts with ECDSA P-256 over SHA-256, the signature DER-encoded, as node:crypto gives it.
+const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const pem = pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+const sign = async (body: string): Promise<string> => signWith('sha256', Buffer.from(body), { key: pair.privateKey, dsaEncoding: 'der' }).toString('base64');
 
 const pool = new pg.Pool({ connectionString: url, max: 10 });
 let statements = 0;

@@ -24,12 +24,14 @@ export class FakeResponse {
     return this;
   }
   end(body?: string | Uint8Array): this {
-    this.body = body === undefined ? '' : typeof body === 'string' ? body : Buffer.from(body).toString();
+    if (body !== undefined) this.body += typeof body === 'string' ? body : Buffer.from(body).toString();
     this.writableFinished = true;
     return this;
   }
-  write(): boolean {
-    throw new Error('a streamed response: this benchmark expects one head + body');
+  /** A streamed body (a `Response` whose body is a stream, not a string), chunk by chunk. */
+  write(chunk: string | Uint8Array): boolean {
+    this.body += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    return true;
   }
   hasHeader(): boolean {
     return false;
