@@ -12,13 +12,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKeyAdmin, createKeyring } from '@keyset/core';
 import { createPostgresKeyStore, migrate } from '@keyset/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/own-redis.ts';
 import { postgresUrl } from './support/services.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -53,17 +53,6 @@ const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 function bareEnv(): NodeJS.ProcessEnv {
   const { CURSOR_SECRET: _c, DATABASE_URL: _d, PUBLIC_BASE_URL: _p, NODE_ENV: _n, ...env } = process.env;
   return env;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `next start` on a free port; resolves once it says it is ready. */

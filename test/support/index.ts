@@ -4,3 +4,4 @@ export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak, type Mangle } from './mangled-keys.ts';
 export { leaseCommand, runLeaseCommands, type LeaseCommand } from './concurrency-store-contract.ts';
 export { copyPgliteDataDir, createPglite } from './pglite.ts';
+export { freePort, killRedis, ownRedisAvailable, startRedis } from './own-redis.ts';

@@ -8,10 +8,9 @@
  * redis-server, killed by PID.
  */
 import type { ChildProcess } from 'node:child_process';
-import { postgresUrl } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, killRedis, ownRedisAvailable, startRedis } from '../../../packages/redis/src/own-redis-server.test-support.ts';
+import { freePort, killRedis, ownRedisAvailable, postgresUrl, startRedis } from '@keyset/test-support';
 import { call, startApi, type TestApi } from './helpers.ts';
 
 const serverUrl = await postgresUrl();

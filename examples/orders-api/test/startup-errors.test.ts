@@ -3,21 +3,12 @@
  * (without its password) and the socket's own error, not "Connection is closed." and not
  * the same cause twice ("connect ECONNREFUSED …: connect ECONNREFUSED …").
  */
-import { createServer } from 'node:net';
 import { createKeyring, createMemoryKeyStore } from '@keyset/core';
+import { freePort as closedPort } from '@keyset/test-support';
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../src/db/database.ts';
 import { connectRedis } from '../src/keys/redis-services.ts';
 import { createLogger } from '../src/logger.ts';
-
-/** A local port with nothing listening on it: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** What the example's logger writes for a failed start (main.ts logs `{ err }`). */
 function failureLine(error: unknown): { message: string; cause?: { message: string } } {
