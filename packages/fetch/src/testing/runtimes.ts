@@ -10,14 +10,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WORLD_PATH } from '@keyset/conformance/fixture';
 import { overHttp, remoteWorld } from '@keyset/conformance';
 import type { RunningApp } from '@keyset/conformance';
+import { freePort } from '@keyset/test-support';
 import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -129,14 +128,6 @@ async function bundle(name: RuntimeName, dir: string): Promise<string> {
     ],
   });
   return outfile;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Resolves the port the child prints as `{"port":…}`, or rejects when it exits first. */
