@@ -165,7 +165,7 @@ async function parent(): Promise<void> {
     });
     let out = '';
     proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+    const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
     if (code !== 0) throw new Error(`${framework}: exited with ${code}`);
     rows.push(...(JSON.parse(out.trim().split('\n').at(-1)!) as unknown[]));
   }

@@ -66,7 +66,7 @@ function run(sample: Sample, env: Record<string, string>, origin: string): Promi
       child.kill('SIGTERM');
       resolve({ code: null, out, err, ...(response === undefined ? {} : { served: response.status }) });
     });
-    child.once('exit', (code) => resolve({ code, out, err }));
+    child.once('close', (code) => resolve({ code, out, err }));
   });
 }
 

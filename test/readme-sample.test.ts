@@ -38,7 +38,7 @@ function run(file: string, env: Record<string, string>, until: (out: string) => 
       if (until(out)) done(null);
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
-    child.once('exit', (code) => done(code));
+    child.once('close', (code) => done(code));
   });
 }
 

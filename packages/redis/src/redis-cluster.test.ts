@@ -73,7 +73,7 @@ function run(command: string, args: string[]): Promise<string> {
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited ${String(code)}:\n${output}`))));
+    child.once('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited ${String(code)}:\n${output}`))));
   });
 }
 
