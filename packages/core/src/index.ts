@@ -35,11 +35,9 @@ export type {
 export type { KeyringParts } from './keys/keyring-parts.ts';
 export { createKeyAdmin } from './keys/key-admin.ts';
 export type { AdminOptions, KeyAdmin, KeyListResult, PepperUsage } from './keys/key-admin.ts';
-export { AUDIT_ACTIONS, auditListSort } from './audit/audit-store.ts';
+export { auditListSort } from './audit/audit-store.ts';
 export type { AuditAction, AuditChange, AuditEntry, AuditFilters, AuditListSort, AuditQuery, AuditStore } from './audit/audit-store.ts';
-export { isWellFormedRequestId } from './audit/audit-entry.ts';
 export type { AuditContext } from './audit/audit-entry.ts';
-export { createMemoryAuditStore } from './audit/memory-audit-store.ts';
 export { listAudit } from './audit/list-audit.ts';
 export type { AuditListResult } from './audit/list-audit.ts';
 export type { Pepper } from './keys/pepper-ring.ts';

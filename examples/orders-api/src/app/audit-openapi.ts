@@ -3,7 +3,7 @@
  * merged into `ordersOpenApi` (openapi.ts).
  * @module
  */
-import { AUDIT_ACTIONS } from '@keyset/core';
+import { AUDIT_ACTIONS } from '@keyset/core/adapter';
 import { pageParameters, pageResponses, type JsonObject } from '@keyset/openapi';
 
 /** The schemas `GET /api/audit` uses. */
