@@ -103,6 +103,20 @@ export function describeAuditStoreContract(name: string, subject: () => Promise<
       expect(await store.getIdentity(other.id)).toBeUndefined();
       await expect(store.insertOwner!({ id: 'cus_9', metadata: {}, rateLimits: null, quota: null, createdAt: at(0), disabledAt: null }, clash)).rejects.toThrow();
       expect(await store.getOwner!('cus_9')).toBeUndefined();
+      await expect(store.updateLimits!(identity.id, { quota: { remaining: 5, refill: null, setAt: at(1) } }, clash)).rejects.toThrow();
+      await expect(store.recordLeak!(identity.id, at(1), null, clash)).rejects.toThrow();
+      await expect(store.addSecret(identity.id, makeSecret({ createdAt: at(1) }), at(1), clash)).rejects.toThrow();
+      const key = await store.getIdentity(identity.id);
+      expect(key?.identity).toMatchObject({ quota: null, revokedAt: null });
+      expect(key?.identity.leakedAt ?? null).toBeNull();
+      expect(key?.secrets).toHaveLength(1);
+      const owner = { id: 'cus_8', metadata: {}, rateLimits: null, quota: null, createdAt: at(0), disabledAt: null };
+      await store.insertOwner!(owner);
+      await store.insertIdentity(makeIdentity({ ownerId: owner.id }), makeSecret());
+      await expect(store.updateOwner!(owner.id, { disabledAt: at(2) }, clash)).rejects.toThrow();
+      await expect(store.deleteOwner!(owner.id, at(2), clash)).rejects.toThrow();
+      expect(await store.getOwner!(owner.id)).toEqual(owner);
+      expect((await store.listIdentities({ take: 10, ownerId: owner.id })).keys.map((k) => k.identity.revokedAt)).toEqual([null]);
 
       // The other way round: a change that fails (a digest already stored) leaves no entry.
       await expect(store.insertIdentity(makeIdentity(), makeSecret({ digest: (await store.getIdentity(identity.id))!.secrets[0]!.digest }), makeEntry())).rejects.toThrow();
