@@ -7,7 +7,7 @@
  * that only verifies keys (an edge handler) does not bundle it.
  * @module
  */
-import { auditEntry, changesBetween, keyFields, resolveAuditContext, secretFields, validateActor, type AuditContext } from '../audit/audit-entry.ts';
+import { auditEntry, changesBetween, keyFields, resolveAuditContext, secretFields, validateActor, type AuditContext, type ResolvedAuditContext } from '../audit/audit-entry.ts';
 import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
@@ -149,8 +149,9 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
   const { store, environments, rawDigest, clock, crypto } = config;
 
   /** The entry recording `action` on key `id`, written by the store with the change. */
-  function entry(context: AuditContext | undefined, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
-    const who = resolveAuditContext(context, defaultActor);
+  // Each changing method resolves its context first, so a bad actor or request id is refused
+  // before anything is read or changed.
+  function entry(who: ResolvedAuditContext, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
     return auditEntry(`aud_${randomBase62((n) => crypto.randomBytes(n), 22)}`, new Date(at), who, action, { type: 'key', id }, fields);
   }
   const fieldsOf = (identity: StoredIdentity): ReturnType<typeof keyFields> => keyFields(identity, environments.environmentOf(identity.prefix));
@@ -176,7 +177,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
     },
 
     async issue(input: IssueKeyInput, context?: AuditContext): Promise<IssuedKey> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       const now = clock();
       const { environment, ...fields } = validateIssueInput(input, now);
       const prefix = environment === null ? environments.defaultPrefix : environments.prefixOf(environment);
@@ -200,7 +201,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
         createdAt: new Date(now),
         revokedAt: null,
       };
-      const audit = entry(context, now, 'key.issued', identity.id, changesBetween(null, fieldsOf(identity)));
+      const audit = entry(who, now, 'key.issued', identity.id, changesBetween(null, fieldsOf(identity)));
       await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret, audit));
       verifier.forgetRejection(secret.digest);
       return issuedKey(key, record({ identity, secrets: [secret] }));
@@ -222,7 +223,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
 
     async rotate(id: string, rotateOptions: RotateKeyOptions, context?: AuditContext): Promise<IssuedKey> {
       const overlapMs = validateOverlap(rotateOptions);
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const now = clock();
       const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
@@ -250,7 +251,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
         identity: current.identity,
         secrets: [secret, ...current.secrets.map((s, n) => ({ ...s, expiresAt: ends[n] ?? null }))],
       };
-      const audit = entry(context, now, 'key.rotated', id, { secrets: { before: secretFields(current.secrets), after: secretFields(rotated.secrets) } });
+      const audit = entry(who, now, 'key.rotated', id, { secrets: { before: secretFields(current.secrets), after: secretFields(rotated.secrets) } });
       const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers, audit));
       if (!added) throw notFound();
       // Cached entries of the old secrets still carry their old expiry: drop every entry of
@@ -262,7 +263,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
 
     async update(id: string, input: UpdateKeyInput, context?: AuditContext): Promise<KeyRecord> {
       const patch = validateUpdateInput(input);
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       if (typeof store.updateIdentity !== 'function') {
         throw new KeysetError('unavailable', { detail: 'This key store cannot update keys.', cause: new Error('KeyStore.updateIdentity is not implemented') });
@@ -270,7 +271,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
       // Read first for the entry's `before`; the write itself stays one atomic store call.
       const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
       if (current === undefined) throw notFound();
-      const audit = entry(context, clock(), 'key.updated', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, ...patch })));
+      const audit = entry(who, clock(), 'key.updated', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, ...patch })));
       const updated = await storeCall(log, 'updateIdentity', () => store.updateIdentity!(id, patch, audit));
       if (updated === undefined) throw notFound();
       // Cached verified keys carry the old metadata and allowlist: a narrower allowlist must
@@ -281,14 +282,14 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
     },
 
     async revoke(id: string, context?: AuditContext): Promise<void> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
       if (current === undefined) throw notFound();
       const now = clock();
       // Revoking keeps the first instant (KeyStore.revoke): a second revocation changes nothing.
       const revokedAt = current.identity.revokedAt ?? new Date(now);
-      const audit = entry(context, now, 'key.revoked', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, revokedAt })));
+      const audit = entry(who, now, 'key.revoked', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, revokedAt })));
       const revoked = await storeCall(log, 'revoke', () => store.revoke(id, new Date(now), audit));
       if (!revoked) throw notFound();
       verifier.evict(id);
@@ -296,7 +297,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
     },
 
     async recordLeak(id: string, leak: { url?: string | null } = {}, context?: AuditContext): Promise<void> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       const url = leak?.url ?? null;
       if (url !== null && !isRecordableLeakUrl(url)) {
         throw new KeysetError('invalid_request', {
@@ -312,13 +313,13 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
       // The first report is kept (KeyStore.recordLeak): a later one changes nothing.
       const reported = current.identity.leakedAt ?? null;
       const after = reported === null ? { ...current.identity, leakedAt: new Date(now), leakUrl: url } : current.identity;
-      const audit = entry(context, now, 'key.leaked', id, changesBetween(fieldsOf(current.identity), fieldsOf(after)));
+      const audit = entry(who, now, 'key.leaked', id, changesBetween(fieldsOf(current.identity), fieldsOf(after)));
       const recorded = await storeCall(log, 'recordLeak', () => store.recordLeak!(id, new Date(now), url, audit));
       if (!recorded) throw notFound();
     },
 
     async updateLimits(id: string, input: UpdateLimitsInput, context?: AuditContext): Promise<KeyRecord> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const update = store.updateLimits?.bind(store);
       if (update === undefined) throw new ConfigError('This key store cannot update limits (KeyStore.updateLimits is missing)');
@@ -333,7 +334,7 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
         next.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
       }
       if (patch.quota !== undefined) next.quota = patch.quota;
-      const audit = entry(context, now, 'key.limits_updated', id, changesBetween(fieldsOf(current.identity), fieldsOf(next)));
+      const audit = entry(who, now, 'key.limits_updated', id, changesBetween(fieldsOf(current.identity), fieldsOf(next)));
       const updated = await storeCall(log, 'updateLimits', () => update(id, patch, audit));
       if (!updated) throw notFound();
       // Cached verified keys carry the old limits: drop them here, and on other instances.

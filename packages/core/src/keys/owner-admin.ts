@@ -8,7 +8,7 @@
  * with the same acknowledgement as a key revocation.
  * @module
  */
-import { auditEntry, changesBetween, ownerFields, resolveAuditContext, type AuditContext } from '../audit/audit-entry.ts';
+import { auditEntry, changesBetween, ownerFields, resolveAuditContext, type AuditContext, type ResolvedAuditContext } from '../audit/audit-entry.ts';
 import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
@@ -155,8 +155,9 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
   const { environments, clock, crypto } = config;
 
   /** The entry recording `action` on owner `id`, written by the store with the change. */
-  function entry(context: AuditContext | undefined, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
-    const who = resolveAuditContext(context, defaultActor);
+  // Each changing method resolves its context first, so a bad actor or request id is refused
+  // before anything is read or changed.
+  function entry(who: ResolvedAuditContext, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
     return auditEntry(`aud_${randomBase62((n) => crypto.randomBytes(n), 22)}`, new Date(at), who, action, { type: 'owner', id }, fields);
   }
   const store = config.store as KeyStore & Partial<OwnerStore>;
@@ -179,13 +180,13 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
 
   return Object.freeze({
     async create(input: CreateOwnerInput, context?: AuditContext): Promise<OwnerRecord> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `id`.');
       const id = validateOwnerId(input.id, 'id');
       const now = clock();
       const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
       const owner: StoredOwner = { id, metadata: validateMetadata(input.metadata), rateLimits: ownerLimits(input.rateLimits), quota, createdAt: new Date(now), disabledAt: null };
-      const audit = entry(context, now, 'owner.created', id, changesBetween(null, ownerFields(owner)));
+      const audit = entry(who, now, 'owner.created', id, changesBetween(null, ownerFields(owner)));
       const created = await storeCall(log, 'insertOwner', () => owners.insertOwner(owner, audit));
       if (!created) throw invalid('id', 'An owner with this id exists already.');
       return toOwnerRecord(owner);
@@ -203,7 +204,7 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
     },
 
     async update(id: string, input: UpdateOwnerInput, context?: AuditContext): Promise<OwnerRecord> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       const ownerId = ownerIdOrNotFound(id);
       if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `metadata`, `rateLimits`, `quota` and/or `disabled`.');
       const patch: OwnerPatch = {};
@@ -232,7 +233,7 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
       };
       // Disabling is its own action (it refuses every key of the owner); enabling is an update.
       const action = current.disabledAt === null && next.disabledAt !== null ? 'owner.disabled' : 'owner.updated';
-      const audit = entry(context, clock(), action, ownerId, changesBetween(ownerFields(current), ownerFields(next)));
+      const audit = entry(who, clock(), action, ownerId, changesBetween(ownerFields(current), ownerFields(next)));
       const updated = await storeCall(log, 'updateOwner', () => owners.updateOwner(ownerId, patch, audit));
       if (updated === undefined) throw notFound();
       await evictOwner(ownerId, patch.disabledAt !== undefined && patch.disabledAt !== null ? 'revoked' : 'updated');
@@ -240,11 +241,11 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
     },
 
     async delete(id: string, context?: AuditContext): Promise<void> {
-      resolveAuditContext(context, defaultActor);
+      const who = resolveAuditContext(context, defaultActor);
       const ownerId = ownerIdOrNotFound(id);
       const current = await getOwner(ownerId);
       const now = clock();
-      const audit = entry(context, now, 'owner.deleted', ownerId, changesBetween(ownerFields(current), null));
+      const audit = entry(who, now, 'owner.deleted', ownerId, changesBetween(ownerFields(current), null));
       const deleted = await storeCall(log, 'deleteOwner', () => owners.deleteOwner(ownerId, new Date(now), audit));
       if (!deleted) throw notFound();
       await evictOwner(ownerId, 'revoked');
