@@ -35,6 +35,10 @@ export interface TableNames {
   owners: string;
   ownersListIndex: string;
   identitiesOwnerIndex: string;
+  /** Usage buckets of `createPostgresUsageStore` (migration 12) and the index of an owner's rows. */
+  usage: string;
+  usageOwnerIndex: string;
+  usageBucketIndex: string;
 }
 
 function quote(identifier: string): string {
@@ -76,5 +80,8 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     owners: `${s}.${quote(`${tablePrefix}owners`)}`,
     ownersListIndex: quote(`${tablePrefix}owners_created_at_id_idx`),
     identitiesOwnerIndex: quote(`${tablePrefix}identities_owner_id_idx`),
+    usage: `${s}.${quote(`${tablePrefix}usage`)}`,
+    usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
+    usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
   };
 }
