@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  createMemoryUsageStore,
   createPaginator,
   keyListSort,
   KeysetError,
@@ -15,6 +16,7 @@ import {
   type OwnerRecord,
   type RateLimiterWithState,
   type TotalOption,
+  type UsageStore,
 } from '@keyset/core';
 import type { SqlClient } from '../db/database.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
@@ -23,6 +25,7 @@ import { ordersOpenApi } from './openapi.ts';
 import { orderFilters } from './order-filters.ts';
 import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
 import { createReportHandlers } from './reports.ts';
+import { createUsageAdminHandlers } from './usage-admin.ts';
 
 /** The scope each route requires (least privilege: one scope per concern). */
 export const ROUTE_SCOPES = Object.freeze({
@@ -47,6 +50,8 @@ export interface AppDependencies {
   guard: ApiKeyGuard;
   /** Reads live quota counts for the admin routes. */
   limiter?: Pick<RateLimiterWithState, 'readQuota' | 'readOwnerQuota'>;
+  /** Where the usage routes read (the key services' `usage.store`). Absent: an empty memory store, nothing counted. */
+  usage?: UsageStore;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
   /** How long a cursor stays valid after it was issued (the config's `CURSOR_TTL_SECONDS`). @default 86400 */
@@ -72,7 +77,7 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
+  const { db, keyring, guard, limiter, usage = createMemoryUsageStore(), cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const limits = maxOffset === undefined ? PAGE_LIMITS : Object.freeze({ ...PAGE_LIMITS, maxOffset });
   const paginators = Object.freeze({
@@ -100,6 +105,7 @@ export function createApp(deps: AppDependencies) {
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
+    usage: createUsageAdminHandlers({ keyring, store: usage }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits, ordersTotal, keySchemes }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

@@ -16,6 +16,7 @@ import {
 import type { KeyScheme, TotalOption } from '@keyset/core';
 import { SCOPES } from './keys-admin.ts';
 import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
+import { USAGE_SCHEMAS, usagePaths } from './usage-openapi.ts';
 
 const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const json = (body: JsonObject): JsonObject => ({ 'application/json': { schema: body } });
@@ -210,7 +211,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
         '(the pre-filled example does that), then use the `key` of the 201 response, shown this once, as `Authorization: ApiKey <key>`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }],
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'usage' }],
     paths: {
       '/api/orders': {
         get: scoped('orders:read', {
@@ -357,8 +358,9 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
           responses: { ...pageResponses(schema('KeyRecord')), ...errorResponses([404]) },
         }),
       },
+      ...usagePaths(scoped, { key: KEY_ID, owner: OWNER_ID }),
     },
-    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS } },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...USAGE_SCHEMAS } },
   };
 }
 
