@@ -98,12 +98,16 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 const diffs = times['with usage']!.map((t, i) => t - times.without![i]!);
+const sorted = [...diffs].sort((a, b) => a - b);
 const ab = {
   withoutUs: Number(median(times.without!).toFixed(2)),
   withUsageUs: Number(median(times['with usage']!).toFixed(2)),
   costUs: Number(median(diffs).toFixed(2)),
+  costIqrUs: `${sorted[Math.floor(sorted.length / 4)]!.toFixed(2)}..${sorted[Math.floor((3 * sorted.length) / 4)]!.toFixed(2)}`,
 };
-console.log(`full stack: ${ab.withoutUs} CPU µs/request without the counter, ${ab.withUsageUs} with; counting costs ${ab.costUs} µs (median of ${ROUNDS} rounds of ${BATCH})`);
+console.log(
+  `full stack: ${ab.withoutUs} CPU µs/request without the counter, ${ab.withUsageUs} with; counting costs ${ab.costUs} µs (IQR ${ab.costIqrUs}; median of ${ROUNDS} rounds of ${BATCH})`,
+);
 
 // 2 and 3: PostgreSQL, or PGlite when no server answers.
 let client: Queryable & { end?: () => Promise<void> };
@@ -157,8 +161,14 @@ const weights = Array.from({ length: SPREAD_KEYS }, (_, k) => 1 / (k + 1));
 const cumulative: number[] = [];
 weights.reduce((sum, w, k) => (cumulative[k] = sum + w), 0);
 const totalWeight = cumulative.at(-1)!;
+// mulberry32: a seeded generator, so every run spreads the requests alike.
 let seed = 42;
-const random = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const random = (): number => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+};
 const cells = new Map<string, UsageDelta>();
 for (let r = 0; r < REQUESTS; r++) {
   const x = random() * totalWeight;
