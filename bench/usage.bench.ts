@@ -109,6 +109,20 @@ console.log(
   `full stack: ${ab.withoutUs} CPU µs/request without the counter, ${ab.withUsageUs} with; counting costs ${ab.costUs} µs (IQR ${ab.costIqrUs}; median of ${ROUNDS} rounds of ${BATCH})`,
 );
 
+// The counter's own share of that: record() alone, over the same 10,000-key rotation.
+const alone = createUsageCounter({ store: createMemoryUsageStore(), flushIntervalMs: 3_600_000, pruneIntervalMs: false });
+const events = Array.from({ length: KEY_COUNT }, (_, i) => ({ keyId: `key_${i}`, ownerId: `owner_${i % 100}`, outcome: 'allowed' as const, policy: 'default', cost: 1, remaining: 9 }));
+const RECORDS = setting('BENCH_RECORDS', 2_000_000, 1000);
+const recordNs: number[] = [];
+for (let round = 0; round < Math.min(ROUNDS, 7); round++) {
+  const start = process.cpuUsage().user;
+  for (let i = 0; i < RECORDS; i++) alone.record(events[(i * 7919) % KEY_COUNT]!);
+  recordNs.push(((process.cpuUsage().user - start) * 1000) / RECORDS);
+}
+await alone.close();
+const recordCostNs = Number(median(recordNs).toFixed(0));
+console.log(`record() alone: ${recordCostNs} CPU ns per event (median of ${recordNs.length} rounds of ${RECORDS})`);
+
 // 2 and 3: PostgreSQL, or PGlite when no server answers.
 let client: Queryable & { end?: () => Promise<void> };
 let engine = 'PostgreSQL';
@@ -214,4 +228,4 @@ console.log(
 await client.query(`DROP SCHEMA "${schema}" CASCADE`);
 await client.query(`DROP SCHEMA "${storageSchema}" CASCADE`);
 await client.end?.();
-save('usage', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, ab, flush, storage });
+save('usage', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, ab: { ...ab, recordNs: recordCostNs }, flush, storage });

@@ -4,7 +4,8 @@
  * their minutes, several counters flushing into one store add up exactly, reads are dense,
  * and pruning keeps exactly what the retention says.
  */
-import { ConfigError, createUsageCounter, USAGE_OUTCOMES, type DecisionOutcome, type UsageBucket, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
+import { USAGE_OUTCOMES } from '@keyset/core/adapter';
+import { ConfigError, createUsageCounter, type DecisionOutcome, type UsageBucket, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

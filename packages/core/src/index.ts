@@ -143,7 +143,6 @@ export { createUsageCounter } from './usage/usage-counter.ts';
 export type { UsageCounter, UsageCounterOptions, UsageLogger } from './usage/usage-counter.ts';
 export { createMemoryUsageStore } from './usage/memory-usage-store.ts';
 export type { MemoryUsageStore, MemoryUsageStoreOptions } from './usage/memory-usage-store.ts';
-export { MAX_USAGE_BUCKETS, USAGE_OUTCOMES, isUsageInterval, usageBucketCount, usageBucketStart } from './usage/usage-range.ts';
 export type {
   UsageBucket,
   UsageCounts,

@@ -7,7 +7,7 @@
  * written in key order, so concurrent flushes lock them in one order (no deadlock).
  * @module
  */
-import { ConfigError, KeysetError, USAGE_OUTCOMES, type UsageBucket, type UsageDelta, type UsageInterval, type UsageQuery, type UsageRetention, type UsageStore, type UsageTopItem, type UsageTopQuery } from '@keyset/core';
+import { ConfigError, KeysetError, type UsageBucket, type UsageDelta, type UsageInterval, type UsageQuery, type UsageRetention, type UsageStore, type UsageTopItem, type UsageTopQuery } from '@keyset/core';
 import {
   assertKnownOptions,
   checkUsageDeltas,
@@ -16,6 +16,7 @@ import {
   denseUsageBuckets,
   emptyUsageRequests,
   type KnownOptions,
+  USAGE_OUTCOMES,
   usageCutoffs,
   usageRetention,
 } from '@keyset/core/adapter';

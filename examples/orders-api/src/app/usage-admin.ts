@@ -8,11 +8,6 @@
 import {
   createKeyAdmin,
   createOwnerAdmin,
-  isUsageInterval,
-  MAX_USAGE_BUCKETS,
-  USAGE_OUTCOMES,
-  usageBucketCount,
-  usageBucketStart,
   type Keyring,
   type UsageBucket,
   type UsageInterval,
@@ -20,6 +15,7 @@ import {
   type UsageRequests,
   type UsageStore,
 } from '@keyset/core';
+import { isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
 import { invalid, isIntegerIn, parseInstant, singleParam } from './validation.ts';
 

@@ -3,7 +3,7 @@
  * query parameters and response schemas, from the same constants the handlers check.
  * @module
  */
-import { MAX_USAGE_BUCKETS, USAGE_OUTCOMES } from '@keyset/core';
+import { MAX_USAGE_BUCKETS, USAGE_OUTCOMES } from '@keyset/core/adapter';
 import { errorResponses, type JsonObject } from '@keyset/openapi';
 
 const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });

@@ -3,7 +3,8 @@
  * empty hours would bury the ones that count), then the totals.
  * @module
  */
-import { USAGE_OUTCOMES, type UsageRequests } from '@keyset/core';
+import type { UsageRequests } from '@keyset/core';
+import { USAGE_OUTCOMES } from '@keyset/core/adapter';
 
 /** What `GET /api/keys/{id}/usage` answers, as far as the table reads it. */
 interface UsageBody {
