@@ -67,7 +67,7 @@ async function fullStack(withUsage: boolean): Promise<{ app: Hono; keys: string[
   app.get(
     '/api/orders',
     paginate(paginator, {
-      filters: (_c: unknown, query: URLSearchParams) => {
+      filters: (query: URLSearchParams) => {
         const status = statusOf(query.get('status'));
         return status === undefined ? {} : { status };
       },
