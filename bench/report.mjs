@@ -193,6 +193,7 @@ const sections = {
     const { ab, flush, storage } = r.data;
     const rows = [
       ['counting cost on the full Hono stack (with − without the counter, median of rounds)', `${fmt(ab.costUs, 2)} CPU µs/request (interquartile ${ab.costIqrUs}; ${fmt(ab.withoutUs, 1)} without)`],
+      ['the same A/B on limiter.check() alone (the event built, the hook, record())', ab.checkCostNs === undefined ? '–' : `${fmt(ab.checkCostNs)} CPU ns/request (interquartile ${ab.checkIqrNs})`],
       ['of which the counter\'s record() alone', ab.recordNs === undefined ? '–' : `${fmt(ab.recordNs)} CPU ns/event`],
       [`one flush of ${fmt(flush.keys)} keys on ${flush.engine}`, `${flush.statementsPerFlush} statement, ${fmt(flush.rowsPerFlush)} rows; ${fmt(flush.firstOfMinuteMs, 0)} ms first in a minute, ${fmt(flush.laterInMinuteMs, 0)} ms later`],
       ['statements per second per instance (USAGE_FLUSH_MS 5000)', fmt(flush.statementsPerSecondAt5s, 1)],

@@ -109,6 +109,33 @@ console.log(
   `full stack: ${ab.withoutUs} CPU µs/request without the counter, ${ab.withUsageUs} with; counting costs ${ab.costUs} µs (IQR ${ab.costIqrUs}; median of ${ROUNDS} rounds of ${BATCH})`,
 );
 
+// The same A/B without the HTTP stack around it, so its spread is smaller than the figure:
+// limiter.check() over the 10,000-key rotation, with and without the counter on onDecision
+// (the event built, the hook contained, record() counting), interleaved rounds.
+const plainLimiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
+const countedUsage = createUsageCounter({ store: createMemoryUsageStore(), flushIntervalMs: 5000 });
+const countedLimiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 }, onDecision: countedUsage.record });
+const CHECKS = setting('BENCH_CHECKS', 200_000, 100);
+const checkIds = Array.from({ length: KEY_COUNT }, (_, i) => `key_${i}`);
+const owner = { id: 'owner_1', rateLimits: null };
+const checkTimes: Record<'plain' | 'counted', number[]> = { plain: [], counted: [] };
+const timeChecks = async (limiter: typeof plainLimiter): Promise<number> => {
+  const start = process.cpuUsage().user;
+  for (let i = 0; i < CHECKS; i++) await limiter.check(checkIds[(i * 7919) % KEY_COUNT]!, undefined, { owner });
+  return ((process.cpuUsage().user - start) * 1000) / CHECKS;
+};
+await timeChecks(plainLimiter);
+await timeChecks(countedLimiter);
+for (let round = 0; round < ROUNDS; round++) {
+  const order = round % 2 === 0 ? (['plain', 'counted'] as const) : (['counted', 'plain'] as const);
+  for (const side of order) checkTimes[side].push(await timeChecks(side === 'plain' ? plainLimiter : countedLimiter));
+}
+await countedUsage.close();
+const checkDiffs = checkTimes.counted.map((t, i) => t - checkTimes.plain[i]!).sort((a, b) => a - b);
+const checkCostNs = Number(median(checkDiffs).toFixed(0));
+const checkIqrNs = `${checkDiffs[Math.floor(checkDiffs.length / 4)]!.toFixed(0)}..${checkDiffs[Math.floor((3 * checkDiffs.length) / 4)]!.toFixed(0)}`;
+console.log(`limiter.check(): ${median(checkTimes.plain).toFixed(0)} CPU ns without the counter; counting adds ${checkCostNs} ns (IQR ${checkIqrNs})`);
+
 // The counter's own share of that: record() alone, over the same 10,000-key rotation.
 const alone = createUsageCounter({ store: createMemoryUsageStore(), flushIntervalMs: 3_600_000, pruneIntervalMs: false });
 const events = Array.from({ length: KEY_COUNT }, (_, i) => ({ keyId: `key_${i}`, ownerId: `owner_${i % 100}`, outcome: 'allowed' as const, policy: 'default', cost: 1, remaining: 9 }));
@@ -228,4 +255,4 @@ console.log(
 await client.query(`DROP SCHEMA "${schema}" CASCADE`);
 await client.query(`DROP SCHEMA "${storageSchema}" CASCADE`);
 await client.end?.();
-save('usage', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, ab: { ...ab, recordNs: recordCostNs }, flush, storage });
+save('usage', { rounds: ROUNDS, batch: BATCH, keys: KEY_COUNT, ab: { ...ab, recordNs: recordCostNs, checkCostNs, checkIqrNs }, flush, storage });
