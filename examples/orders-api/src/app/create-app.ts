@@ -5,7 +5,6 @@
  * @module
  */
 import {
-  auditListSort,
   createPaginator,
   type AuditEntry,
   type AuditStore,
@@ -19,6 +18,7 @@ import {
   type RateLimiterWithState,
   type TotalOption,
 } from '@keyset/core';
+import { auditListSort } from '@keyset/core/adapter';
 import { createPostgresAuditStore } from '@keyset/postgres';
 import type { SqlClient } from '../db/database.ts';
 import { auditFilters, createAuditHandlers } from './audit.ts';
