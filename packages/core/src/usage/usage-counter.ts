@@ -185,7 +185,7 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     }
     if (failing || dropped > 0) {
       // Once per outage, not per flush: the first failure warned, this says it is over.
-      logger.warn({ droppedRequests: dropped }, dropped > 0 ? 'usage counts were dropped: the store failed longer than maxPendingKeys could hold' : 'usage flush succeeded again');
+      logger.warn({ droppedRequests: dropped }, dropped > 0 ? 'usage counts were dropped: more key-minutes were pending than maxPendingKeys holds (a long store outage, or more active keys than that)' : 'usage flush succeeded again');
       failing = false;
       dropped = 0;
     }
