@@ -1,8 +1,8 @@
 /**
- * `/console` over plain HTTP, on each of the four servers: the page, its script and its
- * style answer 200 with their own Content-Type, the strict Content-Security-Policy,
+ * `/console` over plain HTTP, on each of the four servers: the page, its script, its style
+ * and its icon answer 200 with their own Content-Type, the strict Content-Security-Policy,
  * `nosniff`, and cache headers that keep nothing of a session (the page is `no-store`).
- * The page itself loads only its two files from this origin and has no inline script or
+ * The page itself loads only its own files from this origin and has no inline script or
  * style, which is what lets the policy forbid both. The browser side is in
  * test/console-browser.test.ts.
  */
@@ -15,6 +15,7 @@ const EXPECTED = [
   { path: CONSOLE_PATHS.page, type: 'text/html; charset=utf-8', cache: 'no-store', marker: '<title>orders API console</title>' },
   { path: CONSOLE_PATHS.script, type: 'text/javascript; charset=utf-8', cache: 'no-cache', marker: 'createConsole' },
   { path: CONSOLE_PATHS.style, type: 'text/css; charset=utf-8', cache: 'no-cache', marker: ':focus-visible' },
+  { path: CONSOLE_PATHS.icon, type: 'image/svg+xml', cache: 'no-cache', marker: '<svg' },
 ];
 
 describe('/console over HTTP', () => {
@@ -30,7 +31,7 @@ describe('/console over HTTP', () => {
     await t?.stop({ remove: true });
   });
 
-  it.each(ADAPTERS)('serves the page, its script and its style with the security headers (%s)', async (adapter) => {
+  it.each(ADAPTERS)('serves the page and its files with the security headers (%s)', async (adapter) => {
     const base = servers.get(adapter)!.url;
     for (const { path, type, cache, marker } of EXPECTED) {
       const reply = await call(base, path);
@@ -57,12 +58,12 @@ describe('/console over HTTP', () => {
     expect(CONSOLE_CSP).not.toMatch(/unsafe-|\*|https?:/);
   });
 
-  it('loads only its own two files, with no inline script, style or event handler', async () => {
+  it('loads only its own files, with no inline script, style or event handler', async () => {
     const { text } = await call(servers.get('hono')!.url, CONSOLE_PATHS.page);
     const scripts = [...text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
     expect(scripts.map(([, attributes]) => /src="([^"]+)"/.exec(attributes!)?.[1])).toEqual([CONSOLE_PATHS.script]);
     expect(scripts.every(([, , body]) => body!.trim() === '')).toBe(true);
-    expect([...text.matchAll(/<link\b[^>]*href="([^"]+)"/g)].map(([, href]) => href)).toEqual(['data:,', CONSOLE_PATHS.style]);
+    expect([...text.matchAll(/<link\b[^>]*href="([^"]+)"/g)].map(([, href]) => href)).toEqual([CONSOLE_PATHS.icon, CONSOLE_PATHS.style]);
     expect(text).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=|https?:\/\//i);
     // The admin key field has no name: even a form sent without the script carries no key.
     expect(text).toMatch(/<input id="admin-key" type="password"/);

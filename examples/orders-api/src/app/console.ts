@@ -1,6 +1,6 @@
 /**
  * `/console`: a small operators' page over the admin routes (keys, owners, usage, audit).
- * Its three files live in `src/app/console/` and are read from disk on each request (a few
+ * Its files live in `src/app/console/` and are read from disk on each request (a few
  * KiB, and an edited file shows on the next reload without a restart). Every answer carries
  * the same headers: a Content-Security-Policy that allows this origin's script, style and
  * `fetch` only, so the page fetches nothing from elsewhere and runs no inline script, even
@@ -9,8 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 
-/** Paths of the console page and its two assets. */
-export const CONSOLE_PATHS = Object.freeze({ page: '/console', script: '/console/app.js', style: '/console/app.css' });
+/** Paths of the console page and its assets. */
+export const CONSOLE_PATHS = Object.freeze({ page: '/console', script: '/console/app.js', style: '/console/app.css', icon: '/console/icon.svg' });
 
 /**
  * What the page may load and do: script, style and API calls from this origin only; no
@@ -37,6 +37,9 @@ export const CONSOLE_FILES: readonly ConsoleFile[] = Object.freeze([
   { path: CONSOLE_PATHS.page, file: 'index.html', contentType: 'text/html; charset=utf-8', cacheControl: 'no-store' },
   { path: CONSOLE_PATHS.script, file: 'app.js', contentType: 'text/javascript; charset=utf-8', cacheControl: 'no-cache' },
   { path: CONSOLE_PATHS.style, file: 'app.css', contentType: 'text/css; charset=utf-8', cacheControl: 'no-cache' },
+  // Served here: without an icon the browser asks for `/favicon.ico`, and a `data:` one
+  // would need `img-src data:`.
+  { path: CONSOLE_PATHS.icon, file: 'icon.svg', contentType: 'image/svg+xml', cacheControl: 'no-cache' },
 ]);
 
 /** The headers of a console file's answer. */
