@@ -197,7 +197,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
   }, 120_000);
 
-  it('shows a key named like markup as text, and a rotated key once', async () => {
+  it('shows a key named like markup as text, a rotated or issued key once, and forgets the admin key', async () => {
     const marked = await issueKey(MARKUP_NAME);
     await page.getByRole('button', { name: 'Reload keys' }).click();
     await statusReads(/keys loaded\.$/);
@@ -222,6 +222,14 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await page.getByRole('button', { name: 'I have copied it: hide the key' }).click();
     expect(await shown.textContent()).toBe('');
     expect(await page.locator('body').innerText()).not.toContain(rotated);
+
+    // Issue through the form: the new key is shown once, and reads orders.
+    await page.getByLabel('Name', { exact: true }).fill('console issued');
+    await page.getByRole('button', { name: 'Issue key' }).click();
+    await page.getByRole('heading', { name: 'Key: console issued' }).waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => shown.textContent(), { timeout: UI_TIMEOUT }).not.toBe('');
+    expect(await ordersStatus((await shown.textContent())!)).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it: hide the key' }).click();
 
     // Forgetting the key leaves nothing in the tab; a reload then asks for it again.
     await page.getByRole('button', { name: 'Forget the key' }).click();

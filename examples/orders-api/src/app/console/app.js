@@ -369,7 +369,7 @@ function createConsole() {
     const section = $('new-key');
     section.hidden = false;
     section.focus();
-    setStatus(`${message} The new key is shown once, below the form.`);
+    setStatus(`${message} The new key is shown once, at the top of the page.`);
   }
 
   function hideNewKey() {
