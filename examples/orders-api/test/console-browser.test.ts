@@ -150,7 +150,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
           const text = await summary.innerText();
           if (!/3 allowed/.test(text)) await page.getByRole('button', { name: 'Refresh usage' }).click();
           return text;
-        }, { timeout: UI_TIMEOUT, intervals: [250, 500, 1000] })
+        }, { timeout: UI_TIMEOUT, interval: 500 })
         .toMatch(/^Last day, by hour: 3 allowed, 0 refused\.$/);
       expect(await page.locator('#usage-chart svg rect.allowed').count()).toBeGreaterThan(0);
       expect(await page.locator('#usage-chart svg g.bucket title').allTextContents()).toContainEqual(expect.stringMatching(/: 3 allowed, 0 refused$/));
