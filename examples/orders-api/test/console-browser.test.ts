@@ -105,6 +105,8 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     const name = `console target ${Date.now().toString(36)}`;
     const target = await issueKey(name);
     for (let i = 0; i < 3; i += 1) expect(await ordersStatus(target.key)).toBe(200);
+    // One refusal: the key lacks the reports scope.
+    expect((await call(base, '/api/reports/daily', { key: target.key })).status).toBe(403);
     await issueKey('console bystander');
     // The usage and audit routes, where this server has them (a 404 for a key that exists
     // means no such route): the page then says "not available", and so does this test.
@@ -148,12 +150,17 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
       await expect
         .poll(async () => {
           const text = await summary.innerText();
-          if (!/3 allowed/.test(text)) await page.getByRole('button', { name: 'Refresh usage' }).click();
+          if (!/3 allowed, 1 refused/.test(text)) await page.getByRole('button', { name: 'Refresh usage' }).click();
           return text;
         }, { timeout: UI_TIMEOUT, interval: 500 })
-        .toMatch(/^Last day, by hour: 3 allowed, 0 refused\.$/);
-      expect(await page.locator('#usage-chart svg rect.allowed').count()).toBeGreaterThan(0);
-      expect(await page.locator('#usage-chart svg g.bucket title').allTextContents()).toContainEqual(expect.stringMatching(/: 3 allowed, 0 refused$/));
+        .toBe('Last day, by hour: 3 allowed, 1 refused (insufficient_scope 1).');
+      expect(await page.locator('#usage-chart svg rect.allowed').count()).toBe(1);
+      expect(await page.locator('#usage-chart svg rect.refused').count()).toBe(1);
+      expect(await page.locator('#usage-chart svg g.bucket title').allTextContents()).toContainEqual(expect.stringMatching(/ UTC: 3 allowed, 1 refused$/));
+      // The month, by day, holds the same requests.
+      await page.getByLabel('Period').selectOption('month');
+      await page.locator('#usage-summary', { hasText: 'Last month, by day: 3 allowed, 1 refused (insufficient_scope 1).' }).waitFor({ timeout: UI_TIMEOUT });
+      expect(await page.locator('#usage-chart svg g.bucket').count()).toBeGreaterThanOrEqual(30);
     } else {
       await page.locator('#usage-summary', { hasText: 'Usage not available on this server.' }).waitFor({ timeout: UI_TIMEOUT });
     }

@@ -491,7 +491,7 @@ function usageChart(buckets, daily) {
   const max = Math.max(1, ...buckets.map((bucket) => bucket.allowed + bucket.refused));
   const step = plotWidth / Math.max(1, buckets.length);
   const barWidth = Math.max(1, step * 0.8);
-  const label = (iso) => (daily ? new Date(iso).toISOString().slice(0, 10) : `${new Date(iso).toISOString().slice(11, 16)} UTC`);
+  const label = (iso) => (daily ? new Date(iso).toISOString().slice(0, 10) : `${new Date(iso).toISOString().slice(5, 16).replace('T', ' ')} UTC`);
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'usage-summary', class: 'chart' });
   chart.append(
     svg('line', { x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: 'axis' }),
