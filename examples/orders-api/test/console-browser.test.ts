@@ -30,6 +30,7 @@ const VIEWPORT = { width: 1280, height: 900 };
 /** Generous: two cores shared with other test files; each wait ends at its event. */
 const UI_TIMEOUT = 30_000;
 const MARKUP_NAME = '<img src=x onerror=alert(1)>';
+const MARKUP_NOTE = '<script>alert(2)</script><b>bold</b>';
 
 describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
   let t: TestApi;
@@ -47,8 +48,8 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
   /** Admin routes this server does not have (usage, audit): their 404s are expected. */
   const missingRoutes: RegExp[] = [];
 
-  async function issueKey(name: string): Promise<{ id: string; key: string }> {
-    const reply = await call(base, '/api/keys', { key: admin, method: 'POST', body: { name, scopes: ['orders:read'] } });
+  async function issueKey(name: string, metadata: Record<string, string> = {}): Promise<{ id: string; key: string }> {
+    const reply = await call(base, '/api/keys', { key: admin, method: 'POST', body: { name, scopes: ['orders:read'], metadata } });
     expect(reply.status).toBe(201);
     return reply.body as { id: string; key: string };
   }
@@ -204,8 +205,8 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
   }, 120_000);
 
-  it('shows a key named like markup as text, a rotated or issued key once, and forgets the admin key', async () => {
-    const marked = await issueKey(MARKUP_NAME);
+  it('shows a key named like markup (and its metadata) as text, a rotated or issued key once, and forgets the admin key', async () => {
+    const marked = await issueKey(MARKUP_NAME, { note: MARKUP_NOTE });
     await page.getByRole('button', { name: 'Reload keys' }).click();
     await statusReads(/keys loaded\.$/);
     await page.getByLabel('Search keys by name, id or last 4').fill('<img');
@@ -213,7 +214,10 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await open.waitFor({ timeout: UI_TIMEOUT });
     await open.click();
     await page.getByRole('heading', { name: `Key: ${MARKUP_NAME}` }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await page.locator('#key-fields').innerText()).toContain(JSON.stringify({ note: MARKUP_NOTE }));
     expect(await page.locator('img').count()).toBe(0);
+    expect(await page.locator('b').count()).toBe(0);
+    expect(await page.locator('script').count()).toBe(1);
     await shot('markup-name');
 
     // Rotate with no overlap: the new key is shown once, works, and the old one is refused.

@@ -14,6 +14,9 @@ const MAX_PAGES = 20;
 const SVG = 'http://www.w3.org/2000/svg';
 const DAY_MS = 86_400_000;
 
+/** Thrown when the API refused the admin key: the page is back at the key form, nothing more to report. */
+class SignedOut extends Error {}
+
 const $ = (id) => {
   const node = document.getElementById(id);
   if (node === null) throw new Error(`the page has no #${id}`);
@@ -109,7 +112,7 @@ function createConsole() {
       // The key was revoked or mistyped: back to the key form.
       signOut();
       setStatus(`The admin key was refused: ${problemText(reply)}`, 'error');
-      throw new Error('signed out');
+      throw new SignedOut();
     }
     return reply;
   }
@@ -263,7 +266,7 @@ function createConsole() {
     ];
     $('key-fields').replaceChildren(...fields.flatMap(([name, value]) => [el('dt', {}, name), el('dd', {}, value)]));
     const revoked = record.revokedAt !== null;
-    for (const id of ['revoke-open']) $(id).disabled = revoked;
+    $('revoke-open').disabled = revoked;
     for (const control of $('rotate-form').elements) control.disabled = revoked;
   }
 
@@ -382,7 +385,7 @@ function createConsole() {
     try {
       await action();
     } catch (error) {
-      if (error instanceof Error && error.message === 'signed out') return;
+      if (error instanceof SignedOut) return;
       setStatus(`Something went wrong: ${error instanceof Error ? error.message : String(error)}`, 'error');
     }
   }
