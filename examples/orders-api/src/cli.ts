@@ -7,7 +7,7 @@
  * 3 `DATA_DIR` is held by a running server; 78 bad configuration.
  * @module
  */
-import { createKeyAdmin, createOwnerAdmin, createPaginator, isKeysetError, keyListSort, type KeyAdmin, type KeyRecord, type OwnerRecord, type PagePlan } from '@keyset/core';
+import { createKeyAdmin, createOwnerAdmin, createPaginator, isKeysetError, keyListSort, type AuditContext, type KeyAdmin, type KeyRecord, type OwnerRecord, type PagePlan } from '@keyset/core';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
@@ -20,6 +20,9 @@ import { formatRecord, formatTable } from './keys/key-table.ts';
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
 import { isEntryPoint } from './entry-point.ts';
+
+/** Every change the CLI makes is audited as made by `cli` (docs/audit.md). */
+const CLI_AUDIT: AuditContext = Object.freeze({ actor: 'cli' });
 
 export const HELP = `Usage: npx -y pnpm@10.34.9 keys <command> [options]
        (from the repository root; --silent before "keys" leaves only the CLI's
@@ -171,7 +174,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (values.owner !== undefined) body.ownerId = values.owner;
         const input = parseIssueBody(body);
         action = async ({ keyring }) => {
-          const { key, record } = await createKeyAdmin(keyring).issue(input);
+          const { key, record } = await createKeyAdmin(keyring).issue(input, CLI_AUDIT);
           print(
             { key, ...record },
             `Created key ${record.id} "${record.name}" (${record.scopes.join(', ')}).\n\n  ${key}\n\n` +
@@ -201,7 +204,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const body = limitsFromFlags(values, true);
         if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota and/or --refill');
         action = async ({ keyring, limiter }) => {
-          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body);
+          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body, CLI_AUDIT);
           print(shown, `Updated the limits of key ${id}.\n${quotaLine(shown)}`);
         };
         break;
@@ -211,7 +214,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const body = attributesFromFlags(values, true);
         if (Object.keys(body).length === 0) throw new UsageError('update needs --metadata and/or --ip-allowlist');
         action = async ({ keyring, limiter }) => {
-          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).update(id, body);
+          const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).update(id, body, CLI_AUDIT);
           print(shown, `Updated key ${id}.\n${formatRecord(shown as KeyRecord)}`);
         };
         break;
@@ -224,7 +227,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           throw new UsageError(`--overlap must be seconds or 30s/15m/1h/7d, at most 30 days, got "${values.overlap}"`);
         }
         action = async ({ keyring }) => {
-          const { key, record } = await createKeyAdmin(keyring).rotate(id, { overlapSeconds });
+          const { key, record } = await createKeyAdmin(keyring).rotate(id, { overlapSeconds }, CLI_AUDIT);
           const until = new Date(Date.now() + overlapSeconds * 1000).toISOString();
           print(
             { key, ...record },
@@ -246,7 +249,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'revoke': {
         const id = expectArgs(rest, 1, 'revoke <id>');
         action = async ({ keyring }) => {
-          await createKeyAdmin(keyring).revoke(id);
+          await createKeyAdmin(keyring).revoke(id, CLI_AUDIT);
           print({ id, revoked: true }, `Revoked key ${id}.\n`);
         };
         break;
@@ -348,7 +351,7 @@ function ownersAction(
       const id = one('create <owner id> [--rate …] [--metadata …] [--quota …] [--refill …]');
       const body = { id, ...ownerBody(false) };
       return async (keys) => {
-        const owner = (await shown(keys).create(body)).body as Record<string, unknown>;
+        const owner = (await shown(keys).create(body, CLI_AUDIT)).body as Record<string, unknown>;
         print(owner, `Created owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
       };
     }
@@ -380,14 +383,14 @@ function ownersAction(
       if (values.enable === true) body.disabled = false;
       if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --disable or --enable');
       return async (keys) => {
-        const owner = (await shown(keys).update(id, body)).body as Record<string, unknown>;
+        const owner = (await shown(keys).update(id, body, CLI_AUDIT)).body as Record<string, unknown>;
         print(owner, `Updated owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
       };
     }
     case 'delete': {
       const id = one('delete <owner id>');
       return async ({ keyring }) => {
-        await createOwnerAdmin(keyring).delete(id);
+        await createOwnerAdmin(keyring).delete(id, CLI_AUDIT);
         print({ id, deleted: true }, `Deleted owner ${id}; its keys are revoked.\n`);
       };
     }

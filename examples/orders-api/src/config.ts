@@ -94,6 +94,12 @@ export interface Config {
    */
   maxOffset: number | false;
   /**
+   * `AUDIT_RETENTION_DAYS`: how long the audit log keeps an entry (docs/audit.md); older
+   * ones are pruned at start and hourly. `off`: kept forever.
+   * @default 365
+   */
+  auditRetentionDays: number | false;
+  /**
    * `RATE_LIMIT_HEADERS`: how responses state a key's rate limit, comma-separated:
    * `draft-11` (`RateLimit-Policy` and `RateLimit` per draft-ietf-httpapi-ratelimit-headers-11),
    * `draft-7` (`RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`, as
@@ -191,6 +197,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     ownerInFlightMax: false,
     inFlightLeaseSeconds: 60,
     maxOffset: false,
+    auditRetentionDays: 365,
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
     databaseQueryTimeoutMs: 5_000,
     trustProxy: false,
@@ -208,6 +215,8 @@ const MAX_IN_FLIGHT = 1_000_000;
 const MAX_LEASE_SECONDS = 86_400;
 /** Fifteen digits: any offset a client can send, since `offset` itself stops at 2^53 − 1. */
 const MAX_OFFSET = 999_999_999_999_999;
+/** Longest audit retention: 100 years, past which "off" says what is meant. */
+const MAX_AUDIT_RETENTION_DAYS = 36_500;
 const UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**
@@ -310,6 +319,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     if (maxOffset === 'off') input.maxOffset = false;
     else if (/^(0|[1-9][0-9]{0,14})$/.test(maxOffset)) input.maxOffset = Number(maxOffset);
     else problems.push(`MAX_OFFSET must be a whole number of rows from 0 to ${MAX_OFFSET}, or "off", got "${maxOffset}"`);
+  }
+  const retention = read('AUDIT_RETENTION_DAYS');
+  if (retention !== undefined) {
+    if (retention === 'off') input.auditRetentionDays = false;
+    else if (/^[1-9][0-9]{0,4}$/.test(retention) && Number(retention) <= MAX_AUDIT_RETENTION_DAYS) input.auditRetentionDays = Number(retention);
+    else problems.push(`AUDIT_RETENTION_DAYS must be a whole number of days from 1 to ${MAX_AUDIT_RETENTION_DAYS}, or "off", got "${retention}"`);
   }
   const headerFormats = read('RATE_LIMIT_HEADERS');
   if (headerFormats !== undefined) input.rateLimitHeaders = headerFormats.split(',').map((f) => f.trim()) as RateLimitHeaderFormat[];
@@ -439,6 +454,10 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     if (max !== false && !(Number.isSafeInteger(max) && max >= 1 && max <= MAX_IN_FLIGHT)) {
       problems.push(`${name} must be a whole number of requests from 1 to ${MAX_IN_FLIGHT}, or "off", got ${String(max)}`);
     }
+  }
+  const days = config.auditRetentionDays;
+  if (days !== false && !(Number.isSafeInteger(days) && days >= 1 && days <= MAX_AUDIT_RETENTION_DAYS)) {
+    problems.push(`AUDIT_RETENTION_DAYS must be a whole number of days from 1 to ${MAX_AUDIT_RETENTION_DAYS}, or "off", got ${String(days)}`);
   }
   if (config.maxOffset !== false && !(Number.isSafeInteger(config.maxOffset) && config.maxOffset >= 0 && config.maxOffset <= MAX_OFFSET)) {
     problems.push(`MAX_OFFSET must be a whole number of rows from 0 to ${MAX_OFFSET}, or "off", got ${String(config.maxOffset)}`);

@@ -8,8 +8,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
+import { createPostgresAuditStore } from '@keyset/postgres';
 import { createAdapterServer } from './adapter-server.ts';
 import { createApp } from './app/create-app.ts';
+import { startAuditRetention } from './keys/audit-retention.ts';
 import { resolveConfig, type Config, type ConfigInput } from './config.ts';
 import { dataPaths, loadOrCreateCursorSecret } from './data-dir.ts';
 import type { Database } from './db/database.ts';
@@ -101,8 +103,16 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     const database = databaseLabel(config.databaseUrl);
     await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, database, logger });
 
+    // The key store writes each change's audit entry; this reads and prunes the same table.
+    const audit = createPostgresAuditStore({ client: db });
+    if (config.auditRetentionDays !== false) {
+      const retention = await startAuditRetention({ audit, days: config.auditRetentionDays, logger });
+      cleanups.push(async () => retention.stop());
+    }
+
     const app = createApp({
       db,
+      audit,
       keyring: keys.keyring,
       guard: keys.guard,
       limiter: keys.limiter,

@@ -8,6 +8,7 @@ import express, { type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
+import { adminContext } from './app/audit.ts';
 import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
@@ -97,6 +98,9 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     server[method](path, handlers);
   };
 
+  // Who an admin change is made by, for the audit log: the admin key and the request id.
+  const who = (req: Request, res: Response) => adminContext(res.locals.apiKey.id, req.get('x-request-id'));
+
   route('get', '/healthz', async (_req, res) => {
     res.json(await app.health());
   });
@@ -124,31 +128,36 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
 
   route('get', '/api/reports/daily', reports, async (req, res) => reply(res, await app.reports.daily({ query: query(req) })));
 
-  route('post', '/api/keys', admin, body, async (req, res) => reply(res, await app.keys.issue(jsonBody(req))));
+  route('post', '/api/keys', admin, body, async (req, res) => reply(res, await app.keys.issue(jsonBody(req), who(req, res))));
   route('get', '/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (_req, res) => {
     const { rows, total } = await app.keys.list(res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
   route('get', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.get(req.params.id as string)));
   route('post', '/api/keys/:id/rotate', admin, body, async (req, res) =>
-    reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req))),
+    reply(res, await app.keys.rotate(req.params.id as string, jsonBody(req), who(req, res))),
   );
-  route('patch', '/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req))));
+  route('patch', '/api/keys/:id', admin, body, async (req, res) => reply(res, await app.keys.update(req.params.id as string, jsonBody(req), who(req, res))));
   route('patch', '/api/keys/:id/limits', admin, body, async (req, res) =>
-    reply(res, await app.keys.updateLimits(req.params.id as string, jsonBody(req))),
+    reply(res, await app.keys.updateLimits(req.params.id as string, jsonBody(req), who(req, res))),
   );
-  route('delete', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string)));
+  route('delete', '/api/keys/:id', admin, async (req, res) => reply(res, await app.keys.revoke(req.params.id as string, who(req, res))));
 
-  route('post', '/api/owners', admin, body, async (req, res) => reply(res, await app.owners.create(jsonBody(req))));
+  route('post', '/api/owners', admin, body, async (req, res) => reply(res, await app.owners.create(jsonBody(req), who(req, res))));
   route('get', '/api/owners', admin, paginate(app.paginators.owners, pageOptions), async (_req, res) => {
     const { rows, total } = await app.owners.list(res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
   route('get', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.get(req.params.id as string)));
-  route('patch', '/api/owners/:id', admin, body, async (req, res) => reply(res, await app.owners.update(req.params.id as string, jsonBody(req))));
-  route('delete', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.remove(req.params.id as string)));
+  route('patch', '/api/owners/:id', admin, body, async (req, res) => reply(res, await app.owners.update(req.params.id as string, jsonBody(req), who(req, res))));
+  route('delete', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.remove(req.params.id as string, who(req, res))));
   route('get', '/api/owners/:id/keys', admin, paginate(app.paginators.ownerKeys, pageOptions), async (req, res) => {
     const { rows, total } = await app.owners.listKeys(req.params.id as string, res.locals.page);
+    await sendPage(res, rows, total === undefined ? {} : { total });
+  });
+
+  route('get', '/api/audit', admin, paginate(app.paginators.audit, pageOptions), async (_req, res) => {
+    const { rows, total } = await app.audit.list(res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
 

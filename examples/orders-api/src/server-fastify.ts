@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
+import { adminContext } from './app/audit.ts';
 import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
@@ -93,6 +94,9 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   const admin = { onRequest: apiKey({ guard, scopes: scopes.keys }) };
   const adminBody = { ...admin, preParsing: checkBodyHeaders };
 
+  // Who an admin change is made by, for the audit log: the admin key and the request id.
+  const who = (request: FastifyRequest) => adminContext(request.apiKey.id, request.headers['x-request-id'] as string | undefined);
+
   server.get('/healthz', async () => app.health());
   server.get(DOCS_PATHS.document, async () => app.openapi);
   server.get(DOCS_PATHS.page, (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
@@ -119,15 +123,20 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
   server.get('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.get(request.params.id)));
-  server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id)));
+  server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id, who(request))));
   server.get('/api/owners', { ...admin, preHandler: paginate(app.paginators.owners, pageOptions) }, async (request, reply) => {
     const { rows, total } = await app.owners.list(request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
   server.get('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.get(request.params.id)));
-  server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id)));
+  server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id, who(request))));
   server.get('/api/owners/:id/keys', { ...admin, preHandler: paginate(app.paginators.ownerKeys, pageOptions) }, async (request: IdRequest, reply) => {
     const { rows, total } = await app.owners.listKeys(request.params.id, request.page);
+    return sendPage(reply, rows, total === undefined ? {} : { total });
+  });
+
+  server.get('/api/audit', { ...admin, preHandler: paginate(app.paginators.audit, pageOptions) }, async (request, reply) => {
+    const { rows, total } = await app.audit.list(request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
 
@@ -138,14 +147,14 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   await server.register(async function jsonBodyRoutes(scope) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
-    scope.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request))));
-    scope.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request))));
-    scope.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request))));
+    scope.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request), who(request))));
+    scope.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request), who(request))));
+    scope.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request), who(request))));
     scope.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
-      send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request))),
+      send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request), who(request))),
     );
-    scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request))));
-    scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request))));
+    scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request), who(request))));
+    scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request), who(request))));
   });
 
   await server.ready();

@@ -11,6 +11,7 @@ import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, proble
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
+import { adminContext } from './app/audit.ts';
 import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
@@ -63,6 +64,8 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       return reply(await handle(request, params, parseJsonObject(text, type, coding)));
     });
   const query = (request: Request) => new URL(request.url).searchParams;
+  // Who an admin change is made by, for the audit log: the admin key and the request id.
+  const who = (request: Request) => adminContext(keys.get(request)!.id, request.headers.get('x-request-id'));
 
   const routes: readonly (readonly [method: string, path: string, route: Route])[] = [
     ['GET', '/healthz', async () => Response.json(await app.health())],
@@ -91,7 +94,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       }),
     ],
     ['GET', '/api/reports/daily', reports(async (request) => reply(await app.reports.daily({ query: query(request) })))],
-    ['POST', '/api/keys', adminBody((_request, _params, body) => app.keys.issue(body))],
+    ['POST', '/api/keys', adminBody((request, _params, body) => app.keys.issue(body, who(request)))],
     [
       'GET',
       '/api/keys',
@@ -102,11 +105,11 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       }),
     ],
     ['GET', '/api/keys/:id', admin(async (_request, { id }) => reply(await app.keys.get(id!)))],
-    ['POST', '/api/keys/:id/rotate', adminBody((_request, { id }, body) => app.keys.rotate(id!, body))],
-    ['PATCH', '/api/keys/:id', adminBody((_request, { id }, body) => app.keys.update(id!, body))],
-    ['PATCH', '/api/keys/:id/limits', adminBody((_request, { id }, body) => app.keys.updateLimits(id!, body))],
-    ['DELETE', '/api/keys/:id', admin(async (_request, { id }) => reply(await app.keys.revoke(id!)))],
-    ['POST', '/api/owners', adminBody((_request, _params, body) => app.owners.create(body))],
+    ['POST', '/api/keys/:id/rotate', adminBody((request, { id }, body) => app.keys.rotate(id!, body, who(request)))],
+    ['PATCH', '/api/keys/:id', adminBody((request, { id }, body) => app.keys.update(id!, body, who(request)))],
+    ['PATCH', '/api/keys/:id/limits', adminBody((request, { id }, body) => app.keys.updateLimits(id!, body, who(request)))],
+    ['DELETE', '/api/keys/:id', admin(async (request, { id }) => reply(await app.keys.revoke(id!, who(request))))],
+    ['POST', '/api/owners', adminBody((request, _params, body) => app.owners.create(body, who(request)))],
     [
       'GET',
       '/api/owners',
@@ -117,14 +120,23 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       }),
     ],
     ['GET', '/api/owners/:id', admin(async (_request, { id }) => reply(await app.owners.get(id!)))],
-    ['PATCH', '/api/owners/:id', adminBody((_request, { id }, body) => app.owners.update(id!, body))],
-    ['DELETE', '/api/owners/:id', admin(async (_request, { id }) => reply(await app.owners.remove(id!)))],
+    ['PATCH', '/api/owners/:id', adminBody((request, { id }, body) => app.owners.update(id!, body, who(request)))],
+    ['DELETE', '/api/owners/:id', admin(async (request, { id }) => reply(await app.owners.remove(id!, who(request))))],
     [
       'GET',
       '/api/owners/:id/keys',
       admin(async (request, { id }) => {
         const page = await paginate(request, app.paginators.ownerKeys, pageOptions);
         const { rows, total } = await app.owners.listKeys(id!, page);
+        return sendPage(page, rows, total === undefined ? {} : { total });
+      }),
+    ],
+    [
+      'GET',
+      '/api/audit',
+      admin(async (request) => {
+        const page = await paginate(request, app.paginators.audit, pageOptions);
+        const { rows, total } = await app.audit.list(page);
         return sendPage(page, rows, total === undefined ? {} : { total });
       }),
     ],

@@ -12,6 +12,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
+import { adminContext } from './app/audit.ts';
 import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
@@ -70,6 +71,9 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     return parseJsonObject(await c.req.text(), type, coding);
   };
 
+  // Who an admin change is made by, for the audit log: the admin key and the request id.
+  const who = (c: Context) => adminContext(c.var.apiKey.id, c.req.header('x-request-id'));
+
   hono.get('/healthz', async (c) => c.json(await app.health()));
   hono.get(DOCS_PATHS.document, (c) => c.json(app.openapi));
   hono.get(DOCS_PATHS.page, (c) => c.html(DOCS_HTML));
@@ -91,27 +95,32 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
 
   hono.get('/api/reports/daily', reports, async (c) => reply(c, await app.reports.daily({ query: new URL(c.req.url).searchParams })));
 
-  hono.post('/api/keys', admin, limitBody, async (c) => reply(c, await app.keys.issue(await jsonBody(c))));
+  hono.post('/api/keys', admin, limitBody, async (c) => reply(c, await app.keys.issue(await jsonBody(c), who(c))));
   hono.get('/api/keys', admin, paginate(app.paginators.keys, pageOptions), async (c) => {
     const { rows, total } = await app.keys.list(c.var.page);
     return sendPage(c, rows, total === undefined ? {} : { total });
   });
   hono.get('/api/keys/:id', admin, async (c) => reply(c, await app.keys.get(c.req.param('id'))));
-  hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c))));
-  hono.patch('/api/keys/:id', admin, limitBody, async (c) => reply(c, await app.keys.update(c.req.param('id'), await jsonBody(c))));
-  hono.patch('/api/keys/:id/limits', admin, limitBody, async (c) => reply(c, await app.keys.updateLimits(c.req.param('id'), await jsonBody(c))));
-  hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'))));
+  hono.post('/api/keys/:id/rotate', admin, limitBody, async (c) => reply(c, await app.keys.rotate(c.req.param('id'), await jsonBody(c), who(c))));
+  hono.patch('/api/keys/:id', admin, limitBody, async (c) => reply(c, await app.keys.update(c.req.param('id'), await jsonBody(c), who(c))));
+  hono.patch('/api/keys/:id/limits', admin, limitBody, async (c) => reply(c, await app.keys.updateLimits(c.req.param('id'), await jsonBody(c), who(c))));
+  hono.delete('/api/keys/:id', admin, async (c) => reply(c, await app.keys.revoke(c.req.param('id'), who(c))));
 
-  hono.post('/api/owners', admin, limitBody, async (c) => reply(c, await app.owners.create(await jsonBody(c))));
+  hono.post('/api/owners', admin, limitBody, async (c) => reply(c, await app.owners.create(await jsonBody(c), who(c))));
   hono.get('/api/owners', admin, paginate(app.paginators.owners, pageOptions), async (c) => {
     const { rows, total } = await app.owners.list(c.var.page);
     return sendPage(c, rows, total === undefined ? {} : { total });
   });
   hono.get('/api/owners/:id', admin, async (c) => reply(c, await app.owners.get(c.req.param('id'))));
-  hono.patch('/api/owners/:id', admin, limitBody, async (c) => reply(c, await app.owners.update(c.req.param('id'), await jsonBody(c))));
-  hono.delete('/api/owners/:id', admin, async (c) => reply(c, await app.owners.remove(c.req.param('id'))));
+  hono.patch('/api/owners/:id', admin, limitBody, async (c) => reply(c, await app.owners.update(c.req.param('id'), await jsonBody(c), who(c))));
+  hono.delete('/api/owners/:id', admin, async (c) => reply(c, await app.owners.remove(c.req.param('id'), who(c))));
   hono.get('/api/owners/:id/keys', admin, paginate(app.paginators.ownerKeys, pageOptions), async (c) => {
     const { rows, total } = await app.owners.listKeys(c.req.param('id'), c.var.page);
+    return sendPage(c, rows, total === undefined ? {} : { total });
+  });
+
+  hono.get('/api/audit', admin, paginate(app.paginators.audit, pageOptions), async (c) => {
+    const { rows, total } = await app.audit.list(c.var.page);
     return sendPage(c, rows, total === undefined ? {} : { total });
   });
 

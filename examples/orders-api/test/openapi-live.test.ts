@@ -147,6 +147,12 @@ beforeAll(async () => {
   await send('/api/keys/{id}/rotate', `/api/keys/${id}/rotate`, { method: 'POST', key: admin, body: { overlapSeconds: 60 } });
   await send('/api/keys/{id}', `/api/keys/${once.body.id as string}`, { method: 'DELETE', key: admin });
   await send('/api/owners/{id}', '/api/owners/acme', { method: 'DELETE', key: admin });
+
+  // The audit log of all of the above: a filtered cursor page, an offset page, a bad filter.
+  const audit = await send('/api/audit', `/api/audit?limit=2&target=${id}`, { key: admin });
+  await send('/api/audit', `/api/audit?limit=2&target=${id}&cursor=${encodeURIComponent(audit.body.nextCursor as string)}`, { key: admin });
+  await send('/api/audit', '/api/audit?offset=0&limit=3&action=key.issued&from=2000-01-01T00:00:00Z', { key: admin });
+  await send('/api/audit', '/api/audit?action=key.frobbed', { key: admin });
 }, 120_000);
 
 afterAll(() => t?.stop({ remove: true }));

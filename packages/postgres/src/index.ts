@@ -6,6 +6,8 @@
  */
 export { createPostgresKeyStore } from './postgres-key-store.ts';
 export type { PostgresKeyStoreOptions } from './postgres-key-store.ts';
+export { createPostgresAuditStore } from './postgres-audit-store.ts';
+export type { PostgresAuditStoreOptions } from './postgres-audit-store.ts';
 export { createPostgresQuotaStore } from './postgres-quota-store.ts';
 export type { PostgresQuotaStore, PostgresQuotaStoreOptions } from './postgres-quota-store.ts';
 export { createPostgresRevocationBus } from './revocation-bus.ts';

@@ -319,6 +319,32 @@ const MIGRATIONS: readonly Migration[] = [
       END LOOP;
     END $fn$;`,
   },
+  // The audit log (docs/audit.md): one row per administrative change, inserted by the key
+  // store in the same statement as the change (so one transaction). `changes` is `json`, kept
+  // as written (member order included). Rows are never updated: a trigger refuses it, so
+  // not even a mistaken UPDATE can rewrite history; DELETE stays for retention (prune).
+  {
+    version: 11,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.audit} (
+      id text PRIMARY KEY,
+      at timestamptz(3) NOT NULL,
+      actor text NOT NULL,
+      action text NOT NULL,
+      target_type text NOT NULL CHECK (target_type IN ('key', 'owner')),
+      target_id text NOT NULL,
+      changes json NOT NULL,
+      request_id text
+    );
+    CREATE INDEX IF NOT EXISTS ${t.auditListIndex} ON ${t.audit} (at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS ${t.auditTargetIndex} ON ${t.audit} (target_id, at DESC, id DESC);
+    CREATE OR REPLACE FUNCTION ${t.auditAppendOnlyFunction}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      RAISE EXCEPTION 'the keyset audit log is append-only';
+    END $fn$;
+    DROP TRIGGER IF EXISTS ${t.auditAppendOnlyTrigger} ON ${t.audit};
+    CREATE TRIGGER ${t.auditAppendOnlyTrigger} BEFORE UPDATE ON ${t.audit} FOR EACH ROW EXECUTE FUNCTION ${t.auditAppendOnlyFunction}();`,
+  },
 ];
 
 /**

@@ -247,6 +247,10 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
           [schema, `${tablePrefix}%`],
         );
         expect(rows.map((r: { name: string }) => r.name.slice(tablePrefix.length))).toEqual([
+          'audit',
+          'audit_at_id_idx',
+          'audit_pkey',
+          'audit_target_idx',
           'identities',
           'identities_created_at_id_idx',
           'identities_owner_id_idx',

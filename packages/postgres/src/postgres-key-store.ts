@@ -2,12 +2,15 @@
  * `KeyStore` on PostgreSQL. Every method is ONE statement, so nothing needs a
  * transaction API or a pinned connection: a node-postgres `Pool` may run each call on a
  * different connection, and rotation is still atomic (a statement is its own transaction).
+ * A change's audit entry is inserted by the same statement (a `WITH` member), so the
+ * change and its entry commit or roll back together.
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from '@keyset/core';
+import type { AuditEntry, KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
+import { auditInsertCte, withAudit } from './internal/audit-rows.ts';
 import { tableNames } from './internal/identifiers.ts';
 import {
   epochMs,
@@ -91,25 +94,33 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   }
   const t = tableNames(schema, tablePrefix);
 
-  const insertIdentitySql = `
+  const insertIdentityCte = `
     WITH identity AS (
       INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id, leaked_at, leak_url)
       VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text, $21::timestamptz, $22::text)
       RETURNING id
-    )
+    )`;
+  const insertSecretSql = `
     INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
     SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz, $19::text FROM identity`;
+  const insertIdentitySql = `${insertIdentityCte} ${insertSecretSql}`;
+
+  /** `insertIdentitySql` with `audit`'s row inserted by the same statement (its parameters pushed onto `params`). */
+  function insertIdentityWithAuditSql(audit: AuditEntry, params: unknown[]): string {
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    return `${insertIdentityCte}, secret AS (${insertSecretSql} RETURNING digest), ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM identity)')} SELECT 1`;
+  }
 
   // Replaces the given fields ($2/$3 say which) and returns the key as it now is.
-  const updateIdentitySql = `
+  const updateIdentityCte = `
     WITH i AS (
       UPDATE ${t.identities} SET
         metadata = CASE WHEN $2::boolean THEN $3::json ELSE metadata END,
         ip_allowlist = CASE WHEN $4::boolean THEN $5::text[] ELSE ip_allowlist END
       WHERE id = $1
       RETURNING *
-    )
-    SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM i`;
+    )`;
+  const updatedIdentitySelect = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM i`;
 
   // Rotation: the identity's row lock serialises it with other rotations and revocations;
   // see migration 2 for why this is a function, migration 3 for which secrets it ends
@@ -200,9 +211,9 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   }
 
   const store: KeyStore = {
-    async insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void> {
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void> {
       const [digest, ...rest] = secretParams(secret);
-      await runQuery(client, insertIdentitySql, [
+      const params: unknown[] = [
         identity.id,
         identity.name,
         [...identity.scopes],
@@ -221,22 +232,27 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         identity.ownerId ?? null,
         timestampParam(identity.leakedAt ?? null),
         identity.leakedAt === null || identity.leakedAt === undefined ? null : (identity.leakUrl ?? null),
-      ]);
+      ];
+      await runQuery(client, audit === undefined ? insertIdentitySql : insertIdentityWithAuditSql(audit, params), params);
     },
 
-    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined> {
+    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>, audit?: AuditEntry): Promise<StoredKey | undefined> {
       const { metadata, ipAllowlist } = changes;
-      const [row] = await runQuery(client, updateIdentitySql, [
+      const params: unknown[] = [
         id,
         metadata !== undefined,
         metadata === undefined ? null : JSON.stringify(metadata),
         ipAllowlist !== undefined,
         ipAllowlist === undefined || ipAllowlist === null ? null : [...ipAllowlist],
-      ]);
+      ];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      const logged = audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM i)')}`;
+      const sql = `${updateIdentityCte}${logged} ${updatedIdentitySelect}`;
+      const [row] = await runQuery(client, sql, params);
       return row === undefined ? undefined : keyFrom(row);
     },
 
-    async updateLimits(id: string, patch: IdentityLimitsPatch): Promise<boolean> {
+    async updateLimits(id: string, patch: IdentityLimitsPatch, audit?: AuditEntry): Promise<boolean> {
       const sets: string[] = [];
       const params: unknown[] = [id];
       const param = (value: unknown): string => `$${params.push(value)}`;
@@ -253,21 +269,19 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         const [, quota] = limitsParams({ rateLimit: null, rateLimits: null, quota: patch.quota });
         sets.push(`quota = ${param(quota)}::jsonb`);
       }
-      if (sets.length === 0) {
-        const rows = await runQuery(client, `SELECT 1 FROM ${t.identities} WHERE id = $1`, params);
-        return rows.length > 0;
-      }
-      const rows = await runQuery(client, `UPDATE ${t.identities} SET ${sets.join(', ')} WHERE id = $1 RETURNING id`, params);
+      const statement =
+        sets.length === 0 ? `SELECT id FROM ${t.identities} WHERE id = $1` : `UPDATE ${t.identities} SET ${sets.join(', ')} WHERE id = $1 RETURNING id`;
+      const query = withAudit(t, statement, params, audit);
+      const rows = await runQuery(client, query.sql, query.params);
       return rows.length > 0;
     },
 
-    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {
+    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date, audit?: AuditEntry): Promise<boolean> {
       const { pepperId } = secret;
       const params = [identityId, ...secretParams(secret), timestampParam(expireOthersAt)];
-      const rows =
-        typeof pepperId === 'string'
-          ? await runQuery(client, addSecretWithPepperSql, [...params, pepperId])
-          : await runQuery(client, addSecretSql, params);
+      const query =
+        typeof pepperId === 'string' ? withAudit(t, addSecretWithPepperSql, [...params, pepperId], audit, 'added') : withAudit(t, addSecretSql, params, audit, 'added');
+      const rows = await runQuery(client, query.sql, query.params);
       return isTrue(rows[0]?.added);
     },
 
@@ -327,9 +341,9 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       };
     },
 
-    async insertOwner(owner: StoredOwner): Promise<boolean> {
-      const rows = await runQuery(
-        client,
+    async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
+      const query = withAudit(
+        t,
         `INSERT INTO ${t.owners} (id, metadata, rate_limits, quota, created_at, disabled_at) VALUES ($1, $2::json, $3::jsonb, $4::jsonb, $5::timestamptz, $6::timestamptz)
          ON CONFLICT (id) DO NOTHING RETURNING id`,
         [
@@ -340,7 +354,9 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
           timestampParam(owner.createdAt),
           timestampParam(owner.disabledAt),
         ],
+        audit,
       );
+      const rows = await runQuery(client, query.sql, query.params);
       return rows.length > 0;
     },
 
@@ -366,7 +382,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       return { owners, total };
     },
 
-    async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
+    async updateOwner(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined> {
       const sets: string[] = [];
       const params: unknown[] = [id];
       const param = (value: unknown): string => `$${params.push(value)}`;
@@ -387,34 +403,38 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       }
       if (patch.disabledAt === null) sets.push('disabled_at = NULL');
       else if (patch.disabledAt !== undefined) sets.push(`disabled_at = COALESCE(disabled_at, ${param(timestampParam(patch.disabledAt))}::timestamptz)`);
-      const sql =
-        sets.length === 0
-          ? `${ownerSelect} FROM ${t.owners} WHERE id = $1`
-          : `WITH u AS (UPDATE ${t.owners} SET ${sets.join(', ')} WHERE id = $1 RETURNING *) ${ownerSelect} FROM u`;
+      const changed = sets.length === 0 ? `SELECT * FROM ${t.owners} WHERE id = $1` : `UPDATE ${t.owners} SET ${sets.join(', ')} WHERE id = $1 RETURNING *`;
+      const logged = audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM u)')}`;
+      const sql = `WITH u AS (${changed})${logged} ${ownerSelect} FROM u`;
       const [row] = await runQuery(client, sql, params);
       return row === undefined ? undefined : ownerRow(row);
     },
 
-    async deleteOwner(id: string, at: Date): Promise<boolean> {
+    async deleteOwner(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
       // One statement: the owner row goes and each of its keys is revoked as revoke() does
       // (the same function, so the same row locks and rules), or nothing happens.
+      const params: unknown[] = [id, timestampParam(at)];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      const logged = audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM o)')}`;
       const rows = await runQuery(
         client,
         `WITH o AS (DELETE FROM ${t.owners} WHERE id = $1 RETURNING id),
-              r AS (SELECT ${t.revokeFunction}(i.id, $2::timestamptz) AS revoked FROM ${t.identities} i JOIN o ON i.owner_id = o.id)
+              r AS (SELECT ${t.revokeFunction}(i.id, $2::timestamptz) AS revoked FROM ${t.identities} i JOIN o ON i.owner_id = o.id)${logged}
          SELECT (SELECT count(*) FROM o) AS deleted, (SELECT count(*) FROM r) AS revoked`,
-        [id, timestampParam(at)],
+        params,
       );
       return Number(rows[0]?.deleted ?? 0) > 0;
     },
 
-    async recordLeak(id: string, at: Date, url: string | null): Promise<boolean> {
-      const rows = await runQuery(client, recordLeakSql, [id, timestampParam(at), url]);
+    async recordLeak(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean> {
+      const query = withAudit(t, recordLeakSql, [id, timestampParam(at), url], audit);
+      const rows = await runQuery(client, query.sql, query.params);
       return rows.length > 0;
     },
 
-    async revoke(id: string, at: Date): Promise<boolean> {
-      const rows = await runQuery(client, revokeSql, [id, timestampParam(at)]);
+    async revoke(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
+      const query = withAudit(t, revokeSql, [id, timestampParam(at)], audit, 'revoked');
+      const rows = await runQuery(client, query.sql, query.params);
       return isTrue(rows[0]?.revoked);
     },
 

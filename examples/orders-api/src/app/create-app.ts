@@ -5,7 +5,10 @@
  * @module
  */
 import {
+  auditListSort,
   createPaginator,
+  type AuditEntry,
+  type AuditStore,
   keyListSort,
   KeysetError,
   type ApiKeyGuard,
@@ -16,7 +19,9 @@ import {
   type RateLimiterWithState,
   type TotalOption,
 } from '@keyset/core';
+import { createPostgresAuditStore } from '@keyset/postgres';
 import type { SqlClient } from '../db/database.ts';
+import { auditFilters, createAuditHandlers } from './audit.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { createOwnerAdminHandlers } from './owners-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
@@ -65,6 +70,11 @@ export interface AppDependencies {
   maxOffset?: number;
   /** Where keys are read from: the keyring's `schemes` (the config's `KEY_SCHEMES`), for the OpenAPI document. @default ['ApiKey'] */
   keySchemes?: readonly KeyScheme[];
+  /**
+   * The audit log the key store writes, read by `GET /api/audit`.
+   * @default `createPostgresAuditStore({ client: db })`: the log of the key store on `db`'s default tables, as `createKeyServices` makes it
+   */
+  audit?: AuditStore;
 }
 
 /** `GET /api/orders`'s total mode unless `ordersTotal` says otherwise. */
@@ -73,6 +83,7 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
   const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
+  const { audit = createPostgresAuditStore({ client: db }) } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const limits = maxOffset === undefined ? PAGE_LIMITS : Object.freeze({ ...PAGE_LIMITS, maxOffset });
   const paginators = Object.freeze({
@@ -90,6 +101,7 @@ export function createApp(deps: AppDependencies) {
     // Owners sort like keys (createdAt DESC, id DESC); an owner's keys are one more list of keys.
     owners: createPaginator<OwnerRecord>({ endpoint: 'GET /api/owners', sort: keyListSort, limits, cursor }),
     ownerKeys: createPaginator<KeyRecord>({ endpoint: 'GET /api/owners/{id}/keys', sort: keyListSort, limits, cursor }),
+    audit: createPaginator<AuditEntry>({ endpoint: 'GET /api/audit', sort: auditListSort, filters: auditFilters, limits, cursor }),
   });
   return Object.freeze({
     guard,
@@ -100,6 +112,7 @@ export function createApp(deps: AppDependencies) {
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
+    audit: createAuditHandlers({ audit }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits, ordersTotal, keySchemes }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

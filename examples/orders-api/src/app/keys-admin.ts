@@ -6,6 +6,7 @@
  */
 import {
   createKeyAdmin,
+  type AuditContext,
   type IssueKeyInput,
   type KeyMetadata,
   type Keyring,
@@ -172,7 +173,11 @@ export function parseLimitsBody(body: Record<string, unknown>): { rateLimit?: un
   return body as ReturnType<typeof parseLimitsBody>;
 }
 
-/** The admin handlers over `keyring` (through `createKeyAdmin`). Bodies arrive parsed (see `parseJsonObject`). */
+/**
+ * The admin handlers over `keyring` (through `createKeyAdmin`). Bodies arrive parsed (see
+ * `parseJsonObject`); each changing handler takes the audit `context` of the request
+ * (`adminContext`: the admin key's id and the request id).
+ */
 export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<RateLimiterWithState, 'readQuota'>; now?: () => Date }) {
   const { keyring, limiter, now = () => new Date() } = deps;
   const admin = createKeyAdmin(keyring);
@@ -191,9 +196,9 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
 
   return Object.freeze({
     withLiveQuota,
-    async issue(body: Record<string, unknown>): Promise<AppResponse> {
+    async issue(body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       const input = parseIssueBody(body, now());
-      const { key, record } = await admin.issue(input);
+      const { key, record } = await admin.issue(input, context);
       return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
     /** The list shows each quota as last set (`remaining` at `setAt`); `GET /api/keys/{id}` shows the live count. */
@@ -205,7 +210,7 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
       return { status: 200, body: await withLiveQuota(await admin.get(id)) };
     },
     /** `PATCH /api/keys/{id}/limits`: set rate limits, `remaining` and/or the refill. */
-    async updateLimits(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+    async updateLimits(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       const { quota, ...limits } = parseLimitsBody(body);
       const input: UpdateLimitsInput = { ...(limits as UpdateLimitsInput) };
       if (quota === null) input.quota = null;
@@ -220,18 +225,18 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
         }
         input.quota = { remaining: remaining as number, ...(quota.refill === undefined ? {} : { refill: quota.refill as NonNullable<QuotaInput['refill']> | null }) };
       }
-      return { status: 200, body: await withLiveQuota(await admin.updateLimits(id, input)) };
+      return { status: 200, body: await withLiveQuota(await admin.updateLimits(id, input, context)) };
     },
-    async rotate(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+    async rotate(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       const { overlapSeconds } = parseRotateBody(body);
-      const { key, record } = await admin.rotate(id, { overlapSeconds });
+      const { key, record } = await admin.rotate(id, { overlapSeconds }, context);
       return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
     },
-    async update(id: string, body: Record<string, unknown>): Promise<AppResponse> {
-      return { status: 200, body: await admin.update(id, parseUpdateBody(body)) };
+    async update(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
+      return { status: 200, body: await admin.update(id, parseUpdateBody(body), context) };
     },
-    async revoke(id: string): Promise<AppResponse> {
-      await admin.revoke(id);
+    async revoke(id: string, context?: AuditContext): Promise<AppResponse> {
+      await admin.revoke(id, context);
       return { status: 204 };
     },
   });

@@ -14,6 +14,7 @@ import {
   type JsonObject,
 } from '@keyset/openapi';
 import type { KeyScheme, TotalOption } from '@keyset/core';
+import { AUDIT_SCHEMAS, auditPaths } from './audit-openapi.ts';
 import { SCOPES } from './keys-admin.ts';
 import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
 
@@ -210,7 +211,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
         '(the pre-filled example does that), then use the `key` of the 201 response, shown this once, as `Authorization: ApiKey <key>`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }],
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'audit' }],
     paths: {
       '/api/orders': {
         get: scoped('orders:read', {
@@ -357,8 +358,9 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
           responses: { ...pageResponses(schema('KeyRecord')), ...errorResponses([404]) },
         }),
       },
+      ...auditPaths(scoped),
     },
-    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS } },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...AUDIT_SCHEMAS } },
   };
 }
 

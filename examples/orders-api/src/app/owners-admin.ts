@@ -7,6 +7,7 @@
  */
 import {
   createOwnerAdmin,
+  type AuditContext,
   type CreateOwnerInput,
   type KeyRecord,
   type Keyring,
@@ -43,9 +44,9 @@ export function createOwnerAdminHandlers(deps: { keyring: Keyring; limiter?: Pic
 
   return Object.freeze({
     withLiveQuota,
-    async create(body: Record<string, unknown>): Promise<AppResponse> {
+    async create(body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       rejectUnknownMembers(body, CREATE_BODY);
-      return { status: 201, body: await withLiveQuota(await admin.create(body as unknown as CreateOwnerInput)) };
+      return { status: 201, body: await withLiveQuota(await admin.create(body as unknown as CreateOwnerInput, context)) };
     },
     async list(plan: PagePlan): Promise<{ rows: OwnerRecord[]; total?: number }> {
       const { records, total } = await admin.list(plan);
@@ -56,7 +57,7 @@ export function createOwnerAdminHandlers(deps: { keyring: Keyring; limiter?: Pic
       return { status: 200, body: await withLiveQuota(await admin.get(id)) };
     },
     /** `quota: { refill }` without `remaining` keeps the live count and changes only the refill, as `PATCH /api/keys/{id}/limits` does. */
-    async update(id: string, body: Record<string, unknown>): Promise<AppResponse> {
+    async update(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       rejectUnknownMembers(body, UPDATE_BODY);
       const input = { ...body } as UpdateOwnerInput;
       const quota = body.quota as { remaining?: unknown; refill?: unknown } | null | undefined;
@@ -66,10 +67,10 @@ export function createOwnerAdminHandlers(deps: { keyring: Keyring; limiter?: Pic
         const remaining = limiter === undefined ? current.quota.remaining : (await limiter.readOwnerQuota(id, current.quota)).remaining;
         input.quota = { ...(quota as QuotaInput), remaining };
       }
-      return { status: 200, body: await withLiveQuota(await admin.update(id, input)) };
+      return { status: 200, body: await withLiveQuota(await admin.update(id, input, context)) };
     },
-    async remove(id: string): Promise<AppResponse> {
-      await admin.delete(id);
+    async remove(id: string, context?: AuditContext): Promise<AppResponse> {
+      await admin.delete(id, context);
       return { status: 204 };
     },
     async listKeys(id: string, plan: PagePlan): Promise<{ rows: KeyRecord[]; total?: number }> {

@@ -55,7 +55,8 @@ export async function bootstrapAdminKey(deps: {
   logger: Logger;
 }): Promise<string | undefined> {
   const { db, store, keyring, dataDir, database, logger } = deps;
-  const admin = createKeyAdmin(keyring);
+  // Audited as `bootstrap`: the server itself issued this key, at its first start.
+  const admin = createKeyAdmin(keyring, { actor: 'bootstrap' });
   const shared = dataPaths(dataDir).adminKey;
   const issued = await db.exclusive(async () => {
     const { keys } = await store.listIdentities({ take: 1 });

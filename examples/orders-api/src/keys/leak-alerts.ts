@@ -21,7 +21,8 @@ export function mountLeakAlerts(server: Server, keyring: Keyring, config: Config
   const log = logger.child({ component: 'secret-scanning' });
   const handler = createLeakAlertHandler({
     keyring,
-    admin: createKeyAdmin(keyring),
+    // Every leak recorded (and revocation, with the revoke policy) is audited as `secret-scanning`.
+    admin: createKeyAdmin(keyring, { actor: 'secret-scanning' }),
     publicKeys: config.leakAlertKeysUrl,
     policy: config.leakAlertPolicy,
     // One line per alert, `warn` when it reported a live key, naming each such key by id

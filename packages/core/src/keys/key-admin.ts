@@ -7,6 +7,8 @@
  * that only verifies keys (an edge handler) does not bundle it.
  * @module
  */
+import { auditEntry, changesBetween, keyFields, resolveAuditContext, secretFields, validateActor, type AuditContext, type ResolvedAuditContext } from '../audit/audit-entry.ts';
+import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { toHex } from '../internal/hex.ts';
@@ -49,10 +51,14 @@ export interface KeyListResult {
 /**
  * A keyring's administration. All methods reject with `KeysetError`s (`not_found` for an
  * unknown id, `invalid_request` for bad input, `unavailable` when the store fails).
+ *
+ * Every method that changes a key takes an optional last argument `context`
+ * (`{ actor?, requestId? }`, see `AuditContext`): who asks, for the audit entry the store
+ * writes with the change (docs/audit.md).
  */
 export interface KeyAdmin {
   /** Issues a key: the key text (shown this once) and its record. */
-  issue(input: IssueKeyInput): Promise<IssuedKey>;
+  issue(input: IssueKeyInput, context?: AuditContext): Promise<IssuedKey>;
   /** The record of identity `id`; `not_found` when unknown. */
   get(id: string): Promise<KeyRecord>;
   /** One page of records, never a secret (`Paginator.page()` takes the result as it is). */
@@ -62,22 +68,22 @@ export interface KeyAdmin {
    * own expiry); any older secret still inside an earlier overlap ends at once, so at most
    * two keys verify. `not_found` when unknown.
    */
-  rotate(id: string, options: RotateKeyOptions): Promise<IssuedKey>;
+  rotate(id: string, options: RotateKeyOptions, context?: AuditContext): Promise<IssuedKey>;
   /** Ends every secret of `id` now. `not_found` when unknown; revoking twice is fine. */
-  revoke(id: string): Promise<void>;
+  revoke(id: string, context?: AuditContext): Promise<void>;
   /**
    * Replaces the metadata and/or IP allowlist of `id` (revoked or not), evicts its cached
    * results and tells the change listeners (a revocation bus carries it to every instance)
    * before it resolves. `not_found` when unknown.
    */
-  update(id: string, input: UpdateKeyInput): Promise<KeyRecord>;
+  update(id: string, input: UpdateKeyInput, context?: AuditContext): Promise<KeyRecord>;
   /**
    * Replaces the rate limits and/or the quota of `id` (a field left out is kept, `null`
    * removes it) and evicts its cached results here and, through `onChange`, on other
    * instances. Setting `quota` restarts its count at `quota.remaining`. `not_found` when
    * unknown; `invalid_request` for bad input.
    */
-  updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord>;
+  updateLimits(id: string, input: UpdateLimitsInput, context?: AuditContext): Promise<KeyRecord>;
   /**
    * Records that key `id` was reported leaked (revoked or not), found at `leak.url`: sets
    * the record's `leakedAt` to now and `leakUrl` to the URL, unless the key was already
@@ -86,7 +92,7 @@ export interface KeyAdmin {
    * `createLeakAlertHandler` cleans the alert's URL before it gets here. Needs a store with
    * `recordLeak`. `not_found` when unknown.
    */
-  recordLeak(id: string, leak?: { url?: string | null }): Promise<void>;
+  recordLeak(id: string, leak?: { url?: string | null }, context?: AuditContext): Promise<void>;
   /**
    * How many live secrets (neither expired nor revoked) each pepper made: every pepper of
    * the keyring, newest first, even at 0, then any other id the store holds. Drop an old
@@ -96,6 +102,16 @@ export interface KeyAdmin {
 }
 
 const ID_PATTERN = /^key_[0-9A-Za-z]{22}$/;
+
+/** Options of `createKeyAdmin` and `createOwnerAdmin`. */
+export interface AdminOptions {
+  /**
+   * The audit actor of a change whose `context` names none: who this admin acts for (e.g.
+   * `cli`, a job's name). 1-128 characters, no control characters.
+   * @default 'app'
+   */
+  actor?: string;
+}
 
 /** One line of `KeyAdmin.pepperCounts()`. */
 export interface PepperUsage {
@@ -123,13 +139,22 @@ function notFound(): KeysetError {
  * const keyring = createKeyring({ store, prefix: 'acme_live' });
  * const admin = createKeyAdmin(keyring);
  * const { key, record } = await admin.issue({ name: 'billing service', scopes: ['orders:read'] });
- * await admin.rotate(record.id, { overlapSeconds: 3600 });
+ * await admin.rotate(record.id, { overlapSeconds: 3600 }, { actor: 'alice', requestId: 'req_42' });
  * ```
  */
-export function createKeyAdmin(keyring: Keyring): KeyAdmin {
+export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): KeyAdmin {
   if (typeof keyring?.parts !== 'function') throw new ConfigError('createKeyAdmin needs a keyring made by createKeyring');
+  const defaultActor = adminActor(options);
   const { config, log, writer, verifier, changes } = keyring.parts();
   const { store, environments, rawDigest, clock, crypto } = config;
+
+  /** The entry recording `action` on key `id`, written by the store with the change. */
+  // Each changing method resolves its context first, so a bad actor or request id is refused
+  // before anything is read or changed.
+  function entry(who: ResolvedAuditContext, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
+    return auditEntry(`aud_${randomBase62((n) => crypto.randomBytes(n), 22)}`, new Date(at), who, action, { type: 'key', id }, fields);
+  }
+  const fieldsOf = (identity: StoredIdentity): ReturnType<typeof keyFields> => keyFields(identity, environments.environmentOf(identity.prefix));
 
   async function newSecret(now: number, prefix: string): Promise<{ key: string; secret: StoredSecret }> {
     const key = generateKey(prefix, { crypto });
@@ -151,7 +176,8 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       return [...ids.map((pepperId, pepper) => ({ pepperId, pepper, count: countOf(pepperId) })), ...others];
     },
 
-    async issue(input: IssueKeyInput): Promise<IssuedKey> {
+    async issue(input: IssueKeyInput, context?: AuditContext): Promise<IssuedKey> {
+      const who = resolveAuditContext(context, defaultActor);
       const now = clock();
       const { environment, ...fields } = validateIssueInput(input, now);
       const prefix = environment === null ? environments.defaultPrefix : environments.prefixOf(environment);
@@ -175,7 +201,8 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
         createdAt: new Date(now),
         revokedAt: null,
       };
-      await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret));
+      const audit = entry(who, now, 'key.issued', identity.id, changesBetween(null, fieldsOf(identity)));
+      await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret, audit));
       verifier.forgetRejection(secret.digest);
       return issuedKey(key, record({ identity, secrets: [secret] }));
     },
@@ -194,8 +221,9 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       return total === undefined ? { records, hasMore: keys.length > limit } : { records, hasMore: keys.length > limit, total };
     },
 
-    async rotate(id: string, rotateOptions: RotateKeyOptions): Promise<IssuedKey> {
+    async rotate(id: string, rotateOptions: RotateKeyOptions, context?: AuditContext): Promise<IssuedKey> {
       const overlapMs = validateOverlap(rotateOptions);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const now = clock();
       const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
@@ -217,28 +245,34 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       }
       const { key, secret } = await newSecret(now, prefix);
       const endOthers = new Date(now + overlapMs);
-      const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers));
-      if (!added) throw notFound();
-      // Cached entries of the old secrets still carry their old expiry: drop every entry of
-      // the identity now, the current secret (new overlap end) and any older one (ended now).
-      verifier.evict(id);
-      await changes.emit({ type: 'rotated', id });
-      // The store applied the same rule (KeyStore.addSecret) to what it holds.
+      // The store applies the same rule (KeyStore.addSecret) to what it holds.
       const ends = rotationEnds(current.secrets, now, endOthers.getTime());
       const rotated: StoredKey = {
         identity: current.identity,
         secrets: [secret, ...current.secrets.map((s, n) => ({ ...s, expiresAt: ends[n] ?? null }))],
       };
+      const audit = entry(who, now, 'key.rotated', id, { secrets: { before: secretFields(current.secrets), after: secretFields(rotated.secrets) } });
+      const added = await storeCall(log, 'addSecret', () => store.addSecret(id, secret, endOthers, audit));
+      if (!added) throw notFound();
+      // Cached entries of the old secrets still carry their old expiry: drop every entry of
+      // the identity now, the current secret (new overlap end) and any older one (ended now).
+      verifier.evict(id);
+      await changes.emit({ type: 'rotated', id });
       return issuedKey(key, record(rotated));
     },
 
-    async update(id: string, input: UpdateKeyInput): Promise<KeyRecord> {
+    async update(id: string, input: UpdateKeyInput, context?: AuditContext): Promise<KeyRecord> {
       const patch = validateUpdateInput(input);
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       if (typeof store.updateIdentity !== 'function') {
         throw new KeysetError('unavailable', { detail: 'This key store cannot update keys.', cause: new Error('KeyStore.updateIdentity is not implemented') });
       }
-      const updated = await storeCall(log, 'updateIdentity', () => store.updateIdentity!(id, patch));
+      // Read first for the entry's `before`; the write itself stays one atomic store call.
+      const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (current === undefined) throw notFound();
+      const audit = entry(who, clock(), 'key.updated', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, ...patch })));
+      const updated = await storeCall(log, 'updateIdentity', () => store.updateIdentity!(id, patch, audit));
       if (updated === undefined) throw notFound();
       // Cached verified keys carry the old metadata and allowlist: a narrower allowlist must
       // apply at once, here and (through the bus) on every other instance.
@@ -247,15 +281,23 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       return record(updated);
     },
 
-    async revoke(id: string): Promise<void> {
+    async revoke(id: string, context?: AuditContext): Promise<void> {
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
-      const revoked = await storeCall(log, 'revoke', () => store.revoke(id, new Date(clock())));
+      const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (current === undefined) throw notFound();
+      const now = clock();
+      // Revoking keeps the first instant (KeyStore.revoke): a second revocation changes nothing.
+      const revokedAt = current.identity.revokedAt ?? new Date(now);
+      const audit = entry(who, now, 'key.revoked', id, changesBetween(fieldsOf(current.identity), fieldsOf({ ...current.identity, revokedAt })));
+      const revoked = await storeCall(log, 'revoke', () => store.revoke(id, new Date(now), audit));
       if (!revoked) throw notFound();
       verifier.evict(id);
       await changes.emit({ type: 'revoked', id });
     },
 
-    async recordLeak(id: string, leak: { url?: string | null } = {}): Promise<void> {
+    async recordLeak(id: string, leak: { url?: string | null } = {}, context?: AuditContext): Promise<void> {
+      const who = resolveAuditContext(context, defaultActor);
       const url = leak?.url ?? null;
       if (url !== null && !isRecordableLeakUrl(url)) {
         throw new KeysetError('invalid_request', {
@@ -265,11 +307,19 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       }
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       if (typeof store.recordLeak !== 'function') throw new ConfigError('This key store cannot record leaks (KeyStore.recordLeak is missing)');
-      const recorded = await storeCall(log, 'recordLeak', () => store.recordLeak!(id, new Date(clock()), url));
+      const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
+      if (current === undefined) throw notFound();
+      const now = clock();
+      // The first report is kept (KeyStore.recordLeak): a later one changes nothing.
+      const reported = current.identity.leakedAt ?? null;
+      const after = reported === null ? { ...current.identity, leakedAt: new Date(now), leakUrl: url } : current.identity;
+      const audit = entry(who, now, 'key.leaked', id, changesBetween(fieldsOf(current.identity), fieldsOf(after)));
+      const recorded = await storeCall(log, 'recordLeak', () => store.recordLeak!(id, new Date(now), url, audit));
       if (!recorded) throw notFound();
     },
 
-    async updateLimits(id: string, input: UpdateLimitsInput): Promise<KeyRecord> {
+    async updateLimits(id: string, input: UpdateLimitsInput, context?: AuditContext): Promise<KeyRecord> {
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw notFound();
       const update = store.updateLimits?.bind(store);
       if (update === undefined) throw new ConfigError('This key store cannot update limits (KeyStore.updateLimits is missing)');
@@ -277,7 +327,15 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       const current = await storeCall(log, 'getIdentity', () => store.getIdentity(id));
       if (current === undefined) throw notFound();
       const patch = validateLimitsPatch(input, current.identity.quota ?? null, now);
-      const updated = await storeCall(log, 'updateLimits', () => update(id, patch));
+      const next: StoredIdentity = { ...current.identity };
+      if (patch.rateLimits !== undefined) {
+        const first = patch.rateLimits?.[0];
+        next.rateLimits = patch.rateLimits;
+        next.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
+      }
+      if (patch.quota !== undefined) next.quota = patch.quota;
+      const audit = entry(who, now, 'key.limits_updated', id, changesBetween(fieldsOf(current.identity), fieldsOf(next)));
+      const updated = await storeCall(log, 'updateLimits', () => update(id, patch, audit));
       if (!updated) throw notFound();
       // Cached verified keys carry the old limits: drop them here, and on other instances.
       verifier.evict(id);
@@ -287,4 +345,15 @@ export function createKeyAdmin(keyring: Keyring): KeyAdmin {
       return record(after);
     },
   });
+}
+
+/** The admin's default actor, checked when the admin is made. */
+export function adminActor(options: AdminOptions): string {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('The admin options must be an object, e.g. { actor: "app" }');
+  const { actor = 'app' } = options;
+  try {
+    return validateActor(actor);
+  } catch {
+    throw new ConfigError('`actor` must be 1-128 characters without control characters, e.g. "app" or "cli"');
+  }
 }

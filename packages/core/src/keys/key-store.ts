@@ -3,6 +3,7 @@
  * (`@keyset/postgres`). Stores hold digests, never key text.
  * @module
  */
+import type { AuditEntry } from '../audit/audit-store.ts';
 import type { Quota } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import type { KeyMetadata } from './key-metadata.ts';
@@ -148,10 +149,18 @@ export interface OwnerPatch extends Partial<Pick<StoredOwner, 'metadata' | 'rate
   disabledAt?: Date | null;
 }
 
-/** The persistence a keyring needs. Every method may reject; the keyring maps that to 503. */
+/**
+ * The persistence a keyring needs. Every method may reject; the keyring maps that to 503.
+ *
+ * **Audit.** Every changing method takes an optional last argument `audit`, the entry that
+ * records the change (built by `createKeyAdmin`/`createOwnerAdmin`). A store that keeps an
+ * audit log writes it in the SAME transaction as the change, and only when the change
+ * applies (not for an unknown id): a failing append changes nothing, and a failing change
+ * appends nothing. A store without a log ignores it.
+ */
 export interface KeyStore {
   /** Creates an identity with its first secret. */
-  insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void>;
+  insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void>;
   /**
    * Rotation, as ONE atomic operation: adds `secret` (as given) and ends the identity's
    * other secrets so that at most two verify from then on: the new one and the one it
@@ -167,7 +176,7 @@ export interface KeyStore {
    * whatever order they run in. Resolves `false` (changing nothing) if the identity does
    * not exist or is revoked.
    */
-  addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean>;
+  addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date, audit?: AuditEntry): Promise<boolean>;
   /**
    * The identity and matching secret for a digest, or `undefined`. Ignores validity: the
    * keyring decides. A store that keeps owners also returns the identity's owner (`null`
@@ -191,19 +200,19 @@ export interface KeyStore {
   getIdentity(id: string): Promise<StoredKey | undefined>;
   listIdentities(query: ListIdentitiesQuery): Promise<{ keys: StoredKey[]; total?: number }>;
   /** Sets `revokedAt` and ends every secret at `at`. Resolves `false` when unknown. */
-  revoke(id: string, at: Date): Promise<boolean>;
+  revoke(id: string, at: Date, audit?: AuditEntry): Promise<boolean>;
   /**
    * Replaces the given fields of identity `id` (revoked or not) and returns the key as it
    * now is, or `undefined` when unknown. Optional for stores written before it existed:
    * without it `Keyring.update` answers 503.
    */
-  updateIdentity?(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined>;
+  updateIdentity?(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>, audit?: AuditEntry): Promise<StoredKey | undefined>;
   /**
    * Replaces the identity's rate limits and/or quota (a field left out is kept). Resolves
    * `false` when the identity does not exist. Optional for stores written before 0.2;
    * `Keyring.updateLimits` needs it.
    */
-  updateLimits?(id: string, patch: IdentityLimitsPatch): Promise<boolean>;
+  updateLimits?(id: string, patch: IdentityLimitsPatch, audit?: AuditEntry): Promise<boolean>;
   /**
    * Records that identity `id` was reported leaked at `at`, found at `url` (already checked:
    * see `KeyAdmin.recordLeak`). The first report is kept: when `leakedAt` is already set,
@@ -211,9 +220,9 @@ export interface KeyStore {
    * Revoked or not alike. Resolves `false` when the identity does not exist. Optional for
    * stores written before it; `createLeakAlertHandler` needs it.
    */
-  recordLeak?(id: string, at: Date, url: string | null): Promise<boolean>;
+  recordLeak?(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean>;
   /** Creates an owner; resolves `false` (changing nothing) when its id is taken. Owner methods are optional: `createOwnerAdmin` needs them. */
-  insertOwner?(owner: StoredOwner): Promise<boolean>;
+  insertOwner?(owner: StoredOwner, audit?: AuditEntry): Promise<boolean>;
   getOwner?(id: string): Promise<StoredOwner | undefined>;
   listOwners?(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }>;
   /**
@@ -222,12 +231,12 @@ export interface KeyStore {
    * decided against the stored owner in the same write, so two updates at once never
    * both see an owner enabled and overwrite each other's instant.
    */
-  updateOwner?(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined>;
+  updateOwner?(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined>;
   /**
    * Deletes the owner and, in the same transaction, revokes every identity it owns at
    * `at` (as `revoke` does), so none of its keys verifies again. Resolves `false` when unknown.
    */
-  deleteOwner?(id: string, at: Date): Promise<boolean>;
+  deleteOwner?(id: string, at: Date, audit?: AuditEntry): Promise<boolean>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
   touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
   close?(): Promise<void>;

@@ -6,6 +6,8 @@
  * returned object.
  * @module
  */
+import { memoryAuditLog } from '../audit/memory-audit-store.ts';
+import type { AuditEntry, AuditStore } from '../audit/audit-store.ts';
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
 import type {
@@ -115,15 +117,28 @@ function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; i
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
+/** A memory `KeyStore` with its audit log. */
+export interface MemoryKeyStore extends KeyStore {
+  /**
+   * The audit log the store's changing methods append to, each entry in the same
+   * synchronous step as its change (so no other call sees one without the other).
+   */
+  readonly audit: AuditStore;
+}
+
 /**
- * A `KeyStore` held in memory. Data is lost when the process ends.
+ * A `KeyStore` held in memory, with its audit log (`store.audit`). Data is lost when the
+ * process ends.
  *
  * @example
  * ```ts
- * const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_test' });
+ * const store = createMemoryKeyStore();
+ * const keyring = createKeyring({ store, prefix: 'acme_test' });
+ * const { entries } = await store.audit.list({ take: 20 });
  * ```
  */
-export function createMemoryKeyStore(): KeyStore {
+export function createMemoryKeyStore(): MemoryKeyStore {
+  const log = memoryAuditLog();
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
@@ -144,25 +159,40 @@ export function createMemoryKeyStore(): KeyStore {
     for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
   }
 
+  // Each changing method checks the entry can be appended before it changes anything, and
+  // appends it right after, with no await in between: change and entry are one step.
+  function checkAudit(audit: AuditEntry | undefined): void {
+    if (audit !== undefined) log.assertNew(audit);
+  }
+  function appendAudit(audit: AuditEntry | undefined): void {
+    if (audit !== undefined) log.push(audit);
+  }
+
   return Object.freeze({
-    async insertIdentity(identity: StoredIdentity, secret: StoredSecret): Promise<void> {
+    audit: log.store,
+
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void> {
       if (keys.has(identity.id)) throw new Error(`identity ${identity.id} already exists`);
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
+      checkAudit(audit);
       const key: StoredKey = { identity: copyIdentity(identity), secrets: [copySecret(secret)] };
       keys.set(identity.id, key);
       byDigest.set(secret.digest, key);
+      appendAudit(audit);
     },
 
-    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date): Promise<boolean> {
+    async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(identityId);
       if (key === undefined || key.identity.revokedAt !== null) return false;
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
+      checkAudit(audit);
       const ends = rotationEnds(key.secrets, secret.createdAt.getTime(), expireOthersAt.getTime());
       key.secrets.forEach((other, n) => {
         other.expiresAt = copyDate(ends[n] ?? null);
       });
       key.secrets.unshift(copySecret(secret));
       byDigest.set(secret.digest, key);
+      appendAudit(audit);
       return true;
     },
 
@@ -215,27 +245,33 @@ export function createMemoryKeyStore(): KeyStore {
       return query.withTotal === true ? { keys: page, total: all.length } : { keys: page };
     },
 
-    async revoke(id: string, at: Date): Promise<boolean> {
+    async revoke(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
+      checkAudit(audit);
       revokeKey(key, at);
+      appendAudit(audit);
       return true;
     },
 
-    async recordLeak(id: string, at: Date, url: string | null): Promise<boolean> {
+    async recordLeak(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
+      checkAudit(audit);
       // The first report is kept whole (KeyStore.recordLeak).
       if (key.identity.leakedAt === null || key.identity.leakedAt === undefined) {
         key.identity.leakedAt = new Date(at.getTime());
         key.identity.leakUrl = url;
       }
+      appendAudit(audit);
       return true;
     },
 
-    async insertOwner(owner: StoredOwner): Promise<boolean> {
+    async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
       if (owners.has(owner.id)) return false;
+      checkAudit(audit);
       owners.set(owner.id, copyOwner(owner));
+      appendAudit(audit);
       return true;
     },
 
@@ -250,9 +286,10 @@ export function createMemoryKeyStore(): KeyStore {
       return query.withTotal === true ? { owners: page, total: all.length } : { owners: page };
     },
 
-    async updateOwner(id: string, patch: OwnerPatch): Promise<StoredOwner | undefined> {
+    async updateOwner(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined> {
       const owner = owners.get(id);
       if (owner === undefined) return undefined;
+      checkAudit(audit);
       // Read and written in one synchronous step, so no other update runs in between. A
       // disable keeps an instant already set; `null` enables.
       const { quota, disabledAt } = patch;
@@ -263,26 +300,33 @@ export function createMemoryKeyStore(): KeyStore {
         disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
       owners.set(id, next);
+      appendAudit(audit);
       return copyOwner(next);
     },
 
-    async deleteOwner(id: string, at: Date): Promise<boolean> {
-      if (!owners.delete(id)) return false;
+    async deleteOwner(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
+      if (!owners.has(id)) return false;
+      checkAudit(audit);
+      owners.delete(id);
       for (const key of keys.values()) if (key.identity.ownerId === id) revokeKey(key, at);
+      appendAudit(audit);
       return true;
     },
 
-    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>): Promise<StoredKey | undefined> {
+    async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>, audit?: AuditEntry): Promise<StoredKey | undefined> {
       const key = keys.get(id);
       if (key === undefined) return undefined;
+      checkAudit(audit);
       if (changes.metadata !== undefined) key.identity.metadata = freezeMetadata(changes.metadata);
       if (changes.ipAllowlist !== undefined) key.identity.ipAllowlist = changes.ipAllowlist === null ? null : Object.freeze([...changes.ipAllowlist]);
+      appendAudit(audit);
       return copyKey(key);
     },
 
-    async updateLimits(id: string, patch: IdentityLimitsPatch): Promise<boolean> {
+    async updateLimits(id: string, patch: IdentityLimitsPatch, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
+      checkAudit(audit);
       if (patch.rateLimits !== undefined) {
         const list = patch.rateLimits === null ? null : patch.rateLimits.map((l) => ({ ...l }));
         key.identity.rateLimits = list;
@@ -290,6 +334,7 @@ export function createMemoryKeyStore(): KeyStore {
         key.identity.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
       }
       if (patch.quota !== undefined) key.identity.quota = copyQuota(patch.quota);
+      appendAudit(audit);
       return true;
     },
 

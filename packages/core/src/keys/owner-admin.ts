@@ -8,12 +8,16 @@
  * with the same acknowledgement as a key revocation.
  * @module
  */
+import { auditEntry, changesBetween, ownerFields, resolveAuditContext, type AuditContext, type ResolvedAuditContext } from '../audit/audit-entry.ts';
+import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
+import { randomBase62 } from '../internal/base62.ts';
 import { storeCall } from './internal/store-call.ts';
-import type { KeyListResult } from './key-admin.ts';
+import { adminActor, type AdminOptions, type KeyListResult } from './key-admin.ts';
 import type { Quota } from '../quota/types.ts';
 import { toListQuery, validateOwnerId, validateQuota, validateQuotaPatch, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
 import { validateMetadata, freezeMetadata, type KeyMetadata } from './key-metadata.ts';
+import { applyQuotaPatch } from './quota-patch.ts';
 import { frozenQuota, quotaJson, toKeyRecord, type KeyRateLimit } from './key-record.ts';
 import type { KeyStore, OwnerPatch, StoredOwner } from './key-store.ts';
 import type { Keyring } from './keyring.ts';
@@ -69,15 +73,19 @@ export interface OwnerListResult {
   total?: number;
 }
 
-/** Owner administration. Rejects with `not_found`, `invalid_request` (bad input, or an id taken) or `unavailable`. */
+/**
+ * Owner administration. Rejects with `not_found`, `invalid_request` (bad input, or an id
+ * taken) or `unavailable`. Every changing method takes an optional last argument `context`
+ * (`{ actor?, requestId? }`) for the audit entry the store writes with the change.
+ */
 export interface OwnerAdmin {
-  create(input: CreateOwnerInput): Promise<OwnerRecord>;
+  create(input: CreateOwnerInput, context?: AuditContext): Promise<OwnerRecord>;
   get(id: string): Promise<OwnerRecord>;
   list(plan: KeyListPlan): Promise<OwnerListResult>;
   /** Changes metadata, rate limits, quota or the disabled flag; every instance drops its cached keys of the owner before it resolves. */
-  update(id: string, input: UpdateOwnerInput): Promise<OwnerRecord>;
+  update(id: string, input: UpdateOwnerInput, context?: AuditContext): Promise<OwnerRecord>;
   /** Deletes the owner and revokes all its keys; every instance refuses them before it resolves. */
-  delete(id: string): Promise<void>;
+  delete(id: string, context?: AuditContext): Promise<void>;
   /** One page of the owner's keys (`not_found` for an unknown owner). */
   listKeys(id: string, plan: KeyListPlan): Promise<KeyListResult>;
 }
@@ -140,10 +148,18 @@ function ownerLimits(value: unknown): KeyRateLimit[] | null {
  * await owners.update('cus_42', { disabled: true }); // every key of cus_42 refused, on every instance
  * ```
  */
-export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
+export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): OwnerAdmin {
   if (typeof keyring?.parts !== 'function') throw new ConfigError('createOwnerAdmin needs a keyring made by createKeyring');
+  const defaultActor = adminActor(options);
   const { config, log, writer, verifier, changes } = keyring.parts();
-  const { environments, clock } = config;
+  const { environments, clock, crypto } = config;
+
+  /** The entry recording `action` on owner `id`, written by the store with the change. */
+  // Each changing method resolves its context first, so a bad actor or request id is refused
+  // before anything is read or changed.
+  function entry(who: ResolvedAuditContext, at: number, action: AuditAction, id: string, fields: Record<string, AuditChange>): AuditEntry {
+    return auditEntry(`aud_${randomBase62((n) => crypto.randomBytes(n), 22)}`, new Date(at), who, action, { type: 'owner', id }, fields);
+  }
   const store = config.store as KeyStore & Partial<OwnerStore>;
   for (const method of ['insertOwner', 'getOwner', 'listOwners', 'updateOwner', 'deleteOwner'] as const) {
     if (typeof store[method] !== 'function') throw new ConfigError(`This key store keeps no owners (KeyStore.${method} is missing)`);
@@ -163,13 +179,15 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
   }
 
   return Object.freeze({
-    async create(input: CreateOwnerInput): Promise<OwnerRecord> {
+    async create(input: CreateOwnerInput, context?: AuditContext): Promise<OwnerRecord> {
+      const who = resolveAuditContext(context, defaultActor);
       if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `id`.');
       const id = validateOwnerId(input.id, 'id');
       const now = clock();
       const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
       const owner: StoredOwner = { id, metadata: validateMetadata(input.metadata), rateLimits: ownerLimits(input.rateLimits), quota, createdAt: new Date(now), disabledAt: null };
-      const created = await storeCall(log, 'insertOwner', () => owners.insertOwner(owner));
+      const audit = entry(who, now, 'owner.created', id, changesBetween(null, ownerFields(owner)));
+      const created = await storeCall(log, 'insertOwner', () => owners.insertOwner(owner, audit));
       if (!created) throw invalid('id', 'An owner with this id exists already.');
       return toOwnerRecord(owner);
     },
@@ -185,7 +203,8 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
       return total === undefined ? { records, hasMore: rows.length > limit } : { records, hasMore: rows.length > limit, total };
     },
 
-    async update(id: string, input: UpdateOwnerInput): Promise<OwnerRecord> {
+    async update(id: string, input: UpdateOwnerInput, context?: AuditContext): Promise<OwnerRecord> {
+      const who = resolveAuditContext(context, defaultActor);
       const ownerId = ownerIdOrNotFound(id);
       if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `metadata`, `rateLimits`, `quota` and/or `disabled`.');
       const patch: OwnerPatch = {};
@@ -201,15 +220,33 @@ export function createOwnerAdmin(keyring: Keyring): OwnerAdmin {
         patch.disabledAt = input.disabled ? new Date(clock()) : null;
       }
       if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits`, `quota` and/or `disabled` to change.');
-      const updated = await storeCall(log, 'updateOwner', () => owners.updateOwner(ownerId, patch));
+      // The entry's `before` is read first, its `after` computed as the store merges (a
+      // concurrent update of the same owner may make `before` a moment old; the write stays atomic).
+      const current = await getOwner(ownerId);
+      const { quota, disabledAt } = patch;
+      const next: StoredOwner = {
+        ...current,
+        ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
+        ...(patch.rateLimits === undefined ? {} : { rateLimits: patch.rateLimits }),
+        quota: quota ? applyQuotaPatch(current.quota ?? null, quota) : quota === null ? null : (current.quota ?? null),
+        disabledAt: disabledAt === null ? null : (current.disabledAt ?? disabledAt ?? null),
+      };
+      // Disabling is its own action (it refuses every key of the owner); enabling is an update.
+      const action = current.disabledAt === null && next.disabledAt !== null ? 'owner.disabled' : 'owner.updated';
+      const audit = entry(who, clock(), action, ownerId, changesBetween(ownerFields(current), ownerFields(next)));
+      const updated = await storeCall(log, 'updateOwner', () => owners.updateOwner(ownerId, patch, audit));
       if (updated === undefined) throw notFound();
       await evictOwner(ownerId, patch.disabledAt !== undefined && patch.disabledAt !== null ? 'revoked' : 'updated');
       return toOwnerRecord(updated);
     },
 
-    async delete(id: string): Promise<void> {
+    async delete(id: string, context?: AuditContext): Promise<void> {
+      const who = resolveAuditContext(context, defaultActor);
       const ownerId = ownerIdOrNotFound(id);
-      const deleted = await storeCall(log, 'deleteOwner', () => owners.deleteOwner(ownerId, new Date(clock())));
+      const current = await getOwner(ownerId);
+      const now = clock();
+      const audit = entry(who, now, 'owner.deleted', ownerId, changesBetween(ownerFields(current), null));
+      const deleted = await storeCall(log, 'deleteOwner', () => owners.deleteOwner(ownerId, new Date(now), audit));
       if (!deleted) throw notFound();
       await evictOwner(ownerId, 'revoked');
     },

@@ -35,6 +35,12 @@ export interface TableNames {
   owners: string;
   ownersListIndex: string;
   identitiesOwnerIndex: string;
+  /** The audit log (migration 11), its list and target indexes, and its append-only guard. */
+  audit: string;
+  auditListIndex: string;
+  auditTargetIndex: string;
+  auditAppendOnlyFunction: string;
+  auditAppendOnlyTrigger: string;
 }
 
 function quote(identifier: string): string {
@@ -76,5 +82,10 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     owners: `${s}.${quote(`${tablePrefix}owners`)}`,
     ownersListIndex: quote(`${tablePrefix}owners_created_at_id_idx`),
     identitiesOwnerIndex: quote(`${tablePrefix}identities_owner_id_idx`),
+    audit: `${s}.${quote(`${tablePrefix}audit`)}`,
+    auditListIndex: quote(`${tablePrefix}audit_at_id_idx`),
+    auditTargetIndex: quote(`${tablePrefix}audit_target_idx`),
+    auditAppendOnlyFunction: `${s}.${quote(`${tablePrefix}audit_append_only`)}`,
+    auditAppendOnlyTrigger: quote(`${tablePrefix}audit_append_only`),
   };
 }
