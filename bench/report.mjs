@@ -187,6 +187,20 @@ const sections = {
     const rows = r.data.rows.map((t) => [t.stack, fmt(t['base over bare'], 2), fmt(t['head over bare'], 2), fmt(t['head − base'], 2), t['head − base IQR']]);
     return `${table(['stack', 'base: CPU µs over bare Hono', 'head: CPU µs over bare Hono', 'head − base (median of rounds)', 'interquartile'], rows)}\n\nBare Hono ${fmt(r.data.bare, 2)} CPU µs/request; ${r.data.rounds} rounds × ${fmt(r.data.batch)} requests, ${fmt(r.data.keys)} keys. ${stamp(r, 'inprocess-ab')}`;
   },
+  usage() {
+    const r = load('usage');
+    if (!r) return undefined;
+    const { ab, flush, storage } = r.data;
+    const rows = [
+      ['counting cost on the full Hono stack (with − without the counter, median of rounds)', `${fmt(ab.costUs, 2)} CPU µs/request (interquartile ${ab.costIqrUs}; ${fmt(ab.withoutUs, 1)} without)`],
+      ['the same A/B on limiter.check() alone (the event built, the hook, record())', ab.checkCostNs === undefined ? '–' : `${fmt(ab.checkCostNs)} CPU ns/request (interquartile ${ab.checkIqrNs})`],
+      ['of which the counter\'s record() alone', ab.recordNs === undefined ? '–' : `${fmt(ab.recordNs)} CPU ns/event`],
+      [`one flush of ${fmt(flush.keys)} keys on ${flush.engine}`, `${flush.statementsPerFlush} statement, ${fmt(flush.rowsPerFlush)} rows; ${fmt(flush.firstOfMinuteMs, 0)} ms first in a minute, ${fmt(flush.laterInMinuteMs, 0)} ms later`],
+      ['statements per second per instance (USAGE_FLUSH_MS 5000)', fmt(flush.statementsPerSecondAt5s, 1)],
+      [`storage: ${fmt(storage.requests)} requests over a day, ${fmt(storage.keys)} keys (Zipf)`, `${fmt(storage.keyMinutes)} key-minutes, ${fmt(storage.rows)} rows, ${fmt(storage.bytes / 1e6, 2)} MB with indexes (${fmt(storage.bytesPerRow, 0)} B/row)`],
+    ];
+    return `${table(['measure', 'figure'], rows)}\n\n${r.data.rounds} rounds × ${fmt(r.data.batch)} requests per stack, ${fmt(r.data.keys)} keys. ${stamp(r, 'usage')}`;
+  },
 };
 
 let text = readFileSync(doc, 'utf8');

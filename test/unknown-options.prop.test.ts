@@ -27,8 +27,10 @@ import {
   createMemoryKeyStore,
   createMemoryQuotaStore,
   createMemoryRateLimitStore,
+  createMemoryUsageStore,
   createPaginator,
   createRateLimiter,
+  createUsageCounter,
   cursorSecrets,
   defineSortSpec,
   digestKey,
@@ -45,7 +47,7 @@ import * as fetchAdapter from '@keyset/fetch';
 import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
-import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, migrate, migrationSql } from '@keyset/postgres';
+import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
@@ -420,6 +422,21 @@ const FIXTURES: Fixture[] = [
     valid: () => ({ client: pool, schema: 'public', tablePrefix: 'keyset_' }),
     required: ['client'],
     run: (o) => createPostgresQuotaStore(o as never),
+  },
+  {
+    name: 'createPostgresUsageStore',
+    valid: () => ({ client: pool, schema: 'public', tablePrefix: 'keyset_', retention: { minute: 2, hour: 90, day: 730 } }),
+    nested: ['retention'],
+    required: ['client'],
+    run: (o) => createPostgresUsageStore(o as never),
+  },
+  { name: 'createMemoryUsageStore', valid: () => ({ retention: { minute: 2, hour: 90, day: 730 } }), nested: ['retention'], run: (o) => createMemoryUsageStore(o as never) },
+  {
+    name: 'createUsageCounter',
+    valid: () => ({ store: createMemoryUsageStore(), flushIntervalMs: 5000, pruneIntervalMs: 3_600_000, maxPendingKeys: 1000, clock: () => Date.now(), logger: bareLogger() }),
+    required: ['store'],
+    run: (o) => createUsageCounter(o as never),
+    dispose: close,
   },
   { name: 'migrationSql', valid: () => ({ schema: 'auth', tablePrefix: 'api_' }), run: (o) => migrationSql(o as never) },
   {

@@ -13,10 +13,12 @@ import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
 import { MAX_OVERLAP_SECONDS, SCOPES, createKeyAdminHandlers, parseIssueBody } from './app/keys-admin.ts';
 import { createOwnerAdminHandlers } from './app/owners-admin.ts';
+import { createUsageAdminHandlers, usageRange } from './app/usage-admin.ts';
 import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir.ts';
 import { openStorage } from './db/open-storage.ts';
 import { formatRecord, formatTable } from './keys/key-table.ts';
+import { formatUsage } from './keys/usage-table.ts';
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { createLogger } from './logger.ts';
 import { isEntryPoint } from './entry-point.ts';
@@ -60,6 +62,10 @@ Commands:
         Issue a new secret; the old one keeps working for the overlap:
         seconds (3600) or 30s, 15m, 1h, 7d; 0 stops it at once (leaked key).
   revoke <id>              End every secret of the key now.
+  usage <id> [--from <time>] [--to <time>] [--interval minute|hour|day]
+        Requests per outcome and credits spent, per bucket (default: the last
+        24 h per hour). Times as 2030-01-31T00:00:00Z. Running servers write
+        their counts every USAGE_FLUSH_MS (5 s).
   peppers                  Live keys per pepper (KEY_PEPPERS, newest first): each
         used key moves to the first; drop an old pepper once it has 0 keys.
   owners create <owner id> [--rate <n>/<window>[,...]] [--metadata <json object>]
@@ -131,6 +137,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         quota: { type: 'string' },
         refill: { type: 'string' },
         owner: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        interval: { type: 'string' },
         disable: { type: 'boolean', default: false },
         enable: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
@@ -251,6 +260,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         action = async ({ keyring }) => {
           await createKeyAdmin(keyring).revoke(id, CLI_AUDIT);
           print({ id, revoked: true }, `Revoked key ${id}.\n`);
+        };
+        break;
+      }
+      case 'usage': {
+        const id = expectArgs(rest, 1, 'usage <id> [--from <time>] [--to <time>] [--interval minute|hour|day]');
+        const query = new URLSearchParams();
+        for (const name of ['from', 'to', 'interval'] as const) if (values[name] !== undefined) query.set(name, values[name]);
+        // Checked now, like every flag: a bad one exits 2 before the database opens.
+        usageRange(query, Date.now());
+        action = async ({ keyring, usage }) => {
+          const { body } = await createUsageAdminHandlers({ keyring, store: usage.store }).key(id, query);
+          print(body, formatUsage(body as Parameters<typeof formatUsage>[0]));
         };
         break;
       }

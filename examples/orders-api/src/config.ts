@@ -85,6 +85,13 @@ export interface Config {
    */
   inFlightLeaseSeconds: number;
   /**
+   * `USAGE_FLUSH_MS`: how often each instance writes the usage counts it added up in memory
+   * (one statement per flush, docs/usage.md). What a crash loses is at most the requests of
+   * one interval; a shorter one writes more often. From 10 to 3600000.
+   * @default 5000
+   */
+  usageFlushMs: number;
+  /**
    * `MAX_OFFSET`: the largest `offset` the list endpoints serve; a larger one is 400
    * `offset_too_large` with `max_offset`, before any query runs. An offset page costs
    * time in proportion to its offset, even as a deferred join (docs/pagination.md, "Deep
@@ -196,6 +203,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'curso
     inFlightMax: false,
     ownerInFlightMax: false,
     inFlightLeaseSeconds: 60,
+    usageFlushMs: 5_000,
     maxOffset: false,
     auditRetentionDays: 365,
     rateLimitHeaders: Object.freeze(['draft-11'] as const),
@@ -213,6 +221,8 @@ const MIN_QUERY_TIMEOUT_MS = 100;
 const MAX_QUERY_TIMEOUT_MS = 3_600_000;
 const MAX_IN_FLIGHT = 1_000_000;
 const MAX_LEASE_SECONDS = 86_400;
+/** The longest `USAGE_FLUSH_MS`: an hour, the counter's own bound. */
+const MAX_USAGE_FLUSH_MS = 3_600_000;
 /** Fifteen digits: any offset a client can send, since `offset` itself stops at 2^53 − 1. */
 const MAX_OFFSET = 999_999_999_999_999;
 /** Longest audit retention: 100 years, past which "off" says what is meant. */
@@ -313,6 +323,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (lease !== undefined) {
     if (/^[1-9][0-9]{0,4}$/.test(lease) && Number(lease) <= MAX_LEASE_SECONDS) input.inFlightLeaseSeconds = Number(lease);
     else problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got "${lease}"`);
+  }
+  const usageFlush = read('USAGE_FLUSH_MS');
+  if (usageFlush !== undefined) {
+    if (/^[1-9][0-9]{1,6}$/.test(usageFlush) && Number(usageFlush) <= MAX_USAGE_FLUSH_MS) input.usageFlushMs = Number(usageFlush);
+    else problems.push(`USAGE_FLUSH_MS must be a whole number of milliseconds from 10 to ${MAX_USAGE_FLUSH_MS}, got "${usageFlush}"`);
   }
   const maxOffset = read('MAX_OFFSET');
   if (maxOffset !== undefined) {
@@ -471,6 +486,9 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     problems.push(
       `IN_FLIGHT_LEASE_SECONDS (${leaseSeconds}) is shorter than DATABASE_QUERY_TIMEOUT_MS (${timeout} ms): a request still waiting on its query would stop counting against the in-flight cap; set it to at least ${Math.ceil(timeout / 1000)}, above your slowest request`,
     );
+  }
+  if (!Number.isSafeInteger(config.usageFlushMs) || config.usageFlushMs < 10 || config.usageFlushMs > MAX_USAGE_FLUSH_MS) {
+    problems.push(`USAGE_FLUSH_MS must be a whole number of milliseconds from 10 to ${MAX_USAGE_FLUSH_MS}, got ${String(config.usageFlushMs)}`);
   }
   const formats = config.rateLimitHeaders;
   if (

@@ -116,6 +116,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
       keyring: keys.keyring,
       guard: keys.guard,
       limiter: keys.limiter,
+      usage: keys.usage.store,
       cursorSecrets,
       cursorTtlSeconds: config.cursorTtlSeconds,
       keySchemes: config.keySchemes,

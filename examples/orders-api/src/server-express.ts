@@ -151,6 +151,10 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   route('get', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.get(req.params.id as string)));
   route('patch', '/api/owners/:id', admin, body, async (req, res) => reply(res, await app.owners.update(req.params.id as string, jsonBody(req), who(req, res))));
   route('delete', '/api/owners/:id', admin, async (req, res) => reply(res, await app.owners.remove(req.params.id as string, who(req, res))));
+  // Usage (docs/usage.md): requests per outcome and credits, per key, per owner, top keys.
+  route('get', '/api/keys/:id/usage', admin, async (req, res) => reply(res, await app.usage.key(req.params.id as string, query(req))));
+  route('get', '/api/owners/:id/usage', admin, async (req, res) => reply(res, await app.usage.owner(req.params.id as string, query(req))));
+  route('get', '/api/usage/top', admin, async (req, res) => reply(res, await app.usage.top(query(req))));
   route('get', '/api/owners/:id/keys', admin, paginate(app.paginators.ownerKeys, pageOptions), async (req, res) => {
     const { rows, total } = await app.owners.listKeys(req.params.id as string, res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });

@@ -130,6 +130,10 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   });
   server.get('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.get(request.params.id)));
   server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id, who(request))));
+  // Usage (docs/usage.md): requests per outcome and credits, per key, per owner, top keys.
+  server.get('/api/keys/:id/usage', admin, async (request: IdRequest, reply) => send(reply, await app.usage.key(request.params.id, query(request))));
+  server.get('/api/owners/:id/usage', admin, async (request: IdRequest, reply) => send(reply, await app.usage.owner(request.params.id, query(request))));
+  server.get('/api/usage/top', admin, async (request, reply) => send(reply, await app.usage.top(query(request))));
   server.get('/api/owners/:id/keys', { ...admin, preHandler: paginate(app.paginators.ownerKeys, pageOptions) }, async (request: IdRequest, reply) => {
     const { rows, total } = await app.owners.listKeys(request.params.id, request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });

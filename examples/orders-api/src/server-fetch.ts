@@ -94,6 +94,10 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       }),
     ],
     ['GET', '/api/reports/daily', reports(async (request) => reply(await app.reports.daily({ query: query(request) })))],
+    // Usage (docs/usage.md): requests per outcome and credits, per key, per owner, top keys.
+    ['GET', '/api/keys/:id/usage', admin(async (request, { id }) => reply(await app.usage.key(id!, query(request))))],
+    ['GET', '/api/owners/:id/usage', admin(async (request, { id }) => reply(await app.usage.owner(id!, query(request))))],
+    ['GET', '/api/usage/top', admin(async (request) => reply(await app.usage.top(query(request))))],
     ['POST', '/api/keys', adminBody((request, _params, body) => app.keys.issue(body, who(request)))],
     [
       'GET',

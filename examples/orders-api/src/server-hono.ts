@@ -123,6 +123,11 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     const { rows, total } = await app.audit.list(c.var.page);
     return sendPage(c, rows, total === undefined ? {} : { total });
   });
+  // Usage (docs/usage.md): requests per outcome and credits, per key, per owner, top keys.
+  const usageQuery = (c: Context) => new URL(c.req.url).searchParams;
+  hono.get('/api/keys/:id/usage', admin, async (c) => reply(c, await app.usage.key(c.req.param('id'), usageQuery(c))));
+  hono.get('/api/owners/:id/usage', admin, async (c) => reply(c, await app.usage.owner(c.req.param('id'), usageQuery(c))));
+  hono.get('/api/usage/top', admin, async (c) => reply(c, await app.usage.top(usageQuery(c))));
 
   hono.notFound(notFoundHandler({ app: hono }));
   hono.onError(problemHandler());

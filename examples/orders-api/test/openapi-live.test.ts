@@ -143,6 +143,15 @@ beforeAll(async () => {
   await send('/api/orders', '/api/orders?limit=1', { key: slow.body.key });
   await send('/api/orders', '/api/orders?limit=1', { key: slow.body.key });
 
+  // Usage, flushed first so the buckets hold counts: a key's, an owner's, the top keys, refusals.
+  await t.api.keys.usage.counter.flush();
+  await send('/api/keys/{id}/usage', `/api/keys/${id}/usage?interval=minute&from=${new Date(Date.now() - 600_000).toISOString()}`, { key: admin });
+  await send('/api/owners/{id}/usage', '/api/owners/acme/usage', { key: admin });
+  await send('/api/usage/top', '/api/usage/top?by=refusals&limit=5', { key: admin });
+  await send('/api/keys/{id}/usage', `/api/keys/${id}/usage?interval=week`, { key: admin });
+  await send('/api/keys/{id}/usage', '/api/keys/key_unknown/usage', { key: admin });
+  await send('/api/usage/top', '/api/usage/top?limit=0', { key: admin });
+
   // Rotate, revoke, delete the owner.
   await send('/api/keys/{id}/rotate', `/api/keys/${id}/rotate`, { method: 'POST', key: admin, body: { overlapSeconds: 60 } });
   await send('/api/keys/{id}', `/api/keys/${once.body.id as string}`, { method: 'DELETE', key: admin });

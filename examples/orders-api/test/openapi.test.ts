@@ -54,7 +54,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
         .filter(([method, operation]) => method !== 'parameters' && operation.security !== undefined)
         .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as const),
     );
-    expect(guarded.length).toBe(16);
+    expect(guarded.length).toBe(19);
     for (const [name, operation] of guarded) {
       const ref = operation.responses['429']?.$ref as string | undefined;
       expect(ref, name).toBe('#/components/responses/TooManyRequests');
@@ -75,7 +75,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
         .filter((method) => method !== 'parameters')
         .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000')] as const),
     );
-    expect(operations.length).toBe(16); // 9 key and order operations, 6 owner ones, the audit log
+    expect(operations.length).toBe(19); // 9 key and order operations, 6 owner ones, 3 usage ones, the audit log
     for (const [method, path] of operations) {
       const res = await call(url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
       // A documented route exists: it may refuse the key's scope or the id, never the route itself.

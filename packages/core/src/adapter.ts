@@ -61,6 +61,24 @@ export type { GcraOutcome, GcraParameters } from './rate-limit/gcra.ts';
 export { headerFormats } from './rate-limit/rate-limit-headers.ts';
 export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
 
+// Usage stores: the checks and bucket arithmetic every store shares
+export { checkUsageDeltas } from './usage/check-usage-deltas.ts';
+export {
+  MAX_USAGE_BUCKETS,
+  USAGE_INTERVAL_MS,
+  USAGE_OUTCOMES,
+  checkUsageQuery,
+  checkUsageRange,
+  checkUsageTopQuery,
+  denseUsageBuckets,
+  emptyUsageRequests,
+  isUsageInterval,
+  usageBucketCount,
+  usageBucketStart,
+  usageCutoffs,
+  usageRetention,
+} from './usage/usage-range.ts';
+
 // Quota stores
 export { checkQuotaSpend, checkQuotaSpends } from './quota/check-quota-spend.ts';
 export {

@@ -144,6 +144,26 @@ export { createMemoryQuotaStore } from './quota/memory-quota-store.ts';
 export type { MemoryQuotaStore } from './quota/memory-quota-store.ts';
 export type { Quota, QuotaDecision, QuotaInterval, QuotaRefill, QuotaStore } from './quota/types.ts';
 
+// Usage counts
+export { createUsageCounter } from './usage/usage-counter.ts';
+export type { UsageCounter, UsageCounterOptions, UsageLogger } from './usage/usage-counter.ts';
+export { createMemoryUsageStore } from './usage/memory-usage-store.ts';
+export type { MemoryUsageStore, MemoryUsageStoreOptions } from './usage/memory-usage-store.ts';
+export type {
+  UsageBucket,
+  UsageCounts,
+  UsageDelta,
+  UsageInterval,
+  UsageQuery,
+  UsageRanking,
+  UsageRequests,
+  UsageRetention,
+  UsageStore,
+  UsageSubject,
+  UsageTopItem,
+  UsageTopQuery,
+} from './usage/types.ts';
+
 // Client addresses
 export { createClientAddressResolver } from './net/client-address.ts';
 export type { ClientAddressInput, ClientAddressResolver, TrustProxy } from './net/client-address.ts';

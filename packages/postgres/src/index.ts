@@ -1,6 +1,6 @@
 /**
  * @keyset/postgres: the keyring's `KeyStore` on PostgreSQL, over any structural
- * `{ query(text, params) }` client (node-postgres, PGlite), its schema as SQL, quotas, and a
+ * `{ query(text, params) }` client (node-postgres, PGlite), its schema as SQL, quotas, usage counts, and a
  * revocation bus on LISTEN/NOTIFY for deployments without Redis.
  * @module
  */
@@ -10,6 +10,8 @@ export { createPostgresAuditStore } from './postgres-audit-store.ts';
 export type { PostgresAuditStoreOptions } from './postgres-audit-store.ts';
 export { createPostgresQuotaStore } from './postgres-quota-store.ts';
 export type { PostgresQuotaStore, PostgresQuotaStoreOptions } from './postgres-quota-store.ts';
+export { createPostgresUsageStore } from './postgres-usage-store.ts';
+export type { PostgresUsageStoreOptions } from './postgres-usage-store.ts';
 export { createPostgresRevocationBus } from './revocation-bus.ts';
 export type {
   NotificationListener,

@@ -345,6 +345,35 @@ const MIGRATIONS: readonly Migration[] = [
     DROP TRIGGER IF EXISTS ${t.auditAppendOnlyTrigger} ON ${t.audit};
     CREATE TRIGGER ${t.auditAppendOnlyTrigger} BEFORE UPDATE ON ${t.audit} FOR EACH ROW EXECUTE FUNCTION ${t.auditAppendOnlyFunction}();`,
   },
+  // Usage counts of createPostgresUsageStore (docs/usage.md): one row per bucket size
+  // (`span`: 1 minute, 2 hour, 3 day), key and bucket start, with a count per outcome and
+  // the credits spent. Every flush adds to the rows (INSERT … ON CONFLICT DO UPDATE SET
+  // n = n + EXCLUDED.n), so instances never overwrite each other. `owner_id` is the key's
+  // owner when the row was last written; an owner's usage is the sum of its keys' rows.
+  // The primary key serves a key's reads, the partial index an owner's. `top` and `prune`
+  // read every key's rows in a time range: a BRIN index on `bucket` (a few pages for
+  // millions of rows, since rows are written roughly in time order) spares them a scan of
+  // the whole table without a B-tree entry per row.
+  {
+    version: 12,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.usage} (
+      span smallint NOT NULL CHECK (span IN (1, 2, 3)),
+      key_id text NOT NULL,
+      bucket timestamptz NOT NULL,
+      owner_id text,
+      allowed bigint NOT NULL DEFAULT 0,
+      rate_limited bigint NOT NULL DEFAULT 0,
+      quota_exhausted bigint NOT NULL DEFAULT 0,
+      insufficient_scope bigint NOT NULL DEFAULT 0,
+      concurrency_limited bigint NOT NULL DEFAULT 0,
+      unavailable bigint NOT NULL DEFAULT 0,
+      credits bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (span, key_id, bucket)
+    );
+    CREATE INDEX IF NOT EXISTS ${t.usageOwnerIndex} ON ${t.usage} (owner_id, span, bucket) WHERE owner_id IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS ${t.usageBucketIndex} ON ${t.usage} USING brin (bucket);`,
+  },
 ];
 
 /**

@@ -265,6 +265,10 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
           'secrets',
           'secrets_identity_id_idx',
           'secrets_pkey',
+          'usage',
+          'usage_bucket_idx',
+          'usage_owner_id_idx',
+          'usage_pkey',
         ]);
       });
 

@@ -6,6 +6,7 @@
  */
 import {
   auditListSort,
+  createMemoryUsageStore,
   createPaginator,
   type AuditEntry,
   type AuditStore,
@@ -18,6 +19,7 @@ import {
   type OwnerRecord,
   type RateLimiterWithState,
   type TotalOption,
+  type UsageStore,
 } from '@keyset/core';
 import { createPostgresAuditStore } from '@keyset/postgres';
 import type { SqlClient } from '../db/database.ts';
@@ -28,6 +30,7 @@ import { ordersOpenApi } from './openapi.ts';
 import { orderFilters } from './order-filters.ts';
 import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
 import { createReportHandlers } from './reports.ts';
+import { createUsageAdminHandlers } from './usage-admin.ts';
 
 /** The scope each route requires (least privilege: one scope per concern). */
 export const ROUTE_SCOPES = Object.freeze({
@@ -52,6 +55,8 @@ export interface AppDependencies {
   guard: ApiKeyGuard;
   /** Reads live quota counts for the admin routes. */
   limiter?: Pick<RateLimiterWithState, 'readQuota' | 'readOwnerQuota'>;
+  /** Where the usage routes read (the key services' `usage.store`). Absent: an empty memory store, nothing counted. */
+  usage?: UsageStore;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];
   /** How long a cursor stays valid after it was issued (the config's `CURSOR_TTL_SECONDS`). @default 86400 */
@@ -82,7 +87,7 @@ export const ORDERS_TOTAL: TotalOption = 'estimated';
 
 /** Builds the application. */
 export function createApp(deps: AppDependencies) {
-  const { db, keyring, guard, limiter, cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
+  const { db, keyring, guard, limiter, usage = createMemoryUsageStore(), cursorSecrets, cursorTtlSeconds = 86_400, ordersTotal = ORDERS_TOTAL, maxOffset, keySchemes = ['ApiKey'] } = deps;
   const { audit = createPostgresAuditStore({ client: db }) } = deps;
   const cursor = { secrets: cursorSecrets, ttlSeconds: cursorTtlSeconds };
   const limits = maxOffset === undefined ? PAGE_LIMITS : Object.freeze({ ...PAGE_LIMITS, maxOffset });
@@ -113,6 +118,7 @@ export function createApp(deps: AppDependencies) {
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     audit: createAuditHandlers({ audit }),
+    usage: createUsageAdminHandlers({ keyring, store: usage }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */
     openapi: ordersOpenApi({ limits, ordersTotal, keySchemes }),
     /** Liveness and database reachability, for load balancers: 503 `unavailable` when the database is down. */

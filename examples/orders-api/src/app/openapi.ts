@@ -17,6 +17,7 @@ import type { KeyScheme, TotalOption } from '@keyset/core';
 import { AUDIT_SCHEMAS, auditPaths } from './audit-openapi.ts';
 import { SCOPES } from './keys-admin.ts';
 import { MAX_CUSTOMER_LENGTH, ORDER_STATUSES } from './order-filters.ts';
+import { USAGE_SCHEMAS, usagePaths } from './usage-openapi.ts';
 
 const schema = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const json = (body: JsonObject): JsonObject => ({ 'application/json': { schema: body } });
@@ -211,7 +212,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
         '(the pre-filled example does that), then use the `key` of the 201 response, shown this once, as `Authorization: ApiKey <key>`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'audit' }],
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'usage' }, { name: 'audit' }],
     paths: {
       '/api/orders': {
         get: scoped('orders:read', {
@@ -358,9 +359,10 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
           responses: { ...pageResponses(schema('KeyRecord')), ...errorResponses([404]) },
         }),
       },
+      ...usagePaths(scoped, { key: KEY_ID, owner: OWNER_ID }),
       ...auditPaths(scoped),
     },
-    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...AUDIT_SCHEMAS } },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...USAGE_SCHEMAS, ...AUDIT_SCHEMAS } },
   };
 }
 

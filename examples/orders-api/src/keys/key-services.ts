@@ -5,7 +5,8 @@
  * `DATABASE_URL`, revocations also go through PostgreSQL `LISTEN/NOTIFY`, so instances
  * without Redis (or while Redis is down) still evict a revoked key before the admin
  * route answers. In-flight caps (`IN_FLIGHT_MAX`, `OWNER_IN_FLIGHT_MAX`) are the guard's
- * too, so every adapter's server gets them.
+ * too, so every adapter's server gets them. Every limiter decision is counted by the usage
+ * counter, which writes its deltas to the same database every `USAGE_FLUSH_MS`.
  * @module
  */
 import {
@@ -13,12 +14,15 @@ import {
   createConcurrencyLimit,
   createKeyring,
   createRateLimiter,
+  createUsageCounter,
   type ApiKeyGuard,
   type Keyring,
   type KeyStore,
   type RateLimiterWithState,
+  type UsageCounter,
+  type UsageStore,
 } from '@keyset/core';
-import { createPostgresKeyStore, createPostgresQuotaStore } from '@keyset/postgres';
+import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresUsageStore } from '@keyset/postgres';
 import type { Config } from '../config.ts';
 import type { Database, SqlClient } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
@@ -34,7 +38,9 @@ export interface KeyServices {
   keyring: Keyring;
   limiter: RateLimiterWithState;
   guard: ApiKeyGuard;
-  /** Flushes `lastUsedAt`, stops the buses, flushes quota counts, then disconnects Redis. Never closes the database. */
+  /** Usage counts per key and owner: the store the admin routes read, the counter the limiter feeds. */
+  usage: { store: UsageStore; counter: UsageCounter };
+  /** Flushes `lastUsedAt` and the usage counts, stops the buses, flushes quota counts, then disconnects Redis. Never closes the database. */
   close(): Promise<void>;
 }
 
@@ -42,7 +48,7 @@ export interface KeyServices {
 export async function createKeyServices(deps: {
   db: SqlClient & Pick<Database, 'connectListener'>;
   config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> &
-    Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds' | 'keySchemes'>>;
+    Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds' | 'keySchemes' | 'usageFlushMs'>>;
   logger: Logger;
 }): Promise<KeyServices> {
   const { db, config, logger } = deps;
@@ -72,7 +78,17 @@ export async function createKeyServices(deps: {
     await keyring.close().catch(() => undefined);
     throw error;
   }
+  // Usage per key and owner, in the database beside the keys: each instance adds its
+  // decisions up in memory and writes them in one statement per flush, so no request
+  // writes and several instances add up exactly (docs/usage.md).
+  const usageStore = createPostgresUsageStore({ client: db });
+  const usage = createUsageCounter({
+    store: usageStore,
+    flushIntervalMs: config.usageFlushMs ?? 5_000,
+    logger: logger.child({ component: 'usage' }),
+  });
   const limiter = createRateLimiter({
+    onDecision: usage.record,
     defaultPolicy: { ...config.rateLimit, name: 'default' },
     // RATE_LIMIT_HEADERS: draft-11 by default; draft-7 and legacy for clients that read those.
     ...(config.rateLimitHeaders === undefined ? {} : { headers: config.rateLimitHeaders }),
@@ -118,11 +134,14 @@ export async function createKeyServices(deps: {
     keyring,
     limiter,
     guard,
+    usage: { store: usageStore, counter: usage },
     close: () =>
       (closing ??= (async () => {
         try {
           await keyring.close();
         } finally {
+          // Before the database closes: the last interval's counts are written, not lost.
+          await usage.close();
           await bus?.close();
           await redis?.close();
         }

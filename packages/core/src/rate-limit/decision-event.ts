@@ -16,6 +16,8 @@ export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | '
 export interface DecisionEvent {
   /** Identity id (the same for every secret of a key). */
   keyId: string;
+  /** The key's owner, when it has one: per-owner usage totals without a lookup. */
+  ownerId?: string;
   /** The key's environment (e.g. `live`, `test`) when the keyring knows one. */
   environment?: string;
   /** The route as the adapter names it (e.g. `GET /api/orders`), when known. */

@@ -34,6 +34,7 @@ export function usageEvent(request: LimitRequest, outcome: DecisionOutcome, fact
     cost,
     remaining: decision?.remaining ?? 0,
   };
+  if (request.owner !== null) event.ownerId = request.owner.id;
   if (request.environment !== undefined) event.environment = request.environment;
   if (request.route !== undefined) event.route = request.route;
   if (quota !== undefined && quota.degraded === undefined) event.quotaRemaining = quota.remaining;

@@ -41,6 +41,10 @@ export interface TableNames {
   auditTargetIndex: string;
   auditAppendOnlyFunction: string;
   auditAppendOnlyTrigger: string;
+  /** Usage buckets of `createPostgresUsageStore` (migration 12) and the index of an owner's rows. */
+  usage: string;
+  usageOwnerIndex: string;
+  usageBucketIndex: string;
 }
 
 function quote(identifier: string): string {
@@ -87,5 +91,8 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     auditTargetIndex: quote(`${tablePrefix}audit_target_idx`),
     auditAppendOnlyFunction: `${s}.${quote(`${tablePrefix}audit_append_only`)}`,
     auditAppendOnlyTrigger: quote(`${tablePrefix}audit_append_only`),
+    usage: `${s}.${quote(`${tablePrefix}usage`)}`,
+    usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
+    usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
   };
 }

@@ -1,0 +1,113 @@
+/**
+ * Usage routes (scope `keys:admin`): `GET /api/keys/{id}/usage`, `GET /api/owners/{id}/usage`
+ * and `GET /api/usage/top`. Requests per outcome and credits spent, read from the usage
+ * store the key services' counter writes to (docs/usage.md). Every query parameter is
+ * checked here, so a bad one is a 400 naming it, never a store error.
+ * @module
+ */
+import {
+  createKeyAdmin,
+  createOwnerAdmin,
+  type Keyring,
+  type UsageBucket,
+  type UsageInterval,
+  type UsageRanking,
+  type UsageRequests,
+  type UsageStore,
+} from '@keyset/core';
+import { isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
+import type { AppResponse } from './app-types.ts';
+import { invalid, isIntegerIn, parseInstant, singleParam } from './validation.ts';
+
+const DAY_MS = 86_400_000;
+
+/** A read's range, checked: `from` and `to` as given or defaulted, `interval`. */
+interface UsageRange {
+  from: number;
+  to: number;
+  interval: UsageInterval;
+}
+
+function instantParam(query: URLSearchParams, name: 'from' | 'to'): number | undefined {
+  const text = singleParam(query, name);
+  if (text === undefined) return undefined;
+  const date = parseInstant(text);
+  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, e.g. 2025-01-31T00:00:00Z`);
+  return date.getTime();
+}
+
+/** `from`, `to` and `interval` of a query: to = now, from = to − 24 h, interval = hour by default. */
+export function usageRange(query: URLSearchParams, now: number): UsageRange {
+  const interval = singleParam(query, 'interval') ?? 'hour';
+  if (!isUsageInterval(interval)) throw invalid('interval', '`interval` must be minute, hour or day');
+  const to = instantParam(query, 'to') ?? now;
+  const from = instantParam(query, 'from') ?? to - DAY_MS;
+  if (from < 0) throw invalid('from', '`from` must not be before 1970-01-01T00:00:00Z');
+  if (from >= to) throw invalid('from', '`from` must be before `to`');
+  const count = usageBucketCount(from, to, interval);
+  if (count > MAX_USAGE_BUCKETS[interval]) {
+    throw invalid('from', `This range holds ${count} ${interval} buckets; at most ${MAX_USAGE_BUCKETS[interval]} per request: shorten it or use a larger interval`);
+  }
+  return { from, to, interval };
+}
+
+function totals(buckets: readonly UsageBucket[]): { requests: UsageRequests; credits: number } {
+  const requests = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as UsageRequests;
+  let credits = 0;
+  for (const bucket of buckets) {
+    for (const outcome of USAGE_OUTCOMES) requests[outcome] += bucket.requests[outcome];
+    credits += bucket.credits;
+  }
+  return { requests, credits };
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The usage handlers over `store`; `keyring` answers 404 for a key or owner that does not exist. */
+export function createUsageAdminHandlers(deps: { keyring: Keyring; store: UsageStore; now?: () => number }) {
+  const { store, now = Date.now } = deps;
+  const keys = createKeyAdmin(deps.keyring);
+  const owners = createOwnerAdmin(deps.keyring);
+
+  async function read(subject: { keyId: string } | { ownerId: string }, query: URLSearchParams): Promise<AppResponse> {
+    const { from, to, interval } = usageRange(query, now());
+    const buckets = await store.read({ ...subject, from, to, interval });
+    return {
+      status: 200,
+      body: {
+        ...subject,
+        interval,
+        from: iso(usageBucketStart(from, interval)),
+        to: iso(to),
+        buckets: buckets.map((b) => ({ start: iso(b.start), requests: b.requests, credits: b.credits })),
+        totals: totals(buckets),
+      },
+    };
+  }
+
+  return Object.freeze({
+    /** `GET /api/keys/{id}/usage`: 404 like `GET /api/keys/{id}` for a key that does not exist. */
+    async key(id: string, query: URLSearchParams): Promise<AppResponse> {
+      usageRange(query, now());
+      await keys.get(id);
+      return read({ keyId: id }, query);
+    },
+    /** `GET /api/owners/{id}/usage`: every key of the owner added up. */
+    async owner(id: string, query: URLSearchParams): Promise<AppResponse> {
+      usageRange(query, now());
+      await owners.get(id);
+      return read({ ownerId: id }, query);
+    },
+    /** `GET /api/usage/top?by=requests|refusals&limit=10`: the keys with the most, most first. */
+    async top(query: URLSearchParams): Promise<AppResponse> {
+      const { from, to, interval } = usageRange(query, now());
+      const by = singleParam(query, 'by') ?? 'requests';
+      if (by !== 'requests' && by !== 'refusals') throw invalid('by', '`by` must be requests or refusals');
+      const limitText = singleParam(query, 'limit') ?? '10';
+      const limit = /^[0-9]{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
+      if (!isIntegerIn(limit, 1, 100)) throw invalid('limit', '`limit` must be a whole number from 1 to 100');
+      const items = await store.top({ from, to, interval, by: by as UsageRanking, limit });
+      return { status: 200, body: { from: iso(usageBucketStart(from, interval)), to: iso(to), by, items } };
+    },
+  });
+}

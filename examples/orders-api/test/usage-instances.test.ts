@@ -1,0 +1,187 @@
+/**
+ * Usage counts on the example itself: two example processes (`src/main.ts`, configured by
+ * environment) on one PostgreSQL database and one Redis, `USAGE_FLUSH_MS=200`, one owner
+ * with three keys, a known mix of requests over both instances:
+ *
+ * 1. The usage API's totals equal the requests sent, per outcome, for every key and for
+ *    the owner (the two instances' flushes add up exactly).
+ * 2. One instance is killed (SIGKILL): what it flushed before survives, and what it loses
+ *    is at most what it was sent since its last flush (the requests sent after the test saw
+ *    that flush land, then the kill).
+ *
+ * Every wait is for an event (the counts showing in the API), never a fixed sleep.
+ * Skips without PostgreSQL and Redis.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { postgresUrl, redisUrl } from '@keyset/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, createDatabase, dropDatabase, tempDir } from './helpers.ts';
+
+const pgUrl = await postgresUrl();
+const redisAt = await redisUrl();
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+interface Instance {
+  child: ChildProcess;
+  url: string;
+}
+
+type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable', number>;
+interface Totals {
+  requests: Requests;
+  credits: number;
+}
+
+/** Starts the example's entry point with `env`; resolves once it logs that it listens. */
+function startInstance(env: Record<string, string>): Promise<Instance> {
+  const { CI: _ci, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/orders-api/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...inherited, TSX_TSCONFIG_PATH: `${ROOT}tsconfig.json`, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let started = false;
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (!started) reject(new Error(`the instance exited (${code ?? signal}) before listening:\n${out}`));
+    });
+    // Read stdout to the end (request logs included), or the instance blocks on a full pipe.
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (started) return;
+      out += chunk;
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'orders API listening' && entry.url !== undefined) {
+          started = true;
+          resolve({ child, url: entry.url });
+        }
+      }
+    });
+  });
+}
+
+const exited = (instance: Instance): boolean => instance.child.exitCode !== null || instance.child.signalCode !== null;
+
+/** Sends `signal` and resolves once the process has exited. */
+const stop = (instance: Instance, signal: NodeJS.Signals = 'SIGTERM') =>
+  new Promise<void>((resolve) => {
+    if (exited(instance)) return resolve();
+    instance.child.once('exit', () => resolve());
+    instance.child.kill(signal);
+  });
+
+/** Resolves once `condition()` holds, checking every 25 ms (an event, never a budget). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
+}
+
+const sum = (requests: Requests): number => Object.values(requests).reduce((a, b) => a + b, 0);
+const totals = (r: Partial<Requests>, credits = 0): Totals => ({
+  requests: { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0, ...r },
+  credits,
+});
+
+describe.skipIf(pgUrl === undefined || redisAt === undefined)('usage counted by two example instances (PostgreSQL + Redis)', () => {
+  const run = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const database = `orders_api_usage_${run}`;
+  const dataDir = tempDir('orders-api-usage-');
+  const instances: Instance[] = [];
+  let admin: string;
+  let from: string;
+
+  beforeAll(async () => {
+    const databaseUrl = await createDatabase(pgUrl!, database);
+    const env = (adapter: string) => ({
+      ADAPTER: adapter,
+      PORT: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisAt!,
+      SEED_ORDERS: '50',
+      CURSOR_SECRETS: 'c'.repeat(32),
+      USAGE_FLUSH_MS: '200',
+      LOG_LEVEL: 'info',
+    });
+    from = new Date(Date.now() - 60_000).toISOString();
+    // One after the other: the first migrates, seeds and creates the admin key.
+    instances.push(await startInstance(env('hono')));
+    admin = readFileSync(`${dataDir}/admin.key`, 'utf8').trim();
+    instances.push(await startInstance(env('fastify')));
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => stop(instance, 'SIGKILL')));
+    await dropDatabase(pgUrl!, database);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const usageOf = async (path: string): Promise<Totals> => {
+    const res = await call(instances[0]!.url, `${path}?interval=minute&from=${from}`, { key: admin });
+    expect(res.status, res.text).toBe(200);
+    return (res.body as { totals: Totals }).totals;
+  };
+
+  it('the totals equal the requests sent, per outcome, for every key and the owner; a SIGKILL loses at most what was sent since the last flush', async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const ownerId = `cus_${run}`;
+    expect((await call(a.url, '/api/owners', { key: admin, method: 'POST', body: { id: ownerId } })).status).toBe(201);
+    const issue = async (body: Record<string, unknown>) => {
+      const res = await call(a.url, '/api/keys', { key: admin, method: 'POST', body: { ownerId, ...body } });
+      expect(res.status, res.text).toBe(201);
+      return res.body as { id: string; key: string };
+    };
+    // limited: 3 reports an hour; reader: orders only; metered: 10 credits, a report costs 5.
+    const limited = await issue({ name: 'limited', scopes: ['reports:read'], rateLimit: { limit: 3, windowSeconds: 3600 } });
+    const reader = await issue({ name: 'reader', scopes: ['orders:read'] });
+    const metered = await issue({ name: 'metered', scopes: ['reports:read'], quota: { remaining: 10 } });
+
+    // Sent one after the other, alternating instances (the limits are shared through Redis).
+    const plan: [{ key: string }, string, number][] = [
+      ...Array.from({ length: 5 }, (_, i): [{ key: string }, string, number] => [limited, '/api/reports/daily', i < 3 ? 200 : 429]),
+      [reader, '/api/orders?limit=1', 200],
+      [reader, '/api/orders?limit=1', 200],
+      ...Array.from({ length: 3 }, (): [{ key: string }, string, number] => [reader, '/api/reports/daily', 403]),
+      ...Array.from({ length: 3 }, (_, i): [{ key: string }, string, number] => [metered, '/api/reports/daily', i < 2 ? 200 : 429]),
+    ];
+    for (const [i, [key, path, status]] of plan.entries()) {
+      const res = await call(instances[i % 2]!.url, path, { key: key.key });
+      expect(res.status, `${i} ${path}: ${res.text}`).toBe(status);
+    }
+    const expected = {
+      [limited.id]: totals({ allowed: 3, rate_limited: 2 }),
+      [reader.id]: totals({ allowed: 2, insufficient_scope: 3 }),
+      [metered.id]: totals({ allowed: 2, quota_exhausted: 1 }, 10),
+    };
+    const ownerExpected = totals({ allowed: 7, rate_limited: 2, insufficient_scope: 3, quota_exhausted: 1 }, 10);
+
+    // Wait for both instances' flushes to land, then the counts must be exact.
+    await until(async () => sum((await usageOf(`/api/owners/${ownerId}/usage`)).requests) >= plan.length);
+    expect(await usageOf(`/api/owners/${ownerId}/usage`)).toEqual(ownerExpected);
+    for (const [id, keyTotals] of Object.entries(expected)) expect(await usageOf(`/api/keys/${id}/usage`)).toEqual(keyTotals);
+
+    // The kill. 20 more requests to b; once they show, b has flushed them (not on shutdown: it runs on).
+    const allowedOfReader = async () => (await usageOf(`/api/keys/${reader.id}/usage`)).requests.allowed;
+    for (let i = 0; i < 20; i++) expect((await call(b.url, '/api/orders?limit=1', { key: reader.key })).status).toBe(200);
+    await until(async () => (await allowedOfReader()) >= 22);
+    expect(await allowedOfReader()).toBe(22);
+    // 5 more, then SIGKILL at once: these are all b may lose (sent after its last flush we saw).
+    const unflushed = 5;
+    await Promise.all(Array.from({ length: unflushed }, async () => expect((await call(b.url, '/api/orders?limit=1', { key: reader.key })).status).toBe(200)));
+    await stop(b, 'SIGKILL');
+    // a counts on; once its 4 show, b (dead) can add nothing more: the count is final.
+    for (let i = 0; i < 4; i++) expect((await call(a.url, '/api/orders?limit=1', { key: reader.key })).status).toBe(200);
+    await until(async () => (await allowedOfReader()) >= 26);
+    const counted = await allowedOfReader();
+    const lost = 22 + unflushed + 4 - counted;
+    expect(lost).toBeGreaterThanOrEqual(0);
+    expect(lost).toBeLessThanOrEqual(unflushed);
+    // Nothing else moved: the other outcomes and keys are as they were.
+    expect((await usageOf(`/api/keys/${reader.id}/usage`)).requests).toMatchObject({ insufficient_scope: 3, rate_limited: 0 });
+    expect(await usageOf(`/api/keys/${metered.id}/usage`)).toEqual(expected[metered.id]);
+  }, 120_000);
+});

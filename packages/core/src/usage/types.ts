@@ -1,0 +1,97 @@
+/**
+ * Usage: requests per outcome and credits spent, per key and per owner, in minute, hour
+ * and day buckets. The counter (`usage-counter.ts`) adds events up in memory and hands a
+ * store one batch of deltas per flush; a store adds them to every bucket size at once, so
+ * the hour and day rows always equal the sum of their minutes (until minutes are pruned).
+ * @module
+ */
+import type { DecisionOutcome } from '../rate-limit/decision-event.ts';
+
+/** A bucket size. Buckets are aligned in UTC: a day bucket starts at 00:00Z. */
+export type UsageInterval = 'minute' | 'hour' | 'day';
+
+/** Requests per outcome (every `DecisionOutcome`, zeros included). */
+export type UsageRequests = Record<DecisionOutcome, number>;
+
+/** What a bucket (or a total) holds. */
+export interface UsageCounts {
+  requests: UsageRequests;
+  /** Quota credits spent (by admitted requests). */
+  credits: number;
+}
+
+/** One bucket of a `read`: its start (epoch ms, aligned to the interval) and counts. */
+export interface UsageBucket extends UsageCounts {
+  start: number;
+}
+
+/**
+ * What one flush adds for one key in one minute. `requests` lists counts in the order of
+ * `USAGE_OUTCOMES`. Built by the counter; a store only adds it up.
+ */
+export interface UsageDelta {
+  keyId: string;
+  /** The key's owner, `null` without one (its requests then count for the key only). */
+  ownerId: string | null;
+  /** The minute's start, epoch ms (a multiple of 60 000). */
+  minute: number;
+  requests: readonly number[];
+  credits: number;
+}
+
+/** Whose usage a `read` returns: one key, or every key of one owner added up. */
+export type UsageSubject = { keyId: string; ownerId?: undefined } | { ownerId: string; keyId?: undefined };
+
+/** A `read`: buckets of `interval` from the one holding `from` up to (not including) `to`. */
+export type UsageQuery = UsageSubject & {
+  /** Epoch ms; aligned down to the interval. */
+  from: number;
+  /** Epoch ms, exclusive. */
+  to: number;
+  interval: UsageInterval;
+};
+
+/** What `top` ranks by: every request, or only the refused ones (every outcome but `allowed`). */
+export type UsageRanking = 'requests' | 'refusals';
+
+/** A `top` query: the keys with the most requests (or refusals) in the range, most first. */
+export interface UsageTopQuery {
+  from: number;
+  to: number;
+  /** The bucket size the range is read in (and aligned to). @default 'hour' */
+  interval?: UsageInterval;
+  by: UsageRanking;
+  /** 1 to 100. */
+  limit: number;
+}
+
+/** One key of a `top` answer. */
+export interface UsageTopItem {
+  keyId: string;
+  requests: number;
+  refusals: number;
+  credits: number;
+}
+
+/** How long buckets of each size are kept, in days. */
+export interface UsageRetention {
+  /** @default 2 */
+  minute?: number;
+  /** @default 90 */
+  hour?: number;
+  /** @default 730 */
+  day?: number;
+}
+
+/**
+ * Where usage is kept. `add` is ONE write for the whole batch (a store shared by several
+ * instances adds, never overwrites, so their flushes sum exactly); `read` answers dense
+ * buckets, zeros included, oldest first.
+ */
+export interface UsageStore {
+  add(deltas: readonly UsageDelta[]): Promise<void>;
+  read(query: UsageQuery): Promise<UsageBucket[]>;
+  top(query: UsageTopQuery): Promise<UsageTopItem[]>;
+  /** Deletes buckets older than the retention allows at `now` (epoch ms); resolves with how many rows went. */
+  prune(now: number): Promise<number>;
+}
