@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { DURATIONS_FILE } from './test/support/file-order.ts';
+import SlowestFirstSequencer from './test/support/slowest-first-sequencer.ts';
 import SlowestFilesReporter from './test/support/slowest-files-reporter.ts';
 
 const src = (pkg: string, entry = 'index.ts'): string =>
@@ -35,28 +37,33 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two groups of files, one after the other (vitest runs `sequence.groupOrder` groups in
-    // order), each slowest file first:
+    // One queue of files for three workers, started in the order slowest-first-sequencer.ts
+    // gives (the slowest end-to-end files first, the packages' files after them, so these
+    // fill the workers while the longest end-to-end files finish):
     // - end to end (the example, the docs, packing and installing): servers, child
     //   processes, Next.js builds. Each file in a fresh process (`isolate`), as each starts
     //   what it tests; they wait on children, sockets and timers as much as they compute, so
     //   three run at once on two cores.
-    // - the packages' own tests: mostly CPU (property tests, PGlite), so two at a time, and
-    //   not isolated: a worker runs file after file in one process, importing the sources
-    //   once instead of once per file (2026-11-28, 15 files of packages/core/src/pagination at a
-    //   load average of 45: 6.9 s instead of 20.5 s, `npx vitest run <files> --maxWorkers=1
-    //   [--no-isolate]`).
+    // - the packages' own tests: mostly CPU (property tests, PGlite), and not isolated: a
+    //   worker runs file after file in one process, importing the sources once instead of
+    //   once per file (2026-11-28, 15 files of packages/core/src/pagination at a load average
+    //   of 45: 6.9 s instead of 20.5 s, `npx vitest run <files> --maxWorkers=1 [--no-isolate]`).
     //   They keep no state in modules and restore what they change (fake timers, spies,
     //   process listeners), so a file finds the process as a fresh one would be.
+    // The projects share one `sequence.groupOrder`: vitest runs groups one after the other,
+    // so two groups made the packages wait for the last end-to-end file, with one worker
+    // busy and two idle (vitest requires one `maxWorkers` within a group).
+    maxWorkers: 3,
+    sequence: { sequencer: SlowestFirstSequencer },
     projects: [
       // Each project names its own files: an `include` here would be added to each project's.
       {
         extends: true,
-        test: { name: 'end-to-end', include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'], maxWorkers: 3, sequence: { groupOrder: 0 } },
+        test: { name: 'end-to-end', include: ['examples/*/test/**/*.test.ts', 'test/**/*.test.ts'] },
       },
       {
         extends: true,
-        test: { name: 'packages', include: ['packages/*/src/**/*.test.ts'], isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: 'packages', include: ['packages/*/src/**/*.test.ts'], isolate: false },
       },
       // @keyset/kysely supports kysely 0.28 (the last line that runs on Node 20; 0.29 needs
       // Node 22) and 0.29: its tests run a second time with `kysely` resolved to 0.28,
@@ -69,14 +76,13 @@ export default defineConfig({
           include: ['packages/kysely/src/**/*.test.ts'],
           env: { KYSELY_LINE: '0.28' },
           isolate: false,
-          maxWorkers: 2,
-          sequence: { groupOrder: 1 },
         },
       },
     ],
     // Every run ends with its ten slowest files, so a file that turns slow shows at once.
+    // RECORD_TEST_DURATIONS=1 also writes every file's time where the sequencer reads it.
     // Under CI, also write a JSON report: .ci/run prints a plain "N passed, N failed" line from it.
-    reporters: ['default', new SlowestFilesReporter(), ...(process.env.CI === 'true' ? ['json'] : [])],
+    reporters: ['default', new SlowestFilesReporter(process.stdout, process.env.RECORD_TEST_DURATIONS === '1' ? DURATIONS_FILE : undefined), ...(process.env.CI === 'true' ? ['json'] : [])],
     ...(process.env.CI === 'true' ? { outputFile: { json: '.vitest-report.json' } } : {}),
   },
 });

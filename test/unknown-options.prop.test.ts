@@ -24,7 +24,9 @@ import {
   createKeyring,
   createLeakAlertHandler,
   createMemoryConcurrencyStore,
+  createMemoryAuditStore,
   createMemoryKeyStore,
+  createOwnerAdmin,
   createMemoryQuotaStore,
   createMemoryRateLimitStore,
   createMemoryUsageStore,
@@ -47,7 +49,7 @@ import * as fetchAdapter from '@keyset/fetch';
 import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
-import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
+import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
@@ -246,6 +248,9 @@ const FIXTURES: Fixture[] = [
     run: (o) => createKeyring(o as never),
     dispose: close,
   },
+  { name: 'createKeyAdmin', valid: () => ({ actor: 'billing-job' }), run: (o) => createKeyAdmin(keyring(), o as never) },
+  { name: 'createOwnerAdmin', valid: () => ({ actor: 'billing-job' }), run: (o) => createOwnerAdmin(keyring(), o as never) },
+  { name: 'createMemoryKeyStore', valid: () => ({ audit: createMemoryAuditStore() }), run: (o) => createMemoryKeyStore(o as never) },
   {
     name: 'createApiKeyGuard',
     valid: () => ({
@@ -418,6 +423,12 @@ const FIXTURES: Fixture[] = [
     run: (o) => createPostgresKeyStore(o as never),
   },
   {
+    name: 'createPostgresAuditStore',
+    valid: () => ({ client: pool, schema: 'public', tablePrefix: 'keyset_' }),
+    required: ['client'],
+    run: (o) => createPostgresAuditStore(o as never),
+  },
+  {
     name: 'createPostgresQuotaStore',
     valid: () => ({ client: pool, schema: 'public', tablePrefix: 'keyset_' }),
     required: ['client'],
@@ -587,6 +598,7 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core createFailureLog': 'internal: built by the keyring and the limiter',
   'core createRefusedCredentialLimit': "internal: the guard's refusedCredentials, checked by createApiKeyGuard",
   'core validateOverlap': "internal: a rotate call's overlap, validated as input",
+  'core adminActor': "internal: the admin factories' actor, whose options they check",
   'core assertKnownOptions': 'the check itself',
   'client assertKnownOptions': 'the check itself',
   ...Object.fromEntries(['hono', 'express', 'fastify', 'fetch'].map((a) => [`${a} sendPage`, 'per request; left to TypeScript'])),

@@ -5,7 +5,9 @@
  * A file's time is what it held a worker for: setting up its environment, importing it and
  * its dependencies, then running its hooks and tests.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
+import { durationKey, type Durations } from './file-order.ts';
 
 /** How many files the table lists. */
 const SHOWN = 10;
@@ -44,6 +46,17 @@ export function formatSlowestFiles(rows: ReadonlyArray<FileTime>): string {
   return ['Slowest test files:', ...lines].join('\n');
 }
 
+/**
+ * The times to record for the sequencer: `previous` with every file of this run set to its
+ * time in seconds (one decimal), keys sorted so a rerun changes only the lines that moved.
+ * Files this run did not touch keep their time, so a partial run loses nothing.
+ */
+export function recordedDurations(modules: ReadonlyArray<TestModule>, previous: Durations): Durations {
+  const next: Record<string, number> = { ...previous };
+  for (const row of modules.map(fileTime)) next[durationKey(row.project, row.file)] = Math.round(row.ms / 100) / 10;
+  return Object.fromEntries(Object.entries(next).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** Where the table goes. */
 interface Output {
   write(text: string): unknown;
@@ -51,14 +64,29 @@ interface Output {
 
 export default class SlowestFilesReporter implements Reporter {
   readonly #out: Output;
+  readonly #record: URL | undefined;
 
-  /** `out` defaults to stdout: listed after the default reporter, the table is the last thing a run prints. */
-  constructor(out: Output = process.stdout) {
+  /**
+   * `out` defaults to stdout: listed after the default reporter, the table is the last thing
+   * a run prints. With `record`, every file's time is also written there, as the sequencer
+   * reads it.
+   */
+  constructor(out: Output = process.stdout, record?: URL) {
     this.#out = out;
+    this.#record = record;
   }
 
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     if (testModules.length === 0) return;
     this.#out.write(`\n${formatSlowestFiles(slowestFiles(testModules))}\n`);
+    if (this.#record !== undefined) {
+      let previous: Durations = {};
+      try {
+        previous = JSON.parse(readFileSync(this.#record, 'utf8')) as Durations;
+      } catch {
+        // No table yet: this run starts it.
+      }
+      writeFileSync(this.#record, `${JSON.stringify(recordedDurations(testModules, previous), null, 2)}\n`);
+    }
   }
 }

@@ -52,6 +52,10 @@ describe('key CLI', () => {
     [['rotate', 'key_x', '--overlap', 'soon'], /--overlap/],
     [['revoke'], /usage: npx -y pnpm@10\.34\.9 keys revoke/],
     [['list', '--bogus'], /Unknown option/],
+    [['usage'], /usage: npx -y pnpm@10\.34\.9 keys usage <id>/],
+    [['usage', 'key_x', '--interval', 'week'], /`interval` must be minute, hour or day \(interval\)/],
+    [['usage', 'key_x', '--from', 'yesterday'], /\(from\)/],
+    [['usage', 'key_x', '--interval', 'minute', '--from', '2030-01-01T00:00:00Z', '--to', '2030-01-03T00:00:00Z'], /at most 1440 per request/],
   ])('refuses %j with exit 2', async (args, message) => {
     const { code, err } = await cli(args, { DATA_DIR: dataDir });
     expect(code).toBe(2);

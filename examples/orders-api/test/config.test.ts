@@ -123,6 +123,16 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ keySchemes: [] })).toThrow(/KEY_SCHEMES/);
   });
 
+  it('reads USAGE_FLUSH_MS (5000 by default, 10 to 3600000); refuses the rest naming it', () => {
+    expect(loadConfig({}).usageFlushMs).toBe(5000);
+    expect(loadConfig({ USAGE_FLUSH_MS: '200' }).usageFlushMs).toBe(200);
+    expect(loadConfig({ USAGE_FLUSH_MS: '3600000' }).usageFlushMs).toBe(3_600_000);
+    for (const bad of ['0', '9', '5s', '-5', '3600001', '1e4']) {
+      expect(() => loadConfig({ USAGE_FLUSH_MS: bad }), bad).toThrow(/USAGE_FLUSH_MS must be a whole number of milliseconds from 10 to 3600000/);
+    }
+    expect(() => resolveConfig({ usageFlushMs: 5 })).toThrow(/USAGE_FLUSH_MS/);
+  });
+
   it('reads IN_FLIGHT_MAX, OWNER_IN_FLIGHT_MAX (off by default) and IN_FLIGHT_LEASE_SECONDS (60 s); refuses the rest naming them', () => {
     expect(loadConfig({})).toMatchObject({ inFlightMax: false, ownerInFlightMax: false, inFlightLeaseSeconds: 60 });
     expect(loadConfig({ IN_FLIGHT_MAX: '10', OWNER_IN_FLIGHT_MAX: '25', IN_FLIGHT_LEASE_SECONDS: '120' })).toMatchObject({

@@ -97,10 +97,9 @@ export type { QuotaSpend, QuotaStoreResult } from './quota/types.ts';
 export { isLaterQuotaState, laterQuotaState } from './quota/durable-quota.ts';
 export type { DurableQuotaEntry, DurableQuotaStore } from './quota/durable-quota.ts';
 
-// Audit: the actions a log holds, request ids a server may store, a memory log
-export { AUDIT_ACTIONS } from './audit/audit-store.ts';
+// Audit: what a server serving the log needs (its actions, its order, request ids)
+export { AUDIT_ACTIONS, auditListSort } from './audit/audit-store.ts';
 export { isWellFormedRequestId } from './audit/audit-entry.ts';
-export { createMemoryAuditStore } from './audit/memory-audit-store.ts';
 
 // Store calls: deadlines and silence
 export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';

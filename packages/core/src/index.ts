@@ -35,17 +35,19 @@ export type {
 export type { KeyringParts } from './keys/keyring-parts.ts';
 export { createKeyAdmin } from './keys/key-admin.ts';
 export type { AdminOptions, KeyAdmin, KeyListResult, PepperUsage } from './keys/key-admin.ts';
-export { auditListSort } from './audit/audit-store.ts';
+
 export type { AuditAction, AuditChange, AuditEntry, AuditFilters, AuditListSort, AuditQuery, AuditStore } from './audit/audit-store.ts';
 export type { AuditContext } from './audit/audit-entry.ts';
 export { listAudit } from './audit/list-audit.ts';
+export { createMemoryAuditStore } from './audit/memory-audit-store.ts';
+export type { MemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { AuditListResult } from './audit/list-audit.ts';
 export type { Pepper } from './keys/pepper-ring.ts';
 export { createOwnerAdmin } from './keys/owner-admin.ts';
 export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, UpdateOwnerInput } from './keys/owner-admin.ts';
 export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
-export type { MemoryKeyStore } from './keys/memory-key-store.ts';
+export type { MemoryKeyStoreOptions } from './keys/memory-key-store.ts';
 export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/key-store.ts';
 export type { QuotaPatch } from './keys/quota-patch.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';

@@ -128,7 +128,8 @@ export function describeAuditStoreContract(name: string, subject: () => Promise<
       await audit.append(first);
       await expect(audit.append({ ...first, actor: 'second' })).rejects.toThrow();
       expect(await all()).toEqual([first]);
-      expect(Object.keys(audit).sort()).toEqual(['append', 'list', 'prune']);
+      // Nothing to edit or remove one entry with: appending, listing and pruning by age only.
+      expect(Object.keys(audit).filter((name) => /update|delete|remove|edit|replace|set/i.test(name))).toEqual([]);
     });
 
     it('filters by target, actor, action and time (from inclusive, to exclusive)', async () => {

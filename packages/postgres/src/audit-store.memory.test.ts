@@ -1,8 +1,8 @@
-// The core's memory store against the same audit contract as PostgreSQL.
-import { createMemoryKeyStore } from '@keyset/core';
+// The core's memory stores against the same audit contract as PostgreSQL.
+import { createMemoryAuditStore, createMemoryKeyStore } from '@keyset/core';
 import { describeAuditStoreContract } from './audit-store.contract.ts';
 
 describeAuditStoreContract('memory (core)', async () => {
-  const store = createMemoryKeyStore();
-  return { store, audit: store.audit };
+  const audit = createMemoryAuditStore();
+  return { store: createMemoryKeyStore({ audit }), audit };
 });

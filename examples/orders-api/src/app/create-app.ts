@@ -5,7 +5,6 @@
  * @module
  */
 import {
-  auditListSort,
   createMemoryUsageStore,
   createPaginator,
   type AuditEntry,
@@ -21,6 +20,7 @@ import {
   type TotalOption,
   type UsageStore,
 } from '@keyset/core';
+import { auditListSort } from '@keyset/core/adapter';
 import { createPostgresAuditStore } from '@keyset/postgres';
 import type { SqlClient } from '../db/database.ts';
 import { auditFilters, createAuditHandlers } from './audit.ts';

@@ -3,6 +3,7 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { createKeyAdmin } from '../keys/key-admin.ts';
 import { createKeyring } from '../keys/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
+import { createMemoryAuditStore } from './memory-audit-store.ts';
 import { createOwnerAdmin } from '../keys/owner-admin.ts';
 import type { AuditEntry } from './audit-store.ts';
 import { listAudit } from './list-audit.ts';
@@ -11,10 +12,12 @@ const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 
 function setup() {
   let now = T0;
-  const store = createMemoryKeyStore();
+  const audit = createMemoryAuditStore();
+  const store = createMemoryKeyStore({ audit });
   const keyring = createKeyring({ store, prefix: 'acme_test', clock: () => now, cache: false, lastUsed: false });
   return {
     store,
+    audit,
     keyring,
     keys: createKeyAdmin(keyring, { actor: 'billing-job' }),
     owners: createOwnerAdmin(keyring, { actor: 'billing-job' }),
@@ -30,8 +33,8 @@ const code = (promise: Promise<unknown>): Promise<string> =>
 
 describe('the audit log of createKeyAdmin and createOwnerAdmin', () => {
   it('records every admin action exactly once, with its actor, request id and the public fields that changed', async () => {
-    const { store, keys, owners, tick } = setup();
-    const entries = async (): Promise<AuditEntry[]> => (await store.audit.list({ take: 100 })).entries;
+    const { audit, keys, owners, tick } = setup();
+    const entries = async (): Promise<AuditEntry[]> => (await audit.list({ take: 100 })).entries;
     /** Runs `action` and returns the one entry it added (failing when it added none or several). */
     const one = async (action: () => Promise<unknown>): Promise<AuditEntry> => {
       tick();
@@ -129,10 +132,10 @@ describe('the audit log of createKeyAdmin and createOwnerAdmin', () => {
   });
 
   it('writes no entry for a call refused or naming an unknown record', async () => {
-    const { store, keys, owners } = setup();
+    const { audit, keys, owners } = setup();
     const { record } = await keys.issue({ name: 'ci', scopes: ['a'] });
     await keys.revoke(record.id);
-    const count = async (): Promise<number> => (await store.audit.list({ take: 100 })).entries.length;
+    const count = async (): Promise<number> => (await audit.list({ take: 100 })).entries.length;
     const before = await count();
     expect(await code(keys.revoke('key_0000000000000000000000'))).toBe('not_found');
     expect(await code(keys.update('key_0000000000000000000000', { metadata: {} }))).toBe('not_found');
@@ -146,35 +149,37 @@ describe('the audit log of createKeyAdmin and createOwnerAdmin', () => {
   });
 
   it('checks the actor and the request id: a ConfigError when the admin is made, a 400 on a call, before anything changes', async () => {
-    const { keyring, store, keys } = setup();
+    const { keyring, store, audit, keys } = setup();
     expect(() => createKeyAdmin(keyring, { actor: '' })).toThrow(ConfigError);
     expect(() => createOwnerAdmin(keyring, { actor: 'a\nb' })).toThrow(ConfigError);
     expect(() => createKeyAdmin(keyring, { actor: 'x'.repeat(129) })).toThrow(ConfigError);
+    expect(() => createKeyAdmin(keyring, { actr: 'typo' } as never)).toThrow(/actor/);
+    expect(() => createMemoryKeyStore({ audit: {} as never })).toThrow(ConfigError);
     expect(await code(keys.issue({ name: 'ci', scopes: ['a'] }, { actor: '\u0000' }))).toBe('invalid_request');
     expect(await code(keys.issue({ name: 'ci', scopes: ['a'] }, { requestId: 'has space' }))).toBe('invalid_request');
     expect(await code(keys.issue({ name: 'ci', scopes: ['a'] }, { requestId: 'x'.repeat(129) }))).toBe('invalid_request');
-    expect((await store.audit.list({ take: 10 })).entries).toEqual([]);
+    expect((await audit.list({ take: 10 })).entries).toEqual([]);
     expect((await store.listIdentities({ take: 10 })).keys).toEqual([]);
   });
 
   it('pages through listAudit with its filters, and refuses bad filters and foreign positions', async () => {
-    const { store, keys, tick } = setup();
+    const { audit, keys, tick } = setup();
     for (let n = 0; n < 5; n++) {
       tick();
       await keys.issue({ name: `k${n}`, scopes: ['a'] }, { actor: n % 2 === 0 ? 'even' : 'odd' });
     }
-    const first = await listAudit(store.audit, { mode: 'cursor', limit: 2 }, { actor: 'even' });
+    const first = await listAudit(audit, { mode: 'cursor', limit: 2 }, { actor: 'even' });
     // `take` (limit + 1) records, as Paginator.page() expects them: it trims and builds the cursors.
     expect(first.records.map((e) => e.actor)).toEqual(['even', 'even', 'even']);
     expect(first.hasMore).toBe(true);
     const last = first.records[1]!;
-    const second = await listAudit(store.audit, { mode: 'cursor', limit: 2, after: [last.at, last.id] }, { actor: 'even' });
+    const second = await listAudit(audit, { mode: 'cursor', limit: 2, after: [last.at, last.id] }, { actor: 'even' });
     expect(second.records.map((e) => e.id)).toEqual([first.records[2]!.id]);
     expect(second.hasMore).toBe(false);
-    const offset = await listAudit(store.audit, { mode: 'offset', limit: 2, offset: 4 });
+    const offset = await listAudit(audit, { mode: 'offset', limit: 2, offset: 4 });
     expect(offset).toMatchObject({ hasMore: false, total: 5 });
-    expect(await code(listAudit(store.audit, { mode: 'cursor', limit: 2 }, { action: 'key.frobbed' as never }))).toBe('invalid_request');
-    expect(await code(listAudit(store.audit, { mode: 'cursor', limit: 2 }, { from: new Date(T0 + 1), to: new Date(T0) }))).toBe('invalid_request');
-    expect(await code(listAudit(store.audit, { mode: 'cursor', limit: 2, after: { nope: true } }))).toBe('invalid_cursor');
+    expect(await code(listAudit(audit, { mode: 'cursor', limit: 2 }, { action: 'key.frobbed' as never }))).toBe('invalid_request');
+    expect(await code(listAudit(audit, { mode: 'cursor', limit: 2 }, { from: new Date(T0 + 1), to: new Date(T0) }))).toBe('invalid_request');
+    expect(await code(listAudit(audit, { mode: 'cursor', limit: 2, after: { nope: true } }))).toBe('invalid_cursor');
   });
 });

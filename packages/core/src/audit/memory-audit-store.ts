@@ -1,10 +1,22 @@
 /**
  * `AuditStore` in process memory, with the same order, filters and paging as the
- * PostgreSQL one. `memoryAuditLog()` is its synchronous inside, which the memory key store
- * uses to append an entry in the same synchronous step as the change it records.
+ * PostgreSQL one. Its `appendWith` runs a change and appends the change's entry in one
+ * synchronous step: what the memory key store calls, so no other call sees one without
+ * the other.
  * @module
  */
 import type { AuditEntry, AuditQuery, AuditStore } from './audit-store.ts';
+
+/** An `AuditStore` in memory, which a memory key store can write in its own atomic step. */
+export interface MemoryAuditStore extends AuditStore {
+  /**
+   * Checks that `entry` can be appended (its id is new), runs `change`, then appends the
+   * entry, all in one synchronous step, and returns what `change` returned. When the check
+   * fails, `change` does not run; when `change` throws, nothing is appended. For a memory
+   * store writing its changes; application code reads the log with `list`.
+   */
+  appendWith<T>(entry: AuditEntry, change: () => T): T;
+}
 
 /** `at DESC, id DESC`: negative when `a` comes first. */
 function newestFirst(a: { at: Date; id: string }, b: { at: Date; id: string }): number {
@@ -22,17 +34,18 @@ function copyEntry(e: AuditEntry): AuditEntry {
   });
 }
 
-/** The log held by a memory store: synchronous, so a caller can append inside its own atomic step. */
-export interface MemoryAuditLog {
-  /** Throws when an entry with `entry.id` exists (checked before the caller changes anything). */
-  assertNew(entry: AuditEntry): void;
-  /** Appends a copy of `entry` (call `assertNew` first). */
-  push(entry: AuditEntry): void;
-  store: AuditStore;
-}
-
-/** The synchronous log behind `createMemoryAuditStore` and the memory key store's `audit`. */
-export function memoryAuditLog(): MemoryAuditLog {
+/**
+ * An audit log held in memory; data is lost when the process ends. Give it to
+ * `createMemoryKeyStore({ audit })` and every change the store makes appends its entry.
+ *
+ * @example
+ * ```ts
+ * const audit = createMemoryAuditStore();
+ * const keyring = createKeyring({ store: createMemoryKeyStore({ audit }), prefix: 'acme_test' });
+ * const { entries } = await audit.list({ take: 20, action: 'key.revoked' });
+ * ```
+ */
+export function createMemoryAuditStore(): MemoryAuditStore {
   // Newest first, as listed: appends are nearly always newest, so insertion stays cheap.
   const entries: AuditEntry[] = [];
   const ids = new Set<string>();
@@ -50,7 +63,14 @@ export function memoryAuditLog(): MemoryAuditLog {
     ids.add(copy.id);
   }
 
-  const store: AuditStore = Object.freeze({
+  return Object.freeze({
+    appendWith<T>(entry: AuditEntry, change: () => T): T {
+      assertNew(entry);
+      const result = change();
+      push(entry);
+      return result;
+    },
+
     async append(entry: AuditEntry): Promise<void> {
       assertNew(entry);
       push(entry);
@@ -83,19 +103,4 @@ export function memoryAuditLog(): MemoryAuditLog {
       return gone.length;
     },
   });
-  return { assertNew, push, store };
-}
-
-/**
- * An `AuditStore` held in memory; data is lost when the process ends. The memory key store
- * keeps one of its own (`createMemoryKeyStore().audit`), written with each change.
- *
- * @example
- * ```ts
- * const audit = createMemoryAuditStore();
- * const { entries } = await audit.list({ take: 20, action: 'key.revoked' });
- * ```
- */
-export function createMemoryAuditStore(): AuditStore {
-  return memoryAuditLog().store;
 }

@@ -10,6 +10,7 @@
 import { auditEntry, changesBetween, keyFields, resolveAuditContext, secretFields, validateActor, type AuditContext, type ResolvedAuditContext } from '../audit/audit-entry.ts';
 import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { toHex } from '../internal/hex.ts';
 import { time } from './internal/key-validity.ts';
@@ -144,7 +145,8 @@ function notFound(): KeysetError {
  */
 export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): KeyAdmin {
   if (typeof keyring?.parts !== 'function') throw new ConfigError('createKeyAdmin needs a keyring made by createKeyring');
-  const defaultActor = adminActor(options);
+  assertKnownOptions('createKeyAdmin', options, ADMIN_OPTIONS);
+  const defaultActor = adminActor(options.actor);
   const { config, log, writer, verifier, changes } = keyring.parts();
   const { store, environments, rawDigest, clock, crypto } = config;
 
@@ -347,10 +349,11 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
   });
 }
 
-/** The admin's default actor, checked when the admin is made. */
-export function adminActor(options: AdminOptions): string {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('The admin options must be an object, e.g. { actor: "app" }');
-  const { actor = 'app' } = options;
+/** Every name `AdminOptions` knows, checked when an admin is made. */
+export const ADMIN_OPTIONS: KnownOptions<AdminOptions> = Object.freeze({ actor: true });
+
+/** The admin's default actor (`AdminOptions.actor`), checked when the admin is made. */
+export function adminActor(actor: unknown = 'app'): string {
   try {
     return validateActor(actor);
   } catch {

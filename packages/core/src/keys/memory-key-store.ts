@@ -6,8 +6,10 @@
  * returned object.
  * @module
  */
-import { memoryAuditLog } from '../audit/memory-audit-store.ts';
-import type { AuditEntry, AuditStore } from '../audit/audit-store.ts';
+import type { AuditEntry } from '../audit/audit-store.ts';
+import type { MemoryAuditStore } from '../audit/memory-audit-store.ts';
+import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { ConfigError } from '../errors.ts';
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
 import type {
@@ -117,28 +119,32 @@ function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; i
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-/** A memory `KeyStore` with its audit log. */
-export interface MemoryKeyStore extends KeyStore {
+/** Options of `createMemoryKeyStore`. */
+export interface MemoryKeyStoreOptions {
   /**
-   * The audit log the store's changing methods append to, each entry in the same
-   * synchronous step as its change (so no other call sees one without the other).
+   * The audit log every change appends its entry to (`createMemoryAuditStore()`), in the
+   * same synchronous step as the change. Absent: entries are dropped (no log kept).
    */
-  readonly audit: AuditStore;
+  audit?: MemoryAuditStore;
 }
 
+const MEMORY_KEY_STORE_OPTIONS = { audit: true } as const satisfies KnownOptions<MemoryKeyStoreOptions>;
+
 /**
- * A `KeyStore` held in memory, with its audit log (`store.audit`). Data is lost when the
- * process ends.
+ * A `KeyStore` held in memory. Data is lost when the process ends.
  *
  * @example
  * ```ts
- * const store = createMemoryKeyStore();
- * const keyring = createKeyring({ store, prefix: 'acme_test' });
- * const { entries } = await store.audit.list({ take: 20 });
+ * const audit = createMemoryAuditStore();
+ * const keyring = createKeyring({ store: createMemoryKeyStore({ audit }), prefix: 'acme_test' });
  * ```
  */
-export function createMemoryKeyStore(): MemoryKeyStore {
-  const log = memoryAuditLog();
+export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeyStore {
+  assertKnownOptions('createMemoryKeyStore', options, MEMORY_KEY_STORE_OPTIONS);
+  const { audit: log } = options;
+  if (log !== undefined && typeof log?.appendWith !== 'function') {
+    throw new ConfigError('`audit` must be a memory audit store (createMemoryAuditStore())');
+  }
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
@@ -159,40 +165,37 @@ export function createMemoryKeyStore(): MemoryKeyStore {
     for (const secret of key.secrets) secret.expiresAt = minDate(secret.expiresAt, at);
   }
 
-  // Each changing method checks the entry can be appended before it changes anything, and
-  // appends it right after, with no await in between: change and entry are one step.
-  function checkAudit(audit: AuditEntry | undefined): void {
-    if (audit !== undefined) log.assertNew(audit);
-  }
-  function appendAudit(audit: AuditEntry | undefined): void {
-    if (audit !== undefined) log.push(audit);
+  // Each changing method runs its change through the log (after its own checks), which
+  // checks the entry can be appended, runs the change and appends it with no await in
+  // between: change and entry are one step.
+  function logged(audit: AuditEntry | undefined, change: () => void): void {
+    if (audit === undefined || log === undefined) change();
+    else log.appendWith(audit, change);
   }
 
   return Object.freeze({
-    audit: log.store,
-
     async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void> {
       if (keys.has(identity.id)) throw new Error(`identity ${identity.id} already exists`);
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
-      checkAudit(audit);
-      const key: StoredKey = { identity: copyIdentity(identity), secrets: [copySecret(secret)] };
-      keys.set(identity.id, key);
-      byDigest.set(secret.digest, key);
-      appendAudit(audit);
+      logged(audit, () => {
+        const key: StoredKey = { identity: copyIdentity(identity), secrets: [copySecret(secret)] };
+        keys.set(identity.id, key);
+        byDigest.set(secret.digest, key);
+      });
     },
 
     async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(identityId);
       if (key === undefined || key.identity.revokedAt !== null) return false;
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
-      checkAudit(audit);
-      const ends = rotationEnds(key.secrets, secret.createdAt.getTime(), expireOthersAt.getTime());
-      key.secrets.forEach((other, n) => {
-        other.expiresAt = copyDate(ends[n] ?? null);
+      logged(audit, () => {
+        const ends = rotationEnds(key.secrets, secret.createdAt.getTime(), expireOthersAt.getTime());
+        key.secrets.forEach((other, n) => {
+          other.expiresAt = copyDate(ends[n] ?? null);
+        });
+        key.secrets.unshift(copySecret(secret));
+        byDigest.set(secret.digest, key);
       });
-      key.secrets.unshift(copySecret(secret));
-      byDigest.set(secret.digest, key);
-      appendAudit(audit);
       return true;
     },
 
@@ -248,30 +251,30 @@ export function createMemoryKeyStore(): MemoryKeyStore {
     async revoke(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
-      checkAudit(audit);
-      revokeKey(key, at);
-      appendAudit(audit);
+      logged(audit, () => {
+        revokeKey(key, at);
+      });
       return true;
     },
 
     async recordLeak(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
-      checkAudit(audit);
-      // The first report is kept whole (KeyStore.recordLeak).
-      if (key.identity.leakedAt === null || key.identity.leakedAt === undefined) {
-        key.identity.leakedAt = new Date(at.getTime());
-        key.identity.leakUrl = url;
-      }
-      appendAudit(audit);
+      logged(audit, () => {
+        // The first report is kept whole (KeyStore.recordLeak).
+        if (key.identity.leakedAt === null || key.identity.leakedAt === undefined) {
+          key.identity.leakedAt = new Date(at.getTime());
+          key.identity.leakUrl = url;
+        }
+      });
       return true;
     },
 
     async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
       if (owners.has(owner.id)) return false;
-      checkAudit(audit);
-      owners.set(owner.id, copyOwner(owner));
-      appendAudit(audit);
+      logged(audit, () => {
+        owners.set(owner.id, copyOwner(owner));
+      });
       return true;
     },
 
@@ -289,7 +292,6 @@ export function createMemoryKeyStore(): MemoryKeyStore {
     async updateOwner(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined> {
       const owner = owners.get(id);
       if (owner === undefined) return undefined;
-      checkAudit(audit);
       // Read and written in one synchronous step, so no other update runs in between. A
       // disable keeps an instant already set; `null` enables.
       const { quota, disabledAt } = patch;
@@ -299,42 +301,41 @@ export function createMemoryKeyStore(): MemoryKeyStore {
         quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : (owner.quota ?? null),
         disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
-      owners.set(id, next);
-      appendAudit(audit);
+      logged(audit, () => owners.set(id, next));
       return copyOwner(next);
     },
 
     async deleteOwner(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
       if (!owners.has(id)) return false;
-      checkAudit(audit);
-      owners.delete(id);
-      for (const key of keys.values()) if (key.identity.ownerId === id) revokeKey(key, at);
-      appendAudit(audit);
+      logged(audit, () => {
+        owners.delete(id);
+        for (const key of keys.values()) if (key.identity.ownerId === id) revokeKey(key, at);
+      });
       return true;
     },
 
     async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>, audit?: AuditEntry): Promise<StoredKey | undefined> {
       const key = keys.get(id);
       if (key === undefined) return undefined;
-      checkAudit(audit);
-      if (changes.metadata !== undefined) key.identity.metadata = freezeMetadata(changes.metadata);
-      if (changes.ipAllowlist !== undefined) key.identity.ipAllowlist = changes.ipAllowlist === null ? null : Object.freeze([...changes.ipAllowlist]);
-      appendAudit(audit);
+      logged(audit, () => {
+        if (changes.metadata !== undefined) key.identity.metadata = freezeMetadata(changes.metadata);
+        if (changes.ipAllowlist !== undefined) key.identity.ipAllowlist = changes.ipAllowlist === null ? null : Object.freeze([...changes.ipAllowlist]);
+      });
       return copyKey(key);
     },
 
     async updateLimits(id: string, patch: IdentityLimitsPatch, audit?: AuditEntry): Promise<boolean> {
       const key = keys.get(id);
       if (key === undefined) return false;
-      checkAudit(audit);
-      if (patch.rateLimits !== undefined) {
-        const list = patch.rateLimits === null ? null : patch.rateLimits.map((l) => ({ ...l }));
-        key.identity.rateLimits = list;
-        const first = list?.[0];
-        key.identity.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
-      }
-      if (patch.quota !== undefined) key.identity.quota = copyQuota(patch.quota);
-      appendAudit(audit);
+      logged(audit, () => {
+        if (patch.rateLimits !== undefined) {
+          const list = patch.rateLimits === null ? null : patch.rateLimits.map((l) => ({ ...l }));
+          key.identity.rateLimits = list;
+          const first = list?.[0];
+          key.identity.rateLimit = first === undefined ? null : { limit: first.limit, windowSeconds: first.windowSeconds };
+        }
+        if (patch.quota !== undefined) key.identity.quota = copyQuota(patch.quota);
+      });
       return true;
     },
 

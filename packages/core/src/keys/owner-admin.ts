@@ -13,7 +13,8 @@ import type { AuditAction, AuditChange, AuditEntry } from '../audit/audit-store.
 import { ConfigError, KeysetError } from '../errors.ts';
 import { randomBase62 } from '../internal/base62.ts';
 import { storeCall } from './internal/store-call.ts';
-import { adminActor, type AdminOptions, type KeyListResult } from './key-admin.ts';
+import { assertKnownOptions } from '../internal/check-options.ts';
+import { ADMIN_OPTIONS, adminActor, type AdminOptions, type KeyListResult } from './key-admin.ts';
 import type { Quota } from '../quota/types.ts';
 import { toListQuery, validateOwnerId, validateQuota, validateQuotaPatch, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
 import { validateMetadata, freezeMetadata, type KeyMetadata } from './key-metadata.ts';
@@ -150,7 +151,8 @@ function ownerLimits(value: unknown): KeyRateLimit[] | null {
  */
 export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): OwnerAdmin {
   if (typeof keyring?.parts !== 'function') throw new ConfigError('createOwnerAdmin needs a keyring made by createKeyring');
-  const defaultActor = adminActor(options);
+  assertKnownOptions('createOwnerAdmin', options, ADMIN_OPTIONS);
+  const defaultActor = adminActor(options.actor);
   const { config, log, writer, verifier, changes } = keyring.parts();
   const { environments, clock, crypto } = config;
 
