@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import { adminContext } from './app/audit.ts';
+import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted } from './logger.ts';
@@ -112,6 +113,13 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   route('get', DOCS_PATHS.script, (_req, res) => {
     res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(scalarBundle());
   });
+
+  for (const file of CONSOLE_FILES) {
+    route('get', file.path, async (_req, res) => {
+      const { body, headers } = await readConsoleFile(file);
+      res.set(headers).send(body);
+    });
+  }
 
   route('get', '/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (_req, res) => {
     const { rows, total } = await app.orders.list(res.locals.page);

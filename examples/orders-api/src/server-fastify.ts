@@ -9,6 +9,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import { adminContext } from './app/audit.ts';
+import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted } from './logger.ts';
@@ -102,6 +103,13 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   server.get(DOCS_PATHS.script, (_request, reply) =>
     reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }).send(scalarBundle()),
   );
+
+  for (const file of CONSOLE_FILES) {
+    server.get(file.path, async (_request, reply) => {
+      const { body, headers } = await readConsoleFile(file);
+      return reply.headers(headers).send(body);
+    });
+  }
 
   server.get('/api/orders', { ...orders, preHandler: paginate(app.paginators.orders, pageOptions) }, async (request, reply) => {
     const { rows, total } = await app.orders.list(request.page);

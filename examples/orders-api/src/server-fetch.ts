@@ -12,6 +12,7 @@ import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import { adminContext } from './app/audit.ts';
+import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted } from './logger.ts';
@@ -75,6 +76,14 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       DOCS_PATHS.script,
       () => new Response(new Uint8Array(scalarBundle()), { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' } }),
     ],
+    ...CONSOLE_FILES.map((file): readonly [string, string, Route] => [
+      'GET',
+      file.path,
+      async () => {
+        const { body, headers } = await readConsoleFile(file);
+        return new Response(new Uint8Array(body), { headers });
+      },
+    ]),
     [
       'GET',
       '/api/orders',

@@ -13,6 +13,7 @@ import type { Server } from 'node:http';
 import type { AppResponse } from './app/app-types.ts';
 import { DOCS_HTML, DOCS_PATHS, scalarBundle } from './app/api-docs.ts';
 import { adminContext } from './app/audit.ts';
+import { CONSOLE_FILES, readConsoleFile } from './app/console.ts';
 import type { OrdersApp } from './app/create-app.ts';
 import { assertJsonBodyHeaders, MAX_BODY_BYTES, parseJsonObject } from './app/validation.ts';
 import { logRequest, requestAborted, type IncomingRequestState, type Logger } from './logger.ts';
@@ -79,6 +80,13 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
   hono.get(DOCS_PATHS.script, (c) =>
     c.body(new Uint8Array(scalarBundle()), 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600' }),
   );
+
+  for (const file of CONSOLE_FILES) {
+    hono.get(file.path, async (c) => {
+      const { body, headers } = await readConsoleFile(file);
+      return c.body(new Uint8Array(body), 200, headers);
+    });
+  }
 
   hono.get('/api/orders', orders, paginate(app.paginators.orders, pageOptions), async (c) => {
     const { rows, total } = await app.orders.list(c.var.page);
