@@ -98,8 +98,13 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     server[method](path, handlers);
   };
 
-  // Who an admin change is made by, for the audit log: the admin key and the request id.
-  const who = (req: Request, res: Response) => adminContext(res.locals.apiKey.id, req.get('x-request-id'));
+  // Who an admin change is made by, for the audit log: the admin key and the request id,
+  // which the response carries back (the one the client sent, or the one made here).
+  const who = (req: Request, res: Response) => {
+    const context = adminContext(res.locals.apiKey.id, req.get('x-request-id'));
+    res.set('x-request-id', context.requestId);
+    return context;
+  };
 
   route('get', '/healthz', async (_req, res) => {
     res.json(await app.health());

@@ -94,8 +94,13 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   const admin = { onRequest: apiKey({ guard, scopes: scopes.keys }) };
   const adminBody = { ...admin, preParsing: checkBodyHeaders };
 
-  // Who an admin change is made by, for the audit log: the admin key and the request id.
-  const who = (request: FastifyRequest) => adminContext(request.apiKey.id, request.headers['x-request-id'] as string | undefined);
+  // Who an admin change is made by, for the audit log: the admin key and the request id,
+  // which the response carries back (the one the client sent, or the one made here).
+  const who = (request: FastifyRequest, reply: FastifyReply) => {
+    const context = adminContext(request.apiKey.id, request.headers['x-request-id'] as string | undefined);
+    reply.header('x-request-id', context.requestId);
+    return context;
+  };
 
   server.get('/healthz', async () => app.health());
   server.get(DOCS_PATHS.document, async () => app.openapi);
@@ -123,13 +128,13 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
   server.get('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.get(request.params.id)));
-  server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id, who(request))));
+  server.delete('/api/keys/:id', admin, async (request: IdRequest, reply) => send(reply, await app.keys.revoke(request.params.id, who(request, reply))));
   server.get('/api/owners', { ...admin, preHandler: paginate(app.paginators.owners, pageOptions) }, async (request, reply) => {
     const { rows, total } = await app.owners.list(request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
   server.get('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.get(request.params.id)));
-  server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id, who(request))));
+  server.delete('/api/owners/:id', admin, async (request: IdRequest, reply) => send(reply, await app.owners.remove(request.params.id, who(request, reply))));
   // Usage (docs/usage.md): requests per outcome and credits, per key, per owner, top keys.
   server.get('/api/keys/:id/usage', admin, async (request: IdRequest, reply) => send(reply, await app.usage.key(request.params.id, query(request))));
   server.get('/api/owners/:id/usage', admin, async (request: IdRequest, reply) => send(reply, await app.usage.owner(request.params.id, query(request))));
@@ -151,14 +156,14 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
   await server.register(async function jsonBodyRoutes(scope) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
-    scope.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request), who(request))));
-    scope.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request), who(request))));
-    scope.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request), who(request))));
+    scope.post('/api/keys', adminBody, async (request, reply) => send(reply, await app.keys.issue(jsonBody(request), who(request, reply))));
+    scope.post('/api/keys/:id/rotate', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.rotate(request.params.id, jsonBody(request), who(request, reply))));
+    scope.patch('/api/keys/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.keys.update(request.params.id, jsonBody(request), who(request, reply))));
     scope.patch('/api/keys/:id/limits', adminBody, async (request: IdRequest, reply) =>
-      send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request), who(request))),
+      send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request), who(request, reply))),
     );
-    scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request), who(request))));
-    scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request), who(request))));
+    scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request), who(request, reply))));
+    scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request), who(request, reply))));
   });
 
   await server.ready();

@@ -64,8 +64,14 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
       return reply(await handle(request, params, parseJsonObject(text, type, coding)));
     });
   const query = (request: Request) => new URL(request.url).searchParams;
-  // Who an admin change is made by, for the audit log: the admin key and the request id.
-  const who = (request: Request) => adminContext(keys.get(request)!.id, request.headers.get('x-request-id'));
+  // Who an admin change is made by, for the audit log: the admin key and the request id,
+  // which the response carries back (the one the client sent, or the one made here).
+  const requestIds = new WeakMap<Request, string>();
+  const who = (request: Request) => {
+    const context = adminContext(keys.get(request)!.id, request.headers.get('x-request-id'));
+    requestIds.set(request, context.requestId);
+    return context;
+  };
 
   const routes: readonly (readonly [method: string, path: string, route: Route])[] = [
     ['GET', '/healthz', async () => Response.json(await app.health())],
@@ -168,6 +174,8 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
   return async function ordersApi(request, platform) {
     const started = performance.now();
     const response = await handle(request, platform);
+    const requestId = requestIds.get(request);
+    if (requestId !== undefined) response.headers.set('x-request-id', requestId);
     const url = new URL(request.url);
     const key = keys.get(request);
     logRequest(logger, {

@@ -71,8 +71,13 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     return parseJsonObject(await c.req.text(), type, coding);
   };
 
-  // Who an admin change is made by, for the audit log: the admin key and the request id.
-  const who = (c: Context) => adminContext(c.var.apiKey.id, c.req.header('x-request-id'));
+  // Who an admin change is made by, for the audit log: the admin key and the request id,
+  // which the response carries back (the one the client sent, or the one made here).
+  const who = (c: Context) => {
+    const context = adminContext(c.var.apiKey.id, c.req.header('x-request-id'));
+    c.header('x-request-id', context.requestId);
+    return context;
+  };
 
   hono.get('/healthz', async (c) => c.json(await app.health()));
   hono.get(DOCS_PATHS.document, (c) => c.json(app.openapi));

@@ -1,6 +1,7 @@
 /**
  * The audit log end to end, on the embedded PGlite: every admin action through each of the
- * four servers leaves exactly one entry made by the admin key with the request's id;
+ * four servers leaves exactly one entry made by the admin key with the request's id (which
+ * the response carries back);
  * a signed secret-scanning alert leaves its entries as `secret-scanning`; the CLI's
  * changes are `cli`'s; `GET /api/audit` filters and pages with cursors bound to its
  * filters and refuses bad filters with 400 problems; and no entry, through any random
@@ -93,6 +94,7 @@ describe('audit log over HTTP (PGlite)', () => {
       const before = await total(base);
       const reply = await call(base, path, { key: admin, method, body, headers: { 'x-request-id': requestId } });
       expect(reply.status, reply.text).toBeLessThan(300);
+      expect(reply.headers.get('x-request-id')).toBe(requestId);
       expect(await total(base)).toBe(before + 1);
       const entry = await newest(base);
       expect(entry).toMatchObject({ actor: adminId, requestId });
@@ -133,7 +135,10 @@ describe('audit log over HTTP (PGlite)', () => {
     for (const headers of [{}, { 'x-request-id': 'two words' }, { 'x-request-id': 'x'.repeat(129) }]) {
       const res = await call(base, '/api/owners', { key: admin, method: 'POST', body: { id: `${owner}_${Object.keys(headers).length}${JSON.stringify(headers).length}` }, headers });
       expect(res.status, res.text).toBe(201);
-      expect((await newest(base)).requestId).toMatch(/^req_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      const made = (await newest(base)).requestId;
+      expect(made).toMatch(/^req_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      // The response carries it back, so the client can find its change.
+      expect(res.headers.get('x-request-id')).toBe(made);
     }
   });
 

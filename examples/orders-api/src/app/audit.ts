@@ -100,7 +100,7 @@ export function createAuditHandlers(deps: { audit: AuditStore }) {
  * id, the client's `X-Request-Id` when it is well formed (1-128 visible ASCII characters),
  * else one made here.
  */
-export function adminContext(keyId: string, requestIdHeader: string | null | undefined): Required<AuditContext> {
+export function adminContext(keyId: string, requestIdHeader: string | null | undefined): AuditContext & { actor: string; requestId: string } {
   const requestId = isWellFormedRequestId(requestIdHeader) ? requestIdHeader : `req_${crypto.randomUUID()}`;
   return { actor: keyId, requestId };
 }
