@@ -92,7 +92,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       }
     }
     const text = readCredentials(singleAuthorization(request.authorization), request.xApiKey, schemes, realm);
-    const key = await verify(text, realm);
+    const verified = verify(text, realm);
+    const key = verified instanceof Promise ? await verified : verified;
     // Before scopes: from elsewhere the key is not usable at all, whatever the endpoint.
     if (key.ipAllowlist !== null) {
       const address = request.clientAddress ?? undefined;
