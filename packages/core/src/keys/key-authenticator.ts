@@ -19,8 +19,8 @@ import { missingScopes } from './scopes.ts';
 /** The request parts authentication looks at. */
 export interface AuthenticateRequest {
   /**
-   * The `Authorization` header: its value, or all its values (Node's
-   * `req.headersDistinct.authorization`). More than one set of credentials is 400
+   * The `Authorization` header: its value, or all its values (every
+   * `Authorization` line of Node's `req.rawHeaders`). More than one set of credentials is 400
    * `invalid_request` (`singleAuthorization`).
    */
   authorization: string | readonly string[] | null | undefined;
