@@ -73,7 +73,10 @@ async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { aut
     app.get(
       '/api/orders',
       hono.paginate(paginator, {
-        filters: (_c: unknown, query: URLSearchParams) => {
+        // The raw query is the first argument since the filters callback became (query, c),
+        // the second before: pick it by type, so both builds bind the same filter.
+        filters: (first: unknown, second: unknown) => {
+          const query = (first instanceof URLSearchParams ? first : second) as URLSearchParams;
           const status = statusOf(query.get('status'));
           return status === undefined ? {} : { status };
         },

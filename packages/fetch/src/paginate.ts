@@ -27,6 +27,8 @@ export interface SendPageOptions {
 }
 
 /** `sent`: a request has one response. */
+const JSON_CONTENT_TYPE = Object.freeze({ 'content-type': 'application/json' });
+
 type PageState = { readonly paginator: Paginator<never>; readonly url: string; readonly request: Request; sent: boolean };
 
 /** What `sendPage()` needs, on the frozen plan `paginate()` returned (non-enumerable: not serialized or spread). */
@@ -83,8 +85,11 @@ export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], option
   const { paginator, url, request } = state;
   const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
   // The guard's headers too, so that `apiKey()` finds nothing to add and keeps this response.
+  // Later names win. Object.assign onto `{}`, not a spread that starts with another object:
+  // V8 clones the guard's headers into an object whose further properties make new hidden
+  // classes on every request (about 1 µs a page; from `{}` they are reused).
   return new Response(JSON.stringify(page.body), {
     status: 200,
-    headers: { ...rememberedHeaders(request), ...headers, ...page.headers, 'content-type': 'application/json' },
+    headers: Object.assign({}, rememberedHeaders(request), headers, page.headers, JSON_CONTENT_TYPE),
   });
 }

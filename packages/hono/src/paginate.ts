@@ -35,6 +35,8 @@ export interface SendPageOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
+const JSON_CONTENT_TYPE = Object.freeze({ 'content-type': 'application/json' });
+
 type PageState = { readonly paginator: Paginator<never>; readonly plan: PagePlan; readonly url: string };
 
 /** This request's page state, for `sendPage()` (a context variable). */
@@ -99,6 +101,9 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const { paginator, plan, url } = state;
   const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
   const guardHeaders = c.get(GUARD_HEADERS) as Readonly<Record<string, string>> | undefined;
-  // `c.body()` keeps the headers other middleware set (CORS, a request id…).
-  return c.body(JSON.stringify(page.body), 200, { ...guardHeaders, ...headers, ...page.headers, 'content-type': 'application/json' });
+  // `c.body()` keeps the headers other middleware set (CORS, a request id…). Later names win.
+  // Object.assign onto `{}`, not a spread that starts with another object: V8 clones the
+  // guard's headers into an object whose further properties make new hidden classes on
+  // every request (about 1 µs a page in `bench inprocess-ab`; from `{}` they are reused).
+  return c.body(JSON.stringify(page.body), 200, Object.assign({}, guardHeaders, headers, page.headers, JSON_CONTENT_TYPE));
 }

@@ -9,8 +9,8 @@ import type { ApiKeyGuardRequest } from '../keys/api-key-guard.ts';
 /** What the guard reads of Node's `IncomingMessage`. */
 export interface NodeIncomingRequest {
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
-  /** Every line of every header (Node keeps only the first `Authorization` in `headers`). */
-  readonly headersDistinct: Readonly<Record<string, readonly string[] | undefined>>;
+  /** Every header line as received, names and values in turn (Node keeps only the first `Authorization` in `headers`). */
+  readonly rawHeaders: readonly string[];
 }
 
 /** Node's `ServerResponse`, as far as a lease needs it. */
@@ -32,12 +32,27 @@ export interface NodeServerResponse {
  */
 export function nodeGuardRequest(req: NodeIncomingRequest, url: string | undefined, remoteAddress: string | null | undefined): ApiKeyGuardRequest {
   return {
-    authorization: req.headersDistinct.authorization,
+    authorization: authorizationLines(req.rawHeaders),
     xApiKey: req.headers['x-api-key'],
     url,
     remoteAddress,
     forwardedFor: req.headers['x-forwarded-for'],
   };
+}
+
+/**
+ * Every `Authorization` line in `rawHeaders`, or `undefined` without one: what Node's
+ * `headersDistinct.authorization` holds, without the object of arrays it builds for every
+ * header on first read (0.61 µs a request against 0.18 for this scan in
+ * `bench framework-hooks`).
+ */
+function authorizationLines(rawHeaders: readonly string[]): string[] | undefined {
+  let lines: string[] | undefined;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') (lines ??= []).push(rawHeaders[i + 1] as string);
+  }
+  return lines;
 }
 
 /**

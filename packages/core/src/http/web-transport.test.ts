@@ -57,8 +57,16 @@ describe('what the guard reads, by transport', () => {
   });
 
   it("reads every Authorization line and the raw X-Forwarded-For from Node's IncomingMessage", () => {
-    const req = { headers: { 'x-forwarded-for': '203.0.113.1' }, headersDistinct: { authorization: ['ApiKey a', 'ApiKey b'] } };
+    const req = {
+      headers: { authorization: 'ApiKey a', 'x-forwarded-for': '203.0.113.1' },
+      rawHeaders: ['Authorization', 'ApiKey a', 'X-Forwarded-For', '203.0.113.1', 'AUTHORIZATION', 'ApiKey b'],
+    };
     expect(nodeGuardRequest(req, '/x?y=1', '127.0.0.1')).toEqual({ authorization: ['ApiKey a', 'ApiKey b'], xApiKey: undefined, url: '/x?y=1', remoteAddress: '127.0.0.1', forwardedFor: '203.0.113.1' });
+  });
+
+  it('reads no Authorization from a Node request without one, whatever other headers hold', () => {
+    const req = { headers: { 'x-api-key': 'k' }, rawHeaders: ['X-Api-Key', 'k', 'X-Authorization', 'ApiKey a', 'Authorization-Extra', 'ApiKey b'] };
+    expect(nodeGuardRequest(req, '/x', undefined).authorization).toBeUndefined();
   });
 });
 

@@ -144,7 +144,14 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     const settle = gate(bucket);
     let release: ReleaseLease = NO_LEASE;
     try {
-      const key = await identify(request, clientAddress, bucket);
+      let key: VerifiedKey;
+      try {
+        key = await keyring.authenticate({ authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress }, identifyOptions);
+      } catch (error) {
+        // A refused key counts against its address's budget, which may answer 429 instead.
+        if (refusals !== undefined) await refusals.refused(bucket, error);
+        throw error;
+      }
       const refusal = scopeRefusal(key, route);
       if (refusal !== undefined) await refuse(key, route, refusal);
       if (concurrency !== undefined) release = await lease(key, route, concurrency);
@@ -168,16 +175,6 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     return refusals?.admit(bucket) ?? NOTHING_TO_SETTLE;
   }
 
-  /** The caller, or the 400/401/403/503 of `authenticate`; a refused key counts against its address's budget (`bucket`). */
-  async function identify(request: ApiKeyGuardRequest, clientAddress: string | undefined, bucket: string | undefined): Promise<VerifiedKey> {
-    const authRequest: AuthenticateRequest = { authorization: request.authorization, xApiKey: request.xApiKey, url: request.url, clientAddress };
-    try {
-      return await keyring.authenticate(authRequest, identifyOptions);
-    } catch (error) {
-      if (refusals === undefined) throw error;
-      return refusals.refused(bucket, error);
-    }
-  }
 
   /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `refuse`). */
   function scopeRefusal(key: VerifiedKey, route: ApiKeyGuardCheckOptions): unknown {

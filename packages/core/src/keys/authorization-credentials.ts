@@ -34,8 +34,8 @@ function listElements(value: string): string[] {
 }
 
 /**
- * The one `Authorization` value of a request, from all its field values (Node's
- * `req.headersDistinct.authorization`, or the value a `Headers` object joined), for the
+ * The one `Authorization` value of a request, from all its field values (every
+ * `Authorization` line of Node's `req.rawHeaders`, or the value a `Headers` object joined), for the
  * guard to read; throws 400 `invalid_request` (`field: 'authorization'`) when they hold
  * more than one set of credentials, whichever they are. Values are joined with `, ` as
  * `Headers` joins them, so every adapter sees the same text.

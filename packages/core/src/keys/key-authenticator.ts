@@ -19,8 +19,8 @@ import { missingScopes } from './scopes.ts';
 /** The request parts authentication looks at. */
 export interface AuthenticateRequest {
   /**
-   * The `Authorization` header: its value, or all its values (Node's
-   * `req.headersDistinct.authorization`). More than one set of credentials is 400
+   * The `Authorization` header: its value, or all its values (every
+   * `Authorization` line of Node's `req.rawHeaders`). More than one set of credentials is 400
    * `invalid_request` (`singleAuthorization`).
    */
   authorization: string | readonly string[] | null | undefined;
@@ -92,7 +92,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       }
     }
     const text = readCredentials(singleAuthorization(request.authorization), request.xApiKey, schemes, realm);
-    const key = await verify(text, realm);
+    const verified = verify(text, realm);
+    const key = verified instanceof Promise ? await verified : verified;
     // Before scopes: from elsewhere the key is not usable at all, whatever the endpoint.
     if (key.ipAllowlist !== null) {
       const address = request.clientAddress ?? undefined;

@@ -102,7 +102,8 @@ export interface CursorCodec {
  * Internal: not exported from the package.
  */
 export interface PaginatorCursorCodec extends CursorCodec {
-  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): Promise<string>;
+  /** The cursor, or a promise of it when the provider's MAC is asynchronous (Web Crypto); throws `TypeError` for a bad direction. */
+  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): string | Promise<string>;
 }
 
 const encoder = new TextEncoder();
@@ -297,24 +298,31 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       // The newest secret first; the MAC reads the frame before the await. The older ones
       // (a rotation) work on a copy: the frame serves other cursors meanwhile.
       const others = keys.length === 1 ? undefined : input.slice();
-      if (!endsWithTag(bytes, await mac(signer, input)) && (others === undefined || !(await signedByOthers(others, bytes)))) throw new Rejected('signature');
+      const tag = mac(signer, input);
+      if (!endsWithTag(bytes, typeof tag === 'string' ? tag : await tag) && (others === undefined || !(await signedByOthers(others, bytes)))) throw new Rejected('signature');
       return read(payload, sort);
     } catch (cause) {
       throw invalid(cause);
     }
   }
 
-  /** Signs and assembles a cursor; its position is checked against `sort` first, unless the caller knows it fits (`sort` undefined). */
-  async function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection, sort: SortSpec | undefined): Promise<string> {
+  /**
+   * Signs and assembles a cursor; its position is checked against `sort` first, unless the
+   * caller knows it fits (`sort` undefined). The cursor itself when the MAC answers at once
+   * (node:crypto), a promise of it otherwise: no promise and turn per cursor where nothing waits.
+   */
+  function sign(position: CursorPosition | null, fingerprint: string, direction: CursorDirection, sort: SortSpec | undefined): string | Promise<string> {
     if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`cursor direction must be 'forward' or 'backward'`);
     if (position !== null && sort !== undefined) {
       const mismatch = positionMismatch(sort, position);
       if (mismatch !== undefined) throw new TypeError(mismatch);
     }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    const tag = await mac(signer, frame.subarray(0, fill(VERSION, fingerprint, payload)));
-    // The frame may hold another cursor since the await: fill it again (the same bytes).
-    return cursorAt(fill(VERSION, fingerprint, payload), tag);
+    const end = fill(VERSION, fingerprint, payload);
+    const tag = mac(signer, frame.subarray(0, end));
+    if (typeof tag === 'string') return cursorAt(end, tag);
+    // The frame may hold another cursor once the MAC has answered: fill it again (the same bytes).
+    return tag.then((later) => cursorAt(fill(VERSION, fingerprint, payload), later));
   }
 
   /** The cursor in the frame just filled up to `end`: version byte, payload, tag. */
@@ -324,14 +332,14 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
     return base64.encode(frame.subarray(payloadAt - 1, end + TAG_BYTES));
   }
 
-  function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
+  async function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
     return sign(position, fingerprint, direction, sort);
   }
 
   return Object.freeze({
     encode,
     decode,
-    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): Promise<string> {
+    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): string | Promise<string> {
       return sign(position, fingerprint, direction, undefined);
     },
   });
