@@ -1,7 +1,8 @@
 /**
  * `/console` over plain HTTP, on each of the four servers: the page, its script, its style
  * and its icon answer 200 with their own Content-Type, the strict Content-Security-Policy,
- * `nosniff`, and cache headers that keep nothing of a session (the page is `no-store`).
+ * `nosniff`, and cache headers that keep nothing of a session (the page is `no-store`, and
+ * so are the admin answers that carry a new key).
  * The page itself loads only its own files from this origin and has no inline script or
  * style, which is what lets the policy forbid both. The browser side is in
  * test/console-browser.test.ts.
@@ -45,6 +46,18 @@ describe('/console over HTTP', () => {
       expect(reply.headers.get('set-cookie'), path).toBeNull();
       expect(reply.text, path).toContain(marker);
     }
+  });
+
+  it.each(ADAPTERS)('answers issue and rotate, which carry a key, with Cache-Control: no-store (%s)', async (adapter) => {
+    const base = servers.get(adapter)!.url;
+    const admin = t.api.adminKey!;
+    const issued = await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: `no-store ${adapter}`, scopes: ['orders:read'] } });
+    expect(issued.status).toBe(201);
+    expect(issued.headers.get('cache-control')).toBe('no-store');
+    const { id } = JSON.parse(issued.text) as { id: string };
+    const rotated = await call(base, `/api/keys/${id}/rotate`, { key: admin, method: 'POST', body: { overlapSeconds: 0 } });
+    expect(rotated.status).toBe(201);
+    expect(rotated.headers.get('cache-control')).toBe('no-store');
   });
 
   it('states a policy that allows this origin only, and no inline script or style', () => {

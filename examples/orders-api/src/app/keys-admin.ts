@@ -32,6 +32,8 @@ const MAX_WINDOW_SECONDS = 86_400;
 /** Longest rotation overlap: 30 days. */
 export const MAX_OVERLAP_SECONDS = 30 * 86_400;
 const MAX_NAME_LENGTH = 100;
+/** Issue and rotate answer with the key itself: no cache (browser, proxy) may keep a copy. */
+const HOLDS_A_KEY = Object.freeze({ 'cache-control': 'no-store' });
 
 /**
  * The members each admin body may hold, at every depth: anything else is a 400 naming its
@@ -199,7 +201,7 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
     async issue(body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       const input = parseIssueBody(body, now());
       const { key, record } = await admin.issue(input, context);
-      return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
+      return { status: 201, headers: HOLDS_A_KEY, body: { key, ...(await withLiveQuota(record)) } };
     },
     /** The list shows each quota as last set (`remaining` at `setAt`); `GET /api/keys/{id}` shows the live count. */
     async list(plan: PagePlan): Promise<{ rows: KeyRecord[]; total?: number }> {
@@ -230,7 +232,7 @@ export function createKeyAdminHandlers(deps: { keyring: Keyring; limiter?: Pick<
     async rotate(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       const { overlapSeconds } = parseRotateBody(body);
       const { key, record } = await admin.rotate(id, { overlapSeconds }, context);
-      return { status: 201, body: { key, ...(await withLiveQuota(record)) } };
+      return { status: 201, headers: HOLDS_A_KEY, body: { key, ...(await withLiveQuota(record)) } };
     },
     async update(id: string, body: Record<string, unknown>, context?: AuditContext): Promise<AppResponse> {
       return { status: 200, body: await admin.update(id, parseUpdateBody(body), context) };
