@@ -5,7 +5,8 @@
  * JSON.stringify + base64 out, base64 + JSON.parse in, no signature, no type checks.
  * Run: `npx -y pnpm@10.34.9 bench cursor`.
  */
-import { createCursorCodec, createPaginator, cursorFingerprint, defineSortSpec } from '@keyset/core';
+import { createCursorCodec, createPaginator, defineSortSpec } from '@keyset/core';
+import { cursorFingerprint } from '@keyset/core/adapter';
 import { compare, save } from './support.ts';
 
 interface Order {

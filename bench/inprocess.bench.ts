@@ -25,7 +25,8 @@
  *
  * Run: npx -y pnpm@10.34.9 bench inprocess
  */
-import { createCursorCodec, cursorFingerprint, defineSortSpec, type CursorPosition } from '@keyset/core';
+import { createCursorCodec, defineSortSpec, type CursorPosition } from '@keyset/core';
+import { cursorFingerprint } from '@keyset/core/adapter';
 import type { Hono } from 'hono';
 import { keysetCore, keysetHono } from './http/keyset-stacks.ts';
 import { orders } from './http/orders.ts';

@@ -38,6 +38,7 @@ export { createSortParam } from './pagination/sort-param.ts';
 export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
 export { pageItems } from './pagination/page-items.ts';
+export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
 export { pageLinks } from './pagination/page-links.ts';
 export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';
 export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
@@ -99,6 +100,7 @@ export type { DurableQuotaEntry, DurableQuotaStore } from './quota/durable-quota
 
 // Audit: what a server serving the log needs (its actions, its order, request ids)
 export { AUDIT_ACTIONS, auditListSort } from './audit/audit-store.ts';
+export { listAudit } from './audit/list-audit.ts';
 export { isWellFormedRequestId } from './audit/audit-entry.ts';
 
 // Store calls: deadlines and silence

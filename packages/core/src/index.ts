@@ -38,7 +38,6 @@ export type { AdminOptions, KeyAdmin, KeyListResult, PepperUsage } from './keys/
 
 export type { AuditAction, AuditChange, AuditEntry, AuditFilters, AuditListSort, AuditQuery, AuditStore } from './audit/audit-store.ts';
 export type { AuditContext } from './audit/audit-entry.ts';
-export { listAudit } from './audit/list-audit.ts';
 export { createMemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { MemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { AuditListResult } from './audit/list-audit.ts';
@@ -103,7 +102,6 @@ export { countTotal } from './pagination/total-policy.ts';
 export type { CountedTotal, TotalCounters, TotalOption } from './pagination/total-policy.ts';
 export { createCursorCodec } from './pagination/cursor-codec.ts';
 export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './pagination/cursor-codec.ts';
-export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
 export type { CursorScope } from './pagination/cursor-fingerprint.ts';
 export type {
   CursorDirection,

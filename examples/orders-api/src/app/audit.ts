@@ -5,8 +5,8 @@
  * admin request acts as (`adminContext`): its key's id and its request id.
  * @module
  */
-import { listAudit, type AuditAction, type AuditContext, type AuditEntry, type AuditFilters, type AuditStore, type PagePlan } from '@keyset/core';
-import { AUDIT_ACTIONS, isWellFormedRequestId } from '@keyset/core/adapter';
+import type { AuditAction, AuditContext, AuditEntry, AuditFilters, AuditStore, PagePlan } from '@keyset/core';
+import { AUDIT_ACTIONS, isWellFormedRequestId, listAudit } from '@keyset/core/adapter';
 import { invalid, parseInstant, singleParam } from './validation.ts';
 
 /** Longest `target` or `actor` accepted: no id or actor the log stores is longer. */
