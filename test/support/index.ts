@@ -5,3 +5,4 @@ export { MANGLES, keyFrom, mangleKey, mangledKey, secretLeak, type Mangle } from
 export { leaseCommand, runLeaseCommands, type LeaseCommand } from './concurrency-store-contract.ts';
 export { copyPgliteDataDir, createPglite } from './pglite.ts';
 export { freePort, killRedis, ownRedisAvailable, startRedis } from './own-redis.ts';
+export { redisLeaseStore } from './redis-lease-store.ts';
