@@ -293,7 +293,10 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       } catch {
         throw new Rejected('utf-8');
       }
-      const input = frame.subarray(0, fill(version, fingerprint, payloadBytes));
+      // `fill` first: it may replace the frame with a larger one (a long fingerprint), and
+      // `frame.subarray(0, fill(…))` would read the old frame, named before the call ran.
+      const inputEnd = fill(version, fingerprint, payloadBytes);
+      const input = frame.subarray(0, inputEnd);
       // The newest secret first; the MAC reads the frame before the await. The older ones
       // (a rotation) work on a copy: the frame serves other cursors meanwhile.
       const others = keys.length === 1 ? undefined : input.slice();
@@ -312,7 +315,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       if (mismatch !== undefined) throw new TypeError(mismatch);
     }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    const tag = await mac(signer, frame.subarray(0, fill(VERSION, fingerprint, payload)));
+    const inputEnd = fill(VERSION, fingerprint, payload);
+    const tag = await mac(signer, frame.subarray(0, inputEnd));
     // The frame may hold another cursor since the await: fill it again (the same bytes).
     return cursorAt(fill(VERSION, fingerprint, payload), tag);
   }
