@@ -60,6 +60,11 @@ describe('redactText: where a run is a secret', () => {
     expect(redactText(`/v1/keys/${S}/orders/7`)).toBe('/v1/keys/…1a2B/orders/7');
   });
 
+  it('a text that starts with exactly three other characters: a run there still joins the next', () => {
+    expect(redactText(`-- ${S.slice(0, 34)}-${S.slice(34)}`)).toBe('-- …1a2B');
+    expect(redactText(`---${S.slice(0, 35)}.${S.slice(35)}`)).toBe('---….a2B');
+  });
+
   it('runs joined in a chain are one secret: the text from the first run to the last', () => {
     const tail = 'QRSTUVWXYZklmnopqrst';
     expect(redactText(`${S.slice(0, 20)}-${S.slice(20)}-${tail} ok`)).toBe('…qrst ok');
@@ -121,7 +126,18 @@ describe('redactText: the prefix before a `_` goes with the secret', () => {
     expect(redactText(`k=_9acme_${S}`)).toBe('k=_9…1a2B');
   });
 
+  it('a prefix is ASCII: a character past z (`~`, `{`, `ü`) ends it', () => {
+    expect(redactText(`x=~acme_live_${S}`)).toBe('x=~…1a2B');
+    expect(redactText(`{acme_live_${S}}`)).toBe('{…1a2B}');
+    expect(redactText(`ü_${S}`)).toBe('ü_…1a2B');
+    expect(redactText(`aü_${S}`)).toBe('aü_…1a2B');
+  });
+
   it('no lowercase letter before the `_`: nothing is taken, the `_` stays', () => {
+    // A secret without a lowercase letter after it: the search for the prefix's first
+    // lowercase letter stops at the `_`.
+    const upper = 'GHJKLMNPQRSTUVWXYZ0123456789GHJKLMNPQR';
+    expect(redactText(`ID_${upper}`)).toBe('ID_…NPQR');
     expect(redactText(`id 123_${S}`)).toBe('id 123_…1a2B');
     expect(redactText(`ACME_${S}`)).toBe('ACME_…1a2B');
     expect(redactText(`x _${S}`)).toBe('x _…1a2B');
