@@ -158,6 +158,23 @@ describe('cursor codec: maxLength both ways', () => {
     );
   });
 
+  it('the longest cursor under a long fingerprint: the frame grows to hold both', async () => {
+    const longest = 'n'.repeat(1519 - overhead);
+    for (const fingerprint of ['g'.repeat(600), 'é'.repeat(600)]) {
+      const text = await codec.encode([longest, 1], fingerprint, sort);
+      expect(text).toHaveLength(2048);
+      expect(await codec.decode(text, fingerprint, sort)).toEqual({ direction: 'forward', position: [longest, 1] });
+    }
+  });
+
+  it('fingerprints longer than the first frame are signed whole: two that differ only at the end do not share cursors', async () => {
+    const a = `${'h'.repeat(3000)}a`;
+    const b = `${'h'.repeat(3000)}b`;
+    const text = await codec.encode(['a', 1], a, sort);
+    expect(await codec.decode(text, a, sort)).toEqual({ direction: 'forward', position: ['a', 1] });
+    expect(await causeOf(codec.decode(text, b, sort))).toBe('signature');
+  });
+
   it('a fingerprint longer than the frame was made for', async () => {
     const long = 'f'.repeat(1500);
     const text = await codec.encode(['a', 1], long, sort);
@@ -165,6 +182,22 @@ describe('cursor codec: maxLength both ways', () => {
     expect(await causeOf(codec.decode(text, long.slice(1), sort))).toBe('signature');
     // And back to a short one.
     expect(await codec.decode(await codec.encode(['b', 2], fp, sort), fp, sort)).toEqual({ direction: 'forward', position: ['b', 2] });
+  });
+});
+
+describe('cursor codec: what it tells a developer, and a provider that misbehaves', () => {
+  it('names itself for an unknown option, and the two directions for a wrong one', async () => {
+    expect(() => createCursorCodec({ secrets: [SECRET], ttl: 60 } as never)).toThrow(/^createCursorCodec: /);
+    await expect(createCursorCodec({ secrets: [SECRET] }).encode(['a', 1], fp, sort, 'up' as never)).rejects.toThrow(
+      new TypeError("cursor direction must be 'forward' or 'backward'"),
+    );
+  });
+
+  it('a provider whose MAC comes back short verifies nothing, not even a tag of zeros', async () => {
+    const short = { ...nodeCrypto, hmacSha256BinaryBytes: (): string => '' };
+    const codec = createCursorCodec({ secrets: [SECRET], clock, crypto: short });
+    const zeros = forged(JSON.stringify({ d: 'f', p: null, t: T }), { tag: new Uint8Array(16) });
+    expect(await causeOf(codec.decode(zeros, fp, sort))).toBe('signature');
   });
 });
 
