@@ -6,3 +6,4 @@ export { leaseCommand, runLeaseCommands, type LeaseCommand } from './concurrency
 export { copyPgliteDataDir, createPglite } from './pglite.ts';
 export { freePort, killRedis, ownRedisAvailable, startRedis } from './own-redis.ts';
 export * from './usage-store-contract.ts';
+export { redisLeaseStore } from './redis-lease-store.ts';

@@ -13,3 +13,5 @@ export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
 export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';
 export type { RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';
+export { describeLeaseRenewal } from './lease-renewal.ts';
+export type { LeaseApp, LeaseRenewalUnderTest, RealTimeLeaseStore } from './lease-renewal.ts';

@@ -294,7 +294,10 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       } catch {
         throw new Rejected('utf-8');
       }
-      const input = frame.subarray(0, fill(version, fingerprint, payloadBytes));
+      // `fill` first: it may replace the frame with a larger one (a long fingerprint), and
+      // `frame.subarray(0, fill(…))` would read the old frame, named before the call ran.
+      const inputEnd = fill(version, fingerprint, payloadBytes);
+      const input = frame.subarray(0, inputEnd);
       // The newest secret first; the MAC reads the frame before the await. The older ones
       // (a rotation) work on a copy: the frame serves other cursors meanwhile.
       const others = keys.length === 1 ? undefined : input.slice();
