@@ -118,7 +118,7 @@ export function describeLeaseRenewal(name: string, adapter: LeaseRenewalUnderTes
       keyring = undefined;
     });
 
-    /** Serves the adapter's app over `store` with a lease of `leaseTtlSeconds`; the key it issued and the stream's tap. */
+    /** Serves the adapter's app over `store` with a lease of `leaseTtlSeconds`: requests as the key it issued, the stream's tap, and the two checks. */
     async function start(store: ConcurrencyStore, leaseTtlSeconds: number) {
       keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
       const key = (await createKeyAdmin(keyring).issue({ name: 'streamer', scopes: [] })).key;
