@@ -177,12 +177,13 @@ describe('createMemoryRateLimitStore', () => {
     expect(store.size).toBe(1);
   });
 
-  it('keeps a hot key fast and remembered while many cold keys churn', () => {
+  it('keeps a hot key remembered while many cold keys churn', () => {
+    // What eviction costs is a benchmark's question, not a wall-clock budget here: a loaded
+    // machine would miss one.
     const { clock, advance } = fakeClock();
     const store = createMemoryRateLimitStore({ max: 1000, clock });
     const hot: RateLimitPolicy = { limit: 1_000_000, windowSeconds: 60 };
     let hotAdmitted = 0;
-    const started = performance.now();
     for (let i = 0; i < 200_000; i++) {
       if (store.decide([{ key: 'hot', policy: hot }])[0]!.allowed) hotAdmitted++;
       store.decide([{ key: `cold${i}`, policy: tenPerMinute }]);
@@ -193,7 +194,6 @@ describe('createMemoryRateLimitStore', () => {
     // so floor((60 s − 10.00094 s) / 60 µs) = 833,317 left. A forgotten key would show 1,000,000.
     expect(store.decide([{ key: 'hot', policy: hot }], 0)[0]!.remaining).toBe(833_317);
     expect(store.size).toBeLessThanOrEqual(1000);
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('drops entries whose TAT has passed instead of keeping them', () => {
