@@ -26,7 +26,7 @@ describe('usage routes (PGlite, every adapter)', () => {
     servers[t.api.config.adapter] = { url: t.api.url };
     const others = ADAPTERS.filter((adapter) => adapter !== t.api.config.adapter);
     extras.push(...(await Promise.all(others.map((adapter) => serveAlso(t, adapter)))));
-    others.forEach((adapter, i) => (servers[adapter] = extras[i]));
+    others.forEach((adapter, i) => (servers[adapter] = extras[i]!));
     owner = `cust_${Math.random().toString(36).slice(2, 8)}`;
     expect((await call(t.api.url, '/api/owners', { key: admin, method: 'POST', body: { id: owner } })).status).toBe(201);
     const issued = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'reader', scopes: ['orders:read'], ownerId: owner, quota: { remaining: 2 } } });
