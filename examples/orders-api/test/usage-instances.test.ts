@@ -3,8 +3,8 @@
  * one Redis, flushing usage every 200 ms, one owner with three keys, a known mix of
  * requests over both instances. The one that is killed is a process of its own
  * (`src/main.ts`, configured by environment); the other runs in the test's process
- * (`createOrdersApi`, which main.ts calls), as a second Node process starting tsx and the
- * whole app cost seconds on a loaded machine and tested nothing the first does not.
+ * (`createOrdersApi`, which main.ts calls): a second spawned process cost one more Node,
+ * tsx and app start (seconds on a loaded machine) and checked nothing the first does not.
  * The two start side by side, as instances may: migrations, the seed and the admin key
  * are made under the startup lock.
  *
