@@ -63,13 +63,23 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    t = await startApi({ seedOrders: 20 });
+    // The server and the browser start side by side (neither needs the other to start).
+    // Usage is flushed every 100 ms instead of every 5 s: the usage step below waits for
+    // the flush, and a shorter interval ends that wait sooner without changing what it sees.
+    const [started, launched] = await Promise.allSettled([
+      startApi({ seedOrders: 20, usageFlushMs: 100 }),
+      chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      }),
+    ]);
+    // Kept whichever started, so afterAll closes it when the other failed.
+    if (started.status === 'fulfilled') t = started.value;
+    if (launched.status === 'fulfilled') browser = launched.value;
+    if (started.status === 'rejected') throw started.reason;
+    if (launched.status === 'rejected') throw launched.reason;
     base = t.api.url;
     admin = t.api.adminKey!;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
     page = await browser.newPage({ viewport: VIEWPORT });
     const origin = new URL(base).origin;
     await page.route('**/*', (route) => {
@@ -148,7 +158,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
         const text = await summary.innerText();
         if (!/3 allowed, 1 refused/.test(text)) await page.getByRole('button', { name: 'Refresh usage' }).click();
         return text;
-      }, { timeout: UI_TIMEOUT, interval: 500 })
+      }, { timeout: UI_TIMEOUT, interval: 200 })
       .toBe('Last day, by hour: 3 allowed, 1 refused (insufficient_scope 1).');
     // The bars add up to the same (one bar, or two when the requests straddled an hour).
     expect(await page.locator('#usage-chart svg rect.allowed').count()).toBeGreaterThanOrEqual(1);

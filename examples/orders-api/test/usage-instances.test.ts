@@ -1,7 +1,12 @@
 /**
- * Usage counts on the example itself: two example processes (`src/main.ts`, configured by
- * environment) on one PostgreSQL database and one Redis, `USAGE_FLUSH_MS=200`, one owner
- * with three keys, a known mix of requests over both instances:
+ * Usage counts on the example itself: two example instances on one PostgreSQL database and
+ * one Redis, flushing usage every 200 ms, one owner with three keys, a known mix of
+ * requests over both instances. The one that is killed is a process of its own
+ * (`src/main.ts`, configured by environment); the other runs in the test's process
+ * (`createOrdersApi`, which main.ts calls): a second spawned process cost one more Node,
+ * tsx and app start (seconds on a loaded machine) and checked nothing the first does not.
+ * The two start side by side, as instances may: migrations, the seed and the admin key
+ * are made under the startup lock.
  *
  * 1. The usage API's totals equal the requests sent, per outcome, for every key and for
  *    the owner (the two instances' flushes add up exactly).
@@ -17,7 +22,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { postgresUrl, redisUrl } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createDatabase, dropDatabase, tempDir } from './helpers.ts';
+import { call, createDatabase, dropDatabase, startApi, tempDir, type TestApi } from './helpers.ts';
 
 const pgUrl = await postgresUrl();
 const redisAt = await redisUrl();
@@ -91,43 +96,53 @@ describe.skipIf(pgUrl === undefined || redisAt === undefined)('usage counted by 
   const database = `orders_api_usage_${run}`;
   const dataDir = tempDir('orders-api-usage-');
   const instances: Instance[] = [];
+  let inProcess: TestApi | undefined;
   let admin: string;
   let from: string;
 
   beforeAll(async () => {
     const databaseUrl = await createDatabase(pgUrl!, database);
-    const env = (adapter: string) => ({
-      ADAPTER: adapter,
-      PORT: '0',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisAt!,
-      SEED_ORDERS: '50',
-      CURSOR_SECRETS: 'c'.repeat(32),
-      USAGE_FLUSH_MS: '200',
-      LOG_LEVEL: 'info',
-    });
     from = new Date(Date.now() - 60_000).toISOString();
-    // One after the other: the first migrates, seeds and creates the admin key.
-    instances.push(await startInstance(env('hono')));
+    // Side by side; whichever takes the startup lock first migrates, seeds and creates the admin key.
+    const [started, spawned] = await Promise.allSettled([
+      startApi({ adapter: 'hono', dataDir, databaseUrl, redisUrl: redisAt!, seedOrders: 50, cursorSecrets: ['c'.repeat(32)], usageFlushMs: 200 }),
+      startInstance({
+        ADAPTER: 'fastify',
+        PORT: '0',
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisAt!,
+        SEED_ORDERS: '50',
+        CURSOR_SECRETS: 'c'.repeat(32),
+        USAGE_FLUSH_MS: '200',
+        LOG_LEVEL: 'info',
+      }),
+    ]);
+    // Kept whichever started, so afterAll stops it when the other failed.
+    if (started.status === 'fulfilled') inProcess = started.value;
+    if (spawned.status === 'fulfilled') instances.push(spawned.value);
+    if (started.status === 'rejected') throw started.reason;
+    if (spawned.status === 'rejected') throw spawned.reason;
     admin = readFileSync(`${dataDir}/admin.key`, 'utf8').trim();
-    instances.push(await startInstance(env('fastify')));
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(instances.map((instance) => stop(instance, 'SIGKILL')));
+    await inProcess?.stop();
     await dropDatabase(pgUrl!, database);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   const usageOf = async (path: string): Promise<Totals> => {
-    const res = await call(instances[0]!.url, `${path}?interval=minute&from=${from}`, { key: admin });
+    const res = await call(inProcess!.api.url, `${path}?interval=minute&from=${from}`, { key: admin });
     expect(res.status, res.text).toBe(200);
     return (res.body as { totals: Totals }).totals;
   };
 
   it('the totals equal the requests sent, per outcome, for every key and the owner; a SIGKILL loses at most what was sent since the last flush', async () => {
-    const [a, b] = instances as [Instance, Instance];
+    const a = { url: inProcess!.api.url };
+    const b = instances[0]!;
+    const urls = [a.url, b.url];
     const ownerId = `cus_${run}`;
     expect((await call(a.url, '/api/owners', { key: admin, method: 'POST', body: { id: ownerId } })).status).toBe(201);
     const issue = async (body: Record<string, unknown>) => {
@@ -149,7 +164,7 @@ describe.skipIf(pgUrl === undefined || redisAt === undefined)('usage counted by 
       ...Array.from({ length: 3 }, (_, i): [{ key: string }, string, number] => [metered, '/api/reports/daily', i < 2 ? 200 : 429]),
     ];
     for (const [i, [key, path, status]] of plan.entries()) {
-      const res = await call(instances[i % 2]!.url, path, { key: key.key });
+      const res = await call(urls[i % 2]!, path, { key: key.key });
       expect(res.status, `${i} ${path}: ${res.text}`).toBe(status);
     }
     const expected = {
