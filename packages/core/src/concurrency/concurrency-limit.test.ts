@@ -118,6 +118,23 @@ describe('in-flight limit', () => {
     expect(JSON.stringify(warnings)).not.toContain(open.a.slice(10));
   });
 
+  it('a failing store\'s 503 is not charged to the key\'s rate limit: the fault is the server\'s, not the client\'s', async () => {
+    let failing = true;
+    const memory = createMemoryConcurrencyStore();
+    const store: ConcurrencyStore = {
+      acquire: (...args) => (failing ? Promise.reject(new Error('ECONNRESET')) : memory.acquire(...args)),
+      release: (...args) => memory.release(...args),
+    };
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 2, windowSeconds: 60 } });
+    const { a, check } = await world({ max: 5, store, logger: quiet }, { limiter });
+    for (let i = 0; i < 5; i++) await expect(check(a)).rejects.toMatchObject({ code: 'unavailable' });
+    failing = false;
+    // The key's two requests a minute are all still there.
+    (await check(a)).release?.();
+    (await check(a)).release?.();
+    await expect(check(a)).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
   it('a store that answers again after failing is logged once, and leases are counted again', async () => {
     let failing = true;
     const memory = new Map<string, Set<string>>();
