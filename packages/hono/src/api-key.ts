@@ -46,7 +46,11 @@ export interface SentPage {
   readonly guardHeaders: Readonly<Record<string, string>> | undefined;
 }
 
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** `admitted`'s lease without its headers, for a response that holds them already. */
+const leaseOnly = ({ release }: ApiKeyGuardResult): Pick<ApiKeyGuardResult, 'headers' | 'release'> =>
+  release === undefined ? { headers: NO_HEADERS } : { headers: NO_HEADERS, release };
 
 /**
  * Middleware that refuses a request without a valid API key holding `scopes` (core's
@@ -87,7 +91,7 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     // record into a `Headers` object only to find them there (see `sendPage()`).
     const sent = c.get(SENT_PAGE) as SentPage | undefined;
     const carried = sent !== undefined && sent.response === c.res && sent.guardHeaders === admitted.headers;
-    const res = finishWebResponse(c.req.method, c.res, carried ? { headers: NO_HEADERS, release: admitted.release } : admitted);
+    const res = finishWebResponse(c.req.method, c.res, carried ? leaseOnly(admitted) : admitted);
     // Hono's documented way to replace the response after next() (hono.dev, Guides >
     // Middleware, "Modify the Response After Next"): only when the headers or the lease need it.
     if (res !== c.res) c.res = res;
