@@ -11,7 +11,11 @@
  *   `Authorization` header from one) or `request.raw.rawHeaders` scanned for it instead,
  *   and `request.protocol` + `request.host` + `new URL()` (the request's public URL, which
  *   a page's links need) or the same URL built as a string with its query parsed alone;
- * - Hono: one and two `app.use` middlewares (`await next()`).
+ * - Hono: one and two `app.use` middlewares (`await next()`); and a page's four headers
+ *   (a 300-character `Link`, `RateLimit`, `RateLimit-Policy`, the content type) through
+ *   `c.body()`, which copies them into a `Headers` object, against the same record as the
+ *   headers of a `new Response()` after `c.newResponse(null)` showed Hono holds none of
+ *   its own (what keyset's `sendPage()` does).
  *
  * Requests are injected as in `bench inprocess-adapters` (bench/http/inject.ts), one
  * process per framework, variants interleaved in rounds (order reversed every other
@@ -26,7 +30,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { inject, type Listener } from './http/inject.ts';
 import { save, setting } from './support.ts';
 
@@ -97,18 +101,35 @@ async function fastifyVariants(): Promise<Record<string, Listener>> {
   };
 }
 
+/** A page's `Link` as keyset sends it: next, prev and first, two signed cursors. */
+const LINK = ['next', 'prev'].map((rel) => `<http://localhost/api/orders?status=paid&limit=20&cursor=${'A'.repeat(110)}>; rel="${rel}"`).join(', ') + ', <http://localhost/api/orders?status=paid&limit=20>; rel="first"';
+const PAGE_HEADERS = Object.freeze({
+  ratelimit: '"default";r=999999;t=1',
+  'ratelimit-policy': '"default";q=1000000;w=10',
+  link: LINK,
+  'content-type': 'application/json',
+});
+
 function honoVariants(): Record<string, Listener> {
-  const make = (middlewares: number): Listener => {
+  const make = (middlewares: number, route: (c: Context) => Response = (c) => c.body(BODY, 200, { 'content-type': 'application/json; charset=utf-8' })): Listener => {
     const app = new Hono();
     for (let i = 0; i < middlewares; i++) {
       app.use('/api/*', async (_c, next) => {
         await next();
       });
     }
-    app.get('/api/orders', (c) => c.body(BODY, 200, { 'content-type': 'application/json; charset=utf-8' }));
+    app.get('/api/orders', route);
     return getRequestListener(app.fetch) as unknown as Listener;
   };
-  return { bare: make(0), 'one middleware (await next())': make(1), 'two middlewares': make(2) };
+  return {
+    bare: make(0),
+    'one middleware (await next())': make(1),
+    'two middlewares': make(2),
+    "a page's four headers through c.body()": make(0, (c) => c.body(BODY, 200, { ...PAGE_HEADERS })),
+    'the same four as a plain record in new Response(), after a c.newResponse(null) check': make(0, (c) =>
+      c.newResponse(null).headers.keys().next().done !== true ? c.body(BODY, 200, { ...PAGE_HEADERS }) : new Response(BODY, { status: 200, headers: { ...PAGE_HEADERS } }),
+    ),
+  };
 }
 
 const cpuNow = (): number => {

@@ -35,6 +35,24 @@ const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, cl
 export const GUARD_HEADERS = 'keyset:guardHeaders';
 
 /**
+ * A response `sendPage()` built from a plain header record, and the guard headers it
+ * holds (a context variable): `apiKey()` leaves its headers alone when it answers the request.
+ */
+export const SENT_PAGE = 'keyset:sentPage';
+
+/** What `SENT_PAGE` holds. */
+export interface SentPage {
+  readonly response: Response;
+  readonly guardHeaders: Readonly<Record<string, string>> | undefined;
+}
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** `admitted`'s lease without its headers, for a response that holds them already. */
+const leaseOnly = ({ release }: ApiKeyGuardResult): Pick<ApiKeyGuardResult, 'headers' | 'release'> =>
+  release === undefined ? { headers: NO_HEADERS } : { headers: NO_HEADERS, release };
+
+/**
  * Middleware that refuses a request without a valid API key holding `scopes` (core's
  * 400/401/403/429/503, thrown as an `HTTPException` carrying the problem response); the
  * guard's `RateLimit` headers go on every response of an admitted request, and its
@@ -69,7 +87,11 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       admitted.release?.();
       throw error;
     }
-    const res = finishWebResponse(c.req.method, c.res, admitted);
+    // A page whose record already holds these headers: reading `headers` would turn its
+    // record into a `Headers` object only to find them there (see `sendPage()`).
+    const sent = c.get(SENT_PAGE) as SentPage | undefined;
+    const carried = sent !== undefined && sent.response === c.res && sent.guardHeaders === admitted.headers;
+    const res = finishWebResponse(c.req.method, c.res, carried ? leaseOnly(admitted) : admitted);
     // Hono's documented way to replace the response after next() (hono.dev, Guides >
     // Middleware, "Modify the Response After Next"): only when the headers or the lease need it.
     if (res !== c.res) c.res = res;
