@@ -142,9 +142,7 @@ const MEMORY_KEY_STORE_OPTIONS = { audit: true } as const satisfies KnownOptions
 export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeyStore {
   assertKnownOptions('createMemoryKeyStore', options, MEMORY_KEY_STORE_OPTIONS);
   const { audit: log } = options;
-  if (log !== undefined && typeof log?.appendWith !== 'function') {
-    throw new ConfigError('`audit` must be a memory audit store (createMemoryAuditStore())');
-  }
+  if (log !== undefined && typeof log?.appendWith !== 'function') throw new ConfigError('audit: expected createMemoryAuditStore()');
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
