@@ -5,7 +5,9 @@
  * "api key rejected" line carries exactly its fields and never key text.
  */
 import { describe, expect, it } from 'vitest';
+import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { AuthenticationError } from '../errors.ts';
+import { digestKey } from './key-digest.ts';
 import { createKeyAdmin } from './key-admin.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring, type KeyringOptions } from './keyring.ts';
@@ -155,7 +157,7 @@ describe('negative cache entries: what is remembered, for how long', () => {
     await owners.update('cus_1', { disabled: true });
     const first = await rejection(keyring.verify(key));
     expect(first).toMatchObject({ reason: 'revoked', last4: key.slice(-4) });
-    expect(lines.at(-1)).toEqual({ fields: { reason: 'revoked', last4: key.slice(-4), keyId: record.id, owner: 'disabled' }, message: 'api key rejected' });
+    expect(lines.at(-1)).toStrictEqual({ fields: { reason: 'revoked', last4: key.slice(-4), keyId: record.id, owner: 'disabled' }, message: 'api key rejected' });
     clock.advance(4_999);
     expect((await rejection(keyring.verify(key))).reason).toBe('revoked');
     expect(calls.findByDigest).toBe(1);
@@ -181,7 +183,7 @@ describe('negative cache entries: what is remembered, for how long', () => {
     const { key, record } = await createKeyAdmin(issuer).issue({ name: 'n', scopes: [], ownerId: 'cus_1' });
     const keyring = createKeyring({ store: ownerless, prefix: PREFIX, lastUsed: false, logger });
     expect(await rejection(keyring.verify(key))).toMatchObject({ reason: 'revoked', last4: key.slice(-4) });
-    expect(lines).toEqual([{ fields: { reason: 'revoked', last4: key.slice(-4), keyId: record.id, owner: 'deleted' }, message: 'api key rejected' }]);
+    expect(lines).toStrictEqual([{ fields: { reason: 'revoked', last4: key.slice(-4), keyId: record.id, owner: 'deleted' }, message: 'api key rejected' }]);
   });
 
   it('a key with no owner is accepted (no owner check without an owner)', async () => {
@@ -229,6 +231,20 @@ describe('evictions', () => {
     keyring.invalidate(a.record.id);
     expect((await rejection(keyring.verify(a.key))).reason).toBe('revoked');
     await keyring.verify(b.key);
+    expect(calls.findByDigest).toBe(3);
+  });
+
+  it("invalidate(id) drops that identity's refusals only", async () => {
+    const { keyring, keys, calls } = setup();
+    const a = await keys.issue({ name: 'a', scopes: [] });
+    const b = await keys.issue({ name: 'b', scopes: [] });
+    await keys.revoke(a.record.id);
+    await keys.revoke(b.record.id);
+    await rejection(keyring.verify(a.key));
+    await rejection(keyring.verify(b.key));
+    keyring.invalidate(a.record.id);
+    await rejection(keyring.verify(a.key));
+    await rejection(keyring.verify(b.key));
     expect(calls.findByDigest).toBe(3);
   });
 
@@ -289,7 +305,7 @@ describe('the rejection log line', () => {
     const { key } = await keys.issue({ name: 'n', scopes: [] });
     const malformed = `${key.slice(0, 15)}-${key.slice(16)}`;
     expect((await rejection(keyring.verify(malformed))).reason).toBe('malformed');
-    expect(lines).toEqual([{ fields: { reason: 'malformed', last4: key.slice(-4) }, message: 'api key rejected' }]);
+    expect(lines).toStrictEqual([{ fields: { reason: 'malformed', last4: key.slice(-4) }, message: 'api key rejected' }]);
   });
 
   it('an unknown key: reason and last four, no keyId member', async () => {
@@ -298,7 +314,7 @@ describe('the rejection log line', () => {
     const { key } = await elsewhere.issue({ name: 'u', scopes: [] });
     await rejection(keyring.verify(key));
     await rejection(keyring.verify(key));
-    expect(lines.map((line) => line.fields)).toEqual([
+    expect(lines.map((line) => line.fields)).toStrictEqual([
       { reason: 'unknown', last4: key.slice(-4) },
       { reason: 'unknown', last4: key.slice(-4) },
     ]);
@@ -310,7 +326,7 @@ describe('the rejection log line', () => {
     await keyring.verify(key);
     clock.advance(1_000);
     await rejection(keyring.verify(key));
-    expect(lines).toEqual([{ fields: { reason: 'expired', last4: key.slice(-4), keyId: record.id }, message: 'api key rejected' }]);
+    expect(lines).toStrictEqual([{ fields: { reason: 'expired', last4: key.slice(-4), keyId: record.id }, message: 'api key rejected' }]);
   });
 
   it('a text that is not a string: refused as malformed with no last four, in the error or the log', async () => {
@@ -318,11 +334,113 @@ describe('the rejection log line', () => {
     const error = await rejection(keyring.verify(12345 as never));
     expect(error.reason).toBe('malformed');
     expect(error.last4).toBeUndefined();
-    expect(lines).toEqual([{ fields: { reason: 'malformed' }, message: 'api key rejected' }]);
+    expect(lines).toStrictEqual([{ fields: { reason: 'malformed' }, message: 'api key rejected' }]);
   });
 
   it('a logger without warn still gets the 401', async () => {
     const { keyring } = setup({ logger: { error: () => {} } as never });
     expect((await rejection(keyring.verify(`${PREFIX}_short`))).reason).toBe('malformed');
+  });
+});
+
+describe('store answers that must not let a key through', () => {
+  const A = 'pepper-A-0123456789abcdef';
+  const B = 'pepper-B-0123456789abcdef';
+
+  it.each([
+    ['one pepper', { pepper: A }],
+    ['a rotation', { peppers: [B, A] }],
+  ])("%s: a loosely matching store's row for another key is refused as unknown, whatever its digest's length", async (_, peppers) => {
+    const memory = createMemoryKeyStore();
+    const issuer = createKeyAdmin(createKeyring({ store: memory, prefix: PREFIX, lastUsed: false, ...peppers }));
+    const { key } = await issuer.issue({ name: 'n', scopes: [] });
+    const { key: otherKey } = await issuer.issue({ name: 'other', scopes: [] });
+    const otherRow = (await memory.findByDigest(await digestKey(otherKey, { pepper: 'peppers' in peppers ? B : A })))!;
+    const shortRow = { ...otherRow, secret: { ...otherRow.secret, digest: otherRow.secret.digest.slice(0, 32) } };
+    for (const row of [otherRow, shortRow]) {
+      const loose: KeyStore = { ...memory, findByDigest: async () => row, findByDigests: async () => row };
+      const keyring = createKeyring({ store: loose, prefix: PREFIX, lastUsed: false, ...peppers });
+      expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+    }
+  });
+
+  it('a store that answers owner: null for a key with no owner: the key is accepted', async () => {
+    const memory = createMemoryKeyStore();
+    const store: KeyStore = { ...memory, findByDigest: async (digest) => {
+      const found = await memory.findByDigest(digest);
+      return found === undefined ? undefined : { ...found, owner: null };
+    } };
+    const keyring = createKeyring({ store, prefix: PREFIX, lastUsed: false });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
+    await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id });
+  });
+
+  it('a disabled owner with no negative cache: refused as revoked', async () => {
+    const { keyring, keys, owners } = setup({ cache: { negativeMax: 0 } });
+    await owners.create({ id: 'cus_1' });
+    const { key } = await keys.issue({ name: 'n', scopes: [], ownerId: 'cus_1' });
+    await owners.update('cus_1', { disabled: true });
+    expect((await rejection(keyring.verify(key))).reason).toBe('revoked');
+  });
+
+  it('a store outage is logged under the operation that failed, findByDigest', async () => {
+    const errors: unknown[] = [];
+    const store: KeyStore = { ...createMemoryKeyStore(), findByDigest: async () => Promise.reject(new Error('connection refused')) };
+    const keyring = createKeyring({ store, prefix: PREFIX, lastUsed: false, logger: { warn: () => {}, error: (fields: unknown, message: unknown) => void errors.push([fields, message]) } });
+    const elsewhere = createKeyAdmin(createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false }));
+    const { key } = await elsewhere.issue({ name: 'u', scopes: [] });
+    await keyring.verify(key).catch(() => undefined);
+    expect(JSON.stringify(errors)).toContain('findByDigest');
+  });
+});
+
+describe('pepper rotation lookups', () => {
+  const A = 'pepper-A-0123456789abcdef';
+  const B = 'pepper-B-0123456789abcdef';
+
+  it("asks the store once with each pepper's digest once", async () => {
+    const memory = createMemoryKeyStore();
+    const asked: (readonly string[])[] = [];
+    const store: KeyStore = { ...memory, findByDigests: async (digests) => (asked.push(digests), memory.findByDigests!(digests)) };
+    const issuer = createKeyAdmin(createKeyring({ store: memory, prefix: PREFIX, lastUsed: false, pepper: A }));
+    const { key, record } = await issuer.issue({ name: 'n', scopes: [] });
+    const ring = createKeyring({ store, prefix: PREFIX, lastUsed: false, cache: false, peppers: [B, A] });
+    await expect(ring.verify(key)).resolves.toMatchObject({ id: record.id });
+    await ring.close();
+    expect(asked).toStrictEqual([[await digestKey(key, { pepper: B }), await digestKey(key, { pepper: A })]]);
+  });
+
+  it('a key under the newest pepper stored without a pepper id is re-hashed once to record it', async () => {
+    const memory = createMemoryKeyStore();
+    const rehashed: unknown[] = [];
+    const store: KeyStore = {
+      ...memory,
+      findByDigests: async (digests) => {
+        const found = await memory.findByDigests!(digests);
+        return found === undefined ? undefined : { ...found, secret: { ...found.secret, pepperId: null } };
+      },
+      rehashDigests: async (changes) => (rehashed.push(...changes), memory.rehashDigests!(changes)),
+    };
+    const ring = createKeyring({ store, prefix: PREFIX, lastUsed: false, cache: false, peppers: [B, A] });
+    const { key } = await createKeyAdmin(ring).issue({ name: 'n', scopes: [] });
+    await ring.verify(key);
+    await ring.close();
+    const digest = await digestKey(key, { pepper: B });
+    expect(rehashed).toMatchObject([{ from: digest, to: digest }]);
+  });
+});
+
+describe('a rejection forgotten when the key is issued', () => {
+  it('a text refused as unknown verifies once a key with that text is issued', async () => {
+    // Every random byte zero: two issues make the same key text, so a text can be refused
+    // before the key is issued.
+    const crypto = { ...nodeCrypto, randomBytes: (length: number) => new Uint8Array(length) };
+    const issuer = createKeyAdmin(createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false, crypto }));
+    const { key } = await issuer.issue({ name: 'n', scopes: [] });
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false, crypto });
+    expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
+    const issued = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
+    expect(issued.key).toBe(key);
+    await expect(keyring.verify(key)).resolves.toMatchObject({ id: issued.record.id });
   });
 });
