@@ -357,7 +357,8 @@ describe('store answers that must not let a key through', () => {
     const { key: otherKey } = await issuer.issue({ name: 'other', scopes: [] });
     const otherRow = (await memory.findByDigest(await digestKey(otherKey, { pepper: 'peppers' in peppers ? B : A })))!;
     const shortRow = { ...otherRow, secret: { ...otherRow.secret, digest: otherRow.secret.digest.slice(0, 32) } };
-    for (const row of [otherRow, shortRow]) {
+    const notHexRow = { ...otherRow, secret: { ...otherRow.secret, digest: 'z'.repeat(64) } };
+    for (const row of [otherRow, shortRow, notHexRow]) {
       const loose: KeyStore = { ...memory, findByDigest: async () => row, findByDigests: async () => row };
       const keyring = createKeyring({ store: loose, prefix: PREFIX, lastUsed: false, ...peppers });
       expect((await rejection(keyring.verify(key))).reason).toBe('unknown');
@@ -394,7 +395,34 @@ describe('store answers that must not let a key through', () => {
   });
 });
 
+describe('the caches draw their salt from the keyring crypto', () => {
+  it.each([
+    ['valid', true],
+    ['refused', false],
+  ])('the %s cache takes 4 random bytes when it first stores an entry', async (_, known) => {
+    const lengths: number[] = [];
+    const crypto = { ...nodeCrypto, randomBytes: (length: number) => (lengths.push(length), nodeCrypto.randomBytes(length)) };
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false, crypto });
+    const elsewhere = createKeyAdmin(createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false }));
+    const { key } = await (known ? createKeyAdmin(keyring) : elsewhere).issue({ name: 'n', scopes: [] });
+    lengths.length = 0;
+    await keyring.verify(key).catch(() => undefined);
+    expect(lengths).toStrictEqual([4]);
+  });
+});
+
 describe('pepper rotation lookups', () => {
+  it('one pepper: a row stored before pepper ids were stored verifies (nothing to re-hash)', async () => {
+    const memory = createMemoryKeyStore();
+    const store: KeyStore = { ...memory, findByDigest: async (digest) => {
+      const found = await memory.findByDigest(digest);
+      return found === undefined ? undefined : { ...found, secret: { ...found.secret, pepperId: null } };
+    } };
+    const keyring = createKeyring({ store, prefix: PREFIX, lastUsed: false, pepper: 'pepper-A-0123456789abcdef' });
+    const { key, record } = await createKeyAdmin(keyring).issue({ name: 'n', scopes: [] });
+    await expect(keyring.verify(key)).resolves.toMatchObject({ id: record.id });
+  });
+
   const A = 'pepper-A-0123456789abcdef';
   const B = 'pepper-B-0123456789abcdef';
 
