@@ -68,35 +68,34 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
 
-  function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
-    return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
-  }
-
   function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    return decideAll(requestsOf(key, p));
+    return decideAll(Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }]);
   }
 
   function decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     if (down && (probing || clock() < retryAt)) return fallback(requests);
-    const probe = down;
-    let answer: RateLimitDecision[] | Promise<RateLimitDecision[]>;
     try {
-      answer = store.decide(requests, 1);
+      const answer = store.decide(requests, 1);
       // An answer now (the memory store) cannot be late: only a promise is timed.
-      if (Array.isArray(answer)) return checked(answer, requests.length);
+      return Array.isArray(answer) ? checked(answer, requests.length) : awaited(answer, requests);
     } catch (error) {
-      return failed(error, requests, performance.now());
+      // Failed at once: no answer came meanwhile, so `lastSuccessAt` is before any time.
+      return failed(error, requests, Infinity);
     }
-    // When the decision counts as sent (for `failed`) is read after the store's synchronous
-    // part, not before: a clock read costs ~0.15 µs here, and a store that answers at once
-    // (every request on the memory store) needs none. The comparisons come out the same:
-    // `lastSuccessAt` changes only after an answer, which cannot come while `store.decide` runs.
-    return awaited(answer, requests, performance.now(), probe);
   }
 
-  /** A store's pending answer, timed; `probe`: this request asks a store that was down. */
-  async function awaited(answer: Promise<RateLimitDecision[]>, requests: readonly RateLimitRequest[], askedAt: number, probe: boolean): Promise<RateLimitDecision[]> {
-    if (probe) probing = true;
+  /**
+   * A store's pending answer, timed. When the decision counts as sent (for `failed`) is
+   * read after the store's synchronous part, not before: a clock read costs ~0.15 µs,
+   * and a store that answers at once (every request on the memory store) needs none. The
+   * comparisons come out the same: `lastSuccessAt` changes only after an answer, which
+   * cannot come while `store.decide` runs; nor can `down` change before this is called.
+   */
+  async function awaited(answer: Promise<RateLimitDecision[]>, requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
+    // A store that was down: this request is the one probe in flight.
+    const probe = down;
+    probing ||= probe;
+    const askedAt = performance.now();
     try {
       const decisions = checked(await watch.wait(answer), requests.length);
       answered(requests, decisions);
