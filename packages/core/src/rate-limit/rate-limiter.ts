@@ -174,7 +174,9 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     const request = limitRequest(key, policies, checkOptions);
     let limits;
     try {
-      limits = rateLimits.decided(await rateLimits.ask(request));
+      // Only a promise is awaited: the memory store's decisions are here already.
+      const asked = rateLimits.ask(request);
+      limits = rateLimits.decided(asked instanceof Promise ? await asked : asked);
     } catch (error) {
       emit?.(usageEvent(request, 'unavailable', {}));
       throw error;

@@ -33,8 +33,12 @@ export interface DecidedLimits {
 
 /** Internal: not exported from the package. */
 export interface RateLimits {
-  /** Asks the store about `request`: one decision per policy, the owner's after the key's; rejects only while the store fails closed (503). */
-  ask(request: LimitRequest): Promise<RateLimitDecision[]>;
+  /**
+   * Asks the store about `request`: one decision per policy, the owner's after the key's,
+   * synchronously when the store gives them so (see `StoreDecider.decide`). Throws or
+   * rejects only while the store fails closed (503).
+   */
+  ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** The decision closest to exhaustion and the headers the store's `decisions` give. */
   decided(decisions: RateLimitDecision[]): DecidedLimits;
 }
@@ -90,7 +94,7 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
   }
 
-  function ask(request: LimitRequest): Promise<RateLimitDecision[]> {
+  function ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     const { key, owner } = request;
     const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
     return ownerPolicies === undefined || owner === null

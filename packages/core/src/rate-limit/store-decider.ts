@@ -33,12 +33,14 @@ export interface StoreDeciderOptions {
 /** Internal: not exported from the package. */
 export interface StoreDecider {
   /**
-   * One decision per policy, in order. Rejects with 503 `unavailable` while the store
-   * fails with `onStoreError: 'closed'`.
+   * One decision per policy, in order. Throws (or rejects with) 503 `unavailable` while
+   * the store fails with `onStoreError: 'closed'`. The decisions come synchronously when
+   * the store gives them so (the memory store), a promise only when it waits: awaiting
+   * an answer already there costs the limiter a promise and a turn on every request.
    */
-  decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]>;
+  decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** `decide` for pairs of several keys (a key's and its owner's), all-or-nothing, one decision per pair in order. */
-  decideAll(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]>;
+  decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** `'up'` while the store answers, else the failure mode in effect. */
   readonly state: 'up' | StoreErrorMode;
 }
@@ -66,33 +68,40 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
   const local: MemoryRateLimitStore | undefined = onStoreError === 'local' ? createMemoryRateLimitStore({ clock }) : undefined;
   const watch = createSilenceWatch(timeoutMs, 'rate-limit store');
 
-  function requestsOf(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitRequest[] {
-    return Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }];
+  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    return decideAll(Array.isArray(p) ? p.map((one: RateLimitPolicy) => ({ key, policy: one })) : [{ key, policy: p as RateLimitPolicy }]);
   }
 
-  function decide(key: string, p: RateLimitPolicy | readonly RateLimitPolicy[]): Promise<RateLimitDecision[]> {
-    return decideAll(requestsOf(key, p));
-  }
-
-  async function decideAll(requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
+  function decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     if (down && (probing || clock() < retryAt)) return fallback(requests);
-    const probe = down;
-    if (probe) probing = true;
-    // When the decision counts as sent (for `failed`) is read after the store's synchronous
-    // part, not before: a clock read costs ~0.15 µs here, and a store that answers at once
-    // (every request on the memory store) needs none. The comparisons come out the same:
-    // `lastSuccessAt` changes only after an answer, which cannot come while `store.decide` runs.
-    let askedAt: number | undefined;
     try {
       const answer = store.decide(requests, 1);
       // An answer now (the memory store) cannot be late: only a promise is timed.
-      if (Array.isArray(answer)) return checked(answer, requests.length);
-      askedAt = performance.now();
+      return Array.isArray(answer) ? checked(answer, requests.length) : awaited(answer, requests);
+    } catch (error) {
+      // Failed at once: no answer came meanwhile, so `lastSuccessAt` is before any time.
+      return failed(error, requests, Infinity);
+    }
+  }
+
+  /**
+   * A store's pending answer, timed. When the decision counts as sent (for `failed`) is
+   * read after the store's synchronous part, not before: a clock read costs ~0.15 µs,
+   * and a store that answers at once (every request on the memory store) needs none. The
+   * comparisons come out the same: `lastSuccessAt` changes only after an answer, which
+   * cannot come while `store.decide` runs; nor can `down` change before this is called.
+   */
+  async function awaited(answer: Promise<RateLimitDecision[]>, requests: readonly RateLimitRequest[]): Promise<RateLimitDecision[]> {
+    // A store that was down: this request is the one probe in flight.
+    const probe = down;
+    probing ||= probe;
+    const askedAt = performance.now();
+    try {
       const decisions = checked(await watch.wait(answer), requests.length);
       answered(requests, decisions);
       return decisions;
     } catch (error) {
-      return failed(error, requests, askedAt ?? performance.now());
+      return failed(error, requests, askedAt);
     } finally {
       if (probe) probing = false;
     }
