@@ -23,13 +23,16 @@ export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetc
 
 /**
  * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes), so that
- * test/bundle-size.test.ts catches growth: 92.6 KB from the sources today, what a verifying,
+ * test/bundle-size.test.ts catches growth: 93.0 KB from the sources today, what a verifying,
  * paginating request's default protections cost (docs/benchmarks.md, "Bundle size", lists
  * the modules). The request path written once, without synchronous twins, made room for the
- * opt-in credential schemes and the `Link` that keeps only declared parameters within the
- * same ceiling. Lower it as the handler shrinks; never raise it without saying why.
+ * opt-in credential schemes and the `Link` that keeps only declared parameters within 93.0
+ * KB. Raised to 93.1 KB for the audit log: the memory key store (the minimal handler's
+ * store) writes a change and its audit entry in one synchronous step and checks that its
+ * `audit` option is a memory audit store, 0.3 KB. Lower it as the handler shrinks; never
+ * raise it without saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 93_000;
+export const MINIMAL_FETCH_LIMIT = 93_100;
 
 export interface BundleSize {
   /** Minified bytes. */

@@ -27,8 +27,6 @@ export interface SendPageOptions {
 }
 
 /** `sent`: a request has one response. */
-const JSON_CONTENT_TYPE = Object.freeze({ 'content-type': 'application/json' });
-
 type PageState = { readonly paginator: Paginator<never>; readonly url: string; readonly request: Request; sent: boolean };
 
 /** What `sendPage()` needs, on the frozen plan `paginate()` returned (non-enumerable: not serialized or spread). */
@@ -90,6 +88,6 @@ export async function sendPage<Row>(plan: PagePlan, rows: readonly Row[], option
   // classes on every request (about 1 µs a page; from `{}` they are reused).
   return new Response(JSON.stringify(page.body), {
     status: 200,
-    headers: Object.assign({}, rememberedHeaders(request), headers, page.headers, JSON_CONTENT_TYPE),
+    headers: Object.assign({}, rememberedHeaders(request), headers, page.headers, { 'content-type': 'application/json' }),
   });
 }

@@ -142,7 +142,10 @@ const MEMORY_KEY_STORE_OPTIONS = { audit: true } as const satisfies KnownOptions
 export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeyStore {
   assertKnownOptions('createMemoryKeyStore', options, MEMORY_KEY_STORE_OPTIONS);
   const { audit: log } = options;
-  if (log !== undefined && typeof log?.appendWith !== 'function') throw new ConfigError('audit: expected createMemoryAuditStore()');
+  // A change and its entry in one synchronous step: the memory audit store's `appendWith`
+  // (it uses no `this`), or the change alone when no log is kept.
+  const appendWith: MemoryAuditStore['appendWith'] = log === undefined ? (_entry, change) => change() : log?.appendWith;
+  if (typeof appendWith !== 'function') throw new ConfigError('audit: expected createMemoryAuditStore()');
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
@@ -167,8 +170,8 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   // checks the entry can be appended, runs the change and appends it with no await in
   // between: change and entry are one step.
   function logged(audit: AuditEntry | undefined, change: () => void): void {
-    if (audit === undefined || log === undefined) change();
-    else log.appendWith(audit, change);
+    if (audit === undefined) change();
+    else appendWith(audit, change);
   }
 
   return Object.freeze({
