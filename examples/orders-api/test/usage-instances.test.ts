@@ -17,21 +17,14 @@
  * Every wait is for an event (the counts showing in the API), never a fixed sleep.
  * Skips without PostgreSQL and Redis.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { postgresUrl, redisUrl } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInstance, stop, type Instance } from './instances.ts';
 import { call, createDatabase, dropDatabase, startApi, tempDir, type TestApi } from './helpers.ts';
 
 const pgUrl = await postgresUrl();
 const redisAt = await redisUrl();
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-
-interface Instance {
-  child: ChildProcess;
-  url: string;
-}
 
 type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable', number>;
 interface Totals {
@@ -39,46 +32,6 @@ interface Totals {
   credits: number;
 }
 
-/** Starts the example's entry point with `env`; resolves once it logs that it listens. */
-function startInstance(env: Record<string, string>): Promise<Instance> {
-  const { CI: _ci, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/orders-api/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...inherited, TSX_TSCONFIG_PATH: `${ROOT}tsconfig.json`, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let started = false;
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      if (!started) reject(new Error(`the instance exited (${code ?? signal}) before listening:\n${out}`));
-    });
-    // Read stdout to the end (request logs included), or the instance blocks on a full pipe.
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      if (started) return;
-      out += chunk;
-      for (const line of out.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === 'orders API listening' && entry.url !== undefined) {
-          started = true;
-          resolve({ child, url: entry.url });
-        }
-      }
-    });
-  });
-}
-
-const exited = (instance: Instance): boolean => instance.child.exitCode !== null || instance.child.signalCode !== null;
-
-/** Sends `signal` and resolves once the process has exited. */
-const stop = (instance: Instance, signal: NodeJS.Signals = 'SIGTERM') =>
-  new Promise<void>((resolve) => {
-    if (exited(instance)) return resolve();
-    instance.child.once('exit', () => resolve());
-    instance.child.kill(signal);
-  });
 
 /** Resolves once `condition()` holds, checking every 25 ms (an event, never a budget). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
