@@ -23,9 +23,9 @@
 import { existsSync } from 'node:fs';
 import { Hono } from 'hono';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { keysetHono, load } from './http/ab-stacks.ts';
 import { stackTimer, warmStack, type Stack } from './http/fake-node.ts';
-import { BENCH_PREFIX, KEY_COUNT, pageAfter, plainPage, statusOf, type Order } from './http/orders.ts';
+import { KEY_COUNT, plainPage, statusOf } from './http/orders.ts';
 import { save, setting, SMOKE } from './support.ts';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -37,63 +37,6 @@ const ROUNDS = setting('BENCH_ROUNDS', 21, 1);
 const BATCH = setting('BENCH_BATCH', 4000, 20);
 const PAGES = setting('BENCH_PAGES', 250, 3);
 const WANTED = (process.env.BENCH_STACKS ?? 'auth,pagination,full').split(',');
-
-// Each build's API as the stacks use it (both builds have these names).
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Core = any;
-type HonoAdapter = any;
-
-async function load(dir: string): Promise<{ core: Core; hono: HonoAdapter }> {
-  const url = (p: string) => pathToFileURL(resolve(dir, p)).href;
-  return { core: await import(url(`packages/core/${ENTRY}`)), hono: await import(url(`packages/hono/${ENTRY}`)) };
-}
-
-/** keyset-stacks.ts's keysetHono(), made from the given build. */
-async function keysetHono(build: { core: Core; hono: HonoAdapter }, parts: { auth: boolean; paginate: boolean }) {
-  const { core, hono } = build;
-  const keyring = core.createKeyring({ store: core.createMemoryKeyStore(), prefix: BENCH_PREFIX });
-  // issue() moved from the keyring to createKeyAdmin() after d6f2a0a.
-  const admin = core.createKeyAdmin ? core.createKeyAdmin(keyring) : keyring;
-  const keys: string[] = [];
-  for (let i = 0; i < KEY_COUNT; i++) keys.push((await admin.issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
-  const limiter = core.createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
-  const guard = core.createApiKeyGuard({ keyring, limiter });
-  const paginator = core.createPaginator({
-    endpoint: 'GET /api/orders',
-    sort: [
-      { key: 'createdAt', dir: 'desc', type: 'timestamp' },
-      { key: 'id', dir: 'desc', type: 'int', unique: true },
-    ],
-    cursor: { secrets: ['benchmark-cursor-secret-0123456789abcdef'] },
-  });
-  const app = new Hono();
-  app.onError(hono.problemHandler());
-  if (parts.auth) app.use('/api/*', hono.apiKey({ guard, scopes: ['orders:read'] }));
-  if (parts.paginate) {
-    app.get(
-      '/api/orders',
-      hono.paginate(paginator, {
-        // The raw query is the first argument since the filters callback became (query, c),
-        // the second before: pick it by type, so both builds bind the same filter.
-        filters: (first: unknown, second: unknown) => {
-          const query = (first instanceof URLSearchParams ? first : second) as URLSearchParams;
-          const status = statusOf(query.get('status'));
-          return status === undefined ? {} : { status };
-        },
-      }),
-      (c) => {
-        const plan = c.get('page' as never) as { mode: string; after: [string, number] | null; take: number };
-        if (plan.mode !== 'cursor') throw new Error('the benchmark walks in cursor mode');
-        const after = plan.after === null ? null : { createdAt: plan.after[0], id: plan.after[1] };
-        const items: Order[] = pageAfter(after, plan.take, statusOf(c.req.query('status')));
-        return hono.sendPage(c, items);
-      },
-    );
-  } else {
-    app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
-  }
-  return { app, keys };
-}
 
 const KINDS = [
   ['auth', 'auth only', { auth: true, paginate: false }],
@@ -107,7 +50,7 @@ if (!existsSync(resolve(BASE_DIR, `packages/hono/${ENTRY}`))) {
   console.log(`skipped: no built checkout at ${BASE_DIR} (BENCH_BASE_DIR; see docs/benchmarks.md, "Same-process A/B")`);
   process.exit(0);
 }
-const builds = { base: await load(BASE_DIR), head: await load(HEAD_DIR) };
+const builds = { base: await load(BASE_DIR, ENTRY), head: await load(HEAD_DIR, ENTRY) };
 const stacks: Stack[] = [];
 {
   const bare = new Hono();
