@@ -18,23 +18,13 @@
  * (10,000), BENCH_USAGE_REQUESTS (1,000,000). Smoke mode (BENCH_SMOKE=1): a few of each.
  */
 import { PGlite } from '@electric-sql/pglite';
-import {
-  createApiKeyGuard,
-  createKeyAdmin,
-  createKeyring,
-  createMemoryKeyStore,
-  createMemoryUsageStore,
-  createPaginator,
-  createRateLimiter,
-  createUsageCounter,
-  type UsageDelta,
-} from '@keyset/core';
-import { apiKey, paginate, problemHandler, sendPage } from '@keyset/hono';
+import { createMemoryUsageStore, createRateLimiter, createUsageCounter, type UsageDelta } from '@keyset/core';
 import { createPostgresUsageStore, migrate, type Queryable } from '@keyset/postgres';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import pg from 'pg';
 import { stackTimer, warmStack, type Stack } from './http/fake-node.ts';
-import { BENCH_PREFIX, KEY_COUNT, pageAfter, statusOf, type Order } from './http/orders.ts';
+import { FULL, keysetHono } from './http/keyset-stacks.ts';
+import { KEY_COUNT } from './http/orders.ts';
 import { save, setting } from './support.ts';
 
 const ROUNDS = setting('BENCH_ROUNDS', 21, 1);
@@ -46,39 +36,9 @@ const SPREAD_KEYS = 1000;
 
 // 1. The A/B.
 async function fullStack(withUsage: boolean): Promise<{ app: Hono; keys: string[]; close: () => Promise<void> }> {
-  const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: BENCH_PREFIX });
-  const admin = createKeyAdmin(keyring);
-  const keys: string[] = [];
-  for (let i = 0; i < KEY_COUNT; i++) keys.push((await admin.issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
   const usage = withUsage ? createUsageCounter({ store: createMemoryUsageStore(), flushIntervalMs: 5000 }) : undefined;
-  const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 }, ...(usage === undefined ? {} : { onDecision: usage.record }) });
-  const guard = createApiKeyGuard({ keyring, limiter });
-  const paginator = createPaginator<Order>({
-    endpoint: 'GET /api/orders',
-    sort: [
-      { key: 'createdAt', dir: 'desc', type: 'timestamp' },
-      { key: 'id', dir: 'desc', type: 'int', unique: true },
-    ],
-    cursor: { secrets: ['benchmark-cursor-secret-0123456789abcdef'] },
-  });
-  const app = new Hono();
-  app.onError(problemHandler());
-  app.use('/api/*', apiKey({ guard, scopes: ['orders:read'] }));
-  app.get(
-    '/api/orders',
-    paginate(paginator, {
-      filters: (query: URLSearchParams) => {
-        const status = statusOf(query.get('status'));
-        return status === undefined ? {} : { status };
-      },
-    }),
-    (c) => {
-      const plan = c.var.page;
-      if (plan.mode !== 'cursor') throw new Error('the benchmark walks in cursor mode');
-      const after = plan.after === null ? null : { createdAt: plan.after[0] as string, id: plan.after[1] as number };
-      return sendPage(c, pageAfter(after, plan.take, statusOf(c.req.query('status'))));
-    },
-  );
+  // bench inprocess's full stack, with the counter as the limiter's onDecision hook or without it.
+  const { app, keys, keyring } = await keysetHono(FULL, KEY_COUNT, usage === undefined ? {} : { onDecision: usage.record });
   return { app, keys, close: async () => (await usage?.close(), await keyring.close()) };
 }
 

@@ -11,6 +11,8 @@ import {
   createMemoryKeyStore,
   createPaginator,
   createRateLimiter,
+  type DecisionHook,
+  type Keyring,
   type PagePlan,
 } from '@keyset/core';
 import { apiKey as expressApiKey, paginate as expressPaginate, problemHandler as expressProblems, sendPage as expressSendPage } from '@keyset/express';
@@ -25,19 +27,27 @@ export interface Parts {
   paginate: boolean;
 }
 
-const FULL: Parts = { auth: true, paginate: true };
+export const FULL: Parts = { auth: true, paginate: true };
+
+/** What a stack may change: the guard's refused-credentials budget, the limiter's usage hook. */
+export interface StackOptions {
+  refusedCredentials?: false;
+  onDecision?: DecisionHook;
+}
 
 /**
  * What the stacks share: a keyring with `keyCount` keys, a GCRA limiter roomy enough to
  * admit every request, a guard, a paginator. `refusedCredentials: false` turns off the
  * guard's per-address budget of refused keys, so that every unknown key reaches the
  * caches, as when a flood comes from more addresses than the budget can tell apart.
+ * `onDecision` is the limiter's usage hook (bench/usage.bench.ts attaches a usage counter).
  */
-export async function keysetCore(keyCount = KEY_COUNT, guardOptions: { refusedCredentials?: false } = {}) {
+export async function keysetCore(keyCount = KEY_COUNT, options: StackOptions = {}) {
+  const { onDecision, ...guardOptions } = options;
   const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: BENCH_PREFIX });
   const keys: string[] = [];
   for (let i = 0; i < keyCount; i++) keys.push((await createKeyAdmin(keyring).issue({ name: `bench-${i}`, scopes: ['orders:read'] })).key);
-  const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 } });
+  const limiter = createRateLimiter({ defaultPolicy: { limit: 1_000_000, windowSeconds: 10 }, ...(onDecision === undefined ? {} : { onDecision }) });
   const guard = createApiKeyGuard({ keyring, limiter, ...guardOptions });
   const paginator = createPaginator<Order>({
     endpoint: 'GET /api/orders',
@@ -61,8 +71,8 @@ const filters = (query: URLSearchParams): Record<string, unknown> => {
   return status === undefined ? {} : { status };
 };
 
-export async function keysetHono(parts: Parts = FULL, keyCount?: number, guardOptions?: { refusedCredentials?: false }): Promise<{ app: Hono; keys: string[] }> {
-  const { keys, guard, paginator } = await keysetCore(keyCount, guardOptions);
+export async function keysetHono(parts: Parts = FULL, keyCount?: number, options?: StackOptions): Promise<{ app: Hono; keys: string[]; keyring: Keyring }> {
+  const { keys, keyring, guard, paginator } = await keysetCore(keyCount, options);
   const app = new Hono();
   app.onError(honoProblems());
   if (parts.auth) app.use('/api/*', honoApiKey({ guard, scopes: ['orders:read'] }));
@@ -73,7 +83,7 @@ export async function keysetHono(parts: Parts = FULL, keyCount?: number, guardOp
   } else {
     app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'), statusOf(c.req.query('status')))));
   }
-  return { app, keys };
+  return { app, keys, keyring };
 }
 
 export async function keysetExpress(keyCount?: number): Promise<{ app: Express; keys: string[] }> {
