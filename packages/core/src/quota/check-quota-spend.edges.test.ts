@@ -26,7 +26,7 @@ describe('checkQuotaSpend edges', () => {
     const high = { ...SPEND, key: 'k', generation: Number.MAX_SAFE_INTEGER, initial: MAX_QUOTA_CREDITS, period: Number.MAX_SAFE_INTEGER, refillAmount: MAX_QUOTA_CREDITS, cost: MAX_QUOTA_COST, partition: 'p' };
     expect(() => checkQuotaSpend(low)).not.toThrow();
     expect(() => checkQuotaSpend(high)).not.toThrow();
-    expect(() => checkQuotaSpend({ ...SPEND, partition: undefined })).not.toThrow();
+    expect(() => checkQuotaSpend({ ...SPEND, partition: undefined } as unknown as QuotaSpend)).not.toThrow();
   });
 
   it('refuses a missing request, an empty or non-string key', () => {
