@@ -45,6 +45,12 @@ describe('schemeText edges', () => {
     expect(readApiKeyHeader(`ApiKey ${key} x\t`)).toEqual({ kind: 'key', text: `${key} x` });
   });
 
+  it('reads no ApiKey scheme when another token character follows it', () => {
+    expect(readApiKeyHeader(`ApiKeys ${key}`)).toEqual({ kind: 'missing' });
+    expect(readApiKeyHeader(`ApiKey~ ${key}`)).toEqual({ kind: 'missing' });
+    expect(readApiKeyHeader(`ApiKey_${key}`)).toEqual({ kind: 'missing' });
+  });
+
   it('keeps a text with no space after the scheme whole, trailing whitespace included', () => {
     expect(readApiKeyHeader(`ApiKey\t${key} `)).toEqual({ kind: 'key', text: `\t${key} ` });
   });
@@ -66,6 +72,7 @@ describe('readCredentials edges', () => {
   it('falls back to Authorization when every X-API-Key value is blank or not a string', () => {
     expect(readCredentials(`Bearer ${key}`, ['', ' \t'], ALL, 'api')).toBe(key);
     expect(readCredentials(`ApiKey ${key}`, [42 as never, ' '], ALL, 'api')).toBe(key);
+    expect(readCredentials(undefined, [42 as never, null as never, ` ${key}`], ALL, 'api')).toBe(key);
   });
 
   it('refuses two X-API-Key values, or X-API-Key with an Authorization header', () => {
