@@ -16,6 +16,14 @@ describe('redactUrl edges', () => {
     expect(redactUrl('/orders?')).toBe('/orders?');
   });
 
+  it('reads a ? after the # as part of the fragment', () => {
+    expect(redactUrl('/a#b?c=d')).toBe('/a#b?c=d');
+  });
+
+  it('redacts a key in a value on its own, keeping the name as sent', () => {
+    expect(redactUrl('/x?a%20b=acme_live_0123456789abcdefghijABCDEFGHIJ1a2B3c')).toBe('/x?a%20b=…2B3c');
+  });
+
   it('redacts a credential in a URL that is only a query', () => {
     expect(redactUrl('?api_key=abcdefghijklmnopqrst')).toBe('?api_key=…qrst');
   });
