@@ -5,7 +5,8 @@
  * shown as U+FFFD instead of making the encoding throw.
  */
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from './query-credentials.ts';
+import { generateKey } from './key-format.ts';
+import { findQueryCredential, redactUrl } from './query-credentials.ts';
 
 describe('redactUrl edges', () => {
   it('keeps a URL that is only a query, only a fragment, or a path and a fragment as sent', () => {
@@ -45,5 +46,15 @@ describe('redactUrl edges', () => {
 
   it('shows a lone surrogate at the end of a credential as U+FFFD', () => {
     expect(redactUrl(`/x?api_key=${'x'.repeat(13)}abc\uD800`)).toBe('/x?api_key=…abc%EF%BF%BD');
+  });
+});
+
+describe('findQueryCredential edges', () => {
+  it('finds a key of any one of several prefixes', () => {
+    const live = generateKey('acme_live');
+    const test = generateKey('acme_test');
+    expect(findQueryCredential(`/x?k=${live}`, ['acme_live', 'acme_test'])).toEqual({ kind: 'key' });
+    expect(findQueryCredential(`/x?k=${test}`, ['acme_live', 'acme_test'])).toEqual({ kind: 'key' });
+    expect(findQueryCredential(`/x?k=${test}`, ['acme_live'])).toBeUndefined();
   });
 });
