@@ -57,4 +57,8 @@ describe('findQueryCredential edges', () => {
     expect(findQueryCredential(`/x?k=${test}`, ['acme_live', 'acme_test'])).toEqual({ kind: 'key' });
     expect(findQueryCredential(`/x?k=${test}`, ['acme_live'])).toBeUndefined();
   });
+
+  it('decodes a credential name encoded from its first character', () => {
+    expect(findQueryCredential('/x?%61pi_key=abc', 'acme_live')).toEqual({ kind: 'named', name: 'api_key' });
+  });
 });
