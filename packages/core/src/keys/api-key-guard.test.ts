@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, toProblem } from '../errors.ts';
 import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { DecisionEvent } from '../rate-limit/decision-event.ts';
 import type { RateLimitStore } from '../rate-limit/types.ts';
 import { createApiKeyGuard } from './api-key-guard.ts';
 import type { KeyStore } from './key-store.ts';
@@ -215,5 +216,22 @@ describe('forwarded headers', () => {
     const forwarded = await guard.check({ ...base, forwardedFor: '198.51.100.7, 203.0.113.9' });
     expect(forwarded.clientAddress).toBe(plain.clientAddress);
     expect(plain.clientAddress).toBe('192.0.2.1');
+  });
+});
+
+describe('a 403 for a missing scope, as the limiter hears it', () => {
+  it('is reported as insufficient_scope on its route, counts against the rate limit, and spends no quota credit', async () => {
+    const events: DecisionEvent[] = [];
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false });
+    const limiter = createRateLimiter({ defaultPolicy: { limit: 2, windowSeconds: 60 }, onDecision: (event) => void events.push(event), logger: { warn() {} } });
+    const guard = createApiKeyGuard({ keyring, limiter, refusedCredentials: false });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'metered', scopes: ['orders:read'], quota: { remaining: 5, refill: null } });
+    const request = { authorization: `ApiKey ${key}`, url: URL_ };
+    expect((await problemOf(guard.check(request, { scopes: ['reports:read'], route: 'GET /reports', cost: 3 }))).body).toMatchObject({ code: 'insufficient_scope' });
+    expect(events).toEqual([expect.objectContaining({ outcome: 'insufficient_scope', route: 'GET /reports', cost: 0 })]);
+    // The refusal spent one of the two requests a minute and none of the five credits.
+    await guard.check(request, { scopes: ['orders:read'], route: 'GET /orders' });
+    expect(events[1]).toMatchObject({ outcome: 'allowed', route: 'GET /orders', cost: 1, quotaRemaining: 4 });
+    expect((await problemOf(guard.check(request, { scopes: ['orders:read'] }))).body).toMatchObject({ code: 'rate_limited' });
   });
 });
