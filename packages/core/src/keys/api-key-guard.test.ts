@@ -235,3 +235,14 @@ describe('a 403 for a missing scope, as the limiter hears it', () => {
     expect((await problemOf(guard.check(request, { scopes: ['orders:read'] }))).body).toMatchObject({ code: 'rate_limited' });
   });
 });
+
+describe('a guard without a limiter', () => {
+  it('admits with an empty header record, as the result type promises (adapters iterate it)', async () => {
+    const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, lastUsed: false });
+    const guard = createApiKeyGuard({ keyring, refusedCredentials: false });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'plain', scopes: ['orders:read'] });
+    const result = await guard.check({ authorization: `ApiKey ${key}`, url: URL_ }, { scopes: ['orders:read'] });
+    expect(result.headers).toEqual({});
+    expect(Object.entries(result.headers)).toEqual([]);
+  });
+});
