@@ -31,14 +31,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server on `port`; resolves once it accepts connections. */
-export function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+/**
+ * Starts redis-server on `port`, without persistence, with `args` added (a cluster node's
+ * options); resolves once it accepts connections, or fails after `timeoutMs`.
+ */
+export function startRedis(port: number, options: { args?: readonly string[]; timeoutMs?: number } = {}): Promise<ChildProcess> {
+  const { args = [], timeoutMs = 10_000 } = options;
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), timeoutMs);
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) {

@@ -16,6 +16,7 @@ import { createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter,
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus, type RevocationBus } from './index.ts';
+import { startRedis } from './own-redis-server.test-support.ts';
 
 const available = spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
 if (!available) {
@@ -48,23 +49,7 @@ async function freeClusterPort(taken: Set<number>): Promise<number> {
 }
 
 function startNode(port: number, dir: string): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
-  const child = spawn('redis-server', [...args, '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 15_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited (${String(code)}):\n${output}`));
-    });
-  });
+  return startRedis(port, { args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--dir', dir], timeoutMs: 15_000 });
 }
 
 function run(command: string, args: string[]): Promise<string> {
