@@ -7,7 +7,7 @@
  */
 import type { AuditAction, AuditContext, AuditEntry, AuditFilters, AuditStore, PagePlan } from '@keyset/core';
 import { AUDIT_ACTIONS, isWellFormedRequestId, listAudit } from '@keyset/core/adapter';
-import { invalid, parseInstant, singleParam } from './validation.ts';
+import { instantParam, invalid, singleParam } from './validation.ts';
 
 /** Longest `target` or `actor` accepted: no id or actor the log stores is longer. */
 const MAX_FILTER_LENGTH = 128;
@@ -35,11 +35,7 @@ function text(query: URLSearchParams, name: 'target' | 'actor'): string | undefi
 }
 
 function instant(query: URLSearchParams, name: 'from' | 'to'): string | undefined {
-  const value = singleParam(query, name);
-  if (value === undefined) return undefined;
-  const date = parseInstant(value);
-  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z`);
-  return date.toISOString();
+  return instantParam(query, name)?.toISOString();
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from '@keyset/core';
 import { isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
-import { invalid, isIntegerIn, parseInstant, singleParam } from './validation.ts';
+import { instantParam, invalid, isIntegerIn, singleParam } from './validation.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -28,20 +28,12 @@ interface UsageRange {
   interval: UsageInterval;
 }
 
-function instantParam(query: URLSearchParams, name: 'from' | 'to'): number | undefined {
-  const text = singleParam(query, name);
-  if (text === undefined) return undefined;
-  const date = parseInstant(text);
-  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, e.g. 2025-01-31T00:00:00Z`);
-  return date.getTime();
-}
-
 /** `from`, `to` and `interval` of a query: to = now, from = to − 24 h, interval = hour by default. */
 export function usageRange(query: URLSearchParams, now: number): UsageRange {
   const interval = singleParam(query, 'interval') ?? 'hour';
   if (!isUsageInterval(interval)) throw invalid('interval', '`interval` must be minute, hour or day');
-  const to = instantParam(query, 'to') ?? now;
-  const from = instantParam(query, 'from') ?? to - DAY_MS;
+  const to = instantParam(query, 'to')?.getTime() ?? now;
+  const from = instantParam(query, 'from')?.getTime() ?? to - DAY_MS;
   if (from < 0) throw invalid('from', '`from` must not be before 1970-01-01T00:00:00Z');
   if (from >= to) throw invalid('from', '`from` must be before `to`');
   const count = usageBucketCount(from, to, interval);

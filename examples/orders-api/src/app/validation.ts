@@ -164,3 +164,12 @@ export function parseInstant(text: string): Date | undefined {
   const date = new Date(text);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
+
+/** Query parameter `name` given once as an RFC 3339 instant, or undefined when absent; anything else is a 400 naming it. */
+export function instantParam(query: URLSearchParams, name: string): Date | undefined {
+  const text = singleParam(query, name);
+  if (text === undefined) return undefined;
+  const date = parseInstant(text);
+  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z`);
+  return date;
+}
