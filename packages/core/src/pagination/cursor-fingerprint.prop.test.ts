@@ -1,7 +1,7 @@
 /**
- * The fingerprint cache answers the common shapes (no filters, one string member) from an
- * index by member and value; every answer must still be the fingerprint of the filters'
- * canonical text, computed afresh, whatever came before it (hits, misses, evictions).
+ * The fingerprint cache answers a filter set seen before from memory; every answer must
+ * still be the fingerprint of the filters' canonical text, computed afresh, whatever came
+ * before it (hits, misses, evictions).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -41,7 +41,7 @@ describe('fingerprint cache', () => {
       }
   });
 
-  it('refuses what canonicalJson refuses, even where the fast shapes would look alike', async () => {
+  it('refuses what canonicalJson refuses, even after {} is cached (a Map or class instance has no members of its own either)', async () => {
     const cache = createFingerprintCache(nodeCrypto, prefix);
     await cache.get({});
     expect(() => cache.get(new Map() as unknown as Record<string, unknown>)).toThrow(TypeError);

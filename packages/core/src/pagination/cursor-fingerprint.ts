@@ -51,74 +51,24 @@ const FINGERPRINT_CACHE_SIZE = 1024;
 /**
  * Fingerprints of one paginator's scope, memoised by the canonical filters: the same
  * query shape is hashed once, not on every request (a SHA-256 costs more than the
- * rest of planning together). The common shapes skip even the canonical text: no
- * filters, and one member holding a string (`{ status: 'paid' }`), are looked up by
- * member and value in an index filled from the canonical cache, so each answer is still
- * the fingerprint of exactly that canonical text.
+ * rest of planning together).
  */
 export function createFingerprintCache(
   crypto: CryptoProvider,
   prefix: string,
 ): { get(filters: Record<string, unknown> | undefined): Promise<string> | string } {
   const cache = new Map<string, string>();
-  let none: string | undefined;
-  /** member name → string value → fingerprint of `{"name":"value"}`; bounded like `cache`. */
-  let single = new Map<string, Map<string, string>>();
-  let singles = 0;
-
-  function remember(name: string | undefined, value: string | undefined, fingerprint: string): string {
-    if (name === undefined) none = fingerprint;
-    else if (value !== undefined) {
-      if (singles >= FINGERPRINT_CACHE_SIZE) {
-        single = new Map();
-        singles = 0;
-      }
-      let byValue = single.get(name);
-      if (byValue === undefined) single.set(name, (byValue = new Map()));
-      if (!byValue.has(value)) singles++;
-      byValue.set(value, fingerprint);
-    }
-    return fingerprint;
-  }
-
   return {
     get(filters) {
-      // Which fast shape, if any: `name` undefined for no members, else the one member's name and string value.
-      let name: string | undefined;
-      let value: string | undefined;
-      let shaped = filters === undefined;
-      if (!shaped && isPlainRecord(filters)) {
-        const keys = Object.keys(filters as Record<string, unknown>);
-        if (keys.length === 0) shaped = true;
-        else if (keys.length === 1) {
-          const member = (filters as Record<string, unknown>)[keys[0] as string];
-          if (typeof member === 'string') {
-            shaped = true;
-            name = keys[0] as string;
-            value = member;
-          }
-        }
-      }
-      if (shaped) {
-        const known = name === undefined ? none : single.get(name)?.get(value as string);
-        if (known !== undefined) return known;
-      }
       const canonical = canonicalJson(filters ?? {});
       const hit = cache.get(canonical);
-      if (hit !== undefined) return shaped ? remember(name, value, hit) : hit;
+      if (hit !== undefined) return hit;
       return Promise.resolve(crypto.sha256(prefix + canonical)).then((digest) => {
         const fingerprint = encodeBase64url(digest);
         if (cache.size >= FINGERPRINT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
         cache.set(canonical, fingerprint);
-        return shaped ? remember(name, value, fingerprint) : fingerprint;
+        return fingerprint;
       });
     },
   };
-}
-
-/** A plain object (of any realm) and not an array: what canonicalJson writes as `{…}` from its own keys. */
-function isPlainRecord(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as object | null;
-  return proto === null || Object.getPrototypeOf(proto) === null;
 }
