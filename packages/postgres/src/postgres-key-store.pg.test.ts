@@ -35,6 +35,95 @@ describe.skipIf(url === undefined)('node-postgres Pool on a real server', () => 
     expect(await versions(pool, schema, tablePrefix)).toEqual(ALL_VERSIONS);
   });
 
+  // Every instance flushes its last-used times on its own timer, so flushes that name the
+  // same hot keys meet on the primary. Each must lock its rows in one order (the digests'),
+  // or two of them can wait on each other and PostgreSQL aborts one ("deadlock detected").
+  // On a table of millions of keys a batch is joined by index, row after row in the order
+  // the batch was grouped in; these connections are told to plan so on a small table too.
+  const byIndex = (): pg.Pool => {
+    const indexPool = new pg.Pool({ connectionString: url, max: 4, options: '-c enable_hashjoin=off -c enable_mergejoin=off' });
+    cleanup.push(() => indexPool.end());
+    return indexPool;
+  };
+  const cleanup: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const end of cleanup) await end();
+  });
+
+  it('flushes last-used times from several instances at once without a deadlock', async () => {
+    const tablePrefix = freshPrefix();
+    await migrate(pool, { schema, tablePrefix });
+    const store = createPostgresKeyStore({ client: byIndex(), schema, tablePrefix });
+    const digests: string[] = [];
+    for (let n = 0; n < 2000; n += 100) {
+      const chunk = Array.from({ length: 100 }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
+      await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
+      digests.push(...chunk.map((k) => k.secret.digest));
+    }
+    const shuffled = (list: string[]): string[] => {
+      const copy = [...list];
+      for (let i = copy.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+      }
+      return copy;
+    };
+    const base = Date.parse('2031-01-01T00:00:00Z');
+    const hot = digests.slice(0, 400);
+    const failures: unknown[] = [];
+    for (let round = 0; round < 100; round++) {
+      // Four instances, each with a different share of the hot keys (so each batch is
+      // grouped in a different order), all of them naming many of the same keys.
+      const batches = [400, 300, 200, 120].map((size) => shuffled(hot).slice(0, size));
+      const results = await Promise.allSettled(
+        batches.map((batch, i) => store.touchLastUsed(batch.map((digest) => ({ digest, at: new Date(base + round * 10 + i) })))),
+      );
+      for (const result of results) if (result.status === 'rejected') failures.push(result.reason);
+    }
+    expect(failures.map((error) => String((error as Error).cause ?? error))).toEqual([]);
+    // Every hot key holds the latest time any batch gave it; the others were never touched.
+    const { keys } = await store.listIdentities({ take: 2001 });
+    const lastUsed = new Map(keys.map((key) => [key.secrets[0]?.digest, key.secrets[0]?.lastUsedAt?.getTime() ?? null]));
+    expect(hot.every((digest) => (lastUsed.get(digest) ?? 0) >= base + 990)).toBe(true);
+    expect(digests.slice(400).every((digest) => lastUsed.get(digest) === null)).toBe(true);
+  });
+
+  // During a pepper rotation each instance also re-hashes the keys it verifies, in
+  // batches that name the same hot keys as the flushes: both must lock in one order.
+  it('re-hashes digests while last-used times are flushed, without a deadlock', async () => {
+    const tablePrefix = freshPrefix();
+    await migrate(pool, { schema, tablePrefix });
+    const store = createPostgresKeyStore({ client: byIndex(), schema, tablePrefix });
+    let hot: string[] = [];
+    for (let n = 0; n < 2000; n += 100) {
+      const chunk = Array.from({ length: 100 }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
+      await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
+      if (n < 400) hot.push(...chunk.map((k) => k.secret.digest));
+    }
+    const shuffled = (list: string[]): string[] => {
+      const copy = [...list];
+      for (let i = copy.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+      }
+      return copy;
+    };
+    const base = Date.parse('2031-01-01T00:00:00Z');
+    const failures: unknown[] = [];
+    for (let round = 0; round < 60; round++) {
+      const moved = new Map(shuffled(hot).slice(0, 150).map((from) => [from, randomDigest()]));
+      const flushes = [400, 300, 200].map((size, i) =>
+        store.touchLastUsed(shuffled(hot).slice(0, size).map((digest) => ({ digest, at: new Date(base + round * 10 + i) }))),
+      );
+      const rehash = store.rehashDigests!([...moved].map(([from, to]) => ({ from, to, pepperId: 'pep_b' })));
+      for (const result of await Promise.allSettled([...flushes, rehash])) if (result.status === 'rejected') failures.push(result.reason);
+      hot = hot.map((digest) => moved.get(digest) ?? digest);
+    }
+    expect(failures.map((error) => String((error as Error).cause ?? error))).toEqual([]);
+    // Every re-hash landed: each hot key is found under its latest digest.
+    for (const digest of hot.slice(0, 50)) expect((await store.findByDigest(digest))?.secret.digest).toBe(digest);
+  });
+
   // The race a single CTE statement loses: its snapshot predates the row-lock wait, so it
   // cannot see, and so never ends, a secret that a concurrent rotation just committed.
   it('ends every secret but one when rotations of one identity race', async () => {

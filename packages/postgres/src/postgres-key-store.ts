@@ -146,10 +146,19 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   // Lazy re-hash, one statement per batch. A concurrent re-hash of the same secret by
   // another instance waits on the row lock, then finds the digest changed and skips it.
+  // The rows are locked in digest order first, as the last-used flush locks them, so a
+  // re-hash batch and a flush naming the same keys cannot deadlock.
   const rehashSql = `
+    WITH v AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS v(from_digest, to_digest, pepper_id)
+    ), locked AS (
+      SELECT s.digest FROM ${t.secrets} s WHERE s.digest IN (SELECT from_digest FROM v)
+      ORDER BY s.digest
+      FOR UPDATE
+    )
     UPDATE ${t.secrets} s SET digest = v.to_digest, pepper_id = v.pepper_id
-    FROM unnest($1::text[], $2::text[], $3::text[]) AS v(from_digest, to_digest, pepper_id)
-    WHERE s.digest = v.from_digest
+    FROM v
+    WHERE s.digest IN (SELECT digest FROM locked) AND s.digest = v.from_digest
       AND NOT EXISTS (SELECT 1 FROM ${t.secrets} taken WHERE taken.digest = v.to_digest)`;
 
   // Live secrets (neither the secret nor its identity ended) per pepper.
@@ -175,13 +184,22 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
 
   // One statement per batch. Duplicate digests collapse to their latest time (an UPDATE
   // … FROM applies one arbitrary match per row otherwise); rows already as recent are
-  // skipped, so no write, no dead tuple. GREATEST keeps it monotonic regardless.
+  // skipped, so no write, no dead tuple. GREATEST keeps it monotonic regardless. The rows
+  // are locked in digest order first: every instance flushes on its own timer, and two
+  // batches naming the same keys, each locking in the order its plan met them, deadlock
+  // (PostgreSQL then aborts one of them).
   const touchSql = `
-    UPDATE ${t.secrets} s SET last_used_at = GREATEST(coalesce(s.last_used_at, '-infinity'), v.at)
-    FROM (
+    WITH v AS (
       SELECT digest, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS u(digest, at) GROUP BY digest
-    ) AS v
-    WHERE s.digest = v.digest AND (s.last_used_at IS NULL OR s.last_used_at < v.at)`;
+    ), locked AS (
+      SELECT s.digest, v.at FROM ${t.secrets} s JOIN v ON v.digest = s.digest
+      WHERE s.last_used_at IS NULL OR s.last_used_at < v.at
+      ORDER BY s.digest
+      FOR UPDATE OF s
+    )
+    UPDATE ${t.secrets} s SET last_used_at = GREATEST(coalesce(s.last_used_at, '-infinity'), locked.at)
+    FROM locked
+    WHERE s.digest = locked.digest`;
 
   function secretParams(secret: StoredSecret): unknown[] {
     return [

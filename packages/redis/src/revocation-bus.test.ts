@@ -67,7 +67,6 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     const b = await instance();
     const withoutBus = createKeyring({ store, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
     const samples: number[] = [];
-    let beforeReturn = 0;
     for (let round = 0; round < 20; round++) {
       const { key, record } = await createKeyAdmin(a.keyring).issue({ name: `round ${round}`, scopes: ['orders:read'] });
       // Both B and a keyring without a bus now hold the key in their verification cache.
@@ -75,14 +74,10 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
       expect((await withoutBus.verify(key)).id).toBe(record.id);
       const started = performance.now();
       await createKeyAdmin(a.keyring).revoke(record.id);
-      const revokeReturned = performance.now();
-      const deadline = started + 1000;
-      while (!b.observed.invalidations.some((i) => i.id === record.id) && performance.now() < deadline) await sleep(1);
+      // Acknowledged eviction: by the time A's revoke() resolves, B has already evicted.
       const seen = b.observed.invalidations.find((i) => i.id === record.id);
-      expect(seen, `B was not told about ${record.id} within 1 s`).toBeDefined();
+      expect(seen, `B had not evicted ${record.id} when A's revoke() resolved`).toBeDefined();
       samples.push(seen!.at - started);
-      if (seen!.at <= revokeReturned) beforeReturn++;
-      expect(seen!.at - revokeReturned).toBeLessThan(100);
       // B refuses the key at once; the keyring without a bus still trusts its cache.
       const refused = await b.keyring.verify(key).catch((error: unknown) => error);
       expect(isKeysetError(refused) && refused.code).toBe('invalid_api_key');
@@ -91,10 +86,7 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     samples.sort((x, y) => x - y);
     const median = samples[Math.floor(samples.length / 2)]!;
     const max = samples[samples.length - 1]!;
-    console.info(`revocation propagation A → B (from revoke() call): median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms over ${samples.length}; B evicted before A's revoke() resolved in ${beforeReturn}/${samples.length}`);
-    expect(max).toBeLessThan(100);
-    // Acknowledged eviction: every round, B had evicted before A's revoke() resolved.
-    expect(beforeReturn).toBe(samples.length);
+    console.info(`[measured] revocation propagation A → B (from the revoke() call): median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms over ${samples.length} rounds`);
     // A's own messages come back to A's subscriber too, and are ignored.
     expect(a.observed.invalidations).toEqual([]);
   });
@@ -123,8 +115,9 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     const started = performance.now();
     await admin.revoke(record.id);
     const waited = performance.now() - started;
+    // It waited for the acknowledgement that never came, then gave up (a bus that waited
+    // for ever would fail this test by its timeout; no wall-clock budget beyond that).
     expect(waited).toBeGreaterThanOrEqual(140);
-    expect(waited).toBeLessThan(1000);
     expect(b.observed.invalidations.map((i) => i.id)).toEqual([record.id]);
     expect(warnings).toEqual([{ type: 'revoked', id: record.id, instances: 2, unacknowledged: 1 }]);
     await silent.unsubscribe(channel);
