@@ -187,7 +187,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   // skipped, so no write, no dead tuple. GREATEST keeps it monotonic regardless. The rows
   // are locked in digest order first: every instance flushes on its own timer, and two
   // batches naming the same keys, each locking in the order its plan met them, deadlock
-  // (PostgreSQL then aborts one of them).
+  // (PostgreSQL then aborts one of them). The lock is the one the UPDATE takes anyway (no
+  // key column changes); taking it first costs about 85 bytes of WAL per row (`bench capacity`).
   const touchSql = `
     WITH v AS (
       SELECT digest, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS u(digest, at) GROUP BY digest
@@ -195,7 +196,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       SELECT s.digest, v.at FROM ${t.secrets} s JOIN v ON v.digest = s.digest
       WHERE s.last_used_at IS NULL OR s.last_used_at < v.at
       ORDER BY s.digest
-      FOR UPDATE OF s
+      FOR NO KEY UPDATE OF s
     )
     UPDATE ${t.secrets} s SET last_used_at = GREATEST(coalesce(s.last_used_at, '-infinity'), locked.at)
     FROM locked
