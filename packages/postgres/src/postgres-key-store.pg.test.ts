@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import type { KeyStore } from '@keyset/core';
 import { postgresUrl, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,20 +55,7 @@ describe.skipIf(url === undefined)('node-postgres Pool on a real server', () => 
     const tablePrefix = freshPrefix();
     await migrate(pool, { schema, tablePrefix });
     const store = createPostgresKeyStore({ client: byIndex(), schema, tablePrefix });
-    const digests: string[] = [];
-    for (let n = 0; n < 2000; n += 100) {
-      const chunk = Array.from({ length: 100 }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
-      await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
-      digests.push(...chunk.map((k) => k.secret.digest));
-    }
-    const shuffled = (list: string[]): string[] => {
-      const copy = [...list];
-      for (let i = copy.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-      }
-      return copy;
-    };
+    const digests = await issueKeys(store, 2000);
     const base = Date.parse('2031-01-01T00:00:00Z');
     const hot = digests.slice(0, 400);
     const failures: unknown[] = [];
@@ -94,20 +82,7 @@ describe.skipIf(url === undefined)('node-postgres Pool on a real server', () => 
     const tablePrefix = freshPrefix();
     await migrate(pool, { schema, tablePrefix });
     const store = createPostgresKeyStore({ client: byIndex(), schema, tablePrefix });
-    let hot: string[] = [];
-    for (let n = 0; n < 2000; n += 100) {
-      const chunk = Array.from({ length: 100 }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
-      await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
-      if (n < 400) hot.push(...chunk.map((k) => k.secret.digest));
-    }
-    const shuffled = (list: string[]): string[] => {
-      const copy = [...list];
-      for (let i = copy.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-      }
-      return copy;
-    };
+    let hot = (await issueKeys(store, 2000)).slice(0, 400);
     const base = Date.parse('2031-01-01T00:00:00Z');
     const failures: unknown[] = [];
     for (let round = 0; round < 60; round++) {
@@ -199,3 +174,24 @@ describe('unreachable database', () => {
     }
   });
 });
+
+/** Stores `count` keys, 100 at a time, and returns their digests in the order stored. */
+async function issueKeys(store: KeyStore, count: number): Promise<string[]> {
+  const digests: string[] = [];
+  for (let n = 0; n < count; n += 100) {
+    const chunk = Array.from({ length: Math.min(100, count - n) }, () => ({ identity: makeIdentity(), secret: makeSecret() }));
+    await Promise.all(chunk.map(({ identity, secret }) => store.insertIdentity(identity, secret)));
+    digests.push(...chunk.map((k) => k.secret.digest));
+  }
+  return digests;
+}
+
+/** A copy of `list` in random order (Fisher–Yates). */
+function shuffled(list: readonly string[]): string[] {
+  const copy = [...list];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
