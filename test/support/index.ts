@@ -7,3 +7,4 @@ export { copyPgliteDataDir, createPglite } from './pglite.ts';
 export { freePort, killRedis, ownRedisAvailable, startRedis } from './own-redis.ts';
 export * from './usage-store-contract.ts';
 export { redisLeaseStore } from './redis-lease-store.ts';
+export { githubAlertSigner, rawToDer } from './github-alerts.ts';

@@ -13,7 +13,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPostgresAuditStore } from '@keyset/postgres';
 import { generateKey, type AuditEntry } from '@keyset/core';
-import { copyPgliteDataDir } from '@keyset/test-support';
+import { copyPgliteDataDir, githubAlertSigner } from '@keyset/test-support';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
@@ -23,18 +23,6 @@ import { call, serveAlso, startApi, tempDir, type ExtraServer, type TestApi } fr
 
 const PATH = '/secret-scanning/github';
 const PEPPER = 'audit-e2e-pepper-0123456789abcdefghij';
-
-/** Raw `r || s` → DER: GitHub sends DER, Web Crypto signs raw. */
-function rawToDer(raw: Uint8Array): Uint8Array {
-  const integer = (bytes: Uint8Array): number[] => {
-    let i = 0;
-    while (i < bytes.length - 1 && bytes[i] === 0) i++;
-    const digits = [...bytes.subarray(i)];
-    return [0x02, ...((digits[0] as number) & 0x80 ? [digits.length + 1, 0] : [digits.length]), ...digits];
-  };
-  const body = [...integer(raw.subarray(0, 32)), ...integer(raw.subarray(32))];
-  return new Uint8Array([0x30, body.length, ...body]);
-}
 
 describe('audit log over HTTP (PGlite)', () => {
   let t: TestApi;
@@ -56,10 +44,9 @@ describe('audit log over HTTP (PGlite)', () => {
   };
 
   beforeAll(async () => {
-    const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-    const spki = Buffer.from(await crypto.subtle.exportKey('spki', pair.publicKey)).toString('base64');
-    sign = async (body) => Buffer.from(rawToDer(new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, Buffer.from(body))))).toString('base64');
-    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: `-----BEGIN PUBLIC KEY-----\n${spki}\n-----END PUBLIC KEY-----\n`, is_current: true }] });
+    const github = await githubAlertSigner();
+    sign = github.sign;
+    const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.pem, is_current: true }] });
     keyServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(published));
     await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
     t = await startApi({

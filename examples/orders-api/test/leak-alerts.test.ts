@@ -16,9 +16,8 @@
 import http, { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKey } from '@keyset/core';
-import { postgresUrl } from '@keyset/test-support';
 import { rmSync } from 'node:fs';
-import { secretLeak } from '@keyset/test-support';
+import { githubAlertSigner, postgresUrl, secretLeak } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.ts';
 import { ADAPTERS } from '../src/config.ts';
@@ -27,33 +26,9 @@ import { call, createDatabase, dropDatabase, startApi, type TestApi } from './he
 const serverUrl = await postgresUrl();
 const PATH = '/secret-scanning/github';
 
-/** Raw `r || s` → DER: GitHub sends DER, Web Crypto signs raw. */
-function rawToDer(raw: Uint8Array): Uint8Array {
-  const integer = (bytes: Uint8Array): number[] => {
-    let i = 0;
-    while (i < bytes.length - 1 && bytes[i] === 0) i++;
-    const digits = [...bytes.subarray(i)];
-    return [0x02, ...((digits[0] as number) & 0x80 ? [digits.length + 1, 0] : [digits.length]), ...digits];
-  };
-  const body = [...integer(raw.subarray(0, 32)), ...integer(raw.subarray(32))];
-  return new Uint8Array([0x30, body.length, ...body]);
-}
-
-async function keyPair() {
-  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-  const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
-  return {
-    pem: `-----BEGIN PUBLIC KEY-----\n${Buffer.from(spki).toString('base64')}\n-----END PUBLIC KEY-----\n`,
-    async sign(body: string): Promise<string> {
-      const raw = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, Buffer.from(body)));
-      return Buffer.from(rawToDer(raw)).toString('base64');
-    },
-  };
-}
-
 describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PATH), one instance per adapter', () => {
   const database = `orders_api_leaks_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  let github: Awaited<ReturnType<typeof keyPair>>;
+  let github: Awaited<ReturnType<typeof githubAlertSigner>>;
   let keyServer: Server;
   let instances: TestApi[] = [];
   let admin: string;
@@ -71,7 +46,7 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
   const signed = async (t: TestApi, body: string, id = 'k1') => post(t, body, { 'github-public-key-identifier': id, 'github-public-key-signature': await github.sign(body) });
 
   beforeAll(async () => {
-    github = await keyPair();
+    github = await githubAlertSigner();
     const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.pem, is_current: true }] });
     keyServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(published));
     await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));
@@ -120,7 +95,7 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
     const { key } = await issue();
     const body = alertBody(key);
     const signature = await github.sign(body);
-    const other = await keyPair();
+    const other = await githubAlertSigner();
     for (const t of instances) {
       const tampered = await post(t, body.replace('abc123', 'abc124'), { 'github-public-key-identifier': 'k1', 'github-public-key-signature': signature });
       expect([tampered.status, tampered.body.field]).toEqual([400, 'github-public-key-signature']);
@@ -151,7 +126,7 @@ describe.skipIf(serverUrl === undefined)('secret-scanning alerts (LEAK_ALERT_PAT
 });
 
 describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows the leak", () => {
-  let github: Awaited<ReturnType<typeof keyPair>>;
+  let github: Awaited<ReturnType<typeof githubAlertSigner>>;
   let keyServer: Server;
   let t: TestApi;
   let admin: string;
@@ -170,7 +145,7 @@ describe("secret-scanning alerts on PGlite, policy 'mark': the key record shows 
     });
 
   beforeAll(async () => {
-    github = await keyPair();
+    github = await githubAlertSigner();
     const published = JSON.stringify({ public_keys: [{ key_identifier: 'k1', key: github.pem, is_current: true }] });
     keyServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(published));
     await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve));

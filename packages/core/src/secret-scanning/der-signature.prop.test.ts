@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { derToRawSignature } from './der-signature.ts';
-import { rawToDer } from './der-signature.test-support.ts';
+import { rawToDer } from '@keyset/test-support';
 
 describe('derToRawSignature', () => {
   it('inverts DER encoding of any r and s (leading zeros, high bits)', () => {

@@ -7,7 +7,7 @@
  * first report is kept; refused alerts record nothing.
  */
 import fc from 'fast-check';
-import { secretLeak } from '@keyset/test-support';
+import { githubAlertSigner, secretLeak } from '@keyset/test-support';
 import { describe, expect, it } from 'vitest';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
@@ -17,24 +17,10 @@ import { createKeyring, type Keyring } from '../keys/keyring.ts';
 import { generateKey } from '../keys/key-format.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import type { KeyStore } from '../keys/key-store.ts';
-import { rawToDer } from './der-signature.test-support.ts';
 import type { GitHubPublicKey } from './github-public-keys.ts';
 import { createLeakAlertHandler, type LeakAlertHandlerOptions, type LeakEvent } from './leak-alert-handler.ts';
 
 const URL_ = 'https://keys.example/secret-scanning/github';
-
-async function keyPair(): Promise<{ pem: string; sign(body: string): Promise<string> }> {
-  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-  const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
-  const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki)).replace(/.{64}/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
-  return {
-    pem,
-    async sign(body: string): Promise<string> {
-      const raw = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, new TextEncoder().encode(body)));
-      return btoa(String.fromCharCode(...rawToDer(raw)));
-    },
-  };
-}
 
 /** Store calls the alert handler causes, and the most lookups that were waiting at once. */
 interface StoreCalls {
@@ -72,7 +58,7 @@ function countingStore(calls: StoreCalls, lookupDelayMs: number): KeyStore {
 }
 
 async function setup(extra: Partial<LeakAlertHandlerOptions> = {}, clock: () => number = Date.now, lookupDelayMs = 0) {
-  const github = await keyPair();
+  const github = await githubAlertSigner();
   const published: GitHubPublicKey[] = [{ key_identifier: 'k1', key: github.pem, is_current: true }];
   let fetches = 0;
   const calls: StoreCalls = { findByDigest: 0, recordLeak: 0, revoke: 0, maxLookupsAtOnce: 0 };
@@ -174,7 +160,7 @@ describe('createLeakAlertHandler', () => {
     const signature = await s.github.sign(body);
     const tampered = await s.post(body.replace('content', 'commit!'), { 'github-public-key-identifier': 'k1', 'github-public-key-signature': signature });
     expect([tampered.status, (await problem(tampered)).field]).toEqual([400, 'github-public-key-signature']);
-    const other = await keyPair();
+    const other = await githubAlertSigner();
     const wrong = await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await other.sign(body) });
     expect([wrong.status, (await problem(wrong)).code]).toEqual([400, 'invalid_request']);
     for (const bad of ['', 'not base64!', btoa('junk'), signature.slice(0, -8)]) {
@@ -209,7 +195,7 @@ describe('createLeakAlertHandler', () => {
     let now = Date.parse('2026-11-28T12:00:00.000Z');
     const s = await setup({ clock: () => now }, () => now);
     expect((await s.signed('[]')).status).toBe(200);
-    const next = await keyPair();
+    const next = await githubAlertSigner();
     s.published.push({ key_identifier: 'k2', key: next.pem, is_current: true });
     const body = s.alert(s.key);
     const send = async () => s.post(body, { 'github-public-key-identifier': 'k2', 'github-public-key-signature': await next.sign(body) });
@@ -398,7 +384,7 @@ describe('createLeakAlertHandler: the leak on the key record', () => {
     const id = (await s.a.verify(s.key)).id;
     const body = s.alert(s.key);
     const signature = await s.github.sign(body);
-    const other = await keyPair();
+    const other = await githubAlertSigner();
     const refused = [
       await s.post(body.replace('content', 'commit!'), { 'github-public-key-identifier': 'k1', 'github-public-key-signature': signature }),
       await s.post(body, { 'github-public-key-identifier': 'k1', 'github-public-key-signature': await other.sign(body) }),
