@@ -3,6 +3,7 @@
  * outside the caller's hands. It is never stored, so it must show in full exactly once.
  * @module
  */
+import { NODE_INSPECT } from '../internal/node-inspect.ts';
 import type { KeyRecord } from './key-record.ts';
 import { redactKey } from './redact-key.ts';
 
@@ -12,15 +13,13 @@ export interface IssuedKey {
   record: KeyRecord;
 }
 
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
-
 /**
  * `{ key, record }` whose `console.log`/`inspect` shows the key as `…abcd`. `JSON.stringify`
  * keeps the key on purpose: the issuing response is the one place it must appear.
  */
 export function issuedKey(key: string, record: KeyRecord): IssuedKey {
   const result: IssuedKey = { key, record };
-  Object.defineProperty(result, INSPECT, {
+  Object.defineProperty(result, NODE_INSPECT, {
     value: (_depth: unknown, options: unknown, inspect?: (value: unknown, options: unknown) => string) => {
       const shown = { key: redactKey(key), record };
       return typeof inspect === 'function' ? `IssuedKey ${inspect(shown, options)}` : shown;

@@ -6,12 +6,11 @@
  * (`{ key, ...record }`) copies data properties only.
  * @module
  */
+import { NODE_INSPECT } from '../internal/node-inspect.ts';
 import type { Quota, QuotaRefill } from '../quota/types.ts';
 import type { RateLimitPolicy } from '../rate-limit/types.ts';
 import { freezeMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { StoredIdentity, StoredKey, StoredOwner, StoredSecret } from './key-store.ts';
-
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 /** A rate limit as stored on an identity: `limit` per `windowSeconds`, optionally named and with a burst. */
 export type KeyRateLimit = Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>;
@@ -249,7 +248,7 @@ function proto(json: (this: never) => unknown, label: string): object {
   return Object.freeze(
     Object.create(Object.prototype, {
       toJSON: { value: json },
-      [INSPECT]: {
+      [NODE_INSPECT]: {
         value(this: never, _depth: unknown, options: unknown, inspect?: (value: unknown, options: unknown) => string) {
           const data = (json as (this: unknown) => unknown).call(this);
           return typeof inspect === 'function' ? `${label} ${inspect(data, options)}` : data;

@@ -9,6 +9,7 @@
 import type { AuditEntry } from '../audit/audit-store.ts';
 import type { MemoryAuditStore } from '../audit/memory-audit-store.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
+import { NODE_INSPECT } from '../internal/node-inspect.ts';
 import { ConfigError } from '../errors.ts';
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
@@ -28,8 +29,6 @@ import type {
 import { applyQuotaPatch } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
-
 /** Secrets print without their digest: a digest is not key text, but it has no business in logs. */
 const SECRET_PROTO: object = Object.freeze(
   Object.create(Object.prototype, {
@@ -38,7 +37,7 @@ const SECRET_PROTO: object = Object.freeze(
         return { last4: this.last4, createdAt: this.createdAt, lastUsedAt: this.lastUsedAt, expiresAt: this.expiresAt };
       },
     },
-    [INSPECT]: {
+    [NODE_INSPECT]: {
       value(this: StoredSecret) {
         return `StoredSecret { last4: '${this.last4}' }`;
       },
