@@ -15,8 +15,6 @@ const BLOCK = 64; // SHA-256 block size in bytes (RFC 2104 B)
 const DIGEST = 32; // SHA-256 output size (RFC 2104 L)
 /** Longest message (in bytes) MACed through a key's pads; longer ones go to `createHmac`. */
 const MAX_SCRATCH = 64 * 1024;
-/** Longest inner-hash input whose view of `inner` is kept (cursors stay well below). */
-const MAX_VIEW = 2048;
 
 /**
  * One HMAC key's precomputed blocks (RFC 2104 §2): `inner` is K ⊕ ipad followed by room for
@@ -25,12 +23,6 @@ const MAX_VIEW = 2048;
 interface HmacPads {
   inner: Buffer;
   readonly outer: Buffer;
-  /**
-   * Views of `inner` from its start, by length: the inner hash's input without a new view
-   * per call. Worth 0.27–0.36 µs per request of the full stack, three MACs a cursor page
-   * (docs/benchmarks.md, "Fast paths: kept and dropped"; median of five runs 0.33).
-   */
-  views: Uint8Array[];
 }
 
 /**
@@ -56,7 +48,7 @@ export function createNodeCrypto(): CryptoProvider {
       // Keys longer than a block are hashed first; shorter ones are zero-padded.
       const block = Buffer.alloc(BLOCK);
       block.set(key.length > BLOCK ? (oneShot('sha256', key, 'buffer') as Buffer) : key);
-      known = { inner: Buffer.alloc(256), outer: Buffer.alloc(BLOCK + DIGEST), views: [] };
+      known = { inner: Buffer.alloc(256), outer: Buffer.alloc(BLOCK + DIGEST) };
       for (let i = 0; i < BLOCK; i++) {
         known.inner[i] = (block[i] as number) ^ 0x36;
         known.outer[i] = (block[i] as number) ^ 0x5c;
@@ -69,8 +61,9 @@ export function createNodeCrypto(): CryptoProvider {
   /**
    * HMAC-SHA256 as RFC 2104 defines it, H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)): two one-shot
    * hashes over the key's cached pads, no Hmac object, key import or stream per call.
-   * What it buys (same-process A/B against `createHmac`, docs/benchmarks.md "Fast paths:
-   * kept and dropped"): about 0.9 µs per MAC, and a cursor page runs up to three.
+   * What it buys: 5.1–5.7 µs a request of the full stack, where a cursor page runs up to
+   * three MACs (`bench inprocess-ab` against a build whose MAC is `createHmac`, three calm
+   * runs, 2026-11-28; docs/benchmarks.md, "Same-process A/B").
    * Bit-identical to `createHmac('sha256', key)`; the tests hold it to RFC 4231 and to
    * `createHmac` on random keys and messages.
    */
@@ -86,7 +79,6 @@ export function createNodeCrypto(): CryptoProvider {
       const grown = Buffer.alloc(Math.max(BLOCK + room, 2 * keyPads.inner.length));
       keyPads.inner.copy(grown, 0, 0, BLOCK);
       keyPads.inner = grown;
-      keyPads.views = [];
     }
     const { inner, outer } = keyPads;
     let length = BLOCK;
@@ -95,10 +87,10 @@ export function createNodeCrypto(): CryptoProvider {
       inner.set(message, BLOCK);
       length += message.length;
     }
-    // The inner digest as a 32-character binary string, not a Buffer: a Buffer per call
-    // costs ~0.55 µs more (same A/B).
-    const input = length > MAX_VIEW ? inner.subarray(0, length) : (keyPads.views[length] ??= new Uint8Array(inner.buffer, inner.byteOffset, length));
-    outer.write(oneShot('sha256', input, 'latin1') as string, BLOCK, 'latin1');
+    // The inner digest as a 32-character binary string, not a Buffer: 1.7–2.2 µs a request
+    // of the full stack (`bench inprocess-ab` against a build that writes a Buffer, three
+    // calm runs, 2026-11-28).
+    outer.write(oneShot('sha256', inner.subarray(0, length), 'latin1') as string, BLOCK, 'latin1');
     return oneShot('sha256', outer, output);
   }
 

@@ -186,12 +186,12 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
 
   // Two capabilities of the provider, each one expression here, the rest of the codec the
   // same for every provider. The runtime's own base64url (Buffer's, on Node) where the
-  // provider has one: 3.3 µs less per cursor page (one decode, two encodes) than the
-  // portable loops. The MAC over the frame's bytes, as a binary string (one character per
-  // byte), where the provider can take bytes and hand it over so; otherwise over the same
-  // bytes read back as text (valid UTF-8: the frame holds encoded text and checked
-  // payloads) through the provider's plain `hmacSha256`. Same-process A/B on a loaded
-  // 2-core machine: `pnpm bench fast-paths`.
+  // provider has one: 1.9–2.5 µs less per request of the full stack (one decode, two
+  // encodes) than the portable loops (`bench inprocess-ab` against a build using the
+  // portable ones, three calm runs, 2026-11-28). The MAC over the frame's bytes, as a
+  // binary string (one character per byte), where the provider can take bytes and hand it
+  // over so; otherwise over the same bytes read back as text (valid UTF-8: the frame holds
+  // encoded text and checked payloads) through the provider's plain `hmacSha256`.
   const base64 = crypto.base64url ?? { encode: encodeBase64url, decode: decodeBase64url };
   // Callers await it either way; an async function here would add a promise per MAC
   // for the providers that answer at once.
