@@ -219,23 +219,28 @@ describe('cursor codec against the reference (the codec before its fast paths)',
   it('decodes signed payloads in and around the encoder form exactly as JSON.parse and the checks did', async () => {
     // Issue times far ahead of the clock are the generator's too: the skew check is tested below.
     const codecs = pair({ clockSkewSeconds: Number.MAX_SAFE_INTEGER });
-    let accepted = 0;
+    const fp = 'fingerprint-of-the-scope-fingerprint-of-the';
     await fc.assert(
       fc.asyncProperty(signedCase, async ({ version, payload: text, sort }) => {
-        const fp = 'fingerprint-of-the-scope-fingerprint-of-the';
         if (text.startsWith('\ufeff')) {
           // A byte-order mark before the JSON: refused, signed or not (see the test below).
           for (const codec of codecs) expect(await outcome(codec, signed(version, text, fp), fp, sort)).toMatchObject({ ok: false, code: 'invalid_cursor' });
           return;
         }
-        if ((await expectSameOutcome(codecs, signed(version, text, fp), fp, sort)).ok) accepted++;
+        await expectSameOutcome(codecs, signed(version, text, fp), fp, sort);
         // Under the older secret too (rotation), and under another fingerprint (refused).
         await expectSameOutcome(codecs, signed(version, text, fp, SECRETS[1]), fp, sort);
         await expectSameOutcome(codecs, signed(version, text, 'another'), fp, sort);
       }),
       { numRuns: 3000 },
     );
-    // The generator is only worth something if it reaches acceptance often.
+    // The generator is only worth something if it reaches acceptance often. Counted over a
+    // sample of its own with a fixed seed: over the property's random runs the count
+    // varies (134 to 187 in 20 runs) and would fail this bound now and then.
+    let accepted = 0;
+    for (const { version, payload, sort } of fc.sample(signedCase, { numRuns: 3000, seed: 3000 })) {
+      if ((await outcome(codecs[0], signed(version, payload, fp), fp, sort)).ok) accepted++;
+    }
     expect(accepted).toBeGreaterThan(150);
   });
 
