@@ -11,7 +11,8 @@
  * - **No reference to an issue or to a document outside the repository** in any file of a
  *   package's `src/`, tests included: no "issue 24", "#12" or "DESIGN §3". A reader of the
  *   published package has neither, so a comment states the reason itself (an RFC section,
- *   "RFC 9110 §11.1", is a public reference and stays).
+ *   "RFC 9110 §11.1", is a public reference and stays). The published sources point to no
+ *   page of the repository's `docs/` either: the tarball ships `src/` and `dist/`, not them.
  *
  * The sources are parsed with the TypeScript compiler, so a `let` inside a block, a string
  * or a comment is not mistaken for a module variable. Test code is what the packages'
@@ -45,6 +46,9 @@ function allTsFiles(dir: string): string[] {
  * A `#` and digits inside quotes is a colour or an anchor, not an issue.
  */
 const OUTSIDE_REFERENCE = [/\bissues? #?\d/i, /(?<![\w&#/'".$])#\d+\b(?![\w-])/, /\bDESIGN\b/];
+
+/** A pointer to a page of the repository's `docs/`, which no published package ships. */
+const DOCS_PAGE = /\bdocs\/[\w-]+\.md\b/;
 
 /** `file:line text` for each line of `text` that refers to an issue or an outside document. */
 function outsideReferences(file: string, text: string): string[] {
@@ -228,6 +232,15 @@ describe('package sources', () => {
 
   it.each(packages)('%s: no reference to an issue or a document outside the repository', (pkg) => {
     const found = allTsFiles(join(root, 'packages', pkg, 'src')).flatMap((file) => outsideReferences(file, readFileSync(file, 'utf8')));
+    expect(found).toEqual([]);
+  });
+
+  it.each(packages)('%s: no published source points to a docs/ page', (pkg) => {
+    const found = sourceFiles(join(root, 'packages', pkg, 'src')).flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .flatMap((line, n) => (DOCS_PAGE.test(line) ? [`${relative(root, file)}:${n + 1} ${line.trim()}`] : [])),
+    );
     expect(found).toEqual([]);
   });
 });

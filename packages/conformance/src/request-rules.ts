@@ -161,8 +161,8 @@ export interface RequestRulesUnderTest {
   /**
    * `@hono/node-server` refuses a target that is no path, a backslash and a Host that
    * forms no URL itself (400, no body) before the adapter sees the request: only the
-   * status is checked then (docs/adapters.md, "Requests", shows the Node wiring that
-   * answers them with the same problem).
+   * status is checked then (a Node server answers them with the same problem when it
+   * runs core's `requestError()` on each request before handing it to the listener).
    */
   serverRefusesFirst?: boolean;
 }

@@ -632,7 +632,7 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
 
       it('answers a path that is not valid percent-encoded UTF-8 with 400 invalid_request naming the path', async () => {
         // Fastify's router refuses it, Express's fails to decode a `:param`, Hono and `Request`
-        // URLs keep it: core's policy decides, the same on every adapter (docs/adapters.md).
+        // URLs keep it: core's policy decides, the same on every adapter.
         for (const path of ['/items%ZZ', '/nope/%E0%A4%A', '/nope/%E0%A4']) {
           const body = await expectProblem(await get(path, reader), 400, 'invalid_request');
           expect(body, path).toMatchObject({ field: 'path', instance: path, detail: 'The request path is not valid percent-encoded UTF-8.' });

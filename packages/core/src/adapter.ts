@@ -2,7 +2,6 @@
  * @keyset/core/adapter: the contract for writing an adapter (a framework's request →
  * core input, core result → response), a store (keys, rate limits, quotas) or a
  * revocation bus. Application code needs none of it: `@keyset/core` is its entry.
- * Every name is documented in docs/adapters.md ("Writing an adapter or a store").
  * @module
  */
 
@@ -17,7 +16,7 @@ export { clientErrorStatus, schemaValidationError } from './client-error.ts';
 export { methodNotAllowed, routeMethods } from './method-not-allowed.ts';
 export type { RouteEntry } from './method-not-allowed.ts';
 
-// Options: every factory refuses a name it does not know (docs/errors.md, "Configuration errors")
+// Options: every factory refuses a name it does not know, with a ConfigError naming the closest one
 export { assertKnownOptions, closestName } from './internal/check-options.ts';
 export type { KnownOptions, OptionRule, OptionShape } from './internal/check-options.ts';
 

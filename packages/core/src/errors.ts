@@ -8,7 +8,7 @@
 import { redactRuns } from './keys/redact-runs.ts';
 import { redactEncodedText, redactText } from './keys/redact-text.ts';
 
-/** Stable problem codes, each documented in docs/errors.md. Never renamed once published. */
+/** Stable problem codes: clients may branch on them, so none is renamed once published. */
 export type ErrorCode =
   | 'invalid_limit'
   | 'limit_too_large'

@@ -2,9 +2,8 @@
  * @keyset/core: signed keyset pagination, API-key authentication and per-key rate
  * limits for HTTP APIs, independent of any framework or runtime.
  *
- * This entry holds what an application author uses; every name is listed in
- * docs/api.md. What only adapter, store and integration authors need lives in
- * `@keyset/core/adapter` (./adapter.ts, documented in docs/adapters.md).
+ * This entry holds what an application author uses. What only adapter, store and
+ * integration authors need lives in `@keyset/core/adapter` (./adapter.ts).
  * @module
  */
 

@@ -1,8 +1,8 @@
 /**
  * The request-level policy every adapter's `checkRequest()` applies before routing, on
  * every route: one answer per malformed request, whatever the framework would have done
- * (issue: Express and Fastify checked the Host only where they built a `Link`, Fastify
- * answered an empty `Content-Type` with 415, the others took it). Each refusal is 400
+ * (left to themselves, Express and Fastify check the Host only where a `Link` is built,
+ * and Fastify answers an empty `Content-Type` with 415 where the others take it). Each refusal is 400
  * `invalid_request` naming the `field` (`path`, `host`, `content-type`).
  * @module
  */

@@ -92,8 +92,8 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
     const sent = c.get(SENT_PAGE) as SentPage | undefined;
     const carried = sent !== undefined && sent.response === c.res && sent.guardHeaders === admitted.headers;
     const res = finishWebResponse(c.req.method, c.res, carried ? leaseOnly(admitted) : admitted);
-    // Hono's documented way to replace the response after next() (hono.dev, Guides >
-    // Middleware, "Modify the Response After Next"): only when the headers or the lease need it.
+    // Hono's documented way to replace the response after next() (assigning `c.res`, as
+    // its own etag middleware does): only when the headers or the lease need it.
     if (res !== c.res) c.res = res;
   };
 }

@@ -140,7 +140,7 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
-  // Quota counts of createPostgresQuotaStore (docs/rate-limits.md), one row per identity,
+  // Quota counts of createPostgresQuotaStore, one row per identity,
   // changed only by `spend_quota`: core's applyQuotaSpend as ONE statement for the client.
   // The row lock (INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE on a fresh
   // snapshot inside this VOLATILE function) serialises concurrent spends, so they never
@@ -186,7 +186,7 @@ const MIGRATIONS: readonly Migration[] = [
           AND (q.generation, q.period, q.remaining) IS DISTINCT FROM (v_generation, v_period, v_remaining);
     END $fn$;`,
   },
-  // Key metadata, environments and IP allowlists (docs/api-keys.md). `prefix` NULL: a key
+  // Key metadata, environments and IP allowlists. `prefix` NULL: a key
   // issued before this version, read as the keyring's default prefix. `metadata` is `json`,
   // not `jsonb`, so it comes back byte for byte as written (member order included), the
   // same as the memory store; its bounds are checked by the keyring before any write. The
@@ -198,7 +198,7 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS metadata json NOT NULL DEFAULT '{}';
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS ip_allowlist text[];`,
   },
-  // Several named rate limits and a usage quota per identity (docs/rate-limits.md).
+  // Several named rate limits and a usage quota per identity.
   // `rate_limits` is the full list ([{ limit, windowSeconds, name?, burst? }]); the
   // single-limit columns of version 1 keep its first entry, so older readers still see a
   // limit. `quota` is what an administrator set: { remaining, refill, setAt (epoch ms) };
@@ -212,7 +212,7 @@ const MIGRATIONS: readonly Migration[] = [
       SET rate_limits = jsonb_build_array(jsonb_build_object('limit', rate_limit, 'windowSeconds', rate_window_seconds))
       WHERE rate_limit IS NOT NULL AND rate_limits IS NULL;`,
   },
-  // Pepper rotation (docs/api-keys.md, "Rotating the pepper"): which pepper made each
+  // Pepper rotation: which pepper made each
   // digest. NULL: a secret written before this version (re-stamped when next used under a
   // keyring with several peppers). Rotation with a pepper id is an 8-argument overload that
   // runs the 7-argument function (whatever version last defined it) and stamps the new
@@ -234,7 +234,7 @@ const MIGRATIONS: readonly Migration[] = [
       RETURN true;
     END $fn$;`,
   },
-  // Owners (docs/rate-limits.md, "Key and owner limits"): the customer several keys belong
+  // Owners: the customer several keys belong
   // to, with rate limits all of them share and metadata. `owner_id` has no foreign key:
   // deleting an owner revokes its keys in the same statement and leaves their owner_id as a
   // record of whose they were; a key that names no owner row is refused by the keyring.
@@ -252,7 +252,7 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS owner_id text;
     CREATE INDEX IF NOT EXISTS ${t.identitiesOwnerIndex} ON ${t.identities} (owner_id, created_at DESC, id DESC) WHERE owner_id IS NOT NULL;`,
   },
-  // Leaks (docs/security.md, "What the key record keeps"): when a secret-scanning alert
+  // Leaks: when a secret-scanning alert
   // first reported the key, and where it said the key was found (an http(s) URL the
   // keyring checked and cleaned of key text; NULL when none). Both NULL: never reported.
   {
@@ -261,7 +261,7 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leaked_at timestamptz(3);
     ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS leak_url text CHECK (char_length(leak_url) <= 2048);`,
   },
-  // Owner quotas (docs/rate-limits.md, "Owner quotas"). `owners.quota` is what an
+  // Owner quotas. `owners.quota` is what an
   // administrator set, as `identities.quota` (version 6); the count lives in `quotas` under
   // `owner:<id>`. `spend_quotas` is `spend_quota` for several counts decided together, all
   // or nothing (a key's and its owner's): ONE statement for the client, the rows locked in
@@ -319,7 +319,7 @@ const MIGRATIONS: readonly Migration[] = [
       END LOOP;
     END $fn$;`,
   },
-  // The audit log (docs/audit.md): one row per administrative change, inserted by the key
+  // The audit log: one row per administrative change, inserted by the key
   // store in the same statement as the change (so one transaction). `changes` is `json`, kept
   // as written (member order included). Rows are never updated: a trigger refuses it, so
   // not even a mistaken UPDATE can rewrite history; DELETE stays for retention (prune).
@@ -345,7 +345,7 @@ const MIGRATIONS: readonly Migration[] = [
     DROP TRIGGER IF EXISTS ${t.auditAppendOnlyTrigger} ON ${t.audit};
     CREATE TRIGGER ${t.auditAppendOnlyTrigger} BEFORE UPDATE ON ${t.audit} FOR EACH ROW EXECUTE FUNCTION ${t.auditAppendOnlyFunction}();`,
   },
-  // Usage counts of createPostgresUsageStore (docs/usage.md): one row per bucket size
+  // Usage counts of createPostgresUsageStore: one row per bucket size
   // (`span`: 1 minute, 2 hour, 3 day), key and bucket start, with a count per outcome and
   // the credits spent. Every flush adds to the rows (INSERT … ON CONFLICT DO UPDATE SET
   // n = n + EXCLUDED.n), so instances never overwrite each other. `owner_id` is the key's

@@ -151,7 +151,7 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
 
   const applicationName = `keyset-bus:${channel}`;
   // Counted in the NOTIFY's own statement: one round trip. Sessions of the same role are
-  // always visible in pg_stat_activity; see docs/deployment.md for other roles.
+  // always visible in pg_stat_activity.
   const notifySql = `SELECT pg_catalog.pg_notify($1, $2) AS sent,
     (SELECT count(*)::int FROM pg_catalog.pg_stat_activity WHERE application_name = $3 AND datname = pg_catalog.current_database()) AS listeners`;
   let closed = false;

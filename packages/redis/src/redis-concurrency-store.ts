@@ -1,6 +1,5 @@
 /**
- * In-flight leases on Redis, shared by every instance (docs/rate-limits.md, "In-flight
- * limits"): one `EVALSHA` to take a lease, one to give it back, one per renewal of a
+ * In-flight leases on Redis, shared by every instance: one `EVALSHA` to take a lease, one to give it back, one per renewal of a
  * request still at work. Each holder's leases are a
  * sorted set `<prefix>{<holder>}` scored by expiry in Redis `TIME`, so an instance that
  * died leaves leases that stop counting at their expiry, and the set itself expires with

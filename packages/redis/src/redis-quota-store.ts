@@ -14,7 +14,7 @@
  * each key's), and a count Redis does not hold is rebuilt from the durable state before
  * it is spent from, never started again from the full credits. So losing Redis hands back
  * at most what was spent since each instance's last flush: one flush interval while the
- * durable store answers (docs/rate-limits.md, "Quotas").
+ * durable store answers.
  * @module
  */
 import { ConfigError } from '@keyset/core';

@@ -10,7 +10,7 @@
  * so both live in the owner's slot: the owner's pairs as `<prefix>{owner:<id>}:owner.<name>`,
  * the key's as `<prefix>{owner:<id>}:<key>:<name>` (the request's `partition`). All keys of
  * one owner hence share one slot: an owner's traffic is one shard's, as its shared limit
- * requires (docs/rate-limits.md, "Key and owner limits").
+ * requires.
  * @module
  */
 import { ConfigError } from '@keyset/core';

@@ -1,5 +1,5 @@
 /**
- * The guard's in-flight limit (docs/rate-limits.md, "In-flight limits"): an admitted
+ * The guard's in-flight limit: an admitted
  * request takes a lease on its key and gives it back with `release()` when its response
  * is finished. Adapters call `release()` on every path (sent, handler error, client
  * abort); a lease never released (an instance that died) expires after `leaseTtlSeconds`.
@@ -94,8 +94,8 @@ export interface ConcurrencyLimit {
 const CONCURRENCY_OPTIONS = { max: true, ownerMax: true, store: true, leaseTtlSeconds: true, retryAfterSeconds: true, onStoreError: true, logger: true, crypto: true } as const satisfies KnownOptions<ConcurrencyOptions>;
 
 /**
- * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`
- * (docs/rate-limits.md, "In-flight limits"). Throws `ConfigError` saying what to change.
+ * An in-flight limit per key and per owner for `createApiKeyGuard({ concurrency })`.
+ * Throws `ConfigError` saying what to change.
  *
  * @example
  * ```ts

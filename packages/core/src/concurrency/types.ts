@@ -1,7 +1,7 @@
 /**
  * In-flight (concurrency) limits: the store contract. A lease is one admitted request
  * still at work; a store holds each holder's leases scored by expiry, so the lease of an
- * instance that died ends on its own (docs/rate-limits.md, "In-flight limits").
+ * instance that died ends on its own.
  * @module
  */
 /** The store's answer to `acquire`. */

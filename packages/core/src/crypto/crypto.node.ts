@@ -63,7 +63,7 @@ export function createNodeCrypto(): CryptoProvider {
    * hashes over the key's cached pads, no Hmac object, key import or stream per call.
    * What it buys: 5.1–5.7 µs a request of the full stack, where a cursor page runs up to
    * three MACs (`bench inprocess-ab` against a build whose MAC is `createHmac`, three calm
-   * runs, 2026-11-28; docs/benchmarks.md, "Same-process A/B").
+   * runs, 2026-11-28).
    * Bit-identical to `createHmac('sha256', key)`; the tests hold it to RFC 4231 and to
    * `createHmac` on random keys and messages.
    */

@@ -45,8 +45,8 @@ export interface ApiKeyGuardOptions {
    */
   realm?: string;
   /**
-   * Which `X-Forwarded-For` entries name the client, for keys with an IP allowlist
-   * (docs/security.md, "Trusted proxies"): `false` trusts none and uses the socket's peer;
+   * Which `X-Forwarded-For` entries name the client, for keys with an IP allowlist: `false`
+   * trusts none and uses the socket's peer;
    * `{ hops: 1 }` one load balancer you run; `{ cidrs: ['10.0.0.0/8'] }` proxies by address.
    * Trusting a header your own proxy does not overwrite lets any client pick its address.
    * @default false
@@ -56,13 +56,13 @@ export interface ApiKeyGuardOptions {
    * Budget of refused credentials (`invalid_api_key`) per client address, as resolved with
    * `trustProxy` (an IPv6 address by its /64): past it, every request from that address is
    * 429 `rate_limited` with `Retry-After`, before any key is parsed or looked up, until
-   * the budget has room again (docs/rate-limits.md, "Refused credentials"). Pass a shared
+   * the budget has room again. Pass a shared
    * `store` (Redis) to count across instances; `false` turns it off.
    * @default { limit: 60, windowSeconds: 60 } per instance, in memory
    */
   refusedCredentials?: RefusedCredentialsOptions | false;
   /**
-   * In-flight limit per key and per owner (docs/rate-limits.md, "In-flight limits"): an
+   * In-flight limit per key and per owner: an
    * admitted request holds a lease until its adapter calls the result's `release()`; past
    * `max` (or the owner's `ownerMax`) the request is 429 `concurrency_limited` with `Retry-After`. Decided after the rate limit,
    * so a refused request still spent one request of the key's rate limit. Built with

@@ -55,7 +55,7 @@ export interface KeyListResult {
  *
  * Every method that changes a key takes an optional last argument `context`
  * (`{ actor?, requestId? }`, see `AuditContext`): who asks, for the audit entry the store
- * writes with the change (docs/audit.md).
+ * writes with the change.
  */
 export interface KeyAdmin {
   /** Issues a key: the key text (shown this once) and its record. */
@@ -116,7 +116,7 @@ export interface AdminOptions {
 
 /** One line of `KeyAdmin.pepperCounts()`. */
 export interface PepperUsage {
-  /** The pepper's id (a fingerprint, see docs/api-keys.md); `null`: secrets stored before ids were kept. */
+  /** The pepper's id (a fingerprint of the pepper, never the pepper); `null`: secrets stored before ids were kept. */
   pepperId: string | null;
   /** Its position in the keyring's `peppers` (0: newest); `null` when not one of them (its keys no longer verify here). */
   pepper: number | null;

@@ -220,7 +220,7 @@ function validateRateLimit(value: unknown, field: string): KeyRateLimit {
     if (typeof name !== 'string' || !POLICY_NAME.test(name)) throw invalid(`${field}.name`, `\`${field}.name\` must be 1–64 characters of A-Z a-z 0-9 _ . -`);
     // Sent in the RateLimit-Policy header of every request made with the key.
     if (containsKeyShapedText(name)) throw keyTextRefusal(`${field}.name`);
-    // `owner.` names the owner's limits in the same headers (docs/rate-limits.md).
+    // `owner.` names the owner's limits in the same headers.
     if (name.startsWith('owner.')) throw invalid(`${field}.name`, `\`${field}.name\` must not start with \`owner.\`: the headers name the owner's limits so.`);
   }
   // One rule for key limits and limiter policies: a limit the limiter would refuse

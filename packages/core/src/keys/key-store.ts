@@ -20,8 +20,8 @@ export interface StoredSecret {
   /** End of validity: set by rotation (overlap end), revocation or issue-time expiry. */
   expiresAt: Date | null;
   /**
-   * Id of the pepper that made `digest` (see "Rotating the pepper" in docs/api-keys.md);
-   * `null`/absent: written before stores kept it.
+   * Id of the pepper that made `digest` (during a pepper rotation, which keys are still
+   * to re-hash); `null`/absent: written before stores kept it.
    */
   pepperId?: string | null;
 }

@@ -1,7 +1,7 @@
 /**
  * Owners: the customer (team, tenant) several keys belong to, as `createOwnerAdmin(keyring)`.
  * An owner's rate limits and quota are shared by all its keys and decided together with
- * each key's own, all-or-nothing (docs/rate-limits.md, "Key and owner limits"); its metadata reaches the handler
+ * each key's own, all-or-nothing; its metadata reaches the handler
  * beside the key's. Disabling or deleting an owner refuses every key it owns at once: the
  * keyring's cached results of those keys are dropped here, and the change listeners (a
  * revocation bus) carry `owner:<id>` to every other instance before the call resolves,

@@ -1,5 +1,5 @@
 /**
- * Pepper rotation (docs/api-keys.md, "Rotating the pepper"). A keyring takes its peppers
+ * Pepper rotation. A keyring takes its peppers
  * newest first: keys are issued under the newest; a key whose stored digest was made under
  * an older one still verifies, and is re-hashed under the newest once (`pepper-rehasher.ts`).
  * Each pepper has an id, a fingerprint stored beside every digest, so an operator can count

@@ -95,7 +95,7 @@ interface Watched {
   lastAt: number;
 }
 
-/** The default budget, documented in docs/rate-limits.md ("Refused credentials"). */
+/** The default budget: 60 refused credentials a minute per client address. */
 export const REFUSED_CREDENTIALS_DEFAULTS: Readonly<{ limit: number; windowSeconds: number; maxTracked: number }> = Object.freeze({
   limit: 60,
   windowSeconds: 60,

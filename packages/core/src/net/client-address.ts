@@ -1,5 +1,5 @@
 /**
- * Which address a request comes from (docs/security.md, "Trusted proxies"). The socket's
+ * Which address a request comes from. The socket's
  * peer address is the only thing a client cannot forge, so it is the answer unless the
  * operator says that a proxy they run sits in front: only then is `X-Forwarded-For` read,
  * and only as far as the trusted proxies go. Each proxy APPENDS the address it received

@@ -1,6 +1,6 @@
 /**
  * Shapes shared by the pagination area: sort specs, cursor positions, page plans and
- * response envelopes (docs/architecture.md, "Pagination").
+ * response envelopes.
  * @module
  */
 /** Direction of one sort key. */

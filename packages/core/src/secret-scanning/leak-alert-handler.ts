@@ -1,5 +1,5 @@
 /**
- * The secret-scanning alert endpoint (GitHub's partner program, docs/security.md): a
+ * The secret-scanning alert endpoint (GitHub's secret scanning partner program): a
  * Fetch-style `(Request) => Response` handler that verifies the alert's ECDSA P-256
  * signature, refuses replays, looks each distinct reported token up by digest through the
  * keyring, records the leak on each match's key record (`leakedAt`, `leakUrl`) and revokes
@@ -8,7 +8,7 @@
  * `maxConcurrentAlerts` alerts are handled at once, an alert holds at most `maxTokens`
  * tokens, and tokens are looked up `LOOKUP_CONCURRENCY` at a time. One handler works under every
  * adapter, since Hono, Next.js, Bun, Deno and Workers speak `Request`, and Express and
- * Fastify apps mount it through their Fetch bridge (docs/security.md).
+ * Fastify apps mount it through a Fetch bridge.
  *
  * The answer lists each token as sent (`token_raw`): that is the partner protocol, and the
  * one place keyset writes key text, back to the party that sent it. Logs (one line per

@@ -8,7 +8,7 @@
  * are exact across instances. A flush that fails keeps its deltas and the next one
  * retries them (merged with what came since), up to `maxPendingKeys` key-minutes; past
  * that, the oldest minutes are dropped and counted in one warning. A crash loses what was
- * counted since the last flush began: at most one interval's requests (docs/usage.md).
+ * counted since the last flush began: at most one interval's requests.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
