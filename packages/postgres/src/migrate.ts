@@ -374,6 +374,35 @@ const MIGRATIONS: readonly Migration[] = [
     CREATE INDEX IF NOT EXISTS ${t.usageOwnerIndex} ON ${t.usage} (owner_id, span, bucket) WHERE owner_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS ${t.usageBucketIndex} ON ${t.usage} USING brin (bucket);`,
   },
+  // Owner incarnations, and deleting an owner serialised with issuing its keys. An owner row
+  // gets a random `incarnation` when created (the column default fills existing rows, and
+  // rows an older release inserts); a key records the incarnation it was issued for, and only
+  // that owner row owns it, so an owner created again under a deleted id never revives the
+  // deleted one's keys. Existing keys get their owner's incarnation when the owner row is not
+  // newer than the key; the others (issued for an earlier owner of the id) keep NULL, which
+  // the store's read gives the same rule.
+  // `delete_owner` is a VOLATILE function for the reason of migration 2: the DELETE waits
+  // for any key insert holding the owner row (FOR SHARE), and the revocation that follows
+  // must see the key that insert committed, which one plain statement's snapshot, taken
+  // before the wait, would not.
+  {
+    version: 13,
+    sql: (t) => `
+    ALTER TABLE ${t.owners} ADD COLUMN IF NOT EXISTS incarnation text NOT NULL DEFAULT gen_random_uuid()::text;
+    ALTER TABLE ${t.identities} ADD COLUMN IF NOT EXISTS owner_incarnation text;
+    UPDATE ${t.identities} i SET owner_incarnation = o.incarnation FROM ${t.owners} o
+      WHERE o.id = i.owner_id AND i.owner_incarnation IS NULL AND o.created_at <= i.created_at;
+    CREATE OR REPLACE FUNCTION ${t.deleteOwnerFunction}(p_owner_id text, p_at timestamptz)
+    RETURNS boolean LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+    BEGIN
+      DELETE FROM ${t.owners} WHERE id = p_owner_id;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+      PERFORM ${t.revokeFunction}(i.id, p_at) FROM ${t.identities} i WHERE i.owner_id = p_owner_id AND i.revoked_at IS NULL;
+      RETURN true;
+    END $fn$;`,
+  },
 ];
 
 /**

@@ -107,6 +107,53 @@ describe.each(['memory', 'pglite', ...(url === undefined ? [] : ['postgres'])])(
     expect(await code(keyring.verify(a.key))).toBe('invalid_api_key');
   });
 
+  it('keys issued while their owner is deleted, from two instances: each is revoked by the delete or refused, and none verifies once the id is created again', async () => {
+    const store = await storeOn(kind);
+    const [one, two] = [createKeyring({ store, prefix: 'acme_test' }), createKeyring({ store, prefix: 'acme_test' })];
+    const owners = createOwnerAdmin(one);
+    for (let round = 0; round < 4; round++) {
+      const id = `cus_race_${round}`;
+      await owners.create({ id });
+      const issues = Array.from({ length: 10 }, (_, n) => createKeyAdmin(n % 2 === 0 ? one : two).issue({ name: `k${n}`, scopes: ['x'], ownerId: id }));
+      const [settled] = await Promise.all([Promise.allSettled(issues), owners.delete(id)]);
+      const issued = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      for (const r of settled) if (r.status === 'rejected') expect(isKeysetError(r.reason) && r.reason.code === 'invalid_request' && r.reason.extensions['field'] === 'ownerId').toBe(true);
+      for (const key of issued) expect((await createKeyAdmin(one).get(key.record.id)).revokedAt, `${key.record.id} issued for deleted ${id}`).not.toBeNull();
+      await owners.create({ id });
+      // A keyring with nothing cached, as an instance started after the delete.
+      const fresh = createKeyring({ store, prefix: 'acme_test' });
+      for (const key of issued) expect(await code(fresh.verify(key.key))).toBe('invalid_api_key');
+    }
+  });
+
+  it('a key whose owner is deleted and created again between the owner read and the insert is refused, and nothing is stored', async () => {
+    const store = await storeOn(kind);
+    const owners = createOwnerAdmin(createKeyring({ store, prefix: 'acme_test' }));
+    await owners.create({ id: 'cus_again' });
+    // The real store, with the owner deleted and created again right after issue() reads it.
+    let raced = false;
+    const racing: KeyStore = {
+      ...store,
+      async getOwner(id) {
+        const owner = await store.getOwner!(id);
+        if (!raced) {
+          raced = true;
+          await owners.delete(id);
+          await owners.create({ id });
+        }
+        return owner;
+      },
+    };
+    const keyring = createKeyring({ store: racing, prefix: 'acme_test' });
+    const refused = await createKeyAdmin(keyring).issue({ name: 'late', scopes: ['x'], ownerId: 'cus_again' }).catch((error: unknown) => error);
+    expect(isKeysetError(refused) && refused.code).toBe('invalid_request');
+    expect(isKeysetError(refused) && refused.extensions['field']).toBe('ownerId');
+    expect((await owners.listKeys('cus_again', { mode: 'offset', limit: 10, offset: 0 })).total).toBe(0);
+    // The new owner itself gets keys as usual.
+    const key = await createKeyAdmin(keyring).issue({ name: 'now', scopes: ['x'], ownerId: 'cus_again' });
+    expect((await keyring.verify(key.key)).owner?.id).toBe('cus_again');
+  });
+
   it('two instances disabling one owner at once keep the first instant, and both answer with it', async () => {
     const store = await storeOn(kind);
     const T1 = Date.UTC(2026, 0, 1);

@@ -94,21 +94,34 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   }
   const t = tableNames(schema, tablePrefix);
 
+  // A key with an owner is inserted only while the owner row of its incarnation exists, read
+  // with FOR SHARE in the same statement. That lock and the owner delete's row lock (see
+  // migration 13's delete_owner) serialise the two: a delete that comes first leaves no row
+  // to lock (nothing is inserted), an insert that comes first is committed before the delete
+  // goes on, and the delete's revocation, on a fresh snapshot, sees and revokes the new key.
+  // A key given no incarnation gets the rule of findByDigestSql.
   const insertIdentityCte = `
-    WITH identity AS (
-      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id, leaked_at, leak_url)
-      VALUES ($1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text, $21::timestamptz, $22::text)
+    WITH owner_row AS (
+      SELECT 1 FROM ${t.owners}
+      WHERE id = $20::text AND (incarnation = $23::text OR ($23::text IS NULL AND created_at <= $6::timestamptz))
+      FOR SHARE
+    ), identity AS (
+      INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id, leaked_at, leak_url, owner_incarnation)
+      SELECT $1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text, $21::timestamptz, $22::text, $23::text
+      WHERE $20::text IS NULL OR EXISTS (SELECT 1 FROM owner_row)
       RETURNING id
+    ), secret AS (
+      INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
+      SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz, $19::text FROM identity
+      RETURNING digest
     )`;
-  const insertSecretSql = `
-    INSERT INTO ${t.secrets} (digest, identity_id, last4, created_at, last_used_at, expires_at, pepper_id)
-    SELECT $9, id, $10, $11::timestamptz, $12::timestamptz, $13::timestamptz, $19::text FROM identity`;
-  const insertIdentitySql = `${insertIdentityCte} ${insertSecretSql}`;
+  const insertedSelect = 'SELECT count(*) AS inserted FROM identity';
+  const insertIdentitySql = `${insertIdentityCte} ${insertedSelect}`;
 
   /** `insertIdentitySql` with `audit`'s row inserted by the same statement (its parameters pushed onto `params`). */
   function insertIdentityWithAuditSql(audit: AuditEntry, params: unknown[]): string {
     const param = (value: unknown): string => `$${params.push(value)}`;
-    return `${insertIdentityCte}, secret AS (${insertSecretSql} RETURNING digest), ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM identity)')} SELECT 1`;
+    return `${insertIdentityCte}, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM identity)')} ${insertedSelect}`;
   }
 
   // Replaces the given fields ($2/$3 say which) and returns the key as it now is.
@@ -131,16 +144,21 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   // runs on a schema from before version 7.
   const addSecretWithPepperSql = `SELECT ${t.rotateFunction}($1, $2, $3, $4::timestamptz, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::text) AS added`;
 
-  // The key's owner comes in the same read (LEFT JOIN: NULL columns for no owner row).
+  // The key's owner comes in the same read (LEFT JOIN: NULL columns for no owner row). Only
+  // the owner row the key was issued for owns it: a later owner created with the same id
+  // has another incarnation. A key without one (written before migration 13, or by an
+  // older release during an upgrade) belongs to an owner row created no later than it.
+  const ownerJoin = `LEFT JOIN ${t.owners} o ON o.id = i.owner_id
+      AND (o.incarnation = i.owner_incarnation OR (i.owner_incarnation IS NULL AND o.created_at <= i.created_at))`;
   const findByDigestSql = `
     SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
-    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id LEFT JOIN ${t.owners} o ON o.id = i.owner_id
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id ${ownerJoin}
     WHERE s.digest = $1`;
 
   // Every pepper's digest of one key, one statement: the primary key's index answers each.
   const findByDigestsSql = `
     SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
-    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id LEFT JOIN ${t.owners} o ON o.id = i.owner_id
+    FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id ${ownerJoin}
     WHERE s.digest = ANY($1::text[])
     LIMIT 1`;
 
@@ -172,6 +190,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   const getIdentitySql = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i WHERE i.id = $1`;
 
   const revokeSql = `SELECT ${t.revokeFunction}($1, $2::timestamptz) AS revoked`;
+  const deleteOwnerSql = `SELECT ${t.deleteOwnerFunction}($1, $2::timestamptz) AS deleted`;
 
   // The first report is kept whole: every SET expression reads the row as it was, so a
   // row already reported keeps both columns, and two reports at once keep one of them.
@@ -219,7 +238,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     return identity.ownerId === null || identity.ownerId === undefined ? { identity, secret } : { identity, secret, owner: ownerFrom(row) };
   }
 
-  const ownerSelect = `SELECT id, metadata::text AS metadata, rate_limits, quota, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
+  const ownerSelect = `SELECT id, incarnation, metadata::text AS metadata, rate_limits, quota, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
 
   function ownerRow(row: Record<string, unknown>): StoredOwner {
     return ownerFrom(row, '') as StoredOwner;
@@ -230,7 +249,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   }
 
   const store: KeyStore = {
-    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void> {
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<boolean> {
       const [digest, ...rest] = secretParams(secret);
       const params: unknown[] = [
         identity.id,
@@ -251,8 +270,10 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
         identity.ownerId ?? null,
         timestampParam(identity.leakedAt ?? null),
         identity.leakedAt === null || identity.leakedAt === undefined ? null : (identity.leakUrl ?? null),
+        identity.ownerIncarnation ?? null,
       ];
-      await runQuery(client, audit === undefined ? insertIdentitySql : insertIdentityWithAuditSql(audit, params), params);
+      const rows = await runQuery(client, audit === undefined ? insertIdentitySql : insertIdentityWithAuditSql(audit, params), params);
+      return Number(rows[0]?.inserted ?? 0) > 0;
     },
 
     async updateIdentity(id: string, changes: Partial<Pick<StoredIdentity, 'metadata' | 'ipAllowlist'>>, audit?: AuditEntry): Promise<StoredKey | undefined> {
@@ -363,7 +384,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
       const query = withAudit(
         t,
-        `INSERT INTO ${t.owners} (id, metadata, rate_limits, quota, created_at, disabled_at) VALUES ($1, $2::json, $3::jsonb, $4::jsonb, $5::timestamptz, $6::timestamptz)
+        `INSERT INTO ${t.owners} (id, metadata, rate_limits, quota, created_at, disabled_at, incarnation)
+         VALUES ($1, $2::json, $3::jsonb, $4::jsonb, $5::timestamptz, $6::timestamptz, coalesce($7::text, gen_random_uuid()::text))
          ON CONFLICT (id) DO NOTHING RETURNING id`,
         [
           owner.id,
@@ -372,6 +394,7 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
           quotaParam(owner.quota ?? null),
           timestampParam(owner.createdAt),
           timestampParam(owner.disabledAt),
+          owner.incarnation ?? null,
         ],
         audit,
       );
@@ -430,19 +453,11 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     },
 
     async deleteOwner(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
-      // One statement: the owner row goes and each of its keys is revoked as revoke() does
-      // (the same function, so the same row locks and rules), or nothing happens.
-      const params: unknown[] = [id, timestampParam(at)];
-      const param = (value: unknown): string => `$${params.push(value)}`;
-      const logged = audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM o)')}`;
-      const rows = await runQuery(
-        client,
-        `WITH o AS (DELETE FROM ${t.owners} WHERE id = $1 RETURNING id),
-              r AS (SELECT ${t.revokeFunction}(i.id, $2::timestamptz) AS revoked FROM ${t.identities} i JOIN o ON i.owner_id = o.id)${logged}
-         SELECT (SELECT count(*) FROM o) AS deleted, (SELECT count(*) FROM r) AS revoked`,
-        params,
-      );
-      return Number(rows[0]?.deleted ?? 0) > 0;
+      // One statement: the owner row goes and each of its keys is revoked as revoke() does,
+      // or nothing happens; see migration 13 for why this is a function.
+      const query = withAudit(t, deleteOwnerSql, [id, timestampParam(at)], audit, 'deleted');
+      const rows = await runQuery(client, query.sql, query.params);
+      return isTrue(rows[0]?.deleted);
     },
 
     async recordLeak(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean> {

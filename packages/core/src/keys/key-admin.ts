@@ -168,6 +168,9 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
   const pendingUse = (digest: string): number | undefined => writer?.pending(digest);
   const record = (stored: StoredKey): KeyRecord => toKeyRecord(stored, environments.environmentOf(stored.identity.prefix), pendingUse);
 
+  const noOwner = (): KeysetError =>
+    new KeysetError('invalid_request', { detail: 'No owner with this `ownerId`; create the owner first.', extensions: { field: 'ownerId' } });
+
   return Object.freeze({
     async pepperCounts(): Promise<PepperUsage[]> {
       if (typeof store.countByPepper !== 'function') throw new ConfigError('This key store cannot count digests per pepper (KeyStore.countByPepper is missing)');
@@ -189,22 +192,28 @@ export function createKeyAdmin(keyring: Keyring, options: AdminOptions = {}): Ke
           extensions: { field: 'environment' },
         });
       }
+      let ownerIncarnation: string | undefined;
       if (fields.ownerId !== null) {
         const ownerId = fields.ownerId;
         if (typeof store.getOwner !== 'function') throw new ConfigError('This key store keeps no owners (KeyStore.getOwner is missing)');
         const owner = await storeCall(log, 'getOwner', () => store.getOwner!(ownerId));
-        if (owner === undefined) throw new KeysetError('invalid_request', { detail: 'No owner with this `ownerId`; create the owner first.', extensions: { field: 'ownerId' } });
+        if (owner === undefined) throw noOwner();
+        ownerIncarnation = owner.incarnation;
       }
       const { key, secret } = await newSecret(now, prefix);
       const identity: StoredIdentity = {
         id: `key_${randomBase62((n) => crypto.randomBytes(n), 22)}`,
         ...fields,
+        ...(ownerIncarnation === undefined ? {} : { ownerIncarnation }),
         prefix,
         createdAt: new Date(now),
         revokedAt: null,
       };
       const audit = entry(who, now, 'key.issued', identity.id, changesBetween(null, fieldsOf(identity)));
-      await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret, audit));
+      const inserted = await storeCall(log, 'insertIdentity', () => store.insertIdentity(identity, secret, audit));
+      // The owner was deleted (or deleted and created again) since it was read: the store
+      // checked it in the same step as the insert and inserted nothing.
+      if (inserted === false) throw noOwner();
       verifier.forgetRejection(secret.digest);
       return issuedKey(key, record({ identity, secrets: [secret] }));
     },

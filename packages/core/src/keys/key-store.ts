@@ -71,6 +71,15 @@ export interface StoredIdentity {
    */
   ownerId?: string | null;
   /**
+   * The `incarnation` of the owner row the key was issued for (see `StoredOwner`). The
+   * store inserts the key only while that row still exists, and hands the owner to a found
+   * key only while the row with `ownerId` is that incarnation: a later owner created with
+   * the same id never owns, and so never revives, a key issued for an earlier one.
+   * `null`/absent (a key written before stores kept it): the owner row owns the key when
+   * it was created no later than the key.
+   */
+  ownerIncarnation?: string | null;
+  /**
    * When the key was first reported leaked (a secret-scanning alert, `KeyStore.recordLeak`);
    * `null`/absent = never.
    */
@@ -93,6 +102,12 @@ export interface StoredIdentity {
 export interface StoredOwner {
   /** Chosen by the application (e.g. its customer id): 1-128 of `A-Z a-z 0-9 _ . : -`, not `.` or `..`. */
   id: string;
+  /**
+   * What tells this owner apart from an earlier or later owner created with the same id:
+   * random, set when the owner is created and never changed (`createOwnerAdmin` makes
+   * one; a store given none makes one). Keys record it (`StoredIdentity.ownerIncarnation`).
+   */
+  incarnation?: string;
   /** Operator data handed to the handler with each request: a JSON object, `{}` when none. */
   metadata: KeyMetadata;
   /** Rate limits all the owner's keys share; `null` = none. */
@@ -159,8 +174,13 @@ export interface OwnerPatch extends Partial<Pick<StoredOwner, 'metadata' | 'rate
  * appends nothing. A store without a log ignores it.
  */
 export interface KeyStore {
-  /** Creates an identity with its first secret. */
-  insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void>;
+  /**
+   * Creates an identity with its first secret. With an `ownerId`, the check that the owner
+   * row (of `ownerIncarnation`) exists and the insert are ONE step, serialised with
+   * `deleteOwner`: either the key is inserted before the delete (which then revokes it) or
+   * nothing is inserted and the store resolves `false`.
+   */
+  insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<boolean | void>;
   /**
    * Rotation, as ONE atomic operation: adds `secret` (as given) and ends the identity's
    * other secrets so that at most two verify from then on: the new one and the one it
@@ -180,7 +200,8 @@ export interface KeyStore {
   /**
    * The identity and matching secret for a digest, or `undefined`. Ignores validity: the
    * keyring decides. A store that keeps owners also returns the identity's owner (`null`
-   * when its `ownerId` names none, e.g. a deleted one, which the keyring refuses).
+   * when its `ownerId` names none, e.g. a deleted one, or names an owner row of another
+   * incarnation, see `StoredIdentity.ownerIncarnation`; the keyring refuses both).
    */
   findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
   /**
@@ -234,7 +255,8 @@ export interface KeyStore {
   updateOwner?(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined>;
   /**
    * Deletes the owner and, in the same transaction, revokes every identity it owns at
-   * `at` (as `revoke` does), so none of its keys verifies again. Resolves `false` when unknown.
+   * `at` (as `revoke` does), so none of its keys verifies again; serialised with
+   * `insertIdentity`, so no key for the owner is inserted after it. Resolves `false` when unknown.
    */
   deleteOwner?(id: string, at: Date, audit?: AuditEntry): Promise<boolean>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */

@@ -73,6 +73,7 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
     quota: copyQuota(i.quota ?? null),
     ...(i.ownerId === null || i.ownerId === undefined ? {} : { ownerId: i.ownerId }),
+    ...(i.ownerId === null || i.ownerId === undefined || typeof i.ownerIncarnation !== 'string' ? {} : { ownerIncarnation: i.ownerIncarnation }),
     // Present only once reported, as the PostgreSQL store gives them back.
     ...(i.leakedAt === null || i.leakedAt === undefined ? {} : { leakedAt: new Date(i.leakedAt.getTime()), leakUrl: i.leakUrl ?? null }),
     createdAt: new Date(i.createdAt.getTime()),
@@ -92,6 +93,7 @@ function copyKey(k: StoredKey): StoredKey {
 function copyOwner(o: StoredOwner): StoredOwner {
   return {
     id: o.id,
+    ...(typeof o.incarnation === 'string' ? { incarnation: o.incarnation } : {}),
     metadata: freezeMetadata(o.metadata),
     rateLimits: o.rateLimits === null ? null : o.rateLimits.map((l) => ({ ...l })),
     quota: copyQuota(o.quota ?? null),
@@ -148,6 +150,8 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   const keys = new Map<string, StoredKey>();
   const byDigest = new Map<string, StoredKey>();
   const owners = new Map<string, StoredOwner>();
+  // Incarnations for owners inserted without one: unique within this store, which is all they need.
+  let incarnations = 0;
 
   function found(digest: string): { identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined {
     const key = byDigest.get(digest);
@@ -157,7 +161,14 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
     const ownerId = key.identity.ownerId ?? null;
     if (ownerId === null) return hit;
     const owner = owners.get(ownerId);
-    return { ...hit, owner: owner === undefined ? null : copyOwner(owner) };
+    return { ...hit, owner: owner === undefined || !owns(owner, key.identity) ? null : copyOwner(owner) };
+  }
+
+  /** Whether `owner` is the owner row `identity` was issued for (see `StoredIdentity.ownerIncarnation`). */
+  function owns(owner: StoredOwner, identity: StoredIdentity): boolean {
+    const incarnation = identity.ownerIncarnation ?? null;
+    if (incarnation === null) return owner.createdAt.getTime() <= identity.createdAt.getTime();
+    return owner.incarnation === incarnation;
   }
 
   function revokeKey(key: StoredKey, at: Date): void {
@@ -174,14 +185,20 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   }
 
   return Object.freeze({
-    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<void> {
+    async insertIdentity(identity: StoredIdentity, secret: StoredSecret, audit?: AuditEntry): Promise<boolean> {
       if (keys.has(identity.id)) throw new Error(`identity ${identity.id} already exists`);
       if (byDigest.has(secret.digest)) throw new Error('digest already exists');
+      // The owner is checked in the same synchronous step as the insert, so a deleteOwner
+      // runs wholly before (and this refuses) or wholly after (and revokes the new key).
+      const ownerId = identity.ownerId ?? null;
+      const owner = ownerId === null ? undefined : owners.get(ownerId);
+      if (ownerId !== null && (owner === undefined || !owns(owner, identity))) return false;
       logged(audit, () => {
         const key: StoredKey = { identity: copyIdentity(identity), secrets: [copySecret(secret)] };
         keys.set(identity.id, key);
         byDigest.set(secret.digest, key);
       });
+      return true;
     },
 
     async addSecret(identityId: string, secret: StoredSecret, expireOthersAt: Date, audit?: AuditEntry): Promise<boolean> {
@@ -273,7 +290,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
     async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
       if (owners.has(owner.id)) return false;
       logged(audit, () => {
-        owners.set(owner.id, copyOwner(owner));
+        owners.set(owner.id, copyOwner({ ...owner, incarnation: owner.incarnation ?? `inc_${++incarnations}` }));
       });
       return true;
     },

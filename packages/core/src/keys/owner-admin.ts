@@ -187,7 +187,15 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
       const id = validateOwnerId(input.id, 'id');
       const now = clock();
       const quota = input.quota === undefined || input.quota === null ? null : validateQuota(input.quota, null, now);
-      const owner: StoredOwner = { id, metadata: validateMetadata(input.metadata), rateLimits: ownerLimits(input.rateLimits), quota, createdAt: new Date(now), disabledAt: null };
+      const owner: StoredOwner = {
+        id,
+        incarnation: `inc_${randomBase62((n) => crypto.randomBytes(n), 22)}`,
+        metadata: validateMetadata(input.metadata),
+        rateLimits: ownerLimits(input.rateLimits),
+        quota,
+        createdAt: new Date(now),
+        disabledAt: null,
+      };
       const audit = entry(who, now, 'owner.created', id, changesBetween(null, ownerFields(owner)));
       const created = await storeCall(log, 'insertOwner', () => owners.insertOwner(owner, audit));
       if (!created) throw invalid('id', 'An owner with this id exists already.');

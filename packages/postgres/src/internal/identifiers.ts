@@ -35,6 +35,8 @@ export interface TableNames {
   owners: string;
   ownersListIndex: string;
   identitiesOwnerIndex: string;
+  /** Deletes an owner and revokes its keys, serialised with key inserts (migration 13). */
+  deleteOwnerFunction: string;
   /** The audit log (migration 11), its list and target indexes, and its append-only guard. */
   audit: string;
   auditListIndex: string;
@@ -86,6 +88,7 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     owners: `${s}.${quote(`${tablePrefix}owners`)}`,
     ownersListIndex: quote(`${tablePrefix}owners_created_at_id_idx`),
     identitiesOwnerIndex: quote(`${tablePrefix}identities_owner_id_idx`),
+    deleteOwnerFunction: `${s}.${quote(`${tablePrefix}delete_owner`)}`,
     audit: `${s}.${quote(`${tablePrefix}audit`)}`,
     auditListIndex: quote(`${tablePrefix}audit_at_id_idx`),
     auditTargetIndex: quote(`${tablePrefix}audit_target_idx`),

@@ -46,12 +46,12 @@ export function identityColumns(): string {
   return `i.id, i.name, to_json(i.scopes) AS scopes, i.rate_limit, i.rate_window_seconds, i.rate_limits, i.quota,
     i.prefix, i.metadata::text AS metadata, to_json(i.ip_allowlist) AS ip_allowlist,
     ${epochMs('i.created_at')} AS created_at, ${epochMs('i.expires_at')} AS expires_at,
-    ${epochMs('i.revoked_at')} AS revoked_at, i.owner_id, ${epochMs('i.leaked_at')} AS leaked_at, i.leak_url`;
+    ${epochMs('i.revoked_at')} AS revoked_at, i.owner_id, i.owner_incarnation, ${epochMs('i.leaked_at')} AS leaked_at, i.leak_url`;
 }
 
 /** SQL: the columns of owner `o` (LEFT JOINed: all NULL when the key names no owner row), read by `ownerFrom`. */
 export function ownerColumns(): string {
-  return `o.id AS owner_row_id, o.metadata::text AS owner_metadata, o.rate_limits AS owner_rate_limits, o.quota AS owner_quota,
+  return `o.id AS owner_row_id, o.incarnation AS owner_incarnation_of_row, o.metadata::text AS owner_metadata, o.rate_limits AS owner_rate_limits, o.quota AS owner_quota,
     ${epochMs('o.created_at')} AS owner_created_at, ${epochMs('o.disabled_at')} AS owner_disabled_at`;
 }
 
@@ -61,6 +61,7 @@ export function ownerFrom(row: Record<string, unknown>, prefix = 'owner_'): Stor
   if (id === null || id === undefined) return null;
   return {
     id: String(id),
+    incarnation: String(row[prefix === '' ? 'incarnation' : 'owner_incarnation_of_row']),
     metadata: metadataFrom(row[`${prefix}metadata`]),
     rateLimits: rateLimitsFrom(row[`${prefix}rate_limits`]),
     quota: quotaFrom(row[`${prefix}quota`]),
@@ -110,6 +111,7 @@ export function identityFrom(row: Record<string, unknown>): StoredIdentity {
     quota: quotaFrom(row['quota']),
     // Present only when set, as the memory store gives it back.
     ...(row['owner_id'] === null || row['owner_id'] === undefined ? {} : { ownerId: String(row['owner_id']) }),
+    ...(row['owner_id'] === null || row['owner_id'] === undefined || typeof row['owner_incarnation'] !== 'string' ? {} : { ownerIncarnation: row['owner_incarnation'] }),
     ...(row['leaked_at'] === null || row['leaked_at'] === undefined
       ? {}
       : { leakedAt: requiredDate(row['leaked_at']), leakUrl: typeof row['leak_url'] === 'string' ? row['leak_url'] : null }),
