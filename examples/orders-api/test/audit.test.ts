@@ -123,8 +123,10 @@ describe('audit log over HTTP (PGlite)', () => {
     expect((await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: '', scopes: ['orders:read'] } })).status).toBe(400);
     expect(await total(base)).toBe(before);
 
-    // No X-Request-Id, or a malformed one: the server makes one.
-    for (const headers of [{}, { 'x-request-id': 'two words' }, { 'x-request-id': 'x'.repeat(129) }]) {
+    // No X-Request-Id, a malformed one, one past 64 characters, or one holding key text
+    // (whole or 8 characters and more of it): the server makes one, echoes and stores that.
+    const refused = [{}, { 'x-request-id': 'two words' }, { 'x-request-id': `${'a-'.repeat(32)}a` }, { 'x-request-id': admin }, { 'x-request-id': admin.slice(-20) }, { 'x-request-id': admin.slice(-8) }];
+    for (const headers of refused) {
       const res = await call(base, '/api/owners', { key: admin, method: 'POST', body: { id: `${owner}_${Object.keys(headers).length}${JSON.stringify(headers).length}` }, headers });
       expect(res.status, res.text).toBe(201);
       const made = (await newest(base)).requestId;
@@ -132,6 +134,10 @@ describe('audit log over HTTP (PGlite)', () => {
       // The response carries it back, so the client can find its change.
       expect(res.headers.get('x-request-id')).toBe(made);
     }
+    // A UUID, as load balancers make them, is kept.
+    const uuid = crypto.randomUUID().toUpperCase();
+    const kept = await call(base, '/api/owners', { key: admin, method: 'POST', body: { id: `${owner}_uuid` }, headers: { 'x-request-id': uuid } });
+    expect([kept.status, kept.headers.get('x-request-id'), (await newest(base)).requestId]).toEqual([201, uuid, uuid]);
   });
 
   it('a signed leak alert leaves key.leaked then key.revoked, by secret-scanning', async () => {

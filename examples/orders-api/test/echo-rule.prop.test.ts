@@ -4,10 +4,10 @@
  * or every character) or case-changed, in every place keyset repeats client text from (the
  * `Authorization` scheme and credentials, `X-API-Key`, query parameter names and values,
  * `sort`, `cursor`, `limit`, a filter, the path and an admin path, `Content-Type`,
- * `Content-Encoding`, `Host`, a body member name, a scope), to all four adapters over one
+ * `Content-Encoding`, `Host`, a body member name, a scope, `X-Request-Id`), to all four adapters over one
  * database, with every credential scheme enabled (`KEY_SCHEMES=ApiKey,Bearer,X-API-Key`).
- * No response (status line, headers, body) and no log line holds 8 characters of a
- * key's secret in a row. The servers run with a public base URL, as a deployment should:
+ * No response (status line, headers, body), no log line and no audit entry holds 8
+ * characters of a key's secret in a row. The servers run with a public base URL, as a deployment should:
  * without one, a `Link` origin repeats the `Host` header (docs/security.md).
  *
  * And the other side of the rule: ordinary words sent in the same places never come back
@@ -43,6 +43,7 @@ const PLACES = [
   'host',
   'body-member-name',
   'scopes',
+  'request-id',
 ] as const;
 type Place = (typeof PLACES)[number];
 
@@ -180,6 +181,9 @@ describe('the echo rule: no place echoes 8 characters of a key, whatever was don
         return post({}, { ...issue, [text]: 1 });
       case 'scopes':
         return post({}, { ...issue, scopes: ['orders:read', text] });
+      case 'request-id':
+        // Echoed on every admin change, logged, and stored in its audit entry.
+        return post({ 'x-request-id': text }, issue);
     }
   }
 
@@ -208,6 +212,16 @@ describe('the echo rule: no place echoes 8 characters of a key, whatever was don
       }),
       { numRuns: 30 },
     );
+    // What was stored: every audit entry (the request ids above among them), read back page by page.
+    const stored: unknown[] = [];
+    for (let next: string | null = '/api/audit?limit=100'; next !== null; ) {
+      const page = await call(t.api.url, next, { key: admin });
+      expect(page.status, page.text).toBe(200);
+      stored.push(...page.body.items);
+      next = page.body.nextCursor === null ? null : `/api/audit?limit=100&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+    }
+    expect(stored.length).toBeGreaterThan(counts.runs * ADAPTERS.length);
+    expect(secretLeak(JSON.stringify(stored), keys)).toBeUndefined();
     // The figures the closing notes quote; rerun with this file alone to see them.
     console.log(`echo property: ${counts.runs} key variants × ${ADAPTERS.length} adapters × ${PLACES.length} places = ${counts.requests} requests, ${counts.logLines} log lines, statuses ${JSON.stringify(Object.fromEntries(counts.byStatus))}`);
     expect(counts.requests).toBe(counts.runs * ADAPTERS.length * PLACES.length);

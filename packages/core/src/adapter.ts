@@ -100,7 +100,7 @@ export type { DurableQuotaEntry, DurableQuotaStore } from './quota/durable-quota
 // Audit: what a server serving the log needs (its actions, its order, request ids)
 export { AUDIT_ACTIONS, auditListSort } from './audit/audit-store.ts';
 export { listAudit } from './audit/list-audit.ts';
-export { isWellFormedRequestId } from './audit/audit-entry.ts';
+export { isWellFormedRequestId, requestIdFrom } from './audit/request-id.ts';
 
 // Store calls: deadlines and silence
 export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';

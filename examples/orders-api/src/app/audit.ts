@@ -6,7 +6,7 @@
  * @module
  */
 import type { AuditAction, AuditContext, AuditEntry, AuditFilters, AuditStore, PagePlan } from '@keyset/core';
-import { AUDIT_ACTIONS, isWellFormedRequestId, listAudit } from '@keyset/core/adapter';
+import { AUDIT_ACTIONS, listAudit, requestIdFrom } from '@keyset/core/adapter';
 import { instantParam, invalid, singleParam } from './validation.ts';
 
 /** Longest `target` or `actor` accepted: no id or actor the log stores is longer. */
@@ -93,10 +93,9 @@ export function createAuditHandlers(deps: { audit: AuditStore }) {
 
 /**
  * Who an admin request acts as, for the audit log: the admin key's id, and the request's
- * id, the client's `X-Request-Id` when it is well formed (1-128 visible ASCII characters),
- * else one made here.
+ * id (core's `requestIdFrom`: the client's `X-Request-Id` when it is in the safe form,
+ * else a new `req_<uuid>`), which the adapters echo as `X-Request-Id`.
  */
 export function adminContext(keyId: string, requestIdHeader: string | null | undefined): AuditContext & { actor: string; requestId: string } {
-  const requestId = isWellFormedRequestId(requestIdHeader) ? requestIdHeader : `req_${crypto.randomUUID()}`;
-  return { actor: keyId, requestId };
+  return { actor: keyId, requestId: requestIdFrom(requestIdHeader) };
 }

@@ -9,6 +9,7 @@ import { KeysetError } from '../errors.ts';
 import type { JsonValue } from '../keys/key-metadata.ts';
 import type { StoredIdentity, StoredOwner, StoredSecret } from '../keys/key-store.ts';
 import type { AuditAction, AuditChange, AuditEntry } from './audit-store.ts';
+import { isWellFormedRequestId } from './request-id.ts';
 
 /**
  * Who makes an administrative change, passed as the last argument of every changing method
@@ -35,24 +36,6 @@ const MAX_ACTOR = 128;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** Visible ASCII, as request-id headers carry (UUIDs, ULIDs, `req-…`, trace ids). */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-/**
- * Whether `value` may be stored as an audit entry's `requestId`: 1-128 visible ASCII
- * characters. A server takes an incoming `X-Request-Id` only when it is, and makes its own
- * otherwise.
- *
- * @example
- * ```ts
- * isWellFormedRequestId('req_01HZX3'); // → true
- * isWellFormedRequestId('two words'); // → false
- * ```
- */
-export function isWellFormedRequestId(value: unknown): value is string {
-  return typeof value === 'string' && REQUEST_ID.test(value);
-}
-
 /** An actor name as the log stores it; anything else is a 400 `invalid_request` naming `field`. */
 export function validateActor(value: unknown, field = 'actor'): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ACTOR || CONTROL.test(value) || LONE_SURROGATE.test(value)) {
@@ -70,7 +53,10 @@ export function resolveAuditContext(context: AuditContext | undefined, defaultAc
   const actor = context.actor === undefined ? defaultActor : validateActor(context.actor);
   const { requestId = null } = context;
   if (requestId !== null && !isWellFormedRequestId(requestId)) {
-    throw new KeysetError('invalid_request', { detail: '`requestId` must be 1-128 visible ASCII characters.', extensions: { field: 'requestId' } });
+    throw new KeysetError('invalid_request', {
+      detail: '`requestId` must be 1-64 of A-Z a-z 0-9 . _ : - with no 8 letters and digits in a row outside a UUID.',
+      extensions: { field: 'requestId' },
+    });
   }
   return { actor, requestId };
 }

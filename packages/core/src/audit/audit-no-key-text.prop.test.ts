@@ -1,7 +1,8 @@
 /**
  * Whatever administrators send (names, metadata holding key-shaped strings, allowlists,
- * limits, leak URLs), no audit entry ever holds an issued key, any part of its random
- * body, a stored digest or the pepper.
+ * limits, leak URLs, request ids holding an issued key or 8 or more characters of one), no
+ * audit entry ever holds an issued key, any part of its random body, a stored digest or the
+ * pepper.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,11 +13,14 @@ import { createKeyring } from '../keys/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createOwnerAdmin } from '../keys/owner-admin.ts';
 import { createMemoryAuditStore } from './memory-audit-store.ts';
+import { secretLeak } from '@keyset/test-support';
 
 const PEPPER = 'audit-property-pepper-0123456789abcdef';
 
 const jsonLeaf = fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(generateKey('acme_test')));
 const metadata = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.oneof(jsonLeaf, fc.array(jsonLeaf, { maxLength: 3 })), { maxKeys: 5 });
+/** The request id an operation is made with: none, a UUID one, or a cut of the last key issued (8 characters or more). */
+const requestId = fc.oneof(fc.constant(null), fc.constant('uuid' as const), fc.record({ start: fc.nat({ max: 40 }), length: fc.integer({ min: 8, max: 64 }) }));
 const operation = fc.oneof(
   fc.record({ kind: fc.constant('issue' as const), name: fc.string({ minLength: 1, maxLength: 60 }), metadata, ip: fc.boolean() }),
   fc.record({ kind: fc.constant('update' as const), metadata }),
@@ -39,7 +43,7 @@ async function tolerate(call: () => Promise<unknown>): Promise<void> {
 describe('audit entries hold no key text', () => {
   it('for any sequence of admin calls with any bodies', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 12 }), async (ops) => {
+      fc.asyncProperty(fc.array(fc.tuple(operation, requestId), { minLength: 1, maxLength: 12 }), async (ops) => {
         const audit = createMemoryAuditStore();
         const store = createMemoryKeyStore({ audit });
         const keyring = createKeyring({ store, prefix: 'acme_test', pepper: PEPPER, cache: false, lastUsed: false });
@@ -48,25 +52,30 @@ describe('audit entries hold no key text', () => {
         const issued: string[] = [];
         const ids: string[] = [];
         let ownerN = 0;
-        for (const op of ops) {
+        for (const [op, rid] of ops) {
           const id = ids.at(-1);
+          const last = issued.at(-1);
+          const ctx =
+            rid === null || (rid !== 'uuid' && last === undefined)
+              ? undefined
+              : { requestId: rid === 'uuid' ? `req_${crypto.randomUUID()}` : last!.slice(Math.min(rid.start, last!.length - 8)).slice(0, rid.length) };
           if (op.kind === 'issue') {
             await tolerate(async () => {
-              const { key, record } = await keys.issue({ name: op.name, scopes: ['orders:read'], metadata: op.metadata, ...(op.ip ? { ipAllowlist: ['10.0.0.0/8'] } : {}) });
+              const { key, record } = await keys.issue({ name: op.name, scopes: ['orders:read'], metadata: op.metadata, ...(op.ip ? { ipAllowlist: ['10.0.0.0/8'] } : {}) }, ctx);
               issued.push(key);
               ids.push(record.id);
             });
           } else if (id === undefined) continue;
-          else if (op.kind === 'update') await tolerate(() => keys.update(id, { metadata: op.metadata }));
-          else if (op.kind === 'rotate') await tolerate(async () => void issued.push((await keys.rotate(id, { overlapSeconds: op.overlap })).key));
-          else if (op.kind === 'limits') await tolerate(() => keys.updateLimits(id, { rateLimits: [{ name: 'm', limit: op.limit, windowSeconds: 60 }], quota: { remaining: op.remaining } }));
-          else if (op.kind === 'leak') await tolerate(() => keys.recordLeak(id, { url: `https://example.com${op.path}` }));
-          else if (op.kind === 'revoke') await tolerate(() => keys.revoke(id));
+          else if (op.kind === 'update') await tolerate(() => keys.update(id, { metadata: op.metadata }, ctx));
+          else if (op.kind === 'rotate') await tolerate(async () => void issued.push((await keys.rotate(id, { overlapSeconds: op.overlap }, ctx)).key));
+          else if (op.kind === 'limits') await tolerate(() => keys.updateLimits(id, { rateLimits: [{ name: 'm', limit: op.limit, windowSeconds: 60 }], quota: { remaining: op.remaining } }, ctx));
+          else if (op.kind === 'leak') await tolerate(() => keys.recordLeak(id, { url: `https://example.com${op.path}` }, ctx));
+          else if (op.kind === 'revoke') await tolerate(() => keys.revoke(id, ctx));
           else {
             const ownerId = `cus_${ownerN++}`;
             await tolerate(async () => {
-              await owners.create({ id: ownerId, metadata: op.metadata });
-              await owners.update(ownerId, { disabled: op.disable, metadata: op.metadata });
+              await owners.create({ id: ownerId, metadata: op.metadata }, ctx);
+              await owners.update(ownerId, { disabled: op.disable, metadata: op.metadata }, ctx);
             });
           }
         }
@@ -74,6 +83,7 @@ describe('audit entries hold no key text', () => {
         const text = JSON.stringify((await audit.list({ take: 10_000 })).entries);
         // Not vacuous: every key issued left its entry.
         expect(text.split('"key.issued"').length - 1).toBe(ids.length);
+        for (const key of issued) expect(secretLeak(text, [key])).toBeUndefined();
         for (const key of issued) {
           expect(text).not.toContain(key);
           // The random body without its checksum, and without the prefix a record shows anyway.
