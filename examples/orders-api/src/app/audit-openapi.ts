@@ -26,7 +26,7 @@ export const AUDIT_SCHEMAS: Record<string, JsonObject> = {
         description: 'Each changed public field with its value before and after (`null`: absent). Never key text, a digest or a pepper.',
         additionalProperties: { type: 'object', required: ['before', 'after'], properties: { before: {}, after: {} } },
       },
-      requestId: { type: ['string', 'null'], description: 'The `X-Request-Id` of the admin request (made by the server when none was sent); `null` from the CLI or code.' },
+      requestId: { type: ['string', 'null'], description: 'The `X-Request-Id` of the admin request when it was in the safe form (1-64 of A-Z a-z 0-9 . _ : -, no 8 letters and digits in a row outside a UUID), else `req_<uuid>` made by the server; `null` from the CLI or code.' },
     },
   },
 };
