@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, DEFAULTS, EXAMPLE_DIR, loadConfig, parseRate, resolveConfig } from '../src/config.ts';
-import { isCalendarDate, parseInstant, parseJsonObject } from '../src/app/validation.ts';
+import { isCalendarDate, parseJsonObject } from '../src/app/validation.ts';
 import { parseDuration } from '../src/cli.ts';
 import { orderFilters } from '../src/app/order-filters.ts';
 
@@ -226,14 +226,6 @@ describe('small parsers', () => {
     expect(isCalendarDate('2024-04-31')).toBe(false);
     expect(isCalendarDate('2024-00-10')).toBe(false);
     expect(isCalendarDate('٢٠٢٤-01-01')).toBe(false);
-  });
-
-  it('parseInstant needs an offset and a real date', () => {
-    expect(parseInstant('2030-01-31T00:00:00Z')?.toISOString()).toBe('2030-01-31T00:00:00.000Z');
-    expect(parseInstant('2030-01-31T02:00:00+02:00')?.toISOString()).toBe('2030-01-31T00:00:00.000Z');
-    expect(parseInstant('2030-01-31T00:00:00')).toBeUndefined();
-    expect(parseInstant('2030-02-31T00:00:00Z')).toBeUndefined();
-    expect(parseInstant('2030-01-31')).toBeUndefined();
   });
 
   it('parseJsonObject accepts JSON media types only', () => {

@@ -102,6 +102,9 @@ export { AUDIT_ACTIONS, auditListSort } from './audit/audit-store.ts';
 export { listAudit } from './audit/list-audit.ts';
 export { isWellFormedRequestId, requestIdFrom } from './audit/request-id.ts';
 
+// Instants clients send: one format and one range for every route
+export { MAX_INSTANT_MS, MIN_INSTANT_MS, isInstantInRange, parseInstant } from './instant.ts';
+
 // Store calls: deadlines and silence
 export { createSilenceWatch, withTimeout } from './internal/silence-timeout.ts';
 export type { SilenceWatch } from './internal/silence-timeout.ts';

@@ -18,9 +18,9 @@ import {
   type UpdateKeyInput,
   type UpdateLimitsInput,
 } from '@keyset/core';
-import type { KnownOptions } from '@keyset/core/adapter';
+import { parseInstant, type KnownOptions } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
-import { invalid, isIntegerIn, parseInstant, rejectUnknownMembers, type BodyShape } from './validation.ts';
+import { invalid, isIntegerIn, rejectUnknownMembers, type BodyShape } from './validation.ts';
 
 /** Every scope the example knows. Anything else is refused at issue time. */
 export const SCOPES = Object.freeze(['orders:read', 'reports:read', 'keys:admin'] as const);
@@ -96,7 +96,7 @@ export function parseIssueBody(body: Record<string, unknown>, now: Date = new Da
   if (quota !== undefined && quota !== null) input.quota = quota as QuotaInput;
   if (expiresAt !== undefined && expiresAt !== null) {
     const date = typeof expiresAt === 'string' ? parseInstant(expiresAt) : undefined;
-    if (date === undefined) throw invalid('expiresAt', '`expiresAt` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z');
+    if (date === undefined) throw invalid('expiresAt', '`expiresAt` must be an RFC 3339 timestamp with an offset, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z in UTC, e.g. 2030-01-31T00:00:00Z');
     if (date.getTime() <= now.getTime()) throw invalid('expiresAt', '`expiresAt` must be in the future');
     input.expiresAt = date;
   }

@@ -15,7 +15,7 @@ import {
   type UsageRequests,
   type UsageStore,
 } from '@keyset/core';
-import { isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
+import { denseUsageBuckets, isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
 import { instantParam, invalid, isIntegerIn, singleParam } from './validation.ts';
 
@@ -34,7 +34,6 @@ export function usageRange(query: URLSearchParams, now: number): UsageRange {
   if (!isUsageInterval(interval)) throw invalid('interval', '`interval` must be minute, hour or day');
   const to = instantParam(query, 'to')?.getTime() ?? now;
   const from = instantParam(query, 'from')?.getTime() ?? to - DAY_MS;
-  if (from < 0) throw invalid('from', '`from` must not be before 1970-01-01T00:00:00Z');
   if (from >= to) throw invalid('from', '`from` must be before `to`');
   const count = usageBucketCount(from, to, interval);
   if (count > MAX_USAGE_BUCKETS[interval]) {
@@ -63,7 +62,10 @@ export function createUsageAdminHandlers(deps: { keyring: Keyring; store: UsageS
 
   async function read(subject: { keyId: string } | { ownerId: string }, query: URLSearchParams): Promise<AppResponse> {
     const { from, to, interval } = usageRange(query, now());
-    const buckets = await store.read({ ...subject, from, to, interval });
+    // The store counts from 1970 on (epoch milliseconds); an earlier part of the range, which
+    // every route takes alike (0001-01-01Z on), has zero buckets.
+    const stored = to > 0 ? await store.read({ ...subject, from: Math.max(from, 0), to, interval }) : [];
+    const buckets = denseUsageBuckets(new Map(stored.map((b) => [b.start, b])), from, to, interval);
     return {
       status: 200,
       body: {
@@ -98,7 +100,7 @@ export function createUsageAdminHandlers(deps: { keyring: Keyring; store: UsageS
       const limitText = singleParam(query, 'limit') ?? '10';
       const limit = /^[0-9]{1,3}$/.test(limitText) ? Number(limitText) : Number.NaN;
       if (!isIntegerIn(limit, 1, 100)) throw invalid('limit', '`limit` must be a whole number from 1 to 100');
-      const items = await store.top({ from, to, interval, by: by as UsageRanking, limit });
+      const items = to > 0 ? await store.top({ from: Math.max(from, 0), to, interval, by: by as UsageRanking, limit }) : [];
       return { status: 200, body: { from: iso(usageBucketStart(from, interval)), to: iso(to), by, items } };
     },
   });

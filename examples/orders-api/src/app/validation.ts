@@ -5,7 +5,7 @@
  * @module
  */
 import { echoContentCoding, echoMediaType, KeysetError } from '@keyset/core';
-import { closestName } from '@keyset/core/adapter';
+import { closestName, parseInstant } from '@keyset/core/adapter';
 
 /** Largest request body the example accepts. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -154,22 +154,13 @@ export function isCalendarDate(text: string): boolean {
 }
 
 /**
- * An RFC 3339 timestamp with an explicit offset (`2025-01-31T00:00:00Z`), as a `Date`,
- * or `undefined`. Local times without an offset are ambiguous and refused.
+ * Query parameter `name` given once as an RFC 3339 instant in core's one range
+ * (`parseInstant`), or undefined when absent; anything else is a 400 naming it.
  */
-export function parseInstant(text: string): Date | undefined {
-  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.exec(text);
-  if (!match || !isCalendarDate(match[1]!)) return undefined;
-  if (Number(match[2]) > 23 || Number(match[3]) > 59 || Number(match[4]) > 59) return undefined;
-  const date = new Date(text);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
-/** Query parameter `name` given once as an RFC 3339 instant, or undefined when absent; anything else is a 400 naming it. */
 export function instantParam(query: URLSearchParams, name: string): Date | undefined {
   const text = singleParam(query, name);
   if (text === undefined) return undefined;
   const date = parseInstant(text);
-  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, e.g. 2030-01-31T00:00:00Z`);
+  if (date === undefined) throw invalid(name, `\`${name}\` must be an RFC 3339 timestamp with an offset, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z in UTC, e.g. 2030-01-31T00:00:00Z`);
   return date;
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
+import { isInstantInRange } from '../instant.ts';
 import { toListQuery, type KeyListPlan } from '../keys/key-input.ts';
 import { AUDIT_ACTIONS, type AuditEntry, type AuditFilters, type AuditStore } from './audit-store.ts';
 
@@ -27,7 +28,9 @@ function checkFilters(filters: AuditFilters): AuditFilters {
   if (actor !== undefined && typeof actor !== 'string') throw invalid('actor', '`actor` must be a string.');
   if (action !== undefined && !AUDIT_ACTIONS.includes(action)) throw invalid('action', `\`action\` must be one of: ${AUDIT_ACTIONS.join(', ')}.`);
   for (const [field, value] of [['from', from], ['to', to]] as const) {
-    if (value !== undefined && !(value instanceof Date && Number.isFinite(value.getTime()))) throw invalid(field, `\`${field}\` must be a valid date.`);
+    if (value !== undefined && !(value instanceof Date && isInstantInRange(value.getTime()))) {
+      throw invalid(field, `\`${field}\` must be a date from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z.`);
+    }
   }
   if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) throw invalid('from', '`from` must not be after `to`.');
   return filters;

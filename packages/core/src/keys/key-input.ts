@@ -4,6 +4,7 @@
  * and every failure is a 400 `invalid_request` naming the field.
  * @module
  */
+import { MAX_INSTANT_MS } from '../instant.ts';
 import { KeysetError } from '../errors.ts';
 import { parseTimestamp } from '../internal/timestamp.ts';
 import { quotaProblem } from '../quota/quota-period.ts';
@@ -142,7 +143,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * takes ISO 8601 text with a four-digit year; `Date#toISOString` writes `+010000-…` past
  * it), and an RFC 3339 timestamp can name it. Later than this is no expiry worth storing.
  */
-export const MAX_KEY_TIMESTAMP_MS: number = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const MAX_KEY_TIMESTAMP_MS: number = MAX_INSTANT_MS;
 
 /**
  * The largest `limit` of a key's rate limit: 2^31 − 1 requests per window, what every
