@@ -167,7 +167,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     expect(bars.every((bar) => bar !== null)).toBe(true);
     expect(bars.reduce((sum, bar) => [sum[0]! + Number(bar![1]), sum[1]! + Number(bar![2])], [0, 0])).toEqual([3, 1]);
     // The month, by day, holds the same requests.
-    await page.getByLabel('Period').selectOption('month');
+    await page.locator('#usage-period').selectOption('month');
     await page.locator('#usage-summary', { hasText: 'Last month, by day: 3 allowed, 1 refused (insufficient_scope 1).' }).waitFor({ timeout: UI_TIMEOUT });
     expect(await page.locator('#usage-chart svg g.bucket').count()).toBeGreaterThanOrEqual(30);
     await shot('key-usage');
@@ -269,6 +269,47 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
 
     expect(await page.locator('img').count()).toBe(0);
     expect(urls.filter((url) => url.includes(admin))).toEqual([]);
+    expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
+  }, 120_000);
+
+  it("shows an owner's usage by its id, and says that keys of an earlier owner deleted under the id count too", async () => {
+    const id = `cus_console_${Date.now().toString(36)}`;
+    const send = (method: string, path: string, body?: unknown) => call(base, path, { key: admin, method, ...(body === undefined ? {} : { body }) });
+    const issueFor = async (): Promise<string> => {
+      const reply = await send('POST', '/api/keys', { name: `${id} key`, scopes: ['orders:read'], ownerId: id });
+      expect(reply.status, reply.text).toBe(201);
+      return reply.body.key;
+    };
+    // Two requests by a key of the first owner of the id, deleted; one by the owner created again.
+    expect((await send('POST', '/api/owners', { id })).status).toBe(201);
+    const first = await issueFor();
+    for (let i = 0; i < 2; i += 1) expect(await ordersStatus(first)).toBe(200);
+    expect((await send('DELETE', `/api/owners/${id}`)).status).toBe(204);
+    expect((await send('POST', '/api/owners', { id })).status).toBe(201);
+    expect(await ordersStatus(await issueFor())).toBe(200);
+
+    await page.goto(`${base}${CONSOLE_PATHS.page}`);
+    await page.waitForFunction(() => document.activeElement?.id === 'admin-key', undefined, { timeout: UI_TIMEOUT });
+    await page.keyboard.type(admin);
+    await page.keyboard.press('Enter');
+    await statusReads(/^Signed in: \d+ keys and \d+ owners loaded\.$/);
+    await page.getByLabel('Search owners by id').fill(id);
+    await page.getByRole('button', { name: `Show the usage of ${id}` }).click();
+    await page.getByRole('heading', { name: `Owner: ${id}` }).waitFor({ timeout: UI_TIMEOUT });
+    const note = await page.locator('#owner-usage-note').innerText();
+    expect(note).toContain(`Usage is counted by owner id: it includes the requests of every key issued for ${id}, also keys of an earlier owner deleted under this id.`);
+    expect(note).toMatch(/This owner was created \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\.$/);
+    // Counted by id: the earlier owner's two requests and the new owner's one.
+    const summary = page.locator('#owner-usage-summary');
+    await expect
+      .poll(async () => {
+        const text = await summary.innerText();
+        if (!/3 allowed/.test(text)) await page.locator('#reload-owner-usage').click();
+        return text;
+      }, { timeout: UI_TIMEOUT, interval: 200 })
+      .toBe('Last day, by hour: 3 allowed, 0 refused.');
+    expect(await page.locator('#owner-usage-chart svg rect.allowed').count()).toBeGreaterThanOrEqual(1);
+    await shot('owner-usage');
     expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
   }, 120_000);
 });

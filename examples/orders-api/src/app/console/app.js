@@ -79,7 +79,7 @@ function describeLeak(record) {
 
 /** The console, wired to the page's elements. */
 function createConsole() {
-  const state = { key: null, keys: [], keysTruncated: false, owners: [], ownersTruncated: false, current: null };
+  const state = { key: null, keys: [], keysTruncated: false, owners: [], ownersTruncated: false, current: null, owner: null };
 
   function setStatus(text, kind = 'info') {
     const status = $('status');
@@ -152,10 +152,12 @@ function createConsole() {
     state.keys = [];
     state.owners = [];
     state.current = null;
+    state.owner = null;
     hideNewKey();
     $('keys-table').tBodies[0].replaceChildren();
     $('owners-table').tBodies[0].replaceChildren();
     $('key-detail').hidden = true;
+    $('owner-detail').hidden = true;
     $('signed-in').hidden = true;
     $('login').hidden = false;
     $('admin-key').focus();
@@ -216,13 +218,16 @@ function createConsole() {
         renderKeys();
         search.focus();
       });
+      const usage = el('button', { type: 'button' }, 'Show its usage');
+      usage.setAttribute('aria-label', `Show the usage of ${owner.id}`);
+      usage.addEventListener('click', () => void run(() => openOwner(owner)));
       return el(
         'tr',
         {},
         el('td', { class: 'mono' }, owner.id),
         el('td', {}, owner.disabledAt ? `disabled ${when(owner.disabledAt)}` : 'enabled'),
         el('td', {}, when(owner.createdAt)),
-        el('td', {}, keys),
+        el('td', {}, keys, ' ', usage),
       );
     });
     $('owners-table').tBodies[0].replaceChildren(...rows);
@@ -273,20 +278,46 @@ function createConsole() {
   async function loadUsage() {
     const record = state.current;
     if (record === null) return;
-    const month = $('usage-period').value === 'month';
+    await drawUsage(`/api/keys/${encodeURIComponent(record.id)}/usage`, 'usage');
+  }
+
+  // One owner's usage. It is counted by owner id, so it includes keys of an earlier owner
+  // deleted under the same id: the note above the chart says so, with this owner's creation.
+  async function openOwner(owner) {
+    state.owner = owner;
+    $('owner-heading').textContent = `Owner: ${owner.id}`;
+    $('owner-usage-note').textContent =
+      `Usage is counted by owner id: it includes the requests of every key issued for ${owner.id}, ` +
+      `also keys of an earlier owner deleted under this id. This owner was created ${when(owner.createdAt)}.`;
+    const section = $('owner-detail');
+    section.hidden = false;
+    section.focus();
+    setStatus(`Owner ${owner.id} opened.`);
+    await loadOwnerUsage();
+  }
+
+  async function loadOwnerUsage() {
+    const owner = state.owner;
+    if (owner === null) return;
+    await drawUsage(`/api/owners/${encodeURIComponent(owner.id)}/usage`, 'owner-usage');
+  }
+
+  /** A usage route's answer for the period chosen in `#<ids>-period`, drawn into `#<ids>-summary`, `-figure` and `-chart`. */
+  async function drawUsage(path, ids) {
+    const month = $(`${ids}-period`).value === 'month';
     const query = month ? `interval=day&from=${encodeURIComponent(new Date(Date.now() - 30 * DAY_MS).toISOString())}` : 'interval=hour';
-    const reply = await api('GET', `/api/keys/${encodeURIComponent(record.id)}/usage?${query}`);
-    const chart = $('usage-chart');
+    const reply = await api('GET', `${path}?${query}`);
+    const chart = $(`${ids}-chart`);
     if (reply.status === 404) {
       chart.replaceChildren();
-      $('usage-figure').hidden = true;
-      $('usage-summary').textContent = 'Usage not available on this server.';
+      $(`${ids}-figure`).hidden = true;
+      $(`${ids}-summary`).textContent = 'Usage not available on this server.';
       return;
     }
     if (!reply.ok) {
       chart.replaceChildren();
-      $('usage-figure').hidden = true;
-      $('usage-summary').textContent = `Usage could not be read: ${problemText(reply)}`;
+      $(`${ids}-figure`).hidden = true;
+      $(`${ids}-summary`).textContent = `Usage could not be read: ${problemText(reply)}`;
       return;
     }
     const buckets = reply.data.buckets.map((bucket) => {
@@ -298,10 +329,10 @@ function createConsole() {
     const reasons = Object.entries(reply.data.totals.requests)
       .filter(([outcome, count]) => outcome !== 'allowed' && count > 0)
       .map(([outcome, count]) => `${outcome} ${count}`);
-    $('usage-summary').textContent =
+    $(`${ids}-summary`).textContent =
       `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}.`;
-    $('usage-figure').hidden = false;
-    chart.replaceChildren(usageChart(buckets, month));
+    $(`${ids}-figure`).hidden = false;
+    chart.replaceChildren(usageChart(buckets, month, `${ids}-summary`));
   }
 
   async function loadAudit() {
@@ -430,6 +461,8 @@ function createConsole() {
     });
     $('usage-period').addEventListener('change', () => void run(loadUsage));
     $('reload-usage').addEventListener('click', () => void run(loadUsage));
+    $('owner-usage-period').addEventListener('change', () => void run(loadOwnerUsage));
+    $('reload-owner-usage').addEventListener('click', () => void run(loadOwnerUsage));
     $('rotate-form').addEventListener('submit', (event) => {
       event.preventDefault();
       void run(rotate);
@@ -483,7 +516,7 @@ function auditEntry(entry) {
 }
 
 /** Bars of allowed (below) and refused (above) requests per bucket, drawn with SVG elements. */
-function usageChart(buckets, daily) {
+function usageChart(buckets, daily, labelledBy) {
   const width = 720;
   const height = 200;
   const left = 44;
@@ -495,7 +528,7 @@ function usageChart(buckets, daily) {
   const step = plotWidth / Math.max(1, buckets.length);
   const barWidth = Math.max(1, step * 0.8);
   const label = (iso) => (daily ? new Date(iso).toISOString().slice(0, 10) : `${new Date(iso).toISOString().slice(5, 16).replace('T', ' ')} UTC`);
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'usage-summary', class: 'chart' });
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': labelledBy, class: 'chart' });
   chart.append(
     svg('line', { x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: 'axis' }),
     svg('text', { x: left - 6, y: top + 10, 'text-anchor': 'end', class: 'tick' }, String(max)),
