@@ -216,6 +216,28 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
         await expect(client.query(`UPDATE ${t}identities" SET leak_url = $1`, [`https://x/${'a'.repeat(2048)}`])).rejects.toThrow(/check/i);
       });
 
+      it('migration 13 upgrades a version-12 database: keys get their owner row\'s incarnation, a key older than its owner row (an earlier owner\'s) has none and no owner', async () => {
+        const { client, schema } = backend();
+        const tablePrefix = freshPrefix();
+        await runScript(client, migrationSqlUpTo(12, { schema, tablePrefix }));
+        const t = `"${schema}"."${tablePrefix}`;
+        await client.query(`INSERT INTO ${t}owners" (id, created_at) VALUES ('cus_re', '2030-01-02T00:00:00Z')`);
+        await client.query(`INSERT INTO ${t}identities" (id, name, scopes, owner_id, created_at) VALUES ('key_old', 'old', '{a}', 'cus_re', '2030-01-01T00:00:00Z'), ('key_new', 'new', '{a}', 'cus_re', '2030-01-03T00:00:00Z')`);
+        await client.query(`INSERT INTO ${t}secrets" (digest, identity_id, last4) VALUES ('${'a1'.repeat(32)}', 'key_old', 'abcd'), ('${'b2'.repeat(32)}', 'key_new', 'efgh')`);
+        await migrate(client, { schema, tablePrefix });
+        expect(await versions(client, schema, tablePrefix)).toEqual(ALL_VERSIONS);
+        const store = createPostgresKeyStore({ client, schema, tablePrefix });
+        const owner = await store.getOwner?.('cus_re');
+        expect(owner?.incarnation).toEqual(expect.any(String));
+        expect((await store.getIdentity('key_new'))?.identity.ownerIncarnation).toBe(owner?.incarnation);
+        expect((await store.findByDigest('b2'.repeat(32)))?.owner?.id).toBe('cus_re');
+        expect((await store.getIdentity('key_old'))?.identity).not.toHaveProperty('ownerIncarnation');
+        expect((await store.findByDigest('a1'.repeat(32)))?.owner).toBeNull();
+        // Deleting the owner revokes both, whichever incarnation they were issued for.
+        expect(await store.deleteOwner?.('cus_re', new Date(T_LEAK))).toBe(true);
+        expect((await store.listIdentities({ take: 10, ownerId: 'cus_re' })).keys.map((k) => k.identity.revokedAt)).toEqual([new Date(T_LEAK), new Date(T_LEAK)]);
+      });
+
       it('migration 10 upgrades a version-8 database: owners read with no quota, then keep one', async () => {
         const { client, schema } = backend();
         const tablePrefix = freshPrefix();
