@@ -382,7 +382,7 @@ const MIGRATIONS: readonly Migration[] = [
   // newer than the key; the others (issued for an earlier owner of the id) keep NULL, which
   // the store's read gives the same rule.
   // `delete_owner` is a VOLATILE function for the reason of migration 2: the DELETE waits
-  // for any key insert holding the owner row (FOR SHARE), and the revocation that follows
+  // for any key insert holding the owner row (FOR KEY SHARE), and the revocation that follows
   // must see the key that insert committed, which one plain statement's snapshot, taken
   // before the wait, would not.
   {

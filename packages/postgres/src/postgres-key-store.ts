@@ -95,16 +95,17 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   const t = tableNames(schema, tablePrefix);
 
   // A key with an owner is inserted only while the owner row of its incarnation exists, read
-  // with FOR SHARE in the same statement. That lock and the owner delete's row lock (see
-  // migration 13's delete_owner) serialise the two: a delete that comes first leaves no row
-  // to lock (nothing is inserted), an insert that comes first is committed before the delete
-  // goes on, and the delete's revocation, on a fresh snapshot, sees and revokes the new key.
-  // A key given no incarnation gets the rule of findByDigestSql.
+  // with FOR KEY SHARE in the same statement: the weakest lock a DELETE waits for, so an
+  // owner's UPDATE (a disable, say) does not wait for key issues. That lock and the owner
+  // delete's row lock (migration 13's delete_owner) serialise the two: a delete that comes
+  // first leaves no row to lock (nothing is inserted), an insert that comes first is
+  // committed before the delete goes on, and the delete's revocation, on a fresh snapshot,
+  // sees and revokes the new key. A key given no incarnation gets the rule of findByDigestSql.
   const insertIdentityCte = `
     WITH owner_row AS (
       SELECT 1 FROM ${t.owners}
       WHERE id = $20::text AND (incarnation = $23::text OR ($23::text IS NULL AND created_at <= $6::timestamptz))
-      FOR SHARE
+      FOR KEY SHARE
     ), identity AS (
       INSERT INTO ${t.identities} (id, name, scopes, rate_limit, rate_window_seconds, created_at, expires_at, revoked_at, prefix, metadata, ip_allowlist, rate_limits, quota, owner_id, leaked_at, leak_url, owner_incarnation)
       SELECT $1, $2, $3::text[], $4::integer, $5::float8, $6::timestamptz, $7::timestamptz, $8::timestamptz, $14, $15::json, $16::text[], $17::jsonb, $18::jsonb, $20::text, $21::timestamptz, $22::text, $23::text
