@@ -6,7 +6,7 @@
  * `sort`, `cursor`, `limit`, a filter, the path and an admin path, `Content-Type`,
  * `Content-Encoding`, `Host`, a body member name, a scope, `X-Request-Id`), to all four adapters over one
  * database, with every credential scheme enabled (`KEY_SCHEMES=ApiKey,Bearer,X-API-Key`).
- * No response (status line, headers, body), no log line and no audit entry holds 8
+ * No response (status line, headers, body), no log line, no audit entry and no key record holds 8
  * characters of a key's secret in a row. The servers run with a public base URL, as a deployment should:
  * without one, a `Link` origin repeats the `Host` header (docs/security.md).
  *
@@ -187,7 +187,7 @@ describe('the echo rule: no place echoes 8 characters of a key, whatever was don
     }
   }
 
-  it('keys whole, cut, split, encoded or case-changed: nothing of them in any response or log line', async () => {
+  it('keys whole, cut, split, encoded or case-changed: nothing of them in any response, log line, audit entry or key record', async () => {
     const counts = { runs: 0, requests: 0, logLines: 0, byStatus: new Map<number, number>() };
     await fc.assert(
       fc.asyncProperty(variant, async (v) => {
@@ -212,16 +212,23 @@ describe('the echo rule: no place echoes 8 characters of a key, whatever was don
       }),
       { numRuns: 30 },
     );
-    // What was stored: every audit entry (the request ids above among them), read back page by page.
-    const stored: unknown[] = [];
-    for (let next: string | null = '/api/audit?limit=100'; next !== null; ) {
-      const page = await call(t.api.url, next, { key: admin });
-      expect(page.status, page.text).toBe(200);
-      stored.push(...page.body.items);
-      next = page.body.nextCursor === null ? null : `/api/audit?limit=100&cursor=${encodeURIComponent(page.body.nextCursor)}`;
-    }
-    expect(stored.length).toBeGreaterThan(counts.runs * ADAPTERS.length);
-    expect(secretLeak(JSON.stringify(stored), keys)).toBeUndefined();
+    // What was stored: every audit entry (the request ids above among them) and every key
+    // record (the keys those requests issued among them), read back page by page.
+    const readAll = async (path: string): Promise<unknown[]> => {
+      const items: unknown[] = [];
+      for (let next: string | null = `${path}?limit=100`; next !== null; ) {
+        const page = await call(t.api.url, next, { key: admin });
+        expect(page.status, page.text).toBe(200);
+        items.push(...page.body.items);
+        next = page.body.nextCursor === null ? null : `${path}?limit=100&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+      }
+      return items;
+    };
+    const [entries, records] = [await readAll('/api/audit'), await readAll('/api/keys')];
+    expect(entries.length).toBeGreaterThan(counts.runs * ADAPTERS.length);
+    expect(records.length).toBeGreaterThan(counts.runs * ADAPTERS.length);
+    expect(secretLeak(JSON.stringify(entries), keys)).toBeUndefined();
+    expect(secretLeak(JSON.stringify(records), keys)).toBeUndefined();
     // The figures the closing notes quote; rerun with this file alone to see them.
     console.log(`echo property: ${counts.runs} key variants × ${ADAPTERS.length} adapters × ${PLACES.length} places = ${counts.requests} requests, ${counts.logLines} log lines, statuses ${JSON.stringify(Object.fromEntries(counts.byStatus))}`);
     expect(counts.requests).toBe(counts.runs * ADAPTERS.length * PLACES.length);
