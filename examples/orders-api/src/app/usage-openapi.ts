@@ -82,7 +82,7 @@ export function usagePaths(scoped: (scope: string, operation: JsonObject) => Jso
     });
   return {
     '/api/keys/{id}/usage': { parameters: [ids.key], get: report('getKeyUsage', 'A key\'s requests per outcome and credits, per bucket') },
-    '/api/owners/{id}/usage': { parameters: [ids.owner], get: report('getOwnerUsage', 'An owner\'s requests per outcome and credits (all its keys), per bucket') },
+    '/api/owners/{id}/usage': { parameters: [ids.owner], get: report('getOwnerUsage', 'An owner\'s requests per outcome and credits, per bucket: every key issued under this owner id, an earlier owner\'s deleted under the same id included (usage follows the id)') },
     '/api/usage/top': {
       get: scoped('keys:admin', {
         operationId: 'topUsage',
