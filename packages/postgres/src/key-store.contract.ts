@@ -150,6 +150,27 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
         expect(await store.findByDigest(secret.digest)).toEqual({ identity, secret });
       });
 
+      it('inserts a key for an owner only while the owner row of its incarnation exists, and gives a found key that owner only', async () => {
+        if (typeof store.insertOwner !== 'function' || typeof store.deleteOwner !== 'function') return;
+        const owner = { id: 'cus_inc', incarnation: 'inc_first', metadata: {}, rateLimits: null, quota: null, createdAt: at(0), disabledAt: null };
+        expect(await store.insertOwner(owner)).toBe(true);
+        const kept = makeIdentity({ ownerId: 'cus_inc', ownerIncarnation: 'inc_first' });
+        const keptSecret = makeSecret();
+        expect(await store.insertIdentity(kept, keptSecret)).toBe(true);
+        const other = makeIdentity({ ownerId: 'cus_inc', ownerIncarnation: 'inc_other' });
+        expect(await store.insertIdentity(other, makeSecret())).toBe(false);
+        expect(await store.getIdentity(other.id)).toBeUndefined();
+        expect(await store.insertIdentity(makeIdentity({ ownerId: 'cus_none', ownerIncarnation: 'inc_first' }), makeSecret())).toBe(false);
+        expect((await store.findByDigest(keptSecret.digest))?.owner?.id).toBe('cus_inc');
+        // Deleted, then created again: the key is revoked, and the new owner row does not own it.
+        expect(await store.deleteOwner('cus_inc', at(1))).toBe(true);
+        expect(await store.insertIdentity(makeIdentity({ ownerId: 'cus_inc', ownerIncarnation: 'inc_first' }), makeSecret())).toBe(false);
+        expect(await store.insertOwner({ ...owner, incarnation: 'inc_second', createdAt: at(2) })).toBe(true);
+        expect((await store.findByDigest(keptSecret.digest))?.owner).toBeNull();
+        expect((await store.getIdentity(kept.id))?.identity.revokedAt).toEqual(at(1));
+        expect((await store.listIdentities({ take: 10, ownerId: 'cus_inc' })).keys.map((k) => k.identity.id)).toEqual([kept.id]);
+      });
+
       it('keeps empty scopes, no rate limit, null timestamps and a fractional window', async () => {
         const a = await issue({ scopes: [], rateLimit: null });
         const b = await issue({ rateLimit: { limit: 1, windowSeconds: 0.5 } });
