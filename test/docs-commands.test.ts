@@ -1,9 +1,26 @@
 /**
- * A newcomer has Node and npm, not pnpm. Every command in the docs, READMEs and the
- * key CLI's help goes through `npx -y pnpm@10.34.9 …` (or `npm`/`npx`/`node`), never a
- * bare `pnpm`, which is "command not found" on such a machine. This scans code (fenced
- * blocks and inline code spans) in every Markdown file the repository ships, and the
- * root scripts a documented command runs.
+ * Every shell command the docs give runs, with only Node and npm on the machine.
+ *
+ * - No bare `pnpm` (a newcomer has npm, not pnpm): every command goes through
+ *   `npx -y pnpm@10.34.9 …` (or `npm`/`npx`/`node`). Scanned in code (fenced blocks and
+ *   inline code spans, which may wrap a line) of every Markdown file the repository
+ *   ships, and in the key CLI's help.
+ * - Every shell block (```sh, ```bash, ```shell, ```console) of README.md, docs/*.md,
+ *   packages/* and examples/* READMEs is one of: run here, against a started example;
+ *   run by another test named below (which reads it from the page); or marked
+ *   `<!-- illustrative: reason -->` on the line above it, the reason beside it for a reader.
+ *   A block marked `<!-- cheaper: reason -->` runs here with its expensive commands
+ *   checked by a cheaper equivalent the reason names (`npx vitest run …` → the files
+ *   `vitest list --filesOnly …` selects: running the suite inside one of its tests would
+ *   run that test again).
+ * - Blocks run here run as written in bash (`-euo pipefail`), each page's blocks in order in
+ *   one shell (later blocks use the variables of earlier ones), against an example on
+ *   PostgreSQL (so the key CLI works beside the running server, as the docs say), with the
+ *   page's placeholders made real (see PLACEHOLDERS). `npx -y pnpm@10.34.9 keys|start`
+ *   run the root script's own command, read from package.json: pnpm itself adds 10-15 s
+ *   a line on a busy machine and nothing else (examples/orders-api/test/commands.test.ts
+ *   runs the `npx -y pnpm@10.34.9` form itself). A `start` runs until the server logs that
+ *   it listens, then gets Ctrl-C and must exit 0. Every `curl` must get an answer below 500.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -31,7 +48,8 @@ function markdownFiles(): string[] {
 function codeOf(markdown: string): string[] {
   const blocks = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
   const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '');
-  const spans = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  // A span may wrap onto the next line, as Markdown allows; it never spans a blank line.
+  const spans = [...prose.matchAll(/`((?:[^`\n]|\n(?!\s*\n))+)`/g)].map((m) => m[1]!.replace(/\s*\n\s*/g, ' '));
   return [...blocks, ...spans];
 }
 
@@ -69,6 +87,7 @@ describe('commands work with only Node and npm', () => {
     expect(barePnpm('DATABASE_URL=x pnpm keys list')).toEqual(['DATABASE_URL=x pnpm keys list']);
     expect(barePnpm('npx -y pnpm@10.34.9 keys list && npx -y pnpm@10.34.9 --silent keys list')).toEqual([]);
     expect(barePnpm('pnpm-lock.yaml, pnpm@10.34.9')).toEqual([]);
+    expect(codeOf('the key CLI (`pnpm keys\ncreate|list`) works').flatMap(barePnpm)).toEqual(['pnpm keys create|list']);
   });
 });
 
