@@ -11,8 +11,8 @@
  *   `<!-- illustrative: reason -->` on the line above it, the reason beside it for a reader.
  *   A block marked `<!-- cheaper: reason -->` runs here with its expensive commands
  *   checked by a cheaper equivalent the reason names (`npx vitest run …` → the files
- *   `vitest list --filesOnly …` selects: running the suite inside one of its tests would
- *   run that test again).
+ *   `vitest list --filesOnly …` selects, which must not be none: the runs themselves take
+ *   minutes, and CI runs the whole suite).
  * - Blocks run here run as written in bash (`-euo pipefail`), each page's blocks in order in
  *   one shell (later blocks use the variables of earlier ones), against an example on
  *   PostgreSQL (so the key CLI works beside the running server, as the docs say), with the
@@ -94,5 +94,106 @@ describe('commands work with only Node and npm', () => {
 describe('docs stand on their own', () => {
   it.each(markdownFiles())('%s cites no document outside the repository (DESIGN.md)', (file) => {
     expect(readFileSync(join(root, file), 'utf8')).not.toMatch(/DESIGN(\.md)?\s*§/);
+  });
+});
+
+/** A shell block of a page, with the marker on the line above it, if any. */
+interface ShellBlock {
+  file: string;
+  /** Line of the opening fence (1-based). */
+  line: number;
+  code: string;
+  marker?: { kind: 'illustrative' | 'cheaper'; reason: string };
+}
+
+/** Every ```sh / ```bash / ```shell / ```console block of the shipped pages, in page order. */
+function shellBlocks(): ShellBlock[] {
+  const found: ShellBlock[] = [];
+  for (const file of markdownFiles()) {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const fence = /^(`{3,})(\S*)/.exec(lines[i]!);
+      if (fence === null) continue;
+      let end = i + 1;
+      while (end < lines.length && !lines[end]!.startsWith(fence[1]!)) end++;
+      if (/^(sh|bash|shell|console)$/.test(fence[2]!)) {
+        const above = /^<!-- (illustrative|cheaper): (.+?) -->$/.exec(lines[i - 1] ?? '');
+        const block: ShellBlock = { file, line: i + 1, code: lines.slice(i + 1, end).join('\n') };
+        if (above !== null) block.marker = { kind: above[1] as 'illustrative' | 'cheaper', reason: above[2]! };
+        found.push(block);
+      }
+      i = end;
+    }
+  }
+  return found;
+}
+
+/**
+ * Blocks another test runs, reading them from the page: the page, how the block starts,
+ * and the test.
+ */
+const RUN_ELSEWHERE: ReadonlyArray<{ file: string; starts: string; test: string; via?: string }> = [
+  { file: 'README.md', starts: 'npx -y pnpm@10.34.9 install --filter-prod', test: 'test/readme-first-install.test.ts' },
+  // The same block word for word (checked below), read by that test from the README.
+  { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 install --filter-prod', test: 'test/readme-first-install.test.ts', via: 'README.md' },
+  { file: 'README.md', starts: 'ADMIN_KEY=$(cat examples/orders-api/.data/admin.key)\n\n# Issue a key', test: 'test/readme-quickstart.test.ts' },
+  { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 install && npx -y pnpm@10.34.9 pack:all', test: 'test/pack-install.test.ts' },
+];
+
+/** The test that runs `block`, if another one does. */
+function elsewhere(block: ShellBlock): { test: string; page: string } | undefined {
+  const entry = RUN_ELSEWHERE.find((e) => e.file === block.file && block.code.startsWith(e.starts));
+  return entry === undefined ? undefined : { test: entry.test, page: entry.via ?? entry.file };
+}
+
+/** A page's text for a placeholder, and what a block run here gets instead. */
+interface Real {
+  url: string;
+  dataDir: string;
+  scratch: string;
+  keyId: string;
+  databaseUrl: string;
+}
+const PLACEHOLDERS: ReadonlyArray<readonly [string, (real: Real) => string]> = [
+  ['http://127.0.0.1:3000', (real) => real.url],
+  ['examples/orders-api/.data/admin.key', (real) => join(real.dataDir, 'admin.key')],
+  ['/tmp/quickstart-key.json', (real) => join(real.scratch, 'quickstart-key.json')],
+  ['key_7uW…', (real) => real.keyId],
+  ["DATABASE_URL='postgres://orders:…@db.internal:5432/orders'", (real) => `DATABASE_URL='${real.databaseUrl}'`],
+  ['DATABASE_URL=…', (real) => `DATABASE_URL='${real.databaseUrl}'`],
+];
+
+/** Commands this test never runs as written: installs, test runs, benchmarks, mutation runs. */
+const EXPENSIVE = /npx -y pnpm@10\.34\.9 (install|test|pack:all|bench|mutate)\b|\bnpm install\b|\bnpx vitest\b|\bperf record\b|\bbench\/|\bgit worktree\b/;
+
+describe('every shell block of the docs runs, or says why not', () => {
+  const blocks = shellBlocks();
+
+  it('finds the blocks (fences of three or more backticks, sh/bash/shell/console)', () => {
+    expect(blocks.length).toBeGreaterThan(30);
+    expect(blocks.some((b) => b.file === 'docs/usage.md' && b.code.includes('keys usage'))).toBe(true);
+  });
+
+  it.each(blocks.map((b) => [`${b.file}:${b.line}`, b] as const))('%s: run here, run by a named test, or marked with a reason', (_where, block) => {
+    const other = elsewhere(block);
+    if (other !== undefined) {
+      expect(block.marker, 'a block another test runs needs no marker').toBeUndefined();
+      expect(existsSync(join(root, other.test)), other.test).toBe(true);
+      // That test reads the block from the page.
+      expect(readFileSync(join(root, other.test), 'utf8')).toContain(other.page.split('/').pop()!);
+      return;
+    }
+    if (block.marker !== undefined) {
+      expect(block.marker.reason.length, 'the reason beside the marker').toBeGreaterThan(20);
+      if (block.marker.kind === 'cheaper') expect(block.code).toMatch(/npx vitest run/);
+      return;
+    }
+    // Run here: nothing in it this test cannot run as written.
+    expect(block.code, 'an install, a test run, a benchmark or a mutation run: mark it, with the reason').not.toMatch(EXPENSIVE);
+  });
+
+  it('getting-started.md gives the README\'s first command word for word (test/readme-first-install.test.ts runs it from the README)', () => {
+    const first = (file: string): string => blocks.find((b) => b.file === file && b.code.startsWith('npx -y pnpm@10.34.9 install --filter-prod'))!.code;
+    expect(first('docs/getting-started.md')).toBe(first('README.md'));
   });
 });
