@@ -22,11 +22,14 @@
  *   runs the `npx -y pnpm@10.34.9` form itself). A `start` runs until the server logs that
  *   it listens, then gets Ctrl-C and must exit 0. Every `curl` must get an answer below 500.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { postgresUrl } from '@keyset/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HELP } from '../examples/orders-api/src/cli.ts';
+import { call, createDatabase, dropDatabase, startApi, tempDir, type TestApi } from '../examples/orders-api/test/helpers.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -196,4 +199,120 @@ describe('every shell block of the docs runs, or says why not', () => {
     const first = (file: string): string => blocks.find((b) => b.file === file && b.code.startsWith('npx -y pnpm@10.34.9 install --filter-prod'))!.code;
     expect(first('docs/getting-started.md')).toBe(first('README.md'));
   });
+});
+
+/**
+ * Bash functions a block runs with: `npx -y pnpm@10.34.9 keys|start` as the root scripts
+ * run them (read from package.json), a `start` served until it listens and then stopped
+ * with Ctrl-C, `curl` reporting each status on stderr, and in a `cheaper` block
+ * `npx vitest run …` as `vitest list --filesOnly …`. Anything else runs as written.
+ */
+function shims(): string {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const command = (name: string): string => scripts[name]!.replace(/^exec /, '');
+  return `
+__serve() {
+  local log; log=$(mktemp)
+  ${command('start')} >"$log" 2>&1 &
+  local pid=$!
+  until grep -q '"orders API listening"' "$log"; do
+    if ! kill -0 "$pid" 2>/dev/null; then cat "$log" >&2; echo "@@start exited before listening" >&2; return 1; fi
+    sleep 0.2
+  done
+  grep -o '"adapter":"[a-z]*"' "$log" | head -1 >&2
+  kill -INT "$pid"
+  local code=0; wait "$pid" || code=$?
+  echo "@@start stopped by Ctrl-C: exit $code" >&2
+  rm -f "$log"
+  return "$code"
+}
+npx() {
+  if [ "\${1:-}" = -y ] && [ "\${2:-}" = pnpm@10.34.9 ]; then
+    shift 2
+    if [ "\${1:-}" = --silent ]; then shift; fi
+    case "\${1:-}" in
+      keys) shift; ${command('keys')} "$@" ;;
+      start) shift; [ "$#" -eq 0 ] && __serve ;;
+      *) echo "@@not run here: npx -y pnpm@10.34.9 $*" >&2; return 97 ;;
+    esac
+  elif [ "\${1:-}" = vitest ] && [ "\${2:-}" = run ] && [ -n "\${__cheaper:-}" ]; then
+    shift 2
+    local files; files=$(command npx vitest list --filesOnly "$@")
+    [ -n "$files" ] || { echo "@@vitest run $* selects no test file" >&2; return 1; }
+    echo "@@vitest run $* selects $(printf '%s\n' "$files" | wc -l) files" >&2
+  else
+    command npx "$@"
+  fi
+}
+curl() { command curl -w '%{stderr}@@curl %{http_code}\n' "$@"; }
+`;
+}
+
+/** A page's blocks run here, as one script: placeholders made real, `cheaper` blocks flagged. */
+function pageScript(file: string, real: Real): string {
+  const parts = shellBlocks()
+    .filter((b) => b.file === file && elsewhere(b) === undefined && b.marker?.kind !== 'illustrative')
+    .map((b) => {
+      const code = PLACEHOLDERS.reduce((text, [placeholder, value]) => text.replaceAll(placeholder, value(real)), b.code);
+      return b.marker?.kind === 'cheaper' ? `__cheaper=1\n${code}\nunset __cheaper` : code;
+    });
+  return `${shims()}\n${parts.join('\n')}\n`;
+}
+
+/** The pages with blocks run here. */
+const pagesToRun = [...new Set(shellBlocks().filter((b) => elsewhere(b) === undefined && b.marker?.kind !== 'illustrative').map((b) => b.file))];
+
+const serverUrl = await postgresUrl();
+
+describe.skipIf(serverUrl === undefined)('shell blocks run as written against a started example (PostgreSQL)', () => {
+  const database = `docs_commands_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  let t: TestApi;
+  let real: Real;
+
+  beforeAll(async () => {
+    const databaseUrl = await createDatabase(serverUrl!, database);
+    t = await startApi({ databaseUrl, seedOrders: 300 });
+    // The key the pages' `key_7uW…` stands for.
+    const issued = await call(t.api.url, '/api/keys', { key: t.api.adminKey, method: 'POST', body: { name: 'docs-cli', scopes: ['orders:read'] } });
+    expect(issued.status, issued.text).toBe(201);
+    real = { url: t.api.url, dataDir: t.dataDir, scratch: tempDir('docs-commands-'), keyId: (issued.body as { id: string }).id, databaseUrl };
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.stop({ remove: true });
+    if (real !== undefined) rmSync(real.scratch, { recursive: true, force: true });
+    await dropDatabase(serverUrl!, database);
+  });
+
+  it('runs the blocks of the pages that have them', () => {
+    expect(pagesToRun).toEqual(expect.arrayContaining(['docs/getting-started.md', 'docs/usage.md', 'docs/deployment.md', 'examples/orders-api/README.md']));
+  });
+
+  it.each(pagesToRun)('%s', async (file) => {
+    const script = pageScript(file, real);
+    const { CI: _ci, NODE_ENV: _n, ...inherited } = process.env;
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: root,
+      env: { ...inherited, DATABASE_URL: real.databaseUrl, DATA_DIR: real.dataDir, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const report = `${file}: exit ${code}\n--- stderr\n${err.slice(-4000)}\n--- stdout\n${out.slice(-3000)}`;
+    expect(code, report).toBe(0);
+    const statuses = [...err.matchAll(/^@@curl (\d{3})$/gm)].map((m) => Number(m[1]));
+    expect(statuses.filter((status) => status === 0 || status >= 500), report).toEqual([]);
+    expect(err).not.toMatch(/@@not run here/);
+    // What ran: every `start` served and stopped cleanly, on the adapter the line names.
+    const starts = [...script.matchAll(/^(?:[A-Z_]+=\S+ )*npx -y pnpm@10\.34\.9 start\b/gm)];
+    expect([...err.matchAll(/^@@start stopped by Ctrl-C: exit 0$/gm)], report).toHaveLength(starts.length);
+    for (const [line] of starts) {
+      const adapter = /ADAPTER=(\w+)/.exec(line)?.[1];
+      if (adapter !== undefined) expect(err).toContain(`"adapter":"${adapter}"`);
+    }
+    if (/^curl |\$\(curl |\| *curl /m.test(script)) expect(statuses.length, report).toBeGreaterThan(0);
+  }, 300_000);
 });
