@@ -316,3 +316,59 @@ describe.skipIf(serverUrl === undefined)('shell blocks run as written against a 
     if (/^curl |\$\(curl |\| *curl /m.test(script)) expect(statuses.length, report).toBeGreaterThan(0);
   }, 300_000);
 });
+
+/**
+ * Commands named in running text (`npx -y pnpm@10.34.9 bench cursor`, `keys peppers`,
+ * `node scripts/package-metadata.mjs`) are references, not steps to run here; each must
+ * still name what exists: a root script or pnpm command, a benchmark, a key CLI command,
+ * a file.
+ */
+describe('commands named in the docs exist', () => {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  /** pnpm's own commands the docs use (install, exec, pack), beside the root scripts. */
+  const PNPM_COMMANDS = new Set(['install', 'exec', 'pack']);
+  /** The key CLI's commands, from its help: `create`, `owners create`, … */
+  const cliCommands = new Set(
+    HELP.split('\n').flatMap((line) => [...line.matchAll(/(?:^ {2}|\| )((?:owners )?[a-z]+)\b/g)].map((m) => m[1]!)),
+  );
+  const code = markdownFiles().flatMap((file) => codeOf(readFileSync(join(root, file), 'utf8')).map((text) => ({ file, text })));
+
+  it('reads the key CLI\'s commands from its help', () => {
+    expect([...cliCommands]).toEqual(expect.arrayContaining(['create', 'list', 'usage', 'peppers', 'owners create', 'owners delete']));
+  });
+
+  it('every `npx -y pnpm@10.34.9 <name>` is a root script or a pnpm command', () => {
+    const unknown = code.flatMap(({ file, text }) =>
+      [...text.matchAll(/npx -y pnpm@10\.34\.9 (?:--silent )?([a-z][\w:-]*)/g)].map((m) => m[1]!).filter((name) => !(name in scripts) && !PNPM_COMMANDS.has(name)).map((name) => `${file}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('every `bench <name>` is a benchmark in bench/', () => {
+    const unknown = code.flatMap(({ file, text }) =>
+      [...text.matchAll(/pnpm@10\.34\.9 bench ([a-z][\w-]*)/g)].map((m) => m[1]!).filter((name) => !existsSync(join(root, 'bench', `${name}.bench.ts`))).map((name) => `${file}: bench ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('every `keys <command>` is a command of the key CLI', () => {
+    const unknown = code.flatMap(({ file, text }) =>
+      [...text.matchAll(/(?:^|pnpm@10\.34\.9 (?:--silent )?|`)keys ((?:owners )?[a-z]+(?:\\?\|[a-z]+)*)/gm)]
+        .flatMap((m) => {
+          const [first, ...rest] = m[1]!.split(/\\?\|/);
+          const owners = first!.startsWith('owners ') ? 'owners ' : '';
+          return [first!, ...rest.map((name) => owners + name)];
+        })
+        .filter((name) => !cliCommands.has(name))
+        .map((name) => `${file}: keys ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('every file a `node …` command runs exists', () => {
+    const missing = code.flatMap(({ file, text }) =>
+      [...text.matchAll(/\bnode (?:--[\w-]+(?:=\S+)? |--import \S+ )*((?:[\w.-]+\/)+[\w.-]+\.(?:m?js|ts))/g)].map((m) => m[1]!).filter((path) => !existsSync(join(root, path))).map((path) => `${file}: ${path}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
