@@ -13,7 +13,8 @@
  *   with a build script is either run (`onlyBuiltDependencies`) or skipped on purpose
  *   (`ignoredBuiltDependencies`), and the page lists the same decisions;
  * - docs/errors.md: one row per code of `ERROR_CATALOGUE`, with its status;
- * - docs/getting-started.md: every environment variable the example reads has a row;
+ * - docs/getting-started.md: every environment variable the example reads has a row, and
+ *   each default the table gives is the example's (setting the variable to it changes nothing);
  * - every "migration N" / "schema version N" a page names: step N of `migrationSql()` is
  *   the first to add what the page says it adds, and no page states `SCHEMA_VERSION` as a
  *   number (it moves with every migration);
@@ -31,6 +32,7 @@ import { ERROR_CATALOGUE } from '@keyset/core';
 import { MAX_USAGE_BUCKETS, usageRetention } from '@keyset/core/adapter';
 import { SCHEMA_VERSION, migrate, migrationSql } from '@keyset/postgres';
 import { DEFAULT_USAGE_BUCKETS } from '../examples/orders-api/src/app/usage-admin.ts';
+import { loadConfig } from '../examples/orders-api/src/config.ts';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -204,6 +206,18 @@ describe('docs/errors.md: the error catalogue', () => {
 });
 
 describe('docs/getting-started.md: the example\'s environment variables', () => {
+  it('each default the table gives is the example\'s: setting the variable to it changes nothing', () => {
+    const rows = read('docs/getting-started.md')
+      .split('\n')
+      .map((line) => /^\| `([A-Z][A-Z0-9_]*)` \| `([^`]*)` \|/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null);
+    expect(rows.length).toBeGreaterThan(15);
+    // DATA_DIR's default is relative to the directory the command runs in: the repository root.
+    expect(process.cwd()).toBe(root.replace(/\/$/, ''));
+    const defaults = loadConfig({});
+    for (const [, name, value] of rows) expect(loadConfig({ [name!]: value! }), `${name}=${value}`).toEqual(defaults);
+  });
+
   it('every variable the example reads is in the table', () => {
     const config = read('examples/orders-api/src/config.ts');
     const variables = [...new Set([...config.matchAll(/\bread\('([A-Z][A-Z0-9_]*)'\)/g)].map((m) => m[1]!))].sort();
