@@ -288,6 +288,26 @@ describe.skipIf(serverUrl === undefined)('shell blocks run as written against a 
     expect(pagesToRun).toEqual(expect.arrayContaining(['docs/getting-started.md', 'docs/usage.md', 'docs/deployment.md', 'examples/orders-api/README.md']));
   });
 
+  it('getting-started.md\'s other ways to run the key CLI (`npm run …`, `node …`) print the same JSON key list', async () => {
+    const guide = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
+    const ways = ['npm run --silent keys -- list --json', 'node --import tsx examples/orders-api/src/cli.ts list --json'];
+    for (const way of ways) expect(guide).toContain(`\`${way}\``);
+    const { CI: _ci, NODE_ENV: _n, ...inherited } = process.env;
+    const run = (command: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const child = spawn('bash', ['-euo', 'pipefail', '-c', command], { cwd: root, env: { ...inherited, DATABASE_URL: real.databaseUrl, DATA_DIR: real.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk));
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+        child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command}: exit ${code}\n${err}`))));
+      });
+    const [viaNpm, viaNode] = await Promise.all(ways.map(run));
+    const listed = JSON.parse(viaNode!) as Array<{ id: string }>;
+    expect(listed.map((key) => key.id)).toContain(real.keyId);
+    expect(JSON.parse(viaNpm!)).toEqual(listed);
+  }, 120_000);
+
   it.each(pagesToRun)('%s', async (file) => {
     const script = pageScript(file, real);
     const { CI: _ci, NODE_ENV: _n, ...inherited } = process.env;
