@@ -13,7 +13,12 @@
  *   with a build script is either run (`onlyBuiltDependencies`) or skipped on purpose
  *   (`ignoredBuiltDependencies`), and the page lists the same decisions;
  * - docs/errors.md: one row per code of `ERROR_CATALOGUE`, with its status;
- * - docs/getting-started.md: every environment variable the example reads has a row.
+ * - docs/getting-started.md: every environment variable the example reads has a row, and
+ *   each default the table gives is the example's (setting the variable to it changes nothing);
+ * - every "migration N" / "schema version N" a page names: step N of `migrationSql()` is
+ *   the first to add what the page says it adds, and no page states `SCHEMA_VERSION` as a
+ *   number (it moves with every migration);
+ * - docs/usage.md: the usage caps, retention defaults and the example's default ranges.
  *
  * `UPDATE_DOCS=1 npx vitest run test/docs-facts.test.ts` rewrites the generated blocks.
  */
@@ -24,7 +29,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPglite } from '@keyset/test-support';
 import { ERROR_CATALOGUE } from '@keyset/core';
-import { SCHEMA_VERSION, migrate } from '@keyset/postgres';
+import { MAX_USAGE_BUCKETS, usageRetention } from '@keyset/core/adapter';
+import { SCHEMA_VERSION, migrate, migrationSql } from '@keyset/postgres';
+import { DEFAULT_USAGE_BUCKETS } from '../examples/orders-api/src/app/usage-admin.ts';
+import { loadConfig } from '../examples/orders-api/src/config.ts';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -198,6 +206,18 @@ describe('docs/errors.md: the error catalogue', () => {
 });
 
 describe('docs/getting-started.md: the example\'s environment variables', () => {
+  it('each default the table gives is the example\'s: setting the variable to it changes nothing', () => {
+    const rows = read('docs/getting-started.md')
+      .split('\n')
+      .map((line) => /^\| `([A-Z][A-Z0-9_]*)` \| `([^`]*)` \|/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null);
+    expect(rows.length).toBeGreaterThan(15);
+    // DATA_DIR's default is relative to the directory the command runs in: the repository root.
+    expect(process.cwd()).toBe(root.replace(/\/$/, ''));
+    const defaults = loadConfig({});
+    for (const [, name, value] of rows) expect(loadConfig({ [name!]: value! }), `${name}=${value}`).toEqual(defaults);
+  });
+
   it('every variable the example reads is in the table', () => {
     const config = read('examples/orders-api/src/config.ts');
     const variables = [...new Set([...config.matchAll(/\bread\('([A-Z][A-Z0-9_]*)'\)/g)].map((m) => m[1]!))].sort();
@@ -207,5 +227,98 @@ describe('docs/getting-started.md: the example\'s environment variables', () => 
       .filter((line) => line.startsWith('| `'))
       .join('\n');
     expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
+  });
+});
+
+/** Every Markdown page the repository ships: README.md, docs/*.md, packages/* and examples/* READMEs. */
+function pages(): string[] {
+  const readmes = (dir: string): string[] =>
+    readdirSync(join(root, dir))
+      .map((name) => join(dir, name, 'README.md'))
+      .filter((file) => existsSync(join(root, file)));
+  return ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f)), ...readmes('packages'), ...readmes('examples')];
+}
+
+/**
+ * What each page says a numbered migration adds: text of that step's SQL (default schema
+ * and prefix). A page that names a migration by number must be listed here, so the claim
+ * is checked; a number that is not is a failure naming the page.
+ */
+const MIGRATION_CLAIMS: Record<string, Record<number, string[]>> = {
+  'docs/api-keys.md': {
+    5: ['ADD COLUMN IF NOT EXISTS prefix'],
+    7: ['"keyset_secrets" ADD COLUMN IF NOT EXISTS pepper_id', 'p_pepper_id text'],
+    9: ['ADD COLUMN IF NOT EXISTS leaked_at'],
+  },
+  'docs/audit.md': { 11: ['CREATE TABLE IF NOT EXISTS "public"."keyset_audit"'] },
+  'docs/postgres.md': {
+    // The rotation function of version 2, replaced: the current secret is the newest still live.
+    3: ['ORDER BY created_at DESC, seq DESC'],
+    8: ['CREATE TABLE IF NOT EXISTS "public"."keyset_owners"'],
+    10: ['"keyset_owners" ADD COLUMN IF NOT EXISTS quota'],
+    12: ['CREATE TABLE IF NOT EXISTS "public"."keyset_usage"'],
+  },
+  'docs/rate-limits.md': {
+    4: ['FUNCTION "public"."keyset_spend_quota"('],
+    6: ['ADD COLUMN IF NOT EXISTS rate_limits'],
+    8: ['CREATE TABLE IF NOT EXISTS "public"."keyset_owners"', 'ADD COLUMN IF NOT EXISTS owner_id'],
+    10: ['"keyset_owners" ADD COLUMN IF NOT EXISTS quota', 'FUNCTION "public"."keyset_spend_quotas"('],
+  },
+  'docs/security.md': { 9: ['ADD COLUMN IF NOT EXISTS leaked_at', 'ADD COLUMN IF NOT EXISTS leak_url'] },
+};
+
+describe('migration numbers the docs give', () => {
+  /** Each version's SQL, as `migrationSql()` writes it, whitespace collapsed. */
+  const steps = new Map(
+    [...migrationSql().matchAll(/WHERE version = (\d+)\) THEN([\s\S]*?)INSERT INTO/g)].map((m) => [Number(m[1]), m[2]!.replace(/\s+/g, ' ')] as const),
+  );
+
+  it('every page that names a migration or schema version by number is checked below', () => {
+    const named: Record<string, number[]> = {};
+    for (const file of pages()) {
+      const versions = [...read(file).matchAll(/\b(?:migration|schema version)\s+(\d+)/gi)].map((m) => Number(m[1]));
+      if (versions.length > 0) named[file] = [...new Set(versions)].sort((a, b) => a - b);
+    }
+    const listed = Object.fromEntries(Object.entries(MIGRATION_CLAIMS).map(([file, claims]) => [file, Object.keys(claims).map(Number)]));
+    expect(named).toEqual(listed);
+  });
+
+  it('step N is the first to add what the page says migration N adds', () => {
+    expect(Math.max(...steps.keys())).toBe(SCHEMA_VERSION);
+    for (const [file, claims] of Object.entries(MIGRATION_CLAIMS)) {
+      for (const [version, texts] of Object.entries(claims)) {
+        for (const text of texts) {
+          const first = [...steps].find(([, sql]) => sql.includes(text))?.[0];
+          expect(first, `${file}: migration ${version} adds ${text}`).toBe(Number(version));
+        }
+      }
+    }
+  });
+
+  it('no page states SCHEMA_VERSION as a number', () => {
+    for (const file of pages()) expect(read(file), file).not.toMatch(/SCHEMA_VERSION`?\s+(?:is|=|:)\s*\d/);
+  });
+});
+
+describe('docs/usage.md: caps, retention and default ranges', () => {
+  const page = read('docs/usage.md').replace(/\s+/g, ' ');
+  const n = (value: number): string => value.toLocaleString('en-US');
+
+  it('gives the caps a read has', () => {
+    const { minute, hour, day } = MAX_USAGE_BUCKETS;
+    expect(page).toContain(`at most ${n(minute)} minutes, ${n(hour)} hours or ${n(day)} days`);
+    expect(page).toContain(`(${n(minute)} minutes, ${n(hour)} hours, ${n(day)} days)`);
+  });
+
+  it('gives the retention a store keeps by default', () => {
+    const { minute, hour, day } = usageRetention();
+    const rows = Object.fromEntries([...read('docs/usage.md').matchAll(/^\| (minute|hour|day) \| (\d+) days? \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+    expect(rows).toEqual({ minute, hour, day });
+  });
+
+  it('gives the example\'s default ranges', () => {
+    const { minute, hour, day } = DEFAULT_USAGE_BUCKETS;
+    expect(page).toContain(`**${minute} minutes, ${hour} hours or ${day} days**`);
+    expect(read('docs/getting-started.md')).toContain(`the last ${hour} hours by hour, ${minute} minutes by minute or ${day} days by day`);
   });
 });

@@ -8,7 +8,8 @@
  * CommonJS, type-check a sample with tsc
  * (`module: node16`, once as `.mts`, once as `.cts`), serve the README's "Using it" server
  * in a plain `npm init -y` project, and install `@keyset/kysely` beside kysely 0.28 (the
- * line npm picks on Node 20) with npm's peer and engine checks on. The framework peers
+ * line npm picks on Node 20) with npm's peer and engine checks on, and type-check an Express
+ * + @keyset/redis project with strict tsc and no skipLibCheck. The framework peers
  * (hono, express, …) are linked from the workspace instead of downloaded.
  * Needs built packages (`npx -y pnpm@10.34.9 build`, which .ci/run does first).
  */
@@ -240,6 +241,61 @@ console.log(verified.key.name, body.items.length, typeof body.nextCursor);`;
       });
     expect(errors).toEqual([]);
   }, 300_000);
+
+  it('type-checks an Express + @keyset/redis project with strict tsc and no skipLibCheck, given the dev dependency the redis README installs', () => {
+    // The README's install block names the types package ioredis's declarations need.
+    const readme = readFileSync(join(root, 'packages', 'redis', 'README.md'), 'utf8');
+    const install = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(install).toContain('npm install @keyset/redis @keyset/core ioredis');
+    expect(install).toContain('npm install --save-dev @types/redis-errors');
+    // ioredis and redis-errors copied, as npm installs them, not linked: a link's real path
+    // is in the workspace, where TypeScript would find the workspace's own @types.
+    const project = join(app, 'express-redis');
+    npmInit(project);
+    const copy = (name: string): void => cpSync(realpathSync(join(root, 'node_modules', name)), join(project, 'node_modules', name), { recursive: true });
+    copy('ioredis');
+    // ioredis's own dependencies, beside it in pnpm's store.
+    const ioredis = realpathSync(join(root, 'node_modules', 'ioredis'));
+    const { dependencies } = JSON.parse(readFileSync(join(ioredis, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(dependencies)).toContain('redis-errors');
+    for (const name of Object.keys(dependencies)) cpSync(realpathSync(join(ioredis, '..', name)), join(project, 'node_modules', name), { recursive: true });
+    writeFileSync(
+      join(project, 'server.ts'),
+      `import { createApiKeyGuard, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
+import { apiKey } from '@keyset/express';
+import { createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import express from 'express';
+import { Redis } from 'ioredis';
+
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'acme_live' });
+const limiter = createRateLimiter({ store: createRedisRateLimitStore({ redis }), defaultPolicy: { limit: 100, windowSeconds: 60 } });
+export const bus = createRevocationBus({ publisher: redis, subscriber: redis.duplicate(), keyring });
+const app = express();
+app.get('/orders', apiKey({ guard: createApiKeyGuard({ keyring, limiter }), scopes: ['orders:read'] }), (_req, res) => {
+  res.json({ caller: res.locals.apiKey.name });
+});
+export default app;
+`,
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', target: 'es2022', strict: true, esModuleInterop: true, skipLibCheck: false, noEmit: true, types: ['node'] }, files: ['server.ts'] }),
+    );
+    const tsc = (): string => {
+      try {
+        return run('node', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--pretty', 'false'], project);
+      } catch (error) {
+        return (error as { stdout?: string }).stdout ?? String(error);
+      }
+    };
+    // Without the line: the error is inside ioredis, not in the project or in keyset.
+    const without = tsc();
+    expect(without).toMatch(/^node_modules\/ioredis\/built\/.*error TS7016: Could not find a declaration file for module 'redis-errors'/m);
+    expect(without).not.toMatch(/^(?!node_modules\/ioredis\/).*error TS/m);
+    copy('@types/redis-errors');
+    expect(tsc()).toBe('');
+  }, 120_000);
 
   /**
    * Packs a package of the workspace's node_modules (as installed) into the tarball folder,

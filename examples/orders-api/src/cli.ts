@@ -63,9 +63,10 @@ Commands:
         seconds (3600) or 30s, 15m, 1h, 7d; 0 stops it at once (leaked key).
   revoke <id>              End every secret of the key now.
   usage <id> [--from <time>] [--to <time>] [--interval minute|hour|day]
-        Requests per outcome and credits spent, per bucket (default: the last
-        24 h per hour). Times as 2030-01-31T00:00:00Z. Running servers write
-        their counts every USAGE_FLUSH_MS (5 s).
+        Requests per outcome and credits spent, per bucket (default: hour;
+        without --from, the last 60 minutes, 24 hours or 30 days). Times as
+        2030-01-31T00:00:00Z. Running servers write their counts every
+        USAGE_FLUSH_MS (5 s).
   peppers                  Live keys per pepper (KEY_PEPPERS, newest first): each
         used key moves to the first; drop an old pepper once it has 0 keys.
   owners create <owner id> [--rate <n>/<window>[,...]] [--metadata <json object>]

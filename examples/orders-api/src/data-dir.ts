@@ -4,9 +4,9 @@
  * owner, and PGlite's own `pgdata/`. Secrets are written with mode 0600.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cursorSecrets } from '@keyset/core';
 
 /** Paths inside a data directory. */
 export function dataPaths(dataDir: string): { pgdata: string; cursorSecret: string; adminKey: string; lock: string } {
@@ -26,7 +26,8 @@ export function ensureDataDir(dataDir: string): void {
 /**
  * The cursor secret of this data directory: generated once (256 random bits) and kept
  * in `cursor.secret` so cursors survive restarts. Several instances must share
- * `CURSOR_SECRETS` instead, or a cursor signed by one fails on the other.
+ * `CURSOR_SECRETS` instead, or a cursor signed by one fails on the other. It is made by
+ * `cursorSecrets()` in development mode, so such a failure's problem says that likely cause.
  */
 export function loadOrCreateCursorSecret(dataDir: string): string {
   const file = dataPaths(dataDir).cursorSecret;
@@ -36,7 +37,7 @@ export function loadOrCreateCursorSecret(dataDir: string): string {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const secret = randomBytes(32).toString('base64url');
+  const [secret] = cursorSecrets(undefined, { development: true }) as [string];
   writeSecretFile(file, `${secret}\n`);
   return secret;
 }

@@ -3,12 +3,18 @@
  * by default, after which a cursor is 400 `invalid_cursor` ("expired") instead of paging
  * forever from wherever it was copied to. Here the lifetime is 1 s, and the test waits
  * until the clock has passed it (a condition on the clock, not a time budget).
+ *
+ * Without `CURSOR_SECRETS` each data directory makes its own secret (development mode):
+ * a cursor from another instance is refused there with a detail that says so, on every
+ * adapter, and names no secret; with configured secrets the detail stays the plain one.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { call, startApi, type TestApi } from './helpers.ts';
+import { ADAPTERS, loadConfig } from '../src/config.ts';
+import { loadOrCreateCursorSecret } from '../src/data-dir.ts';
+import { rmSync } from 'node:fs';
+import { call, serveAlso, startApi, tempDir, type TestApi } from './helpers.ts';
 
 describe('cursor lifetime', () => {
   let t: TestApi;
@@ -44,5 +50,37 @@ describe('cursor lifetime', () => {
     expect(later.status).toBe(400);
     expect(later.body).toMatchObject({ code: 'invalid_cursor' });
     expect((later.body as { detail: string }).detail).toMatch(/expired/i);
+  });
+
+  it('a cursor from another instance with its own development secret: 400 invalid_cursor saying that likely cause, on every adapter', async () => {
+    const first = await call(t.api.url, '/api/keys?limit=1', { key: admin });
+    const cursor = encodeURIComponent((first.body as { nextCursor: string }).nextCursor);
+    const ours = loadOrCreateCursorSecret(t.dataDir);
+    const otherDir = tempDir();
+    try {
+      const theirs = loadOrCreateCursorSecret(otherDir);
+      for (const adapter of ADAPTERS) {
+        const other = await serveAlso(t, adapter, { cursorSecrets: [theirs] });
+        const configured = await serveAlso(t, adapter, { cursorSecrets: ['a-configured-secret-of-forty-characters!'] });
+        try {
+          const refused = await call(other.url, `/api/keys?limit=1&cursor=${cursor}`, { key: admin });
+          expect(refused.status, adapter).toBe(400);
+          expect(refused.body).toMatchObject({ code: 'invalid_cursor' });
+          const { detail } = refused.body as { detail: string };
+          expect(detail, adapter).toMatch(/another instance/);
+          expect(detail).toMatch(/development mode/);
+          expect(detail).toMatch(/same CURSOR_SECRET/);
+          for (const secret of [ours, theirs]) for (const part of secret.split(':')) expect(refused.text).not.toContain(part);
+          const plain = await call(configured.url, `/api/keys?limit=1&cursor=${cursor}`, { key: admin });
+          expect(plain.status).toBe(400);
+          expect((plain.body as { detail: string }).detail, adapter).toBe('The cursor is malformed or was not issued for this query; restart from the first page.');
+        } finally {
+          await other.close();
+          await configured.close();
+        }
+      }
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
   });
 });

@@ -68,9 +68,14 @@ export interface ExtraServer {
  * `createOrdersApi`, with no second PGlite to start (several seconds each), so a test can
  * cover every adapter and option over one database.
  */
-export async function serveAlso(t: TestApi, adapter: AdapterName, options: { publicUrl?: string; trustProxy?: TrustProxy } = {}): Promise<ExtraServer> {
+export async function serveAlso(
+  t: TestApi,
+  adapter: AdapterName,
+  options: { publicUrl?: string; trustProxy?: TrustProxy; cursorSecrets?: readonly string[] } = {},
+): Promise<ExtraServer> {
   const { api } = t;
-  const cursorSecrets = api.config.cursorSecrets ?? [loadOrCreateCursorSecret(t.dataDir)];
+  // Another instance's cursor secrets, when given (another DATA_DIR's, say).
+  const cursorSecrets = options.cursorSecrets ?? api.config.cursorSecrets ?? [loadOrCreateCursorSecret(t.dataDir)];
   // Another TRUST_PROXY is another guard (over the same keyring and limiter), as key-services.ts builds it.
   const guard = options.trustProxy === undefined ? api.keys.guard : createApiKeyGuard({ keyring: api.keys.keyring, limiter: api.keys.limiter, trustProxy: options.trustProxy });
   const app = createApp({ db: api.db, keyring: api.keys.keyring, guard, limiter: api.keys.limiter, usage: api.keys.usage.store, cursorSecrets });

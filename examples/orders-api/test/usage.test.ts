@@ -1,8 +1,10 @@
 /**
  * The usage routes on every adapter, over the embedded PGlite: counts per outcome as the
  * requests were sent, dense buckets, 400 problems naming the parameter for every bad
- * query, 404 for an unknown key or owner; the counts a graceful shutdown flushes; and
- * `keys usage <id>` reading them back.
+ * query, 404 for an unknown key or owner; a query without `from` answered at every
+ * interval (its default range fits the route's cap); a concurrency refusal counted as
+ * `concurrency_limited`; the counts a graceful shutdown flushes; and `keys usage <id>`
+ * reading them back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from '../src/config.ts';
@@ -10,6 +12,7 @@ import { runCli } from '../src/cli.ts';
 import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 
 const HOUR = 3_600_000;
+const IN_FLIGHT_MAX = 2;
 
 describe('usage routes (PGlite, every adapter)', () => {
   let t: TestApi;
@@ -21,7 +24,8 @@ describe('usage routes (PGlite, every adapter)', () => {
   let owner: string;
 
   beforeAll(async () => {
-    t = await startApi({ seedOrders: 20, usageFlushMs: 3_600_000, logLevel: 'silent' });
+    // An in-flight cap of 2 per key: the test holds both leases of one key to be refused for it.
+    t = await startApi({ seedOrders: 20, usageFlushMs: 3_600_000, logLevel: 'silent', inFlightMax: IN_FLIGHT_MAX });
     admin = t.api.adminKey!;
     servers[t.api.config.adapter] = { url: t.api.url };
     const others = ADAPTERS.filter((adapter) => adapter !== t.api.config.adapter);
@@ -60,7 +64,7 @@ describe('usage routes (PGlite, every adapter)', () => {
       const ownerUsage = await call(base, `/api/owners/${owner}/usage`, { key: admin });
       expect(ownerUsage.status).toBe(200);
       expect(ownerUsage.body).toMatchObject({ ownerId: owner, interval: 'hour', totals: body.totals });
-      expect((ownerUsage.body as { buckets: unknown[] }).buckets).toHaveLength(25);
+      expect((ownerUsage.body as { buckets: unknown[] }).buckets).toHaveLength(24);
       const top = await call(base, '/api/usage/top?by=refusals&limit=5', { key: admin });
       expect(top.status).toBe(200);
       expect((top.body as { by: string; items: { keyId: string }[] }).items).toContainEqual({ keyId: key.id, requests: 4, refusals: 2, credits: 2 });
@@ -97,6 +101,52 @@ describe('usage routes (PGlite, every adapter)', () => {
     }
   });
 
+  it('a query without `from` is answered at every interval, for a key and an owner: the last 60 minutes, 24 hours or 30 days', async () => {
+    for (const adapter of ADAPTERS) {
+      const base = servers[adapter]!.url;
+      for (const [interval, count] of [['minute', 60], ['hour', 24], ['day', 30]] as const) {
+        for (const path of [`/api/keys/${key.id}/usage?interval=${interval}`, `/api/owners/${owner}/usage?interval=${interval}`, `/api/usage/top?interval=${interval}`]) {
+          const res = await call(base, path, { key: admin });
+          expect(res.status, `${adapter} ${path}: ${res.text}`).toBe(200);
+          const body = res.body as { from: string; to: string; buckets?: { start: string }[] };
+          if (body.buckets === undefined) continue;
+          expect(body.buckets, `${adapter} ${path}`).toHaveLength(count);
+          // The newest bucket is the one in progress.
+          expect(Date.parse(body.buckets.at(-1)!.start)).toBeLessThan(Date.parse(body.to));
+        }
+      }
+    }
+  });
+
+  it('counts a request refused by the in-flight cap as `concurrency_limited`, on every adapter', async () => {
+    const issued = await call(t.api.url, '/api/keys', { key: admin, method: 'POST', body: { name: 'busy', scopes: ['orders:read'] } });
+    expect(issued.status, issued.text).toBe(201);
+    const busy = issued.body as { id: string; key: string };
+    // Two requests of the key at work: the guard's leases, held as a slow handler would hold them.
+    const held = await Promise.all(
+      Array.from({ length: IN_FLIGHT_MAX }, () => t.api.keys.guard.check({ authorization: `ApiKey ${busy.key}`, url: '/api/orders', remoteAddress: '127.0.0.1' })),
+    );
+    try {
+      for (const adapter of ADAPTERS) {
+        const res = await call(servers[adapter]!.url, '/api/orders?limit=1', { key: busy.key });
+        expect(res.status, `${adapter}: ${res.text}`).toBe(429);
+        expect(res.body).toMatchObject({ code: 'concurrency_limited', max_in_flight: IN_FLIGHT_MAX });
+      }
+    } finally {
+      for (const lease of held) lease.release?.();
+    }
+    expect((await call(t.api.url, '/api/orders?limit=1', { key: busy.key })).status).toBe(200);
+    await t.api.keys.usage.counter.flush();
+    const expected = { allowed: IN_FLIGHT_MAX + 1, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: ADAPTERS.length, unavailable: 0 };
+    for (const adapter of ADAPTERS) {
+      const res = await call(servers[adapter]!.url, `/api/keys/${busy.id}/usage?interval=minute`, { key: admin });
+      expect(res.status, `${adapter}: ${res.text}`).toBe(200);
+      expect((res.body as { totals: unknown }).totals, adapter).toEqual({ requests: expected, credits: 0 });
+      const top = await call(servers[adapter]!.url, '/api/usage/top?by=refusals&interval=minute', { key: admin });
+      expect((top.body as { items: unknown[] }).items, adapter).toContainEqual({ keyId: busy.id, requests: IN_FLIGHT_MAX + 1 + ADAPTERS.length, refusals: ADAPTERS.length, credits: 0 });
+    }
+  });
+
   it('a graceful shutdown writes what was counted since the last flush; `keys usage <id>` reads it back', async () => {
     for (let i = 0; i < 3; i++) await call(t.api.url, '/api/reports/daily', { key: key.key });
     // 1 + 4 (one per adapter, the test above) + these 3, the last 3 never flushed before the stop.
@@ -111,6 +161,10 @@ describe('usage routes (PGlite, every adapter)', () => {
     expect(human).toBe(0);
     expect(out).toMatch(/^Usage of key \S+ from .* per hour/);
     expect(out).toMatch(/\nTOTAL\s+2\s+0\s+1\s+8\s+0\s+0\s+2\n$/);
+    // As docs/getting-started.md shows it: no `from`, the last 60 minutes.
+    const minutes = await runCli(['usage', key.id, '--interval', 'minute', '--json'], { env, out: (s) => void (out = s), err: (s) => void (err += s) });
+    expect(minutes, err).toBe(0);
+    expect(JSON.parse(out).buckets).toHaveLength(60);
     const badFlag = await runCli(['usage', key.id, '--interval', 'week'], { env, out: () => {}, err: (s) => void (err = s) });
     expect(badFlag).toBe(2);
     expect(err).toContain('(interval)');

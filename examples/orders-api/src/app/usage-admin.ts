@@ -15,11 +15,17 @@ import {
   type UsageRequests,
   type UsageStore,
 } from '@keyset/core';
-import { denseUsageBuckets, isUsageInterval, MAX_USAGE_BUCKETS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
+import { denseUsageBuckets, isUsageInterval, MAX_USAGE_BUCKETS, MIN_INSTANT_MS, USAGE_INTERVAL_MS, USAGE_OUTCOMES, usageBucketCount, usageBucketStart } from '@keyset/core/adapter';
 import type { AppResponse } from './app-types.ts';
 import { instantParam, invalid, isIntegerIn, singleParam } from './validation.ts';
 
-const DAY_MS = 86_400_000;
+/**
+ * Buckets a range holds when the query gives no `from`: the last hour by minute, the last
+ * day by hour, the last 30 days by day. Each fits `MAX_USAGE_BUCKETS`, so a query that
+ * names only an interval (or only `to`) is always answered, and the CLI's table stays
+ * readable (60 rows, not 1,440).
+ */
+export const DEFAULT_USAGE_BUCKETS: Readonly<Record<UsageInterval, number>> = Object.freeze({ minute: 60, hour: 24, day: 30 });
 
 /** A read's range, checked: `from` and `to` as given or defaulted, `interval`. */
 interface UsageRange {
@@ -28,13 +34,24 @@ interface UsageRange {
   interval: UsageInterval;
 }
 
-/** `from`, `to` and `interval` of a query: to = now, from = to − 24 h, interval = hour by default. */
+/**
+ * `from`, `to` and `interval` of a query. Defaults: interval = hour, to = now, and from =
+ * the start of the `DEFAULT_USAGE_BUCKETS` whole buckets ending with the one holding the
+ * last instant before `to` (the bucket in progress, when `to` is now). Only a range the
+ * client asked for can exceed the cap, and its 400 names `from`, which it then sent.
+ */
 export function usageRange(query: URLSearchParams, now: number): UsageRange {
   const interval = singleParam(query, 'interval') ?? 'hour';
   if (!isUsageInterval(interval)) throw invalid('interval', '`interval` must be minute, hour or day');
   const to = instantParam(query, 'to')?.getTime() ?? now;
-  const from = instantParam(query, 'from')?.getTime() ?? to - DAY_MS;
-  if (from >= to) throw invalid('from', '`from` must be before `to`');
+  const from = instantParam(query, 'from')?.getTime();
+  if (from === undefined) {
+    // The range every route accepts starts at 0001-01-01Z: a default never reaches past it.
+    if (to <= MIN_INSTANT_MS) throw invalid('to', '`to` must be after 0001-01-01T00:00:00Z when `from` is not given');
+    const last = usageBucketStart(to - 1, interval);
+    return { from: Math.max(MIN_INSTANT_MS, last - (DEFAULT_USAGE_BUCKETS[interval] - 1) * USAGE_INTERVAL_MS[interval]), to, interval };
+  }
+  if (from >= to) throw invalid('from', query.has('to') ? '`from` must be before `to`' : '`from` must be before `to`, which is now when not given');
   const count = usageBucketCount(from, to, interval);
   if (count > MAX_USAGE_BUCKETS[interval]) {
     throw invalid('from', `This range holds ${count} ${interval} buckets; at most ${MAX_USAGE_BUCKETS[interval]} per request: shorten it or use a larger interval`);

@@ -64,7 +64,7 @@ export const USAGE_SCHEMAS: Record<string, JsonObject> = {
 
 const limits = `At most ${MAX_USAGE_BUCKETS.minute} minute, ${MAX_USAGE_BUCKETS.hour} hour or ${MAX_USAGE_BUCKETS.day} day buckets per request: a longer range is 400 \`invalid_request\` naming \`from\`.`;
 const RANGE: readonly JsonObject[] = [
-  { name: 'from', in: 'query', description: 'Start, RFC 3339 with an offset; aligned down to the interval. Default: `to` − 24 h.', schema: TIMESTAMP },
+  { name: 'from', in: 'query', description: 'Start, RFC 3339 with an offset; aligned down to the interval. Default: the newest whole buckets up to `to`: 60 minutes, 24 hours or 30 days.', schema: TIMESTAMP },
   { name: 'to', in: 'query', description: 'End (exclusive), RFC 3339 with an offset. Default: now.', schema: TIMESTAMP },
   { name: 'interval', in: 'query', description: `Bucket size (UTC). ${limits}`, schema: { type: 'string', enum: ['minute', 'hour', 'day'], default: 'hour' } },
 ];

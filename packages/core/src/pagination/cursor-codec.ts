@@ -31,6 +31,7 @@ import { defaultCrypto } from '../internal/default-crypto.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { toByteString } from '../internal/hex.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
+import { THROWAWAY_SECRET_PREFIX } from './cursor-secrets.ts';
 import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
 
 const VERSION = 2;
@@ -176,6 +177,8 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   if (!Array.isArray(secrets) || secrets.length === 0) throw new ConfigError('cursor.secrets must be a non-empty array');
   const keys = Object.freeze(secrets.map(secretBytes));
   const signer = keys[0] as Uint8Array;
+  // Signing with a secret `cursorSecrets({ development: true })` made for this process.
+  const throwaway = typeof secrets[0] === 'string' && secrets[0].startsWith(THROWAWAY_SECRET_PREFIX);
   if (ttlSeconds !== undefined && !(typeof ttlSeconds === 'number' && Number.isFinite(ttlSeconds) && ttlSeconds > 0)) {
     throw new ConfigError(`cursor.ttlSeconds must be a positive number of seconds, got ${String(ttlSeconds)}`);
   }
@@ -270,11 +273,18 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   }
 
   function invalid(cause: unknown): KeysetError {
-    const expired = cause instanceof Rejected && cause.message === 'expired';
+    const reason = cause instanceof Rejected ? cause.message : undefined;
     return new KeysetError('invalid_cursor', {
-      detail: expired
-        ? 'The cursor has expired; restart from the first page.'
-        : 'The cursor is malformed or was not issued for this query; restart from the first page.',
+      detail:
+        reason === 'expired'
+          ? 'The cursor has expired; restart from the first page.'
+          : reason === 'signature' && throwaway
+            ? // Names no secret: only that this server made its own, which the developer chose.
+              'The cursor was not signed by this server for this query. Likely cause: this server signs cursors ' +
+              'with a secret it made at start-up (development mode, no cursor secret configured), so a cursor from ' +
+              'another instance, or from before a restart, fails here. Give every instance the same CURSOR_SECRET; ' +
+              'restart from the first page.'
+            : 'The cursor is malformed or was not issued for this query; restart from the first page.',
       cause,
     });
   }

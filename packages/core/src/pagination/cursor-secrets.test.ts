@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, isKeysetError } from '../errors.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { cursorSecrets } from './cursor-secrets.ts';
 import { createPaginator } from './paginator.ts';
@@ -22,13 +22,51 @@ describe('cursorSecrets', () => {
   it('signs with a random throwaway secret in development, a new one per call', () => {
     const [a] = cursorSecrets(undefined, { development: true });
     const [b] = cursorSecrets('', { development: true });
-    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // 32 random bytes after a label the codec reads to explain a refused cursor.
+    expect(a).toMatch(/^keyset-throwaway-secret:[A-Za-z0-9_-]{43}$/);
     expect(a).not.toBe(b);
     expect(() => createCursorCodec({ secrets: [a!] })).not.toThrow();
   });
 
   it('still leaves a short secret to the codec, which refuses it', () => {
     expect(() => createCursorCodec({ secrets: cursorSecrets('short') })).toThrow(/at least 32 random bytes/);
+  });
+});
+
+describe('a cursor refused under a development secret', () => {
+  const options = (secrets: readonly string[]) => ({ endpoint: 'GET /orders', sort: [{ key: 'id', dir: 'asc' as const, type: 'int' as const, unique: true }], cursor: { secrets } });
+  /** The detail of the problem `paginator` answers for `cursor`. */
+  async function refusal(secrets: readonly string[], cursor: string): Promise<string> {
+    try {
+      await createPaginator(options(secrets)).plan(new URLSearchParams({ cursor }));
+    } catch (error) {
+      if (isKeysetError(error) && error.code === 'invalid_cursor') return error.detail ?? '';
+      throw error;
+    }
+    throw new Error('the cursor was accepted');
+  }
+  async function cursorOf(secrets: readonly string[]): Promise<string> {
+    const paginator = createPaginator(options(secrets));
+    const { body } = await paginator.page(await paginator.plan(new URLSearchParams({ limit: '1' })), [{ id: 1 }, { id: 2 }], { url: new URL('http://localhost/orders') });
+    return (body as { nextCursor: string }).nextCursor;
+  }
+
+  it('from another instance (its own throwaway secret): says that likely cause and names no secret', async () => {
+    const ours = cursorSecrets(undefined, { development: true });
+    const theirs = cursorSecrets(undefined, { development: true });
+    const detail = await refusal(ours, await cursorOf(theirs));
+    expect(detail).toMatch(/^The cursor was not signed by this server for this query\. Likely cause: .*development mode.*another instance.*same CURSOR_SECRET/);
+    for (const secret of [...ours, ...theirs]) expect(detail).not.toContain(secret.split(':')[1]);
+    // The cursor of this instance still works; other failures keep their own detail.
+    await expect(createPaginator(options(ours)).plan(new URLSearchParams({ cursor: await cursorOf(ours) }))).resolves.toBeDefined();
+    expect(await refusal(ours, 'not-a-cursor!')).toBe('The cursor is malformed or was not issued for this query; restart from the first page.');
+  });
+
+  it('with configured secrets the detail stays the plain one', async () => {
+    const configured = ['a-configured-secret-of-forty-characters!'];
+    expect(await refusal(configured, await cursorOf(cursorSecrets(undefined, { development: true })))).toBe(
+      'The cursor is malformed or was not issued for this query; restart from the first page.',
+    );
   });
 });
 

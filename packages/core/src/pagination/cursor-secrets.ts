@@ -11,11 +11,20 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import { ConfigError } from '../errors.ts';
 import { encodeBase64url } from '../internal/base64url.ts';
 
+/**
+ * How a secret made for one process begins. The codec reads it to explain a cursor that
+ * fails its signature check here: in development, the likely cause is another instance
+ * (or this one before a restart), each signing with a secret of its own. The random part
+ * after it is the secret's strength; the prefix only labels it.
+ */
+export const THROWAWAY_SECRET_PREFIX = 'keyset-throwaway-secret:';
+
 /** Options of `cursorSecrets()`. */
 export interface CursorSecretsOptions {
   /**
    * Development only: with no secret configured, sign with a random one made for this
-   * process (cursors stop working at restart and differ between instances). Decide it
+   * process (cursors stop working at restart and differ between instances; a cursor
+   * refused for that says so in its problem's detail). Decide it
    * explicitly, e.g. `process.env.NODE_ENV === 'development'`: anything else fails fast.
    * @default false
    */
@@ -53,7 +62,7 @@ export function cursorSecrets(value: string | undefined, options: CursorSecretsO
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (secrets.length > 0) return secrets;
-  if (development) return [encodeBase64url(defaultCrypto.randomBytes(32))];
+  if (development) return [`${THROWAWAY_SECRET_PREFIX}${encodeBase64url(defaultCrypto.randomBytes(32))}`];
   throw new ConfigError(
     `${name} is not set: cursors are signed with a secret every instance shares. ` +
       `Set ${name} to at least 32 random bytes (e.g. \`openssl rand -base64 32\`; several, comma-separated, newest first, to rotate), ` +
