@@ -182,6 +182,31 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       expect((await store.read({ keyId, from: old, to: old + DAY, interval: 'day' }))[0]!.requests.allowed).toBe(1);
     });
 
+    it('a batch with a flush token adds once: a retry (same sequence) or an older sequence of the instance adds nothing, another instance adds', async () => {
+      const { store, freshId } = harness();
+      const day = freshDay();
+      const keyId = freshId();
+      const instance = freshId();
+      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0], credits: 2 };
+      const allowed = async (): Promise<number> => totalOf(await store.read({ keyId, from: day, to: day + MINUTE, interval: 'minute' })).requests.allowed;
+      await store.add([delta], { instance, sequence: 2 });
+      await store.add([delta], { instance, sequence: 2 });
+      await store.add([delta], { instance, sequence: 1 });
+      expect(await allowed()).toBe(1);
+      await store.add([delta], { instance, sequence: 3 });
+      await store.add([delta], { instance: freshId(), sequence: 1 });
+      // Without a token, a plain add.
+      await store.add([delta]);
+      expect(await allowed()).toBe(4);
+      // Retries racing each other (several connections at once): still once.
+      await Promise.all(Array.from({ length: 6 }, () => store.add([delta], { instance, sequence: 4 })));
+      expect(await allowed()).toBe(5);
+      expect((await store.read({ keyId, from: day, to: day + DAY, interval: 'day' }))[0]!.credits).toBe(10);
+      for (const bad of [{ instance: '', sequence: 1 }, { instance, sequence: 0 }, { instance, sequence: 1.5 }, { instance: 'x'.repeat(101), sequence: 1 }]) {
+        await expect(store.add([delta], bad)).rejects.toThrow(ConfigError);
+      }
+    });
+
     it('refuses malformed deltas and queries with ConfigError, writing nothing', async () => {
       const { store, freshId } = harness();
       const keyId = freshId();

@@ -62,7 +62,7 @@ export { headerFormats } from './rate-limit/rate-limit-headers.ts';
 export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
 
 // Usage stores: the checks and bucket arithmetic every store shares
-export { checkUsageDeltas } from './usage/check-usage-deltas.ts';
+export { checkUsageDeltas, checkUsageFlushToken } from './usage/check-usage-deltas.ts';
 export {
   MAX_USAGE_BUCKETS,
   USAGE_INTERVAL_MS,

@@ -374,6 +374,20 @@ const MIGRATIONS: readonly Migration[] = [
     CREATE INDEX IF NOT EXISTS ${t.usageOwnerIndex} ON ${t.usage} (owner_id, span, bucket) WHERE owner_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS ${t.usageBucketIndex} ON ${t.usage} USING brin (bucket);`,
   },
+  // Exactly-once usage flushes: per counter instance, the highest flush sequence applied,
+  // written by the same statement as the counts. A flush retried after its statement did
+  // commit (the reply lost, or the client gave up on a server that then ran it) finds its
+  // sequence reached and adds nothing. One row per instance (a counter's random id, new at
+  // every start); `at` is its last flush, so rows of instances gone for a week are pruned.
+  {
+    version: 13,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.usageFlushes} (
+      instance text PRIMARY KEY,
+      sequence bigint NOT NULL,
+      at timestamptz NOT NULL
+    );`,
+  },
 ];
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import type { UsageBucket, UsageDelta, UsageInterval, UsageQuery, UsageRetention, UsageStore, UsageTopItem, UsageTopQuery } from './types.ts';
+import type { UsageBucket, UsageDelta, UsageFlushToken, UsageInterval, UsageQuery, UsageRetention, UsageStore, UsageTopItem, UsageTopQuery } from './types.ts';
 import {
   checkUsageQuery,
   checkUsageTopQuery,
@@ -16,7 +16,7 @@ import {
   usageCutoffs,
   usageRetention,
 } from './usage-range.ts';
-import { checkUsageDeltas } from './check-usage-deltas.ts';
+import { checkUsageDeltas, checkUsageFlushToken } from './check-usage-deltas.ts';
 
 /** Options of `createMemoryUsageStore`. */
 export interface MemoryUsageStoreOptions {
@@ -54,6 +54,8 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
   /** Bucket size → key id → its rows. */
   const rows = new Map<UsageInterval, Map<string, KeyRows>>(SIZES.map((size) => [size, new Map()]));
   let size = 0;
+  /** Instance → the highest flush sequence applied (exactly-once flushes). */
+  const flushed = new Map<string, number>();
 
   function addTo(interval: UsageInterval, delta: UsageDelta): void {
     const keys = rows.get(interval) as Map<string, KeyRows>;
@@ -85,8 +87,13 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
       return size;
     },
 
-    async add(deltas: readonly UsageDelta[]): Promise<void> {
+    async add(deltas: readonly UsageDelta[], token?: UsageFlushToken): Promise<void> {
       checkUsageDeltas(deltas);
+      checkUsageFlushToken(token);
+      if (token !== undefined) {
+        if ((flushed.get(token.instance) ?? 0) >= token.sequence) return;
+        flushed.set(token.instance, token.sequence);
+      }
       for (const delta of deltas) for (const interval of SIZES) addTo(interval, delta);
     },
 

@@ -45,6 +45,8 @@ export interface TableNames {
   usage: string;
   usageOwnerIndex: string;
   usageBucketIndex: string;
+  /** The last flush sequence of each usage counter instance (migration 13). */
+  usageFlushes: string;
 }
 
 function quote(identifier: string): string {
@@ -94,5 +96,6 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     usage: `${s}.${quote(`${tablePrefix}usage`)}`,
     usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
     usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
+    usageFlushes: `${s}.${quote(`${tablePrefix}usage_flushes`)}`,
   };
 }
