@@ -99,13 +99,15 @@ describe('createUsageCounter', () => {
     counter.record(event('key_one', 'allowed', 3));
     await vi.advanceTimersByTimeAsync(100);
     counter.record(event('key_one', 'quota_exhausted'));
-    await vi.advanceTimersByTimeAsync(300);
+    // Tries at 100, 300, 700, 1500 ms: each failure doubles the wait.
+    await vi.advanceTimersByTimeAsync(1400);
+    expect(store.tokens).toHaveLength(4);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]![1]).toMatch(/usage flush failed; the counts are kept/);
     expect(warnings[0]![0]).toMatchObject({ error: 'Error: database down', pendingKeys: 1 });
     store.failing = false;
     now += 1;
-    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(1600);
     expect(store.batches).toEqual([
       [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [1, 0, 0, 0, 0, 0], credits: 3 }],
       [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [0, 0, 1, 0, 0, 0], credits: 0 }],

@@ -69,6 +69,8 @@ export interface UsageCounter {
 /** The most key-minutes one `add` carries: 30,000 rows on PostgreSQL, well inside a statement timeout. */
 const FLUSH_CHUNK = 10_000;
 const CREDITS = USAGE_OUTCOMES.length;
+/** The longest wait between two tries of a failing store (unless the interval is longer). */
+const MAX_RETRY_DELAY_MS = 30_000;
 
 const OUTCOME_INDEX: Readonly<Record<string, number>> = Object.freeze(Object.fromEntries(USAGE_OUTCOMES.map((outcome, i) => [outcome, i])));
 
@@ -204,11 +206,24 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     logger.warn({ error: errorLine(error), pendingKeys: held() }, 'usage flush failed; the counts are kept and retried at the next flush');
   }
 
+  // After a failure the next try waits twice as long, up to 30 s: a database that does
+  // not answer gets a few statements during an outage, not one per interval. Each try it
+  // never answers may stay buffered on its connection until the server reads again.
+  let delay = flushIntervalMs;
+  const maxDelay = Math.max(flushIntervalMs, MAX_RETRY_DELAY_MS);
   function schedule(): void {
     if (closed) return;
     timer = setTimeout(() => {
-      flush().catch(reportFailure).finally(schedule);
-    }, flushIntervalMs);
+      flush()
+        .then(
+          () => (delay = flushIntervalMs),
+          (error: unknown) => {
+            delay = Math.min(delay * 2, maxDelay);
+            reportFailure(error);
+          },
+        )
+        .finally(schedule);
+    }, delay);
     // Node's timer has `unref` (a flush must not keep the process alive); the DOM types say `number`.
     (timer as { unref?: () => void }).unref?.();
   }
