@@ -77,7 +77,10 @@ export {
   usageBucketStart,
   usageCutoffs,
   usageRetention,
+  usageSegments,
+  usageTopSegments,
 } from './usage/usage-range.ts';
+export type { UsageSegment } from './usage/usage-range.ts';
 
 // Quota stores
 export { checkQuotaSpend, checkQuotaSpends } from './quota/check-quota-spend.ts';

@@ -379,6 +379,9 @@ const MIGRATIONS: readonly Migration[] = [
   // commit (the reply lost, or the client gave up on a server that then ran it) finds its
   // sequence reached and adds nothing. One row per instance (a counter's random id, new at
   // every start); `at` is its last flush, so rows of instances gone for a week are pruned.
+  // And an index of the hour and day rows by span and bucket: `top` sums a range from its
+  // coarsest rows, and the BRIN index alone would hand it every page of the range, minute
+  // rows (94% of them) included. Partial, so minute rows cost it nothing.
   {
     version: 13,
     sql: (t) => `
@@ -386,7 +389,8 @@ const MIGRATIONS: readonly Migration[] = [
       instance text PRIMARY KEY,
       sequence bigint NOT NULL,
       at timestamptz NOT NULL
-    );`,
+    );
+    CREATE INDEX IF NOT EXISTS ${t.usageCoarseIndex} ON ${t.usage} (span, bucket) WHERE span > 1;`,
   },
 ];
 

@@ -24,6 +24,7 @@ import {
   USAGE_OUTCOMES,
   usageCutoffs,
   usageRetention,
+  usageTopSegments,
 } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import { runQuery } from './internal/run-query.ts';
@@ -107,10 +108,17 @@ export function createPostgresUsageStore(options: PostgresUsageStoreOptions): Us
   const startOf = `(extract(epoch FROM bucket) * 1000)::int8::text AS start`;
   const readKeySql = `SELECT ${startOf}, ${sums} FROM ${t.usage} WHERE key_id = $2 AND ${range} GROUP BY bucket`;
   const readOwnerSql = `SELECT ${startOf}, ${sums} FROM ${t.usage} WHERE owner_id = $2 AND ${range} GROUP BY bucket`;
-  const topSql = (by: 'requests' | 'refusals'): string => `SELECT key_id, sum(${TOTAL})::text AS requests, sum(${REFUSED})::text AS refusals, sum(credits)::text AS credits
-    FROM ${t.usage} WHERE span = $1 AND bucket >= to_timestamp($2::float8 / 1000) AND bucket < to_timestamp($3::float8 / 1000)
+  // The range in its coarsest rows (day rows for whole days, hours for whole hours, minutes
+  // only at the ragged ends): a day's ranking at minute interval reads a row per key, not
+  // 1,440. Each segment is one bucket size and one range, which the span-and-bucket index
+  // of the hour and day rows (or the BRIN index, for minutes) serves.
+  const topSql = (by: 'requests' | 'refusals', segments: number): string => {
+    const ranges = Array.from({ length: segments }, (_, i) => `(span = $${3 * i + 2} AND bucket >= to_timestamp($${3 * i + 3}::float8 / 1000) AND bucket < to_timestamp($${3 * i + 4}::float8 / 1000))`);
+    return `SELECT key_id, sum(${TOTAL})::text AS requests, sum(${REFUSED})::text AS refusals, sum(credits)::text AS credits
+    FROM ${t.usage} WHERE ${ranges.join(' OR ')}
     GROUP BY key_id HAVING sum(${by === 'requests' ? TOTAL : REFUSED}) > 0
-    ORDER BY sum(${by === 'requests' ? TOTAL : REFUSED}) DESC, key_id COLLATE "C" LIMIT $4`;
+    ORDER BY sum(${by === 'requests' ? TOTAL : REFUSED}) DESC, key_id COLLATE "C" LIMIT $1`;
+  };
   // An instance's flush row goes a week after its last flush: a counter retries a batch
   // only while it runs, and one that could not reach the database for a week has more to
   // worry about. Its deletion is not counted in what prune() answers (rows of counts).
@@ -153,7 +161,9 @@ export function createPostgresUsageStore(options: PostgresUsageStoreOptions): Us
 
     async top(query: UsageTopQuery): Promise<UsageTopItem[]> {
       const { interval, from } = checkUsageTopQuery(query);
-      const rows = await runQuery(client, topSql(query.by), [SPAN[interval], from, query.to, query.limit]);
+      const segments = usageTopSegments(from, query.to, interval);
+      if (segments.length === 0) return [];
+      const rows = await runQuery(client, topSql(query.by, segments.length), [query.limit, ...segments.flatMap((s) => [SPAN[s.interval], s.from, s.to])]);
       return rows.map((row) => ({ keyId: String(row.key_id), requests: count(row.requests), refusals: count(row.refusals), credits: count(row.credits) }));
     },
 

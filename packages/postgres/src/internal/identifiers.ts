@@ -45,8 +45,9 @@ export interface TableNames {
   usage: string;
   usageOwnerIndex: string;
   usageBucketIndex: string;
-  /** The last flush sequence of each usage counter instance (migration 13). */
+  /** The last flush sequence of each usage counter instance, and the index of hour and day rows (migration 13). */
   usageFlushes: string;
+  usageCoarseIndex: string;
 }
 
 function quote(identifier: string): string {
@@ -97,5 +98,6 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
     usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
     usageFlushes: `${s}.${quote(`${tablePrefix}usage_flushes`)}`,
+    usageCoarseIndex: quote(`${tablePrefix}usage_coarse_idx`),
   };
 }
