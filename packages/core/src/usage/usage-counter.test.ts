@@ -200,6 +200,42 @@ describe('createUsageCounter', () => {
     await counter.close();
   });
 
+  it('never holds more than maxPendingKeys key-minutes, whatever the events, minutes and failures; everything held is written once the store answers', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.record({ key: fc.integer({ min: 0, max: 40 }), minutes: fc.integer({ min: 0, max: 2 }), flush: fc.boolean(), fails: fc.boolean() }), { minLength: 1, maxLength: 200 }),
+        async (cap, steps) => {
+          let now = 0;
+          const store = recordingStore();
+          const counter = createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false, maxPendingKeys: cap, logger: { warn: () => undefined } });
+          let refused = 0;
+          let recorded = 0;
+          for (const step of steps) {
+            now += step.minutes * MINUTE;
+            const before = counter.pending;
+            counter.record(event(`k${step.key}`));
+            recorded++;
+            if (counter.pending === before && before >= cap) refused++;
+            expect(counter.pending).toBeLessThanOrEqual(cap);
+            if (step.flush) {
+              store.failing = step.fails;
+              await counter.flush().catch(() => undefined);
+              expect(counter.pending).toBeLessThanOrEqual(cap);
+            }
+          }
+          store.failing = false;
+          await counter.close();
+          expect(counter.pending).toBe(0);
+          // What was not refused at the cap was written, exactly once.
+          expect(total(store)).toBeGreaterThanOrEqual(recorded - refused);
+          expect(total(store)).toBeLessThanOrEqual(recorded);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('close() flushes what is left, ignores events after it, and resolves even when the store fails', async () => {
     const store = recordingStore();
     const warnings: string[] = [];
