@@ -7,9 +7,10 @@
  *    (`/api/owners/{id}/usage?interval=minute`) and the day's top 100 keys at minute
  *    interval (`/api/usage/top`): time and body size;
  * 2. `GET /api/orders` latency from 8 clients, alone, then while 80 clients send those
- *    largest reads back to back (ignoring `Retry-After`, the worst case) for
- *    BENCH_SECONDS: the API's p50 and p99, and how the reads were answered (200, 429
- *    `usage_reads_busy`, 503).
+ *    largest reads for BENCH_SECONDS, all at once, then each again as soon as answered
+ *    (after `Retry-After` when refused, as a client should): the API's p50 and p99, and
+ *    how the reads were answered (200, 429 `usage_reads_busy`, 503). The clients run in
+ *    the server's process (one event loop for both).
  * Skipped without initdb (it needs a server it can fill without touching a shared one).
  * Env: BENCH_USAGE_ROWS (2,592,000), BENCH_SECONDS (10).
  */
@@ -47,7 +48,10 @@ try {
 
 async function run(url: string, adminKey: string): Promise<void> {
   const admin = { authorization: `ApiKey ${adminKey}` };
-  const issued = await fetch(`${url}/api/keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'reader', scopes: ['orders:read'] }) });
+  const issued = await fetch(`${url}/api/keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'reader', scopes: ['orders:read'], rateLimit: { limit: 1_000_000, windowSeconds: 60 } }) });
+  // The readers use a key of their own with a rate limit that never binds: what is measured is the reads' limit.
+  const usageAdmin = await fetch(`${url}/api/keys`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'usage reader', scopes: ['keys:admin'], rateLimit: { limit: 1_000_000, windowSeconds: 60 } }) });
+  const readerAdmin = { authorization: `ApiKey ${((await usageAdmin.json()) as { key: string }).key}` };
   const reader = ((await issued.json()) as { key: string }).key;
   await fetch(`${url}/api/owners`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ id: 'cus_big' }) });
 
@@ -104,9 +108,12 @@ async function run(url: string, adminKey: string): Promise<void> {
   let stop = false;
   const readers = Array.from({ length: READERS }, async (_, i) => {
     while (!stop) {
-      const res = await fetch(`${url}${i % 2 === 0 ? largest.owner : largest.top}`, { headers: admin });
-      await res.arrayBuffer();
-      answers[res.status] = (answers[res.status] ?? 0) + 1;
+      const res = await fetch(`${url}${i % 2 === 0 ? largest.owner : largest.top}`, { headers: readerAdmin });
+      const text = await res.text();
+      const answer = res.status === 200 ? '200' : `${res.status} ${(JSON.parse(text) as { code?: string }).code ?? ''}`;
+      answers[answer] = (answers[answer] ?? 0) + 1;
+      const wait = Number(res.headers.get('retry-after') ?? (res.status === 200 ? 0 : 1));
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait * 1000));
     }
   });
   const ordersBeside = await ordersLatency(url, reader, SECONDS);

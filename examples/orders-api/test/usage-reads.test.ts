@@ -105,7 +105,7 @@ describe.skipIf(serverUrl === undefined)('usage reads beside the API (PostgreSQL
       expect(reply.headers.get('retry-after')).toBe('1');
       expect(reply.body).toMatchObject({ status: 429, code: 'usage_reads_busy', retry_after: 1 });
     }
-    // Every adapter refused some (six each, two admitted in all).
+    // Every adapter refused some (six each, one admitted in all).
     for (let a = 0; a < urls.length; a++) expect(all.filter((r, i) => i % urls.length === a && r.status === 429).length, urls[a]).toBeGreaterThan(0);
   }, 60_000);
 
@@ -114,14 +114,14 @@ describe.skipIf(serverUrl === undefined)('usage reads beside the API (PostgreSQL
     await locker.query('LOCK TABLE keyset_usage IN ACCESS EXCLUSIVE MODE');
     let held: Reply[];
     try {
-      const replies = Array.from({ length: 2 }, (_, i) => largestRead(i));
+      const replies = [largestRead(0)];
       const orders = await call(t.api.url, '/api/orders?limit=5', { key: reader });
       expect(orders.status).toBe(200);
       held = await Promise.all(replies);
     } finally {
       await locker.query('COMMIT');
     }
-    for (const reply of held) expect(reply.body).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(held.map((reply) => reply.body)).toMatchObject([{ status: 503, code: 'unavailable' }]);
     // And once the table is free, the same reads answer.
     expect((await largestRead(0)).status).toBe(200);
     expect((await largestRead(1)).status).toBe(200);

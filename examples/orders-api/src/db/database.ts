@@ -47,8 +47,13 @@ export interface Database extends SqlClient {
 /** Advisory lock id of the startup section (any constant unique to this app). */
 const STARTUP_LOCK = 7_240_531_001;
 
-/** Connections of the usage reads' own pool (beside the main pool's 10, never out of them), and the reads run at once. */
-export const USAGE_READ_CONNECTIONS = 2;
+/**
+ * Connections of the usage reads' own pool (beside the main pool's 10, never out of them),
+ * and so the reads that run at once. One: a large read keeps a database core busy for
+ * a while, and with two at once on a two-core server the API's p99 went from 0.7 to 2.5 s
+ * beside 80 readers (`pnpm bench usage-reads`).
+ */
+export const USAGE_READ_CONNECTIONS = 1;
 /**
  * The longest a usage read may run (its own `statement_timeout`), or the query timeout
  * when that is shorter: the largest read (an owner's 1,440 minutes) takes well under it
