@@ -1,10 +1,10 @@
 /**
- * Usage counted once when PostgreSQL freezes, end to end: two example instances (Hono and
- * Express) on a PostgreSQL of the test's own, flushing usage every 200 ms, the database
+ * Usage counted once when PostgreSQL freezes, end to end: four example instances, one per
+ * adapter (Hono, Express, Fastify, Fetch), on a PostgreSQL of the test's own, flushing usage every 200 ms, the database
  * stopped with SIGSTOP (every process of it) twice under traffic, each time long enough for
  * flushes to time out on the client while their statements wait in the server's sockets,
  * then thawed. Requests of cached keys are decided (and counted) before the database is
- * needed, so each is answered: 200, or 503 when the orders query times out. After both
+ * needed, so each is answered: 200, or 503 when the orders query times out. After the
  * instances shut down, the usage the store holds for the key and its owner equals the
  * answers the clients saw, per outcome. Skips without initdb.
  */
@@ -12,18 +12,19 @@ import { createPostgresUsageStore } from '@keyset/postgres';
 import { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADAPTERS } from '../src/config.ts';
 import { call, startApi, type TestApi } from './helpers.ts';
 
 const available = ownPostgresAvailable();
 
-describe.skipIf(!available)('usage when PostgreSQL freezes (two instances, own server)', () => {
+describe.skipIf(!available)('usage when PostgreSQL freezes (an instance per adapter, own server)', () => {
   let server: OwnPostgres;
   const apis: TestApi[] = [];
   let admin: pg.Pool;
 
   beforeAll(async () => {
     server = await startOwnPostgres();
-    for (const adapter of ['hono', 'express'] as const) {
+    for (const adapter of ADAPTERS) {
       // A short query timeout: frozen requests answer 503 quickly, flushes time out quickly.
       apis.push(await startApi({ adapter, databaseUrl: server.url, seedOrders: 50, usageFlushMs: 200, databaseQueryTimeoutMs: 1_000, logLevel: 'silent' }));
     }
@@ -55,10 +56,10 @@ describe.skipIf(!available)('usage when PostgreSQL freezes (two instances, own s
     const { id, key } = issued.body as { id: string; key: string };
     const answers = new Map<number, number>();
     let n = 0;
-    /** `count` requests, five at a time, alternating between the instances; tallies the answers. */
+    /** `count` requests, four at a time, one to each instance; tallies the answers. */
     const traffic = async (count: number): Promise<void> => {
-      for (let sent = 0; sent < count; sent += 5) {
-        const replies = await Promise.all(Array.from({ length: 5 }, () => call(apis[n++ % apis.length]!.api.url, '/api/orders?limit=5', { key })));
+      for (let sent = 0; sent < count; sent += 4) {
+        const replies = await Promise.all(Array.from({ length: 4 }, () => call(apis[n++ % apis.length]!.api.url, '/api/orders?limit=5', { key })));
         for (const reply of replies) answers.set(reply.status, (answers.get(reply.status) ?? 0) + 1);
       }
     };
