@@ -49,9 +49,9 @@ const STARTUP_LOCK = 7_240_531_001;
 
 /**
  * Connections of the usage reads' own pool (beside the main pool's 10, never out of them),
- * and so the reads that run at once. One: a large read keeps a database core busy for
- * a while, and with two at once on a two-core server the API's p99 went from 0.7 to 2.5 s
- * beside 80 readers (`pnpm bench usage-reads`).
+ * and so the reads that run at once. One: a large read keeps a database core busy while it
+ * runs, and two at once can take every core of a small server from the API's queries
+ * (measured by `pnpm bench usage-reads`).
  */
 export const USAGE_READ_CONNECTIONS = 1;
 /**

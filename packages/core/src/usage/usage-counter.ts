@@ -37,7 +37,7 @@ export interface UsageCounterOptions {
   flushIntervalMs?: number;
   /** How often, after a flush, buckets past their retention are deleted (`store.prune`); `false`: never (prune yourself). @default 3600000 */
   pruneIntervalMs?: number | false;
-  /** Key-minutes held in memory at most, a batch waiting for its retry included (about 150 bytes each); past it, new key-minutes are not counted (and logged). @default 100000 */
+  /** Key-minutes held in memory at most, a batch waiting for its retry included (a few hundred bytes each at most: no object per key-minute); past it, new key-minutes are not counted (and logged). @default 100000 */
   maxPendingKeys?: number;
   /** @default Date.now */
   clock?: Clock;
