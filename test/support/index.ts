@@ -8,3 +8,4 @@ export { freePort, killRedis, ownRedisAvailable, startRedis } from './own-redis.
 export * from './usage-store-contract.ts';
 export { redisLeaseStore } from './redis-lease-store.ts';
 export { githubAlertSigner, rawToDer } from './github-alerts.ts';
+export { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from './own-postgres.ts';

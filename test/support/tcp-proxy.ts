@@ -5,7 +5,8 @@
  * - `latencyMs`: every chunk from the server reaches the client that much later (a loaded
  *   server that still answers);
  * - `freeze()`: nothing is forwarded either way, connections stay open (a server stopped
- *   with SIGSTOP, or a network partition); `thaw()` forwards what was held back.
+ *   with SIGSTOP, or a network partition); `thaw()` forwards what was held back;
+ * - `cut()`: every open connection is dropped (what the server already received, it runs).
  */
 import { createServer, connect, type Socket } from 'node:net';
 
@@ -18,6 +19,8 @@ export interface TcpProxy {
   freeze(): void;
   /** Forwards what was held and resumes. */
   thaw(): void;
+  /** Drops every open connection (both sides see it closed), and keeps accepting new ones: a cut. */
+  cut(): void;
   /** Connections currently open through the proxy. */
   readonly connections: number;
   /** Closes the listener and every connection. */
@@ -42,6 +45,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     thaw(): void {
       frozen = false;
       for (const send of held.splice(0)) send();
+    },
+    cut(): void {
+      held.length = 0;
+      for (const socket of sockets) socket.destroy();
     },
     get connections(): number {
       return sockets.size / 2;

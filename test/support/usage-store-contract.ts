@@ -162,6 +162,23 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       expect(await store.top({ ...range, interval: 'minute', by: 'refusals', limit: 5 })).toHaveLength(2);
     });
 
+    it('top sums a range from its coarsest rows: a day ranked at minute interval reads day and hour rows, still there once its minutes are pruned', async () => {
+      const { store, freshId } = harness();
+      const day = freshDay();
+      const keyId = freshId();
+      await store.add([
+        { keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [3, 1, 0, 0, 0, 0], credits: 3 },
+        { keyId, ownerId: null, minute: day + 13 * HOUR + 7 * MINUTE, requests: [2, 0, 0, 0, 0, 1], credits: 2 },
+        { keyId, ownerId: null, minute: day + DAY + 30 * MINUTE, requests: [4, 0, 0, 0, 0, 0], credits: 4 },
+      ]);
+      // Minutes are kept two days by default: three days on, this day's minute rows are gone.
+      await store.prune(day + 3 * DAY);
+      expect((await store.read({ keyId, from: day, to: day + HOUR, interval: 'minute' }))[5]!.requests.allowed).toBe(0);
+      expect(await store.top({ from: day, to: day + DAY, interval: 'minute', by: 'requests', limit: 100 })).toContainEqual({ keyId, requests: 7, refusals: 2, credits: 5 });
+      // Across a day boundary, from 12:00 to 12:00: hours, then the next day's hours.
+      expect(await store.top({ from: day + 12 * HOUR, to: day + DAY + 12 * HOUR, interval: 'minute', by: 'requests', limit: 100 })).toContainEqual({ keyId, requests: 7, refusals: 1, credits: 6 });
+    });
+
     it('prune deletes the buckets past their retention and keeps the rest', async () => {
       const { store, freshId } = harness();
       const now = freshDay() + 12 * HOUR;
@@ -180,6 +197,31 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       await store.prune(now + 100 * DAY);
       expect((await store.read({ keyId, from: old, to: old + HOUR, interval: 'hour' }))[0]!.requests.allowed).toBe(0);
       expect((await store.read({ keyId, from: old, to: old + DAY, interval: 'day' }))[0]!.requests.allowed).toBe(1);
+    });
+
+    it('a batch with a flush token adds once: a retry (same sequence) or an older sequence of the instance adds nothing, another instance adds', async () => {
+      const { store, freshId } = harness();
+      const day = freshDay();
+      const keyId = freshId();
+      const instance = freshId();
+      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0], credits: 2 };
+      const allowed = async (): Promise<number> => totalOf(await store.read({ keyId, from: day, to: day + MINUTE, interval: 'minute' })).requests.allowed;
+      await store.add([delta], { instance, sequence: 2 });
+      await store.add([delta], { instance, sequence: 2 });
+      await store.add([delta], { instance, sequence: 1 });
+      expect(await allowed()).toBe(1);
+      await store.add([delta], { instance, sequence: 3 });
+      await store.add([delta], { instance: freshId(), sequence: 1 });
+      // Without a token, a plain add.
+      await store.add([delta]);
+      expect(await allowed()).toBe(4);
+      // Retries racing each other (several connections at once): still once.
+      await Promise.all(Array.from({ length: 6 }, () => store.add([delta], { instance, sequence: 4 })));
+      expect(await allowed()).toBe(5);
+      expect((await store.read({ keyId, from: day, to: day + DAY, interval: 'day' }))[0]!.credits).toBe(10);
+      for (const bad of [{ instance: '', sequence: 1 }, { instance, sequence: 0 }, { instance, sequence: 1.5 }, { instance: 'x'.repeat(101), sequence: 1 }]) {
+        await expect(store.add([delta], bad)).rejects.toThrow(ConfigError);
+      }
     });
 
     it('refuses malformed deltas and queries with ConfigError, writing nothing', async () => {

@@ -116,7 +116,8 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
       keyring: keys.keyring,
       guard: keys.guard,
       limiter: keys.limiter,
-      usage: keys.usage.store,
+      // The usage routes read through connections of their own (the counter writes through the main pool).
+      usage: keys.usage.reads,
       cursorSecrets,
       cursorTtlSeconds: config.cursorTtlSeconds,
       keySchemes: config.keySchemes,

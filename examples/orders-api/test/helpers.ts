@@ -78,7 +78,7 @@ export async function serveAlso(
   const cursorSecrets = options.cursorSecrets ?? api.config.cursorSecrets ?? [loadOrCreateCursorSecret(t.dataDir)];
   // Another TRUST_PROXY is another guard (over the same keyring and limiter), as key-services.ts builds it.
   const guard = options.trustProxy === undefined ? api.keys.guard : createApiKeyGuard({ keyring: api.keys.keyring, limiter: api.keys.limiter, trustProxy: options.trustProxy });
-  const app = createApp({ db: api.db, keyring: api.keys.keyring, guard, limiter: api.keys.limiter, usage: api.keys.usage.store, cursorSecrets });
+  const app = createApp({ db: api.db, keyring: api.keys.keyring, guard, limiter: api.keys.limiter, usage: api.keys.usage.reads, cursorSecrets });
   const server = await createAdapterServer(adapter, app, { logger: api.logger, publicUrl: options.publicUrl });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -62,7 +62,7 @@ export { headerFormats } from './rate-limit/rate-limit-headers.ts';
 export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
 
 // Usage stores: the checks and bucket arithmetic every store shares
-export { checkUsageDeltas } from './usage/check-usage-deltas.ts';
+export { checkUsageDeltas, checkUsageFlushToken } from './usage/check-usage-deltas.ts';
 export {
   MAX_USAGE_BUCKETS,
   USAGE_INTERVAL_MS,
@@ -77,7 +77,10 @@ export {
   usageBucketStart,
   usageCutoffs,
   usageRetention,
+  usageSegments,
+  usageTopSegments,
 } from './usage/usage-range.ts';
+export type { UsageSegment } from './usage/usage-range.ts';
 
 // Quota stores
 export { checkQuotaSpend, checkQuotaSpends } from './quota/check-quota-spend.ts';

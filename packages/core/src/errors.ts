@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'quota_exhausted'
   | 'concurrency_limited'
+  | 'usage_reads_busy'
   | 'unavailable';
 
 /** One entry of the error catalogue: a code's HTTP status and problem `title`. */
@@ -69,6 +70,7 @@ export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, ErrorCatalogueEntry>> =
   rate_limited: entry(429, 'Too many requests'),
   quota_exhausted: entry(429, 'Quota exhausted'),
   concurrency_limited: entry(429, 'Too many requests in progress'),
+  usage_reads_busy: entry(429, 'Too many usage reads in progress'),
   unavailable: entry(503, 'Service unavailable'),
 });
 

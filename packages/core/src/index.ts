@@ -152,6 +152,7 @@ export type {
   UsageBucket,
   UsageCounts,
   UsageDelta,
+  UsageFlushToken,
   UsageInterval,
   UsageQuery,
   UsageRanking,

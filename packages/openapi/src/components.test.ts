@@ -68,7 +68,7 @@ describe('keysetComponents', () => {
   });
 
   it('covers the in-flight refusal: 429 concurrency_limited beside rate_limited and quota_exhausted, with max_in_flight', () => {
-    expect(problemCodes()[429]).toEqual(['rate_limited', 'quota_exhausted', 'concurrency_limited']);
+    expect(problemCodes()[429]).toEqual(['rate_limited', 'quota_exhausted', 'concurrency_limited', 'usage_reads_busy']);
     const problem = ((keysetComponents().schemas as JsonObject).Problem as JsonObject).properties as JsonObject;
     expect(problem.max_in_flight).toMatchObject({ type: 'integer' });
     const tooMany = (keysetComponents().responses as Record<string, JsonObject>).TooManyRequests!;

@@ -142,7 +142,7 @@ function problemSchema(): JsonObject {
       max_offset: { type: 'integer', description: '`offset_too_large`: the largest accepted `offset`.' },
       missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
       allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
-      retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`: seconds until a retry can succeed (same as `Retry-After`).' },
+      retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`, `usage_reads_busy`: seconds until a retry can succeed (same as `Retry-After`).' },
       max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key (or of its owner) may be in progress at once.' },
       limited: { type: 'string', enum: ['key', 'owner'], description: '`concurrency_limited`: whose in-flight limit refused the request.' },
       quota: { type: 'string', enum: ['key', 'owner'], description: '`quota_exhausted`: whose quota ran out, the key\'s own or its owner\'s (never the owner id).' },

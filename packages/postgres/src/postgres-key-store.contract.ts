@@ -289,6 +289,9 @@ export function describePostgresKeyStore(name: string, backend: () => PostgresBa
           'secrets_pkey',
           'usage',
           'usage_bucket_idx',
+          'usage_coarse_idx',
+          'usage_flushes',
+          'usage_flushes_pkey',
           'usage_owner_id_idx',
           'usage_pkey',
         ]);

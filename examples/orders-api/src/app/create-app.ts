@@ -55,7 +55,7 @@ export interface AppDependencies {
   guard: ApiKeyGuard;
   /** Reads live quota counts for the admin routes. */
   limiter?: Pick<RateLimiterWithState, 'readQuota' | 'readOwnerQuota'>;
-  /** Where the usage routes read (the key services' `usage.store`). Absent: an empty memory store, nothing counted. */
+  /** Where the usage routes read (the key services' `usage.reads`). Absent: an empty memory store, nothing counted. */
   usage?: UsageStore;
   /** Cursor signing secrets: the first signs, any verifies. */
   cursorSecrets: readonly string[];

@@ -3,6 +3,8 @@
  * and `GET /api/usage/top`. Requests per outcome and credits spent, read from the usage
  * store the key services' counter writes to (docs/usage.md). Every query parameter is
  * checked here, so a bad one is a 400 naming it, never a store error.
+ * The store given here reads through `Database.usageReads`: connections, a statement
+ * timeout and a limit of reads at once of their own (429 `usage_reads_busy` past it).
  * @module
  */
 import {
@@ -76,7 +78,6 @@ export function createUsageAdminHandlers(deps: { keyring: Keyring; store: UsageS
   const { store, now = Date.now } = deps;
   const keys = createKeyAdmin(deps.keyring);
   const owners = createOwnerAdmin(deps.keyring);
-
   async function read(subject: { keyId: string } | { ownerId: string }, query: URLSearchParams): Promise<AppResponse> {
     const { from, to, interval } = usageRange(query, now());
     // The store counts from 1970 on (epoch milliseconds); an earlier part of the range, which

@@ -8,6 +8,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { asUnavailable } from './connection-errors.ts';
+import { limitUsageReads } from './usage-reads.ts';
 
 /** What every query site needs: parameterised SQL, rows back. */
 export interface SqlClient {
@@ -23,6 +24,14 @@ export type ListenerClient = pg.Client;
 export interface Database extends SqlClient {
   readonly kind: 'pglite' | 'postgres';
   /**
+   * Where the usage routes read (docs/usage.md, "Reads"): on PostgreSQL a pool of its own,
+   * `USAGE_READ_CONNECTIONS` connections with a statement timeout of their own, so reads
+   * of large ranges never hold the connections the API's requests need; on PGlite (one
+   * connection for everything) the database itself. Either way at most
+   * `USAGE_READ_CONNECTIONS` reads at once; past that, 429 `usage_reads_busy`.
+   */
+  readonly usageReads: SqlClient;
+  /**
    * PostgreSQL only: connects a new session of its own (not from the pool, which would
    * hand it back), for the revocation bus's `LISTEN`. The caller ends it.
    */
@@ -37,6 +46,20 @@ export interface Database extends SqlClient {
 
 /** Advisory lock id of the startup section (any constant unique to this app). */
 const STARTUP_LOCK = 7_240_531_001;
+
+/**
+ * Connections of the usage reads' own pool (beside the main pool's 10, never out of them),
+ * and so the reads that run at once. One: a large read keeps a database core busy while it
+ * runs, and two at once can take every core of a small server from the API's queries
+ * (measured by `pnpm bench usage-reads`).
+ */
+export const USAGE_READ_CONNECTIONS = 1;
+/**
+ * The longest a usage read may run (its own `statement_timeout`), or the query timeout
+ * when that is shorter: the largest read (an owner's 1,440 minutes) takes well under it
+ * (docs/usage.md, "Reads"), and one that does not is cut off instead of piling up.
+ */
+export const USAGE_READ_TIMEOUT_MS = 3_000;
 
 /** How long after `statement_timeout` the pool stops waiting for a server that says nothing. */
 const SILENT_SERVER_MARGIN_MS = 500;
@@ -75,20 +98,34 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connectionTimeoutMillis,
     ...(bounded ? { statement_timeout: queryTimeoutMs, query_timeout: queryTimeoutMs + SILENT_SERVER_MARGIN_MS } : {}),
   });
+  const readTimeoutMs = bounded ? Math.min(queryTimeoutMs, USAGE_READ_TIMEOUT_MS) : USAGE_READ_TIMEOUT_MS;
+  const reads = new pg.Pool({
+    connectionString: url,
+    max: USAGE_READ_CONNECTIONS,
+    connectionTimeoutMillis,
+    statement_timeout: readTimeoutMs,
+    query_timeout: readTimeoutMs + SILENT_SERVER_MARGIN_MS,
+  });
   // An idle client losing its connection emits on the pool; unhandled, it would crash the process.
   pool.on('error', (error) => options.onError?.(error));
+  reads.on('error', (error) => options.onError?.(error));
   try {
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
+    await reads.end().catch(() => undefined);
     throw new Error(`cannot connect to DATABASE_URL (${redactDatabaseUrl(url)}): ${(error as Error).message}`, { cause: error });
   }
+  const through =
+    (on: pg.Pool) =>
+    <Row>(text: string, params?: unknown[]) =>
+      (on.query(text, params) as unknown as Promise<{ rows: Row[] }>).catch((error: unknown) => {
+        throw asUnavailable(error);
+      });
   return Object.freeze({
     kind: 'postgres' as const,
-    query: <Row>(text: string, params?: unknown[]) =>
-      (pool.query(text, params) as unknown as Promise<{ rows: Row[] }>).catch((error: unknown) => {
-        throw asUnavailable(error);
-      }),
+    query: through(pool),
+    usageReads: limitUsageReads({ query: through(reads) }, USAGE_READ_CONNECTIONS),
     async exclusive<T>(fn: (client: SqlClient) => Promise<T>): Promise<T> {
       // Its own session, without the pool's query bounds: waiting for another instance's
       // migrations and seeding (the advisory lock), or seeding a million rows, may take longer.
@@ -120,7 +157,10 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       }
       return client;
     },
-    close: () => pool.end(),
+    close: async () => {
+      await reads.end();
+      await pool.end();
+    },
   });
 }
 
@@ -143,6 +183,7 @@ export async function openPglite(dir: string): Promise<Database> {
   return Object.freeze({
     kind: 'pglite' as const,
     ...client,
+    usageReads: limitUsageReads(client, USAGE_READ_CONNECTIONS),
     // One process owns PGlite (see the DATA_DIR lock); serialising callers is enough.
     exclusive<T>(fn: (client: SqlClient) => Promise<T>): Promise<T> {
       const run = queue.then(() => fn(client));

@@ -38,15 +38,19 @@ export interface KeyServices {
   keyring: Keyring;
   limiter: RateLimiterWithState;
   guard: ApiKeyGuard;
-  /** Usage counts per key and owner: the store the admin routes read, the counter the limiter feeds. */
-  usage: { store: UsageStore; counter: UsageCounter };
+  /**
+   * Usage counts per key and owner: the store the counter writes, the same table through
+   * the usage reads' own connections and limit (`Database.usageReads`) for the admin
+   * routes, and the counter the limiter feeds.
+   */
+  usage: { store: UsageStore; reads: UsageStore; counter: UsageCounter };
   /** Flushes `lastUsedAt` and the usage counts, stops the buses, flushes quota counts, then disconnects Redis. Never closes the database. */
   close(): Promise<void>;
 }
 
 /** Builds the key services on `db` (which the caller owns and closes). */
 export async function createKeyServices(deps: {
-  db: SqlClient & Pick<Database, 'connectListener'>;
+  db: SqlClient & Pick<Database, 'connectListener' | 'usageReads'>;
   config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> &
     Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds' | 'keySchemes' | 'usageFlushMs'>>;
   logger: Logger;
@@ -134,7 +138,7 @@ export async function createKeyServices(deps: {
     keyring,
     limiter,
     guard,
-    usage: { store: usageStore, counter: usage },
+    usage: { store: usageStore, reads: createPostgresUsageStore({ client: db.usageReads }), counter: usage },
     close: () =>
       (closing ??= (async () => {
         try {

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import type { UsageDelta } from './types.ts';
+import type { UsageDelta, UsageFlushToken } from './types.ts';
 import { USAGE_OUTCOMES } from './usage-range.ts';
 
 const isCount = (n: unknown): boolean => Number.isSafeInteger(n) && (n as number) >= 0;
@@ -23,4 +23,12 @@ export function checkUsageDeltas(deltas: readonly UsageDelta[]): void {
     }
     if (!isCount(credits)) throw new ConfigError('a usage delta credits is a non-negative integer');
   }
+}
+
+/** Throws `ConfigError` for a flush token that is not one (absent is fine: a plain add). */
+export function checkUsageFlushToken(token: UsageFlushToken | undefined): void {
+  if (token === undefined) return;
+  const { instance, sequence } = token ?? ({} as UsageFlushToken);
+  if (typeof instance !== 'string' || instance.length === 0 || instance.length > 100) throw new ConfigError('a usage flush token instance is a string of 1 to 100 characters');
+  if (!Number.isSafeInteger(sequence) || sequence < 1) throw new ConfigError(`a usage flush token sequence is a positive integer, got ${String(sequence)}`);
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import type { UsageBucket, UsageDelta, UsageInterval, UsageQuery, UsageRetention, UsageStore, UsageTopItem, UsageTopQuery } from './types.ts';
+import type { UsageBucket, UsageDelta, UsageFlushToken, UsageInterval, UsageQuery, UsageRetention, UsageStore, UsageTopItem, UsageTopQuery } from './types.ts';
 import {
   checkUsageQuery,
   checkUsageTopQuery,
@@ -15,8 +15,9 @@ import {
   usageBucketStart,
   usageCutoffs,
   usageRetention,
+  usageTopSegments,
 } from './usage-range.ts';
-import { checkUsageDeltas } from './check-usage-deltas.ts';
+import { checkUsageDeltas, checkUsageFlushToken } from './check-usage-deltas.ts';
 
 /** Options of `createMemoryUsageStore`. */
 export interface MemoryUsageStoreOptions {
@@ -54,6 +55,8 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
   /** Bucket size → key id → its rows. */
   const rows = new Map<UsageInterval, Map<string, KeyRows>>(SIZES.map((size) => [size, new Map()]));
   let size = 0;
+  /** Instance → the highest flush sequence applied (exactly-once flushes). */
+  const flushed = new Map<string, number>();
 
   function addTo(interval: UsageInterval, delta: UsageDelta): void {
     const keys = rows.get(interval) as Map<string, KeyRows>;
@@ -85,8 +88,13 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
       return size;
     },
 
-    async add(deltas: readonly UsageDelta[]): Promise<void> {
+    async add(deltas: readonly UsageDelta[], token?: UsageFlushToken): Promise<void> {
       checkUsageDeltas(deltas);
+      checkUsageFlushToken(token);
+      if (token !== undefined) {
+        if ((flushed.get(token.instance) ?? 0) >= token.sequence) return;
+        flushed.set(token.instance, token.sequence);
+      }
       for (const delta of deltas) for (const interval of SIZES) addTo(interval, delta);
     },
 
@@ -108,20 +116,24 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
 
     async top(query: UsageTopQuery): Promise<UsageTopItem[]> {
       const { interval, from } = checkUsageTopQuery(query);
-      const items: UsageTopItem[] = [];
-      for (const [keyId, key] of rows.get(interval) as Map<string, KeyRows>) {
-        const item = { keyId, requests: 0, refusals: 0, credits: 0 };
-        for (const [start, bucket] of key.buckets) {
-          if (start < from || start >= query.to) continue;
-          let total = 0;
-          for (const outcome of USAGE_OUTCOMES) total += bucket.requests[outcome];
-          item.requests += total;
-          item.refusals += total - bucket.requests.allowed;
-          item.credits += bucket.credits;
+      // The coarsest rows that sum the range, as the PostgreSQL store reads them.
+      const found = new Map<string, UsageTopItem>();
+      for (const segment of usageTopSegments(from, query.to, interval)) {
+        for (const [keyId, key] of rows.get(segment.interval) as Map<string, KeyRows>) {
+          for (const [start, bucket] of key.buckets) {
+            if (start < segment.from || start >= segment.to) continue;
+            let item = found.get(keyId);
+            if (item === undefined) found.set(keyId, (item = { keyId, requests: 0, refusals: 0, credits: 0 }));
+            let total = 0;
+            for (const outcome of USAGE_OUTCOMES) total += bucket.requests[outcome];
+            item.requests += total;
+            item.refusals += total - bucket.requests.allowed;
+            item.credits += bucket.credits;
+          }
         }
-        // A key with none of what is ranked is not in the ranking (the PostgreSQL store's HAVING).
-        if (item[query.by] > 0) items.push(item);
       }
+      // A key with none of what is ranked is not in the ranking (the PostgreSQL store's HAVING).
+      const items = [...found.values()].filter((item) => item[query.by] > 0);
       const by = query.by;
       items.sort((a, b) => b[by] - a[by] || (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0));
       return items.slice(0, query.limit);

@@ -39,6 +39,20 @@ export interface UsageDelta {
   credits: number;
 }
 
+/**
+ * What makes a flush count once: the counter's instance (a random id per counter) and the
+ * flush's sequence number, strictly increasing per instance. A store records the highest
+ * sequence it applied per instance in the same write as the counts, and adds nothing for a
+ * batch whose sequence is not above it: a retry of a batch that did commit (its reply was
+ * lost, or the client gave up on a statement the server then ran) is a no-op.
+ */
+export interface UsageFlushToken {
+  /** Non-empty, at most 100 characters; unique per counter (never reused after a restart). */
+  instance: string;
+  /** A positive safe integer; each new batch of an instance takes a higher one, its retries the same. */
+  sequence: number;
+}
+
 /** Whose usage a `read` returns: one key, or every key of one owner added up. */
 export type UsageSubject = { keyId: string; ownerId?: undefined } | { ownerId: string; keyId?: undefined };
 
@@ -85,11 +99,12 @@ export interface UsageRetention {
 
 /**
  * Where usage is kept. `add` is ONE write for the whole batch (a store shared by several
- * instances adds, never overwrites, so their flushes sum exactly); `read` answers dense
- * buckets, zeros included, oldest first.
+ * instances adds, never overwrites, so their flushes sum exactly); with a `token`, a batch
+ * whose sequence its instance already reached adds nothing (the counter always passes one).
+ * `read` answers dense buckets, zeros included, oldest first.
  */
 export interface UsageStore {
-  add(deltas: readonly UsageDelta[]): Promise<void>;
+  add(deltas: readonly UsageDelta[], token?: UsageFlushToken): Promise<void>;
   read(query: UsageQuery): Promise<UsageBucket[]>;
   top(query: UsageTopQuery): Promise<UsageTopItem[]>;
   /** Deletes buckets older than the retention allows at `now` (epoch ms); resolves with how many rows went. */

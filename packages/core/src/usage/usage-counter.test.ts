@@ -4,7 +4,7 @@ import { ConfigError } from '../errors.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { DecisionEvent, DecisionOutcome } from '../rate-limit/decision-event.ts';
 import { createMemoryUsageStore } from './memory-usage-store.ts';
-import type { UsageDelta, UsageStore } from './types.ts';
+import type { UsageDelta, UsageFlushToken, UsageStore } from './types.ts';
 import { createUsageCounter } from './usage-counter.ts';
 import { USAGE_OUTCOMES } from './usage-range.ts';
 
@@ -12,15 +12,17 @@ const MINUTE = 60_000;
 const event = (keyId: string, outcome: DecisionOutcome = 'allowed', cost = 0): DecisionEvent => ({ keyId, ownerId: 'owner_1', outcome, policy: 'default', cost, remaining: 0 });
 
 /** A store that records every batch and fails while `failing` is set. */
-function recordingStore(): UsageStore & { batches: UsageDelta[][]; failing: boolean } {
+function recordingStore(): UsageStore & { batches: UsageDelta[][]; tokens: (UsageFlushToken | undefined)[]; failing: boolean } {
   const inner = createMemoryUsageStore();
   const store = {
     batches: [] as UsageDelta[][],
+    tokens: [] as (UsageFlushToken | undefined)[],
     failing: false,
-    async add(deltas: readonly UsageDelta[]) {
+    async add(deltas: readonly UsageDelta[], token?: UsageFlushToken) {
+      store.tokens.push(token);
       if (store.failing) throw new Error('database down');
       store.batches.push(deltas.map((d) => ({ ...d, requests: [...d.requests] })));
-      await inner.add(deltas);
+      await inner.add(deltas, token);
     },
     read: inner.read,
     top: inner.top,
@@ -87,7 +89,7 @@ describe('createUsageCounter', () => {
     );
   });
 
-  it('keeps the deltas of a failed flush, retries them with what came since, and warns once per outage', async () => {
+  it('keeps the deltas of a failed flush, retries them as they were with the same token, then what came since, and warns once per outage', async () => {
     let now = 0;
     const store = recordingStore();
     const warnings: [Record<string, unknown>, string][] = [];
@@ -97,14 +99,24 @@ describe('createUsageCounter', () => {
     counter.record(event('key_one', 'allowed', 3));
     await vi.advanceTimersByTimeAsync(100);
     counter.record(event('key_one', 'quota_exhausted'));
-    await vi.advanceTimersByTimeAsync(300);
+    // Tries at 100, 300, 700, 1500 ms: each failure doubles the wait.
+    await vi.advanceTimersByTimeAsync(1400);
+    expect(store.tokens).toHaveLength(4);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]![1]).toMatch(/usage flush failed; the counts are kept/);
     expect(warnings[0]![0]).toMatchObject({ error: 'Error: database down', pendingKeys: 1 });
     store.failing = false;
     now += 1;
-    await vi.advanceTimersByTimeAsync(100);
-    expect(store.batches).toEqual([[{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [1, 0, 1, 0, 0, 0], credits: 3 }]]);
+    await vi.advanceTimersByTimeAsync(1600);
+    expect(store.batches).toEqual([
+      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [1, 0, 0, 0, 0, 0], credits: 3 }],
+      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [0, 0, 1, 0, 0, 0], credits: 0 }],
+    ]);
+    // Every retry of the first batch carried its token; the second batch the next sequence.
+    const [first, ...rest] = store.tokens;
+    expect(first).toEqual({ instance: expect.any(String), sequence: 1 });
+    expect(rest.slice(0, -1).every((token) => token?.sequence === 1 && token.instance === first?.instance)).toBe(true);
+    expect(rest.at(-1)).toEqual({ instance: first?.instance, sequence: 2 });
     expect(warnings).toHaveLength(2);
     expect(warnings[1]![1]).toBe('usage flush succeeded again');
     // No line names a key.
@@ -112,7 +124,59 @@ describe('createUsageCounter', () => {
     await counter.close();
   });
 
-  it('holds at most maxPendingKeys key-minutes: past it, the oldest are dropped and counted in one warning', async () => {
+  it('a batch the store committed but reported failed (a lost reply) is retried with its token and counted once', async () => {
+    let now = 0;
+    const inner = createMemoryUsageStore();
+    let lostReplies = 2;
+    const store: UsageStore = {
+      ...inner,
+      async add(deltas, token) {
+        await inner.add(deltas, token);
+        if (lostReplies-- > 0) throw new Error('Connection terminated unexpectedly');
+      },
+    };
+    const counter = createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false, logger: { warn: () => undefined } });
+    counter.record(event('a', 'allowed', 2));
+    await expect(counter.flush()).rejects.toThrow('Connection terminated');
+    counter.record(event('a', 'rate_limited'));
+    await expect(counter.flush()).rejects.toThrow('Connection terminated');
+    now += MINUTE;
+    counter.record(event('b'));
+    await counter.close();
+    const [a] = await inner.read({ keyId: 'a', from: 0, to: MINUTE, interval: 'minute' });
+    expect(a?.requests).toMatchObject({ allowed: 1, rate_limited: 1 });
+    expect(a?.credits).toBe(2);
+    const [b] = await inner.read({ keyId: 'b', from: MINUTE, to: 2 * MINUTE, interval: 'minute' });
+    expect(b?.requests.allowed).toBe(1);
+  });
+
+  it('writes a large batch in chunks of 10,000 key-minutes, each with its own sequence; a failed chunk is retried from where it stopped', async () => {
+    const now = 0;
+    const store = recordingStore();
+    const counter = createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false, logger: { warn: () => undefined } });
+    for (let i = 0; i < 25_000; i++) counter.record(event(`k${i}`));
+    const add = store.add;
+    let calls = 0;
+    let failedToken: UsageFlushToken | undefined;
+    store.add = async (deltas, token) => {
+      if (++calls === 2) {
+        failedToken = token;
+        throw new Error('database down');
+      }
+      return add(deltas, token);
+    };
+    await expect(counter.flush()).rejects.toThrow('database down');
+    expect(counter.pending).toBe(15_000);
+    await counter.flush();
+    expect(store.batches.map((b) => b.length)).toEqual([10_000, 10_000, 5_000]);
+    expect(failedToken?.sequence).toBe(2);
+    expect(store.tokens.map((t) => t?.sequence)).toEqual([1, 2, 3]);
+    expect(total(store)).toBe(25_000);
+    expect(new Set(store.batches.flat().map((d) => d.keyId)).size).toBe(25_000);
+    await counter.close();
+  });
+
+  it('holds at most maxPendingKeys key-minutes, a batch in doubt included: past it, new ones are refused and counted in one warning', async () => {
     let now = 0;
     const store = recordingStore();
     const warnings: [Record<string, unknown>, string][] = [];
@@ -134,6 +198,42 @@ describe('createUsageCounter', () => {
     expect(total(store)).toBe(4);
     expect(warnings.at(-1)).toEqual([{ droppedRequests: 1 }, 'usage counts were dropped: more key-minutes were pending than maxPendingKeys holds (a long store outage, or more active keys than that)']);
     await counter.close();
+  });
+
+  it('never holds more than maxPendingKeys key-minutes, whatever the events, minutes and failures; everything held is written once the store answers', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.record({ key: fc.integer({ min: 0, max: 40 }), minutes: fc.integer({ min: 0, max: 2 }), flush: fc.boolean(), fails: fc.boolean() }), { minLength: 1, maxLength: 200 }),
+        async (cap, steps) => {
+          let now = 0;
+          const store = recordingStore();
+          const counter = createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false, maxPendingKeys: cap, logger: { warn: () => undefined } });
+          let refused = 0;
+          let recorded = 0;
+          for (const step of steps) {
+            now += step.minutes * MINUTE;
+            const before = counter.pending;
+            counter.record(event(`k${step.key}`));
+            recorded++;
+            if (counter.pending === before && before >= cap) refused++;
+            expect(counter.pending).toBeLessThanOrEqual(cap);
+            if (step.flush) {
+              store.failing = step.fails;
+              await counter.flush().catch(() => undefined);
+              expect(counter.pending).toBeLessThanOrEqual(cap);
+            }
+          }
+          store.failing = false;
+          await counter.close();
+          expect(counter.pending).toBe(0);
+          // What was not refused at the cap was written, exactly once.
+          expect(total(store)).toBeGreaterThanOrEqual(recorded - refused);
+          expect(total(store)).toBeLessThanOrEqual(recorded);
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 
   it('close() flushes what is left, ignores events after it, and resolves even when the store fails', async () => {

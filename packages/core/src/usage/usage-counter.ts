@@ -1,14 +1,18 @@
 /**
  * The usage counter: fed one `DecisionEvent` per limiter decision (`onDecision`), it adds
  * them up in memory per key and minute, and every `flushIntervalMs` hands the store the
- * deltas since the last flush, as ONE `add` (one statement on PostgreSQL). No request
- * writes anything: the cost on the request's path is a Map lookup and two additions.
+ * deltas since the last flush, as one `add` per 10,000 key-minutes (one statement each on
+ * PostgreSQL). No request writes anything: the cost on the request's path is a Map lookup
+ * and two additions into a typed array.
  *
  * Several instances each flush their own deltas and the store adds them up, so the totals
- * are exact across instances. A flush that fails keeps its deltas and the next one
- * retries them (merged with what came since), up to `maxPendingKeys` key-minutes; past
- * that, the oldest minutes are dropped and counted in one warning. A crash loses what was
- * counted since the last flush began: at most one interval's requests.
+ * are exact across instances. Every `add` carries a token (this counter's random instance
+ * id and a sequence number) that the store records with the counts: a failed `add` is
+ * retried as it was, with the same token, so one that did commit adds nothing the second
+ * time. What comes in meanwhile waits for the next batch, up to `maxPendingKeys`
+ * key-minutes held in all; past that, new key-minutes are not counted, and the requests
+ * refused that way are counted in one warning. A crash loses what was counted since the
+ * last flush began: at most one interval's requests.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
@@ -16,7 +20,8 @@ import { ConfigError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 import type { DecisionEvent } from '../rate-limit/decision-event.ts';
-import type { UsageDelta, UsageStore } from './types.ts';
+import { createPendingUsage, PENDING_WIDTH, type PendingUsage } from './pending-usage.ts';
+import type { UsageStore } from './types.ts';
 import { USAGE_OUTCOMES, usageBucketStart } from './usage-range.ts';
 
 /** Where the counter reports a failing store (never with key text: ids and counts only). */
@@ -32,7 +37,7 @@ export interface UsageCounterOptions {
   flushIntervalMs?: number;
   /** How often, after a flush, buckets past their retention are deleted (`store.prune`); `false`: never (prune yourself). @default 3600000 */
   pruneIntervalMs?: number | false;
-  /** Key-minutes held in memory at most, retried deltas included; past it, the oldest are dropped (and logged). @default 100000 */
+  /** Key-minutes held in memory at most, a batch waiting for its retry included (a few hundred bytes each at most: no object per key-minute); past it, new key-minutes are not counted (and logged). @default 100000 */
   maxPendingKeys?: number;
   /** @default Date.now */
   clock?: Clock;
@@ -61,12 +66,11 @@ export interface UsageCounter {
   readonly pending: number;
 }
 
-/** One key's counts in one minute. */
-interface Cell {
-  ownerId: string | null;
-  requests: number[];
-  credits: number;
-}
+/** The most key-minutes one `add` carries: 30,000 rows on PostgreSQL, well inside a statement timeout. */
+const FLUSH_CHUNK = 10_000;
+const CREDITS = USAGE_OUTCOMES.length;
+/** The longest wait between two tries of a failing store (unless the interval is longer). */
+const MAX_RETRY_DELAY_MS = 30_000;
 
 const OUTCOME_INDEX: Readonly<Record<string, number>> = Object.freeze(Object.fromEntries(USAGE_OUTCOMES.map((outcome, i) => [outcome, i])));
 
@@ -99,13 +103,18 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
   if (typeof logger?.warn !== 'function') throw new ConfigError('logger must have a warn(details, message) method');
 
-  /** Minute start → key id → counts: every delta not yet written. */
-  let pending = new Map<number, Map<string, Cell>>();
-  let cells = 0;
+  // What a crash may lose is in `unsent`; `batch` is what was taken for writing and not yet
+  // confirmed. A batch is written in chunks of FLUSH_CHUNK key-minutes, each with its own
+  // sequence number; a chunk that failed is retried as it was, with the same sequence, so a
+  // retry of one the store did commit adds nothing. New counts never merge into a batch.
+  const instance = crypto.randomUUID();
+  let sequence = 0;
+  let unsent = createPendingUsage(maxPendingKeys);
+  let batch: { cells: PendingUsage; written: number; sequence: number | undefined } | undefined;
   // The minute being counted, kept apart so a request looks up one Map, not two.
   let minuteStart = Number.NaN;
   let minuteEnd = Number.NaN;
-  let current = new Map<string, Cell>();
+  let current = new Map<string, number>();
   let dropped = 0;
   let failing = false;
   let flushing: Promise<void> | undefined;
@@ -113,75 +122,56 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   let closed = false;
   let prunedAt = clock();
 
-  function enterMinute(now: number): void {
-    minuteStart = usageBucketStart(now, 'minute');
-    minuteEnd = minuteStart + 60_000;
-    let cellsOfMinute = pending.get(minuteStart);
-    if (cellsOfMinute === undefined) pending.set(minuteStart, (cellsOfMinute = new Map()));
-    current = cellsOfMinute;
-  }
+  const held = (): number => unsent.size + (batch === undefined ? 0 : batch.cells.size - batch.written);
 
   function record(event: DecisionEvent): void {
     const index = OUTCOME_INDEX[event.outcome];
     if (index === undefined || closed) return;
     const now = clock();
     // Not `>=`/`<` alone: NaN (before the first event) fails both and enters the minute.
-    if (!(now >= minuteStart && now < minuteEnd)) enterMinute(now);
-    let cell = current.get(event.keyId);
-    if (cell === undefined) {
-      if (cells >= maxPendingKeys) {
+    if (!(now >= minuteStart && now < minuteEnd)) {
+      minuteStart = usageBucketStart(now, 'minute');
+      minuteEnd = minuteStart + 60_000;
+      current = unsent.minute(minuteStart);
+    }
+    let slot = current.get(event.keyId);
+    if (slot === undefined) {
+      // Unsent and unconfirmed together: a batch in doubt still holds its memory.
+      if (unsent.size + (batch?.cells.size ?? 0) >= maxPendingKeys) {
         dropped++;
         return;
       }
-      cell = { ownerId: event.ownerId ?? null, requests: [0, 0, 0, 0, 0, 0], credits: 0 };
-      current.set(event.keyId, cell);
-      cells++;
+      slot = unsent.slot(current, minuteStart, event.keyId, event.ownerId ?? null);
     }
-    (cell.requests[index] as number)++;
-    cell.credits += event.cost;
+    const counts = unsent.counts;
+    const at = slot * PENDING_WIDTH;
+    (counts[at + index] as number)++;
+    (counts[at + CREDITS] as number) += event.cost;
   }
 
-  /** Adds `deltas` back (a failed flush), then drops the oldest minutes past the bound. */
-  function restore(deltas: readonly UsageDelta[]): void {
-    for (const delta of deltas) {
-      let cellsOfMinute = pending.get(delta.minute);
-      if (cellsOfMinute === undefined) pending.set(delta.minute, (cellsOfMinute = new Map()));
-      const cell = cellsOfMinute.get(delta.keyId);
-      if (cell === undefined) {
-        cellsOfMinute.set(delta.keyId, { ownerId: delta.ownerId, requests: [...delta.requests], credits: delta.credits });
-        cells++;
-      } else {
-        delta.requests.forEach((n, i) => ((cell.requests[i] as number) += n));
-        cell.credits += delta.credits;
-      }
-    }
-    if (cells <= maxPendingKeys) return;
-    for (const minute of [...pending.keys()].sort((a, b) => a - b)) {
-      const cellsOfMinute = pending.get(minute) as Map<string, Cell>;
-      for (const cell of cellsOfMinute.values()) dropped += cell.requests.reduce((a, b) => a + b, 0);
-      cells -= cellsOfMinute.size;
-      pending.delete(minute);
-      if (minute === minuteStart) minuteStart = minuteEnd = Number.NaN;
-      if (cells <= maxPendingKeys) break;
+  /** Writes the batch, chunk by chunk, from the first chunk not yet confirmed. */
+  async function writeBatch(taken: NonNullable<typeof batch>): Promise<void> {
+    while (taken.written < taken.cells.size) {
+      const end = Math.min(taken.written + FLUSH_CHUNK, taken.cells.size);
+      taken.sequence ??= ++sequence;
+      await store.add(taken.cells.deltas(taken.written, end), { instance, sequence: taken.sequence });
+      taken.written = end;
+      taken.sequence = undefined;
     }
   }
 
   async function flushOnce(): Promise<void> {
-    if (cells > 0) {
-      const taken = pending;
-      pending = new Map();
-      cells = 0;
+    // First the batch in doubt, as it was; then what came since, as a new batch.
+    if (batch !== undefined) await writeBatch(batch);
+    batch = undefined;
+    if (unsent.size > 0) {
+      const cells = unsent;
+      cells.seal();
+      unsent = createPendingUsage(maxPendingKeys);
       minuteStart = minuteEnd = Number.NaN;
-      const deltas: UsageDelta[] = [];
-      for (const [minute, cellsOfMinute] of taken) {
-        for (const [keyId, cell] of cellsOfMinute) deltas.push({ keyId, ownerId: cell.ownerId, minute, requests: cell.requests, credits: cell.credits });
-      }
-      try {
-        await store.add(deltas);
-      } catch (error) {
-        restore(deltas);
-        throw error;
-      }
+      batch = { cells, written: 0, sequence: undefined };
+      await writeBatch(batch);
+      batch = undefined;
     }
     if (failing || dropped > 0) {
       // Once per outage, not per flush: the first failure warned, this says it is over.
@@ -213,14 +203,27 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   function reportFailure(error: unknown): void {
     if (failing) return;
     failing = true;
-    logger.warn({ error: errorLine(error), pendingKeys: cells }, 'usage flush failed; the counts are kept and retried at the next flush');
+    logger.warn({ error: errorLine(error), pendingKeys: held() }, 'usage flush failed; the counts are kept and retried at the next flush');
   }
 
+  // After a failure the next try waits twice as long, up to 30 s: a database that does
+  // not answer gets a few statements during an outage, not one per interval. Each try it
+  // never answers may stay buffered on its connection until the server reads again.
+  let delay = flushIntervalMs;
+  const maxDelay = Math.max(flushIntervalMs, MAX_RETRY_DELAY_MS);
   function schedule(): void {
     if (closed) return;
     timer = setTimeout(() => {
-      flush().catch(reportFailure).finally(schedule);
-    }, flushIntervalMs);
+      flush()
+        .then(
+          () => (delay = flushIntervalMs),
+          (error: unknown) => {
+            delay = Math.min(delay * 2, maxDelay);
+            reportFailure(error);
+          },
+        )
+        .finally(schedule);
+    }, delay);
     // Node's timer has `unref` (a flush must not keep the process alive); the DOM types say `number`.
     (timer as { unref?: () => void }).unref?.();
   }
@@ -230,7 +233,7 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     record,
     flush,
     get pending() {
-      return cells;
+      return held();
     },
     async close(): Promise<void> {
       if (closed) return;

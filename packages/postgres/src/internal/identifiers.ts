@@ -47,6 +47,9 @@ export interface TableNames {
   usage: string;
   usageOwnerIndex: string;
   usageBucketIndex: string;
+  /** The last flush sequence of each usage counter instance, and the index of hour and day rows (migration 14). */
+  usageFlushes: string;
+  usageCoarseIndex: string;
 }
 
 function quote(identifier: string): string {
@@ -97,5 +100,7 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     usage: `${s}.${quote(`${tablePrefix}usage`)}`,
     usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
     usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
+    usageFlushes: `${s}.${quote(`${tablePrefix}usage_flushes`)}`,
+    usageCoarseIndex: quote(`${tablePrefix}usage_coarse_idx`),
   };
 }
