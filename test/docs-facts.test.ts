@@ -249,6 +249,7 @@ const MIGRATION_CLAIMS: Record<string, Record<number, string[]>> = {
     5: ['ADD COLUMN IF NOT EXISTS prefix'],
     7: ['"keyset_secrets" ADD COLUMN IF NOT EXISTS pepper_id', 'p_pepper_id text'],
     9: ['ADD COLUMN IF NOT EXISTS leaked_at'],
+    13: ['ADD COLUMN IF NOT EXISTS incarnation'],
   },
   'docs/audit.md': { 11: ['CREATE TABLE IF NOT EXISTS "public"."keyset_audit"'] },
   'docs/postgres.md': {
@@ -257,6 +258,8 @@ const MIGRATION_CLAIMS: Record<string, Record<number, string[]>> = {
     8: ['CREATE TABLE IF NOT EXISTS "public"."keyset_owners"'],
     10: ['"keyset_owners" ADD COLUMN IF NOT EXISTS quota'],
     12: ['CREATE TABLE IF NOT EXISTS "public"."keyset_usage"'],
+    13: ['ADD COLUMN IF NOT EXISTS incarnation', 'FUNCTION "public"."keyset_delete_owner"('],
+    14: ['CREATE TABLE IF NOT EXISTS "public"."keyset_usage_flushes"', 'keyset_usage_coarse_idx'],
   },
   'docs/rate-limits.md': {
     4: ['FUNCTION "public"."keyset_spend_quota"('],
