@@ -1,15 +1,16 @@
 /**
  * What a user installs, checked as a user would: the published packages are packed with
- * the command docs/getting-started.md gives ("install from a local pack": `pack:all`, whose
- * `pnpm pack` turns workspace ranges into real versions), which must yield every published
- * package and not the private conformance suite, and print the `npm install` line; the
- * tarballs are installed with npm into scratch projects outside the workspace (offline:
- * nothing but the tarballs is needed), which import every package from ESM and from
- * CommonJS, type-check a sample with tsc
- * (`module: node16`, once as `.mts`, once as `.cts`), serve the README's "Using it" server
- * in a plain `npm init -y` project, and install `@keyset/kysely` beside kysely 0.28 (the
- * line npm picks on Node 20) with npm's peer and engine checks on. The framework peers
- * (hono, express, …) are linked from the workspace instead of downloaded.
+ * the command docs/getting-started.md gives ("install from a local pack": `pack:fresh`, a
+ * build-only install and then `pack:all`, whose `pnpm pack` turns workspace ranges into
+ * real versions), which must yield every published package and not the private conformance
+ * suite, and print the `npm install` line; the tarballs are installed with npm into scratch
+ * projects outside the workspace, which import every package from ESM and from CommonJS,
+ * type-check a sample with tsc (`module: node16`, once as `.mts`, once as `.cts`), serve
+ * the README's "Using it" server in a plain `npm init -y` project, and install
+ * `@keyset/kysely` beside kysely 0.28 (the line npm picks on Node 20) with npm's peer and
+ * engine checks on (offline: the framework peers are linked or packed from the workspace).
+ * Then every sample of the published packages' READMEs runs as written in one project made
+ * exactly as the guide says, after the READMEs' own `npm install` lines.
  * Needs built packages (`npx -y pnpm@10.34.9 build`, which .ci/run does first).
  */
 import { execFileSync, spawn } from 'node:child_process';
