@@ -139,7 +139,7 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
   }, 240_000);
   afterAll(() => {
     if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('the documented pack command packs every published package, and not the private ones', () => {
     expect(packed).toEqual(published.map(({ manifest }) => tarball(manifest.name).slice(tarballs.length + 1)).sort());
@@ -377,7 +377,7 @@ const orders = createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', di
     afterAll(async () => {
       await api?.stop({ remove: true });
       if (databaseName !== undefined) await dropDatabase(database!, databaseName);
-    });
+    }, 120_000);
 
     it('the guide makes an ES module project from the tarballs', () => {
       const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string; dependencies: Record<string, string> };
