@@ -6,8 +6,8 @@
 // Packing with pnpm turns the `workspace:^` ranges into real versions, so the tarballs
 // install like the published packages will.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,11 +30,30 @@ mkdirSync(destination, { recursive: true });
 for (const file of readdirSync(destination)) {
   if (file.startsWith('keyset-') && file.endsWith('.tgz')) rmSync(join(destination, file));
 }
+// `pnpm pack` writes the version of every `workspace:` range, devDependencies included, and
+// reads it from the linked package: the build-only install of `pack:fresh` links no
+// devDependency, so the workspace ones (the private conformance suite) are linked here for
+// the packing and removed after it.
+const linked = [];
+for (const manifest of published) {
+  for (const [name, range] of Object.entries(manifest.devDependencies ?? {})) {
+    const link = join(root, 'packages', manifest.dir, 'node_modules', name);
+    const target = manifests.find((other) => other.name === name);
+    if (!range.startsWith('workspace:') || target === undefined || existsSync(link)) continue;
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(relative(dirname(link), join(root, 'packages', target.dir)), link, 'dir');
+    linked.push(link);
+  }
+}
 const filters = ['./packages/*', ...excluded].flatMap((filter) => ['--filter', filter]);
 // pnpm's own npm_config_* settings, passed down to this script, make npx warn
 // "Unknown env config" for each; the pinned pnpm reads the workspace's settings itself.
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_config_')));
-execFileSync('npx', ['-y', 'pnpm@10.34.9', '-r', ...filters, 'pack', '--pack-destination', destination], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+try {
+  execFileSync('npx', ['-y', 'pnpm@10.34.9', '-r', ...filters, 'pack', '--pack-destination', destination], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+} finally {
+  for (const link of linked) if (lstatSync(link).isSymbolicLink()) rmSync(link);
+}
 
 const files = published.map((manifest) => join(destination, tarball(manifest)));
 const missing = files.filter((file) => !existsSync(file));

@@ -10,13 +10,17 @@
  *     <!-- ts-context
  *     declare const guard: import('@keyset/core').ApiKeyGuard;
  *     -->
+ *
+ * Not in a package's README, whose reader pastes the sample alone: there every sample
+ * declares what it uses, and a published package's README's `npm install` lines name
+ * every package it imports (test/pack-install.test.ts runs them in a fresh project).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { samples } from './support/docs-samples.ts';
+import { importedPackages, npmInstalls, publishedReadmes, samples } from './support/docs-samples.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.docs-check');
@@ -60,6 +64,25 @@ describe('docs samples', () => {
     expect(errors).toEqual([]);
     rmSync(out, { recursive: true, force: true });
   }, 120_000);
+
+  it.each(readdirSync(join(root, 'packages')).map((dir) => `packages/${dir}/README.md`))('%s: every sample declares what it uses (no hidden ts-context)', (file) => {
+    const all = samples().filter((sample) => sample.file === file);
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.filter((sample) => sample.context.length > 0).map((sample) => `${file}:${sample.line}`)).toEqual([]);
+    expect(readFileSync(join(root, file), 'utf8')).not.toContain('<!-- ts-context');
+  });
+
+  it.each(['README.md', ...publishedReadmes()])('%s: its `npm install` lines install every package its samples import', (file) => {
+    const installed = npmInstalls(file);
+    const missing = samples()
+      .filter((sample) => sample.file === file)
+      .flatMap((sample) => importedPackages(sample.code).filter((name) => !installed.includes(name)).map((name) => `${file}:${sample.line} imports ${name}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('the install and import scanners find what they must', () => {
+    expect(importedPackages("import pg from 'pg';\nimport { bigint } from 'drizzle-orm/pg-core';\nimport type { X } from '@keyset/core/adapter';\nimport { a } from 'node:fs';\nconst m = await import('got');")).toEqual(['pg', 'drizzle-orm', '@keyset/core', 'got']);
+  });
 
   it('never fall back to a secret written in the sample', () => {
     // `process.env.CURSOR_SECRET ?? 'dev-only-…'` runs as pasted and then signs cursors in

@@ -1,16 +1,17 @@
 /**
  * What a user installs, checked as a user would: the published packages are packed with
- * the command docs/getting-started.md gives ("install from a local pack": `pack:all`, whose
- * `pnpm pack` turns workspace ranges into real versions), which must yield every published
- * package and not the private conformance suite, and print the `npm install` line; the
- * tarballs are installed with npm into scratch projects outside the workspace (offline:
- * nothing but the tarballs is needed), which import every package from ESM and from
- * CommonJS, type-check a sample with tsc
- * (`module: node16`, once as `.mts`, once as `.cts`), serve the README's "Using it" server
- * in a plain `npm init -y` project, and install `@keyset/kysely` beside kysely 0.28 (the
- * line npm picks on Node 20) with npm's peer and engine checks on, and type-check an Express
- * + @keyset/redis project with strict tsc and no skipLibCheck. The framework peers
- * (hono, express, …) are linked from the workspace instead of downloaded.
+ * the command docs/getting-started.md gives ("install from a local pack": `pack:fresh`, a
+ * build-only install and then `pack:all`, whose `pnpm pack` turns workspace ranges into
+ * real versions), which must yield every published package and not the private conformance
+ * suite, and print the `npm install` line; the tarballs are installed with npm into scratch
+ * projects outside the workspace, which import every package from ESM and from CommonJS,
+ * type-check a sample with tsc (`module: node16`, once as `.mts`, once as `.cts`), serve
+ * the README's "Using it" server in a plain `npm init -y` project, install
+ * `@keyset/kysely` beside kysely 0.28 (the line npm picks on Node 20) with npm's peer and
+ * engine checks on (offline: the framework peers are linked or packed from the workspace),
+ * and type-check an Express + @keyset/redis project with strict tsc and no skipLibCheck.
+ * Then every sample of the published packages' READMEs runs as written in one project made
+ * exactly as the guide says, after the READMEs' own `npm install` lines.
  * Needs built packages (`npx -y pnpm@10.34.9 build`, which .ci/run does first).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -18,8 +19,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { postgresUrl, redisUrl } from '@keyset/test-support';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samples } from './support/docs-samples.ts';
+import { call, createDatabase, dropDatabase, startApi, type TestApi } from '../examples/orders-api/test/helpers.ts';
+import { npmInstalls, publishedReadmes, samples, type Sample } from './support/docs-samples.ts';
 import { readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -39,6 +44,9 @@ if (unbuilt.length > 0) {
   console.warn(`skipping the pack-and-install test: ${message}`);
 }
 
+const database = unbuilt.length > 0 ? undefined : await postgresUrl();
+const redis = unbuilt.length > 0 ? undefined : await redisUrl();
+
 /** Peers a user installs beside the adapters, linked from the workspace's node_modules. */
 const PEERS = ['hono', 'express', 'fastify', 'ioredis', 'kysely', 'drizzle-orm', '@types/express', '@types/node'];
 /** What the docs samples import besides keyset and the peers, linked the same way. */
@@ -48,18 +56,21 @@ const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 
 /**
- * The pack command docs/getting-started.md leads "Before keyset is on npm" with, and what
- * it runs after the build: the root `pack:all` script's packing step, as arguments.
+ * The pack command docs/getting-started.md leads "Before keyset is on npm" with
+ * (`pack:fresh`: the build-only install, then `pack:all`), and what `pack:all` runs after
+ * the build: the packing step, as arguments.
  */
 function documentedPackCommand(): string[] {
   const guide = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## Before keyset is on npm'));
   const first = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-  if (!first.includes('npx -y pnpm@10.34.9 pack:all')) throw new Error('docs/getting-started.md does not lead "Before keyset is on npm" with `npx -y pnpm@10.34.9 pack:all`');
-  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['pack:all'] ?? '';
+  if (!first.includes('npx -y pnpm@10.34.9 pack:fresh')) throw new Error('docs/getting-started.md does not lead "Before keyset is on npm" with `npx -y pnpm@10.34.9 pack:fresh`');
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  // pack:fresh installs the build toolchain, then runs pack:all (test/pack-fresh.test.ts).
+  expect(scripts['pack:fresh']).toBe('node scripts/pack-fresh.mjs');
   // The build is the repository's `build` script (checked by every test that needs dist/);
   // this test needs built packages already and must not rebuild dist/ under other tests.
-  const [build, pack] = script.split(' && ');
+  const [build, pack] = (scripts['pack:all'] ?? '').split(' && ');
   expect(build).toBe('pnpm build');
   return pack!.split(' ');
 }
@@ -130,7 +141,7 @@ describe.skipIf(unbuilt.length > 0)('packed tarballs installed into a project ou
   }, 240_000);
   afterAll(() => {
     if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('the documented pack command packs every published package, and not the private ones', () => {
     expect(packed).toEqual(published.map(({ manifest }) => tarball(manifest.name).slice(tarballs.length + 1)).sort());
@@ -366,4 +377,132 @@ const orders = createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', di
 })();`;
     expect(run('node', ['-e', script], project).trim()).toBe('select * from "orders" order by "id" DESC limit ?');
   }, 120_000);
+  /**
+   * Every TypeScript sample of the published packages' READMEs, in one project made as
+   * docs/getting-started.md makes it (its commands run as written, with this run's tarball
+   * folder for `../keyset/.packs`), after every `npm install` line of those READMEs (one
+   * npm run, the `@keyset/*` names pointing at the tarballs; the rest from the registry,
+   * or npm's cache). Each sample runs with `npx tsx`, as the READMEs say, with what a reader
+   * has: `NODE_ENV=development`, `PORT=0`, a `CURSOR_SECRET` and `KEY_PEPPER`, a
+   * `DATABASE_URL` whose `orders` table the query-builder samples read, `REDIS_URL`, and
+   * for the client samples a running example API (its origin for `https://api.example.com`)
+   * and a key in `API_KEY`. A server must answer two pages to the key it prints, a route
+   * module a request without a key with a 401 problem; anything else must exit 0.
+   */
+  describe.skipIf(database === undefined || redis === undefined)('package README samples, in the project docs/getting-started.md makes', () => {
+    const readmeSamples = publishedReadmes().flatMap((file) => samples().filter((sample) => sample.file === file));
+    let project: string;
+    let api: TestApi;
+    let apiKey: string;
+    let databaseName: string;
+    let databaseUrl: string;
+    /** npm as a reader runs it: the registry for what the cache lacks, no audit or funding lines. */
+    const npmEnv = (): NodeJS.ProcessEnv => ({
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_config_'))),
+      npm_config_prefer_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    });
+
+    beforeAll(async () => {
+      const guide = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
+      const block = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes('npm init -y'));
+      expect(block, 'docs/getting-started.md has no sh block with `npm init -y`').toBeDefined();
+      const guideDir = join(tmp, 'guide');
+      mkdirSync(guideDir);
+      execFileSync('sh', ['-e', '-c', block!.replaceAll('../keyset/.packs/', `${tarballs}/`)], { cwd: guideDir, stdio: ['ignore', 'pipe', 'pipe'], env: npmEnv() });
+      project = join(guideDir, /mkdir (\S+)/.exec(block!)![1]!);
+      const wanted = [...new Set(publishedReadmes().flatMap(npmInstalls))].map((name) => (name.startsWith('@keyset/') ? tarball(name) : name));
+      execFileSync('npm', ['install', ...wanted], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], env: npmEnv() });
+
+      databaseName = `keyset_readme_${process.pid}_${randomBytes(3).toString('hex')}`;
+      databaseUrl = await createDatabase(database!, databaseName);
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        // The table the Kysely and Drizzle samples read: microsecond timestamps, half of them paid.
+        await client.query(`CREATE TABLE orders (id bigint PRIMARY KEY, created_at timestamptz NOT NULL, status text NOT NULL, amount_cents integer NOT NULL);
+          INSERT INTO orders SELECT i, timestamptz '2025-01-01' + i * interval '1.000123 second', CASE WHEN i % 2 = 0 THEN 'paid' ELSE 'pending' END, 100 + i FROM generate_series(1, 60) AS i;`);
+      } finally {
+        await client.end();
+      }
+      api = await startApi({ seedOrders: 250, rateLimit: { limit: 1_000_000, windowSeconds: 1 } });
+      const issued = await call(api.api.url, '/api/keys', { method: 'POST', key: api.api.adminKey, body: { name: 'readme samples', scopes: ['orders:read'] } });
+      apiKey = issued.body.key as string;
+    }, 300_000);
+    afterAll(async () => {
+      await api?.stop({ remove: true });
+      if (databaseName !== undefined) await dropDatabase(database!, databaseName);
+    }, 120_000);
+
+    it('the guide makes an ES module project from the tarballs', () => {
+      const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string; dependencies: Record<string, string> };
+      expect(manifest.type).toBe('module');
+      expect(manifest.dependencies['@keyset/core']).toMatch(/^file:/);
+    });
+
+    interface Run {
+      code: number | null;
+      out: string;
+      err: string;
+      stop(): void;
+    }
+    /** Runs `npx tsx <file>` in the project until it exits, or until `until(stdout)` holds (the caller stops it then). */
+    const tsx = (file: string, until: (out: string) => boolean = () => false): Promise<Run> => {
+      const { NODE_ENV: _n, CURSOR_SECRET: _c, ...env } = npmEnv();
+      const child = spawn('npx', ['tsx', file], {
+        cwd: project,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...env, NODE_ENV: 'development', PORT: '0', CURSOR_SECRET: randomBytes(32).toString('base64'), KEY_PEPPER: randomBytes(32).toString('base64'), DATABASE_URL: databaseUrl, REDIS_URL: redis!, API_KEY: apiKey },
+      });
+      let out = '';
+      let err = '';
+      // The group: npx, tsx and the sample.
+      const stop = (): void => {
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+      };
+      return new Promise((resolve) => {
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk));
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          if (until(out)) resolve({ code: null, out, err, stop });
+        });
+        child.once('close', (code) => resolve({ code, out, err, stop }));
+      });
+    };
+
+    it.each(readmeSamples.map((sample) => [`${sample.file}:${sample.line}`, sample] as const))('%s runs as written', async (_where, sample: Sample) => {
+      const name = `${sample.file.split('/')[1]}-L${sample.line}.ts`;
+      writeFileSync(join(project, name), sample.code.replaceAll('https://api.example.com', api.api.url));
+      if (/^export const GET\b/m.test(sample.code)) {
+        // A route module: Next.js imports it and calls GET with the request.
+        writeFileSync(join(project, `drive-${name}`), `import { GET } from './${name}';\nconst response = await GET(new Request('http://127.0.0.1/api/orders?limit=2'));\nconsole.log(response.status, response.headers.get('content-type'));\n`);
+        const outcome = await tsx(`drive-${name}`);
+        expect(outcome.code, outcome.err).toBe(0);
+        expect(outcome.out.trim()).toBe('401 application/problem+json');
+        return;
+      }
+      const server = /curl -H 'Authorization: ApiKey (\S+)' '(http:\/\/127\.0\.0\.1:\d+)\//;
+      const outcome = await tsx(name, (out) => server.test(out));
+      if (outcome.code !== null) {
+        expect(outcome.code, `${outcome.out}\n${outcome.err.slice(-3000)}`).toBe(0);
+        return;
+      }
+      try {
+        const [, key, base] = server.exec(outcome.out)!;
+        const headers = { authorization: `ApiKey ${key}` };
+        const first = await fetch(`${base}/orders?limit=2`, { headers });
+        expect(first.status).toBe(200);
+        const page = (await first.json()) as { items: unknown[]; nextCursor: string };
+        expect(page.items).toHaveLength(2);
+        const second = await fetch(`${base}/orders?limit=2&cursor=${encodeURIComponent(page.nextCursor)}`, { headers });
+        expect(second.status).toBe(200);
+        expect(((await second.json()) as { items: unknown[] }).items).toHaveLength(2);
+      } finally {
+        outcome.stop();
+      }
+    }, 120_000);
+  });
 });

@@ -61,3 +61,32 @@ export function samples(): Sample[] {
   return found;
 }
 
+
+/** The package READMEs of the published packages (a private package's is for this repository). */
+export function publishedReadmes(): string[] {
+  return readdirSync(join(root, 'packages'))
+    .filter((dir) => (JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as { private?: boolean }).private !== true)
+    .map((dir) => join('packages', dir, 'README.md'));
+}
+
+/**
+ * What the `npm install` commands of a Markdown file install, in its fenced blocks and in
+ * its inline code (the servers' "`npm install tsx` too"): package names and paths, in order.
+ */
+export function npmInstalls(file: string): string[] {
+  const markdown = readFileSync(join(root, file), 'utf8');
+  const blocks = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+  const spans = [...markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  return [...blocks, ...spans].flatMap((code) =>
+    [...code.matchAll(/\bnpm install((?: +[^\s;&|`]+)+)/g)].flatMap((m) => m[1]!.trim().split(/ +/).filter((word) => !word.startsWith('-'))),
+  );
+}
+
+/** The packages a sample imports (`pg`, `@keyset/core`, `drizzle-orm` for `drizzle-orm/pg-core`), not Node's own modules. */
+export function importedPackages(code: string): string[] {
+  const specifiers = [...code.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map((m) => (m[1] ?? m[2])!);
+  const names = specifiers
+    .filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.'))
+    .map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+  return [...new Set(names)];
+}
