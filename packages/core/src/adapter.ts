@@ -37,6 +37,7 @@ export { createSortParam } from './pagination/sort-param.ts';
 export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
 export { pageItems } from './pagination/page-items.ts';
+export { SORT_VALUES_FIELD } from './pagination/exact-sort-values.ts';
 export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
 export { pageLinks } from './pagination/page-links.ts';
 export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';

@@ -4,6 +4,7 @@
  * orders them (exact: `bigint` for integers and microsecond instants, decimal text).
  * @module
  */
+import { ConfigError } from '../errors.ts';
 import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
 import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN, numberToDecimal } from './decimal.ts';
 import { dateToTimestamp, isTimestamp, parseTimestamp } from './timestamp.ts';
@@ -14,10 +15,28 @@ function bad(key: SortKey, raw: unknown): TypeError {
 }
 
 /**
- * A row's value for `key` in cursor form. Throws `TypeError` (a server-side data bug,
- * not a client error) when the row does not hold a value of the declared type.
+ * Where a lossy value comes from and what makes it exact, for the refusals below: the
+ * settings a user changes are the driver's or the query's, never keyset's.
  */
-export function toSortValue(key: SortKey, raw: unknown): SortValue {
+const READ_EXACTLY =
+  'hand page() the rows @keyset/kysely returned as they are (it reads every sort value exactly itself), spread `...page.select` into a @keyset/drizzle select, or select the column as text in raw SQL (PostgreSQL `created_at::text`, MySQL `CAST(created_at AS CHAR)`)';
+
+function lossy(key: SortKey, got: string, why: string, fix: string): ConfigError {
+  return new ConfigError(
+    `sort key ${JSON.stringify(key.key)} (type ${key.type}) got ${got}, ${why}: a cursor made from it could skip rows. ${fix}`,
+  );
+}
+
+/**
+ * A row's value for `key` in cursor form. Throws `TypeError` (a server-side data bug,
+ * not a client error) when the row does not hold a value of the declared type, and
+ * `ConfigError` when it holds one that may have lost precision on its way from the
+ * database (a `Date` for a microsecond timestamp, a JS number past 2^53 for a bigint, a
+ * number for a decimal): the driver or query setting to change is in the message.
+ * `exact` marks a value a query helper read losslessly itself (a SQLite REAL as the JS
+ * number that holds it exactly), which is taken as it is.
+ */
+export function toSortValue(key: SortKey, raw: unknown, exact = false): SortValue {
   if (raw === null || raw === undefined) {
     if (key.nullable) return null;
     throw bad(key, null);
@@ -41,15 +60,38 @@ export function toSortValue(key: SortKey, raw: unknown): SortValue {
       if (typeof raw === 'bigint') return raw.toString();
       if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw === 0 ? 0 : raw);
       if (typeof raw === 'string' && INTEGER_PATTERN.test(raw) && raw !== '-0') return raw;
+      if (typeof raw === 'number' && Number.isInteger(raw)) {
+        throw lossy(
+          key,
+          `the JS number ${raw}`,
+          'past 2^53, where a number cannot hold every integer (the driver rounded it)',
+          `Read it as text or bigint: ${READ_EXACTLY}; mysql2: supportBigNumbers: true, bigNumberStrings: true; better-sqlite3: safeIntegers(true).`,
+        );
+      }
       break;
     case 'decimal':
       if (typeof raw === 'bigint') return raw.toString();
-      if (typeof raw === 'number' && Number.isFinite(raw)) return numberToDecimal(raw);
       if (typeof raw === 'string' && DECIMAL_PATTERN.test(raw)) return raw;
+      if (typeof raw === 'number' && Number.isFinite(raw)) {
+        if (exact) return numberToDecimal(raw);
+        throw lossy(
+          key,
+          `the JS number ${raw}`,
+          'and a number holds about 16 significant digits where a decimal column may hold more',
+          `Read it as text: ${READ_EXACTLY}; or declare type: 'number' when the column is a float (REAL, double precision).`,
+        );
+      }
       break;
     case 'timestamp':
       if (raw instanceof Date) {
-        if (!Number.isNaN(raw.getTime())) return dateToTimestamp(raw);
+        if (Number.isNaN(raw.getTime())) break;
+        if (key.precision === 'ms') return dateToTimestamp(raw);
+        throw lossy(
+          key,
+          'a JS Date',
+          'which holds milliseconds where the column may hold microseconds',
+          `Read it as text: ${READ_EXACTLY}; node-postgres: types.setTypeParser(1184, isoTimestamp); PGlite: parsers: { [types.TIMESTAMPTZ]: isoTimestamp }; mysql2: dateStrings: true; Drizzle: timestamp(…, { mode: 'string' }). Or declare the key precision: 'ms' when the column never holds finer values (timestamptz(3), DATETIME(3), Dates in memory).`,
+        );
       } else if (typeof raw === 'string' && isTimestamp(raw)) {
         return raw;
       }
