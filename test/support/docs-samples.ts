@@ -61,3 +61,29 @@ export function samples(): Sample[] {
   return found;
 }
 
+
+/**
+ * `sample` as a module that runs it once per call: its imports (and the context's type
+ * imports) at the top, the rest in `export async function run(<context constants>)`,
+ * which returns the sample's `returns` bindings. Each `declare const name: Type;` of the
+ * `ts-context` comment becomes a parameter, so a test hands the sample the real objects
+ * the prose stands for (a database on a default pool, the request URL).
+ */
+export function sampleAsFunction(sample: Sample, returns: readonly string[]): { module: string; parameters: string[] } {
+  const declared = sample.context.map((line) => /^declare const (\w+): (.+);$/.exec(line.trim())).filter((m) => m !== null);
+  const contextImports = sample.context.filter((line) => line.startsWith('import '));
+  const lines = sample.code.split('\n');
+  const imports = lines.filter((line) => line.startsWith('import '));
+  const body = lines.filter((line) => !line.startsWith('import '));
+  const parameters = declared.map((m) => m[1]!);
+  const module = [
+    ...contextImports,
+    ...imports,
+    `export async function run(${declared.map((m) => `${m[1]}: ${m[2]}`).join(', ')}) {`,
+    ...body.map((line) => `  ${line}`),
+    `  return { ${returns.join(', ')} };`,
+    '}',
+    '',
+  ].join('\n');
+  return { module, parameters };
+}

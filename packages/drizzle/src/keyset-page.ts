@@ -15,8 +15,8 @@
  * index order and probe the key list for every row of it.
  * @module
  */
-import { ConfigError, keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
+import { ConfigError, keysetWhere, type PagePlan, type SortKey, type SortSpec, type SqlDialect } from '@keyset/core';
+import { assertKnownOptions, SORT_VALUES_FIELD, type KnownOptions } from '@keyset/core/adapter';
 import { and, getTableColumns, getTableName, inArray, is, sql, Table, type SQL } from 'drizzle-orm';
 import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
@@ -36,6 +36,13 @@ export interface KeysetClauses {
   limit: number;
   /** `plan.offset` in offset mode (0 when the deferred join does the skipping), else 0. */
   offset: number;
+  /**
+   * The sort values as the database writes them, for the query's selection:
+   * `db.select({ ...fields, ...page.select })`. `Paginator.page` makes the next cursor
+   * from them, exact whatever the columns' modes and the driver's settings, and leaves
+   * them out of the items.
+   */
+  select: { keysetSortValues: Record<string, SQL> };
 }
 
 /**
@@ -103,6 +110,36 @@ function checkColumns(table: Table, sort: SortSpec): void {
   }
 }
 
+/** A sort column (`created_at`, `o.created_at`) as quoted identifiers. */
+function columnRef(column: string): SQL {
+  return sql.join(column.split('.').map((part) => sql.identifier(part)), sql.raw('.'));
+}
+
+/**
+ * The expression that reads `key`'s column without loss, or `undefined` when the driver's
+ * own value is already exact (strings, booleans, floats, safe integers). PostgreSQL's and
+ * MySQL's text is what a type parser would receive; SQLite's REAL is read as the double
+ * it is (its text keeps 15 digits), the rest of a decimal column and a bigint as text.
+ */
+function exactColumn(key: SortKey, dialect: SqlDialect): SQL | undefined {
+  if (key.type !== 'timestamp' && key.type !== 'bigint' && key.type !== 'decimal') return undefined;
+  const column = columnRef(key.column ?? key.key);
+  if (dialect === 'postgres') return sql`CAST(${column} AS text)`;
+  if (dialect === 'mysql') return sql`CAST(${column} AS CHAR)`;
+  if (key.type === 'timestamp') return undefined;
+  return key.type === 'decimal' ? sql`CASE typeof(${column}) WHEN 'real' THEN ${column} ELSE CAST(${column} AS TEXT) END` : sql`CAST(${column} AS TEXT)`;
+}
+
+/** `KeysetClauses.select` for `sort`. */
+function exactSelection(sort: SortSpec, dialect: SqlDialect): KeysetClauses['select'] {
+  const values: Record<string, SQL> = {};
+  for (const key of sort) {
+    const exact = exactColumn(key, dialect);
+    if (exact !== undefined) values[key.key] = exact;
+  }
+  return { [SORT_VALUES_FIELD]: values } as KeysetClauses['select'];
+}
+
 /** `keysetWhere`'s text and parameters as Drizzle SQL with bound values. */
 function dialectCondition(text: string, params: readonly unknown[], dialect: SqlDialect): SQL {
   const parts: SQL[] = [];
@@ -128,7 +165,7 @@ function dialectCondition(text: string, params: readonly unknown[], dialect: Sql
  */
 function deferredOffset(options: KeysetPageOptions, table: Table, unique: string, orderBy: SQL[], limit: number, offset: number): SQL {
   const db = options.db as unknown as { select(fields: Record<string, unknown>): SubqueryBuilder };
-  const column = sql.join(unique.split('.').map((part) => sql.identifier(part)), sql.raw('.'));
+  const column = columnRef(unique);
   const keys = db
     .select({ [PAGE_KEY]: sql`${column}`.as(PAGE_KEY) })
     .from(table)
@@ -147,7 +184,8 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
  * the rows strictly after the cursor in `sort` order, `plan.take` of them (one more than
  * the page, for has-more), from `plan.offset` in offset mode. `sort` is `plan.sort`. A
  * backward page (`prevCursor`) comes back in fetch order: pass the rows to
- * `Paginator.page` as they are, it restores sort order.
+ * `Paginator.page` as they are, it restores sort order. Spread `select` into the
+ * query's selection: the next cursor is read from it (see the module comment).
  *
  * With `options` (`{ db, where: filters }`), `where` includes the filters, and an offset
  * page past the first row is a deferred join (see above) with `offset` 0: pass the
@@ -161,7 +199,7 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
  * @example
  * ```ts
  * const page = keysetPage(orders, plan, plan.sort, { db, where: eq(orders.status, 'paid') });
- * const rows = await db.select().from(orders)
+ * const rows = await db.select({ ...getTableColumns(orders), ...page.select }).from(orders)
  *   .where(page.where)
  *   .orderBy(...page.orderBy).limit(page.limit).offset(page.offset);
  * ```
@@ -183,8 +221,8 @@ export function keysetPage(table: Table, plan: PagePlan, sort: SortSpec, options
   if (options !== undefined && k.offset > 0 && dialect !== 'sqlite') {
     const last = sort[sort.length - 1]!;
     const page = deferredOffset(options, table, last.column ?? last.key, orderBy, k.limit, k.offset);
-    return { where: and(filters, page), orderBy, limit: k.limit, offset: 0 };
+    return { where: and(filters, page), orderBy, limit: k.limit, offset: 0, select: exactSelection(sort, dialect) };
   }
   const condition = ALWAYS.has(k.where) ? undefined : dialectCondition(k.where, k.params, dialect);
-  return { where: filters === undefined ? condition : and(filters, condition), orderBy, limit: k.limit, offset: k.offset };
+  return { where: filters === undefined ? condition : and(filters, condition), orderBy, limit: k.limit, offset: k.offset, select: exactSelection(sort, dialect) };
 }
