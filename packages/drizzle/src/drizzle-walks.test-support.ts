@@ -30,7 +30,7 @@ export const mysqlItems = my.mysqlTable('items', {
   tenant: my.int('tenant').notNull(),
   createdAt: my.datetime('created_at', { mode: 'string', fsp: 6 }).notNull(),
   grp: my.int('grp').notNull(),
-  score: my.decimal('score', { precision: 10, scale: 2 }),
+  score: my.decimal('score', { precision: 20, scale: 2 }),
   label: my.varchar('label', { length: 10 }),
   flag: my.boolean('flag').notNull(),
 });

@@ -24,7 +24,7 @@ export const MYSQL_ITEMS_DDL = `
     tenant INT NOT NULL,
     created_at DATETIME(6) NOT NULL,
     grp INT NOT NULL,
-    score DECIMAL(10, 2) NULL,
+    score DECIMAL(20, 2) NULL,
     label VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
     flag BOOLEAN NOT NULL
   )`;
