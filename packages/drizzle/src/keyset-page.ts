@@ -42,7 +42,7 @@ export interface KeysetClauses {
    * from them, exact whatever the columns' modes and the driver's settings, and leaves
    * them out of the items.
    */
-  select: { keysetSortValues: Record<string, SQL> };
+  select: { keysetSortValues: Record<string, SQL.Aliased> };
 }
 
 /**
@@ -82,6 +82,8 @@ interface SubqueryBuilder {
 const PAGE = 'keyset_page';
 const KEYS = 'keyset_keys';
 const PAGE_KEY = 'keyset_key';
+/** Prefix of the aliases the exact sort values are selected under. */
+const SORT_ALIAS = 'keyset_sort_';
 
 const PLACEHOLDER: Record<SqlDialect, RegExp> = { postgres: /\$(\d+)/g, sqlite: /\?/g, mysql: /\?/g };
 const ALWAYS = new Set(['TRUE', '1=1']);
@@ -132,11 +134,13 @@ function exactColumn(key: SortKey, dialect: SqlDialect): SQL | undefined {
 
 /** `KeysetClauses.select` for `sort`. */
 function exactSelection(sort: SortSpec, dialect: SqlDialect): KeysetClauses['select'] {
-  const values: Record<string, SQL> = {};
-  for (const key of sort) {
+  const values: Record<string, SQL.Aliased> = {};
+  sort.forEach((key, i) => {
     const exact = exactColumn(key, dialect);
-    if (exact !== undefined) values[key.key] = exact;
-  }
+    // Aliased: PostgreSQL names `CAST(created_at AS text)` "created_at", which would make
+    // `ORDER BY created_at` ambiguous beside the caller's own column.
+    if (exact !== undefined) values[key.key] = exact.as(`${SORT_ALIAS}${i}`);
+  });
   return { [SORT_VALUES_FIELD]: values } as KeysetClauses['select'];
 }
 
