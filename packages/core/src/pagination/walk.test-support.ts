@@ -24,6 +24,10 @@ export interface Item {
 export const TIMESTAMPS: readonly { text: string; micros: bigint }[] = [
   { text: '2024-05-01 10:00:00.000001+00', micros: 1_714_557_600_000_001n },
   { text: '2024-05-01 10:00:00.000002+00', micros: 1_714_557_600_000_002n },
+  // Three more within that millisecond: a cursor through a JS Date (milliseconds) ties them all.
+  { text: '2024-05-01 10:00:00.000003+00', micros: 1_714_557_600_000_003n },
+  { text: '2024-05-01 10:00:00.0005+00', micros: 1_714_557_600_000_500n },
+  { text: '2024-05-01 10:00:00.000999+00', micros: 1_714_557_600_000_999n },
   { text: '2024-05-01 10:00:00.999999+00', micros: 1_714_557_600_999_999n },
   { text: '2024-05-01 10:00:01+00', micros: 1_714_557_601_000_000n },
   { text: '1999-12-31 23:59:59.5+00', micros: 946_684_799_500_000n },
