@@ -176,7 +176,11 @@ export interface Paginator<Row> {
   plan(query: URLSearchParams, options?: PlanOptions): Promise<PagePlan>;
   /**
    * `rows`: up to `plan.take` rows in fetch order, as fetched for `plan` (reversed sort for a
-   * backward page, as `keysetWhere` and `paginateArray` return them).
+   * backward page, as `keysetWhere` and `paginateArray` return them). Cursors are made from
+   * a row's `keysetSortValues` where a query helper attached them, else from its own
+   * properties; a value there that may have lost precision (a `Date` for a `timestamp` key
+   * not declared `precision: 'ms'`, a number past 2^53 for a `bigint` key, a number for a
+   * `decimal` key) throws `ConfigError` naming the setting to change.
    */
   page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
 }
