@@ -38,6 +38,8 @@ export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
 export { pageItems } from './pagination/page-items.ts';
 export { SORT_VALUES_FIELD } from './pagination/exact-sort-values.ts';
+export { exactSortColumns } from './pagination/keyset-where.ts';
+export type { ExactSortColumn } from './pagination/keyset-where.ts';
 export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
 export { pageLinks } from './pagination/page-links.ts';
 export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';

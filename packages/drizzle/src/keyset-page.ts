@@ -15,8 +15,8 @@
  * index order and probe the key list for every row of it.
  * @module
  */
-import { ConfigError, keysetWhere, type PagePlan, type SortKey, type SortSpec, type SqlDialect } from '@keyset/core';
-import { assertKnownOptions, SORT_VALUES_FIELD, type KnownOptions } from '@keyset/core/adapter';
+import { ConfigError, keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
+import { assertKnownOptions, exactSortColumns, SORT_VALUES_FIELD, type KnownOptions } from '@keyset/core/adapter';
 import { and, getTableColumns, getTableName, inArray, is, sql, Table, type SQL } from 'drizzle-orm';
 import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
@@ -82,8 +82,6 @@ interface SubqueryBuilder {
 const PAGE = 'keyset_page';
 const KEYS = 'keyset_keys';
 const PAGE_KEY = 'keyset_key';
-/** Prefix of the aliases the exact sort values are selected under. */
-const SORT_ALIAS = 'keyset_sort_';
 
 const PLACEHOLDER: Record<SqlDialect, RegExp> = { postgres: /\$(\d+)/g, sqlite: /\?/g, mysql: /\?/g };
 const ALWAYS = new Set(['TRUE', '1=1']);
@@ -112,35 +110,14 @@ function checkColumns(table: Table, sort: SortSpec): void {
   }
 }
 
-/** A sort column (`created_at`, `o.created_at`) as quoted identifiers. */
-function columnRef(column: string): SQL {
-  return sql.join(column.split('.').map((part) => sql.identifier(part)), sql.raw('.'));
-}
-
 /**
- * The expression that reads `key`'s column without loss, or `undefined` when the driver's
- * own value is already exact (strings, booleans, floats, safe integers). PostgreSQL's and
- * MySQL's text is what a type parser would receive; SQLite's REAL is read as the double
- * it is (its text keeps 15 digits), the rest of a decimal column and a bigint as text.
+ * `KeysetClauses.select` for `sort`. Aliased: PostgreSQL names `CAST(created_at AS text)`
+ * "created_at", which would make `ORDER BY created_at` ambiguous beside the caller's own
+ * column.
  */
-function exactColumn(key: SortKey, dialect: SqlDialect): SQL | undefined {
-  if (key.type !== 'timestamp' && key.type !== 'bigint' && key.type !== 'decimal') return undefined;
-  const column = columnRef(key.column ?? key.key);
-  if (dialect === 'postgres') return sql`CAST(${column} AS text)`;
-  if (dialect === 'mysql') return sql`CAST(${column} AS CHAR)`;
-  if (key.type === 'timestamp') return undefined;
-  return key.type === 'decimal' ? sql`CASE typeof(${column}) WHEN 'real' THEN ${column} ELSE CAST(${column} AS TEXT) END` : sql`CAST(${column} AS TEXT)`;
-}
-
-/** `KeysetClauses.select` for `sort`. */
 function exactSelection(sort: SortSpec, dialect: SqlDialect): KeysetClauses['select'] {
   const values: Record<string, SQL.Aliased> = {};
-  sort.forEach((key, i) => {
-    const exact = exactColumn(key, dialect);
-    // Aliased: PostgreSQL names `CAST(created_at AS text)` "created_at", which would make
-    // `ORDER BY created_at` ambiguous beside the caller's own column.
-    if (exact !== undefined) values[key.key] = exact.as(`${SORT_ALIAS}${i}`);
-  });
+  for (const c of exactSortColumns(sort, dialect)) values[c.key] = sql.raw(c.sql).as(c.alias);
   return { [SORT_VALUES_FIELD]: values } as KeysetClauses['select'];
 }
 
@@ -169,7 +146,7 @@ function dialectCondition(text: string, params: readonly unknown[], dialect: Sql
  */
 function deferredOffset(options: KeysetPageOptions, table: Table, unique: string, orderBy: SQL[], limit: number, offset: number): SQL {
   const db = options.db as unknown as { select(fields: Record<string, unknown>): SubqueryBuilder };
-  const column = columnRef(unique);
+  const column = sql.join(unique.split('.').map((part) => sql.identifier(part)), sql.raw('.'));
   const keys = db
     .select({ [PAGE_KEY]: sql`${column}`.as(PAGE_KEY) })
     .from(table)

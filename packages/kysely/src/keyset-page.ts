@@ -15,7 +15,7 @@
  * order, probing the subquery for every row of it.
  *
  * A cursor page also selects, beside the caller's selection, each timestamp, bigint and
- * decimal sort column as database text under a reserved alias, and a result plugin moves
+ * decimal sort column as database text (core's `exactSortColumns`), and a result plugin moves
  * those values into the row's non-enumerable `keysetSortValues`, where `Paginator.page`
  * reads the next cursor from. The caller's columns stay as the driver makes them (a
  * `Date`, a rounded number): the cursor never depends on them, so no type parser is
@@ -23,7 +23,7 @@
  * @module
  */
 import { keysetWhere, type KeysetQuery, type PagePlan, type SortKey, type SqlDialect } from '@keyset/core';
-import { SORT_VALUES_FIELD } from '@keyset/core/adapter';
+import { exactSortColumns, SORT_VALUES_FIELD } from '@keyset/core/adapter';
 import { sql, type KyselyPlugin, type RawBuilder, type SelectQueryBuilder, type SqlBool, type StringReference, type UnknownRow } from 'kysely';
 
 type ColumnOf<K> = K extends { readonly column: infer C } ? C : K extends { readonly key: infer N } ? N : never;
@@ -47,24 +47,6 @@ const ALWAYS = new Set(['TRUE', '1=1']);
 /** The deferred join's subquery and its one column: names no user table or column is likely to take. */
 const PAGE = 'keyset_page';
 const PAGE_KEY = 'keyset_key';
-
-/** Prefix of the aliases the exact sort values are selected under. */
-const SORT_ALIAS = 'keyset_sort_';
-
-/**
- * The expression that reads `key`'s column without loss, or `undefined` when the driver's
- * own value is already exact (strings, booleans, floats, safe integers). PostgreSQL's and
- * MySQL's text is what a type parser would receive; SQLite's REAL is read as the double
- * it is (its text keeps 15 digits), the rest of a decimal column and a bigint as text.
- */
-function exactColumn(key: SortKey, dialect: SqlDialect): RawBuilder<unknown> | undefined {
-  if (key.type !== 'timestamp' && key.type !== 'bigint' && key.type !== 'decimal') return undefined;
-  const column = sql.ref(key.column ?? key.key);
-  if (dialect === 'postgres') return sql`CAST(${column} AS text)`;
-  if (dialect === 'mysql') return sql`CAST(${column} AS CHAR)`;
-  if (key.type === 'timestamp') return undefined;
-  return key.type === 'decimal' ? sql`CASE typeof(${column}) WHEN 'real' THEN ${column} ELSE CAST(${column} AS TEXT) END` : sql`CAST(${column} AS TEXT)`;
-}
 
 /**
  * Moves the reserved columns of each result row into its `keysetSortValues` (by sort
@@ -91,17 +73,11 @@ function sortValuesPlugin(aliases: ReadonlyMap<string, string>): KyselyPlugin {
 
 /** `query` also selecting the exact sort values of `sort` (see the module comment). */
 function withExactSortValues<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, sort: readonly SortKey[], dialect: SqlDialect): SelectQueryBuilder<DB, TB, O> {
-  const aliases = new Map<string, string>();
-  const columns: ReturnType<RawBuilder<unknown>['as']>[] = [];
-  sort.forEach((key, i) => {
-    const exact = exactColumn(key, dialect);
-    if (exact === undefined) return;
-    aliases.set(`${SORT_ALIAS}${i}`, key.key);
-    columns.push(exact.as(`${SORT_ALIAS}${i}`));
-  });
-  if (columns.length === 0) return query;
+  const exact = exactSortColumns(sort, dialect);
+  if (exact.length === 0) return query;
+  const aliases = new Map(exact.map((c) => [c.alias, c.key]));
   // The plugin strips the added columns again: the selection `O` is unchanged.
-  return query.select(columns).withPlugin(sortValuesPlugin(aliases)) as unknown as SelectQueryBuilder<DB, TB, O>;
+  return query.select(exact.map((c) => sql.raw(c.sql).as(c.alias))).withPlugin(sortValuesPlugin(aliases)) as unknown as SelectQueryBuilder<DB, TB, O>;
 }
 
 /** `keysetWhere`'s text and parameters as one Kysely expression with bound values. */
