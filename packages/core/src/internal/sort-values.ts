@@ -15,16 +15,11 @@ function bad(key: SortKey, raw: unknown): TypeError {
 }
 
 /**
- * Where a lossy value comes from and what makes it exact, for the refusals below: the
- * settings a user changes are the driver's or the query's, never keyset's.
+ * A refusal of a value that may have lost precision on its way from the database: what
+ * makes it exact is a setting of the query or the driver, named in the message.
  */
-const READ_EXACTLY =
-  'hand page() the rows @keyset/kysely returned as they are (it reads every sort value exactly itself), spread `...page.select` into a @keyset/drizzle select, or select the column as text in raw SQL (PostgreSQL `created_at::text`, MySQL `CAST(created_at AS CHAR)`)';
-
-function lossy(key: SortKey, got: string, why: string, fix: string): ConfigError {
-  return new ConfigError(
-    `sort key ${JSON.stringify(key.key)} (type ${key.type}) got ${got}, ${why}: a cursor made from it could skip rows. ${fix}`,
-  );
+function lossy(key: SortKey, got: string, fix: string): ConfigError {
+  return new ConfigError(`sort key ${JSON.stringify(key.key)} (type ${key.type}) got ${got}, so the next page could skip rows: read it as text (@keyset/drizzle: ...page.select; SQL: col::text, CAST(col AS CHAR))${fix}`);
 }
 
 /**
@@ -61,12 +56,7 @@ export function toSortValue(key: SortKey, raw: unknown, exact = false): SortValu
       if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw === 0 ? 0 : raw);
       if (typeof raw === 'string' && INTEGER_PATTERN.test(raw) && raw !== '-0') return raw;
       if (typeof raw === 'number' && Number.isInteger(raw)) {
-        throw lossy(
-          key,
-          `the JS number ${raw}`,
-          'past 2^53, where a number cannot hold every integer (the driver rounded it)',
-          `Read it as text or bigint: ${READ_EXACTLY}; mysql2: supportBigNumbers: true, bigNumberStrings: true; better-sqlite3: safeIntegers(true).`,
-        );
+        throw lossy(key, `the JS number ${raw}, rounded past 2^53`, ', or set mysql2 bigNumberStrings: true, better-sqlite3 safeIntegers');
       }
       break;
     case 'decimal':
@@ -74,24 +64,14 @@ export function toSortValue(key: SortKey, raw: unknown, exact = false): SortValu
       if (typeof raw === 'string' && DECIMAL_PATTERN.test(raw)) return raw;
       if (typeof raw === 'number' && Number.isFinite(raw)) {
         if (exact) return numberToDecimal(raw);
-        throw lossy(
-          key,
-          `the JS number ${raw}`,
-          'and a number holds about 16 significant digits where a decimal column may hold more',
-          `Read it as text: ${READ_EXACTLY}; or declare type: 'number' when the column is a float (REAL, double precision).`,
-        );
+        throw lossy(key, `the JS number ${raw} (16 significant digits)`, ", or declare type: 'number'");
       }
       break;
     case 'timestamp':
       if (raw instanceof Date) {
         if (Number.isNaN(raw.getTime())) break;
         if (key.precision === 'ms') return dateToTimestamp(raw);
-        throw lossy(
-          key,
-          'a JS Date',
-          'which holds milliseconds where the column may hold microseconds',
-          `Read it as text: ${READ_EXACTLY}; node-postgres: types.setTypeParser(1184, isoTimestamp); PGlite: parsers: { [types.TIMESTAMPTZ]: isoTimestamp }; mysql2: dateStrings: true; Drizzle: timestamp(…, { mode: 'string' }). Or declare the key precision: 'ms' when the column never holds finer values (timestamptz(3), DATETIME(3), Dates in memory).`,
-        );
+        throw lossy(key, 'a JS Date (milliseconds)', ", or set isoTimestamp as pg/PGlite timestamptz parser, mysql2 dateStrings: true, Drizzle mode: 'string', or declare precision: 'ms'");
       } else if (typeof raw === 'string' && isTimestamp(raw)) {
         return raw;
       }

@@ -427,7 +427,7 @@ describe('lossy sort values from rows', () => {
     await expect(walk(rows)(keys())).rejects.toThrow(/"createdAt" \(type timestamp\) got a JS Date/);
     expect((await walk(rows)(keys('ms'))).body).toMatchObject({ nextCursor: expect.any(String) });
     expect(() => createPaginator({ endpoint: 'GET /t', sort: [{ key: 'id', dir: 'asc', type: 'bigint', unique: true, precision: 'ms' }], cursor: { secrets: [SECRET] } })).toThrow(
-      /precision applies to a timestamp key only/,
+      /precision: 'ms' or 'us', on a timestamp key only/,
     );
   });
 

@@ -44,9 +44,7 @@ function checkKey(input: SortKey, index: number, last: boolean): SortKey {
     throw new ConfigError(`${where}.nullable must be false or { nulls: 'first' | 'last' }`);
   }
   if (typeof unique !== 'boolean') throw new ConfigError(`${where}.unique must be a boolean`);
-  if (precision !== undefined && (type !== 'timestamp' || (precision !== 'ms' && precision !== 'us'))) {
-    throw new ConfigError(`${where}.precision applies to a timestamp key only, and must be 'ms' or 'us'`);
-  }
+  if (precision !== undefined && (type !== 'timestamp' || (precision !== 'ms' && precision !== 'us'))) throw new ConfigError(`${where}.precision: 'ms' or 'us', on a timestamp key only`);
   if (last && (!unique || nullable !== false)) {
     throw new ConfigError(
       `${where} (${key}): the last sort key must be declared unique: true and non-null, or rows that tie on every key can be skipped or repeated; add a unique tie-breaker such as { key: 'id', dir: 'asc', type: 'bigint', unique: true }`,
