@@ -23,16 +23,20 @@ export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetc
 
 /**
  * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes), so that
- * test/bundle-size.test.ts catches growth: 93.0 KB from the sources today, what a verifying,
+ * test/bundle-size.test.ts catches growth: 93.7 KB from the sources today, what a verifying,
  * paginating request's default protections cost (docs/benchmarks.md, "Bundle size", lists
  * the modules). The request path written once, without synchronous twins, made room for the
  * opt-in credential schemes and the `Link` that keeps only declared parameters within 93.0
  * KB, and for the audit log (the memory key store, the minimal handler's store, writes a
  * change and its audit entry in one synchronous step, 0.3 KB) once the fingerprint cache
- * lost its second index (0.6 KB): 92.5 KB. Lower it as the handler shrinks; never raise it
- * without saying why.
+ * lost its second index (0.6 KB): 92.5 KB. Raised to 93.8 KB for exact walks at the
+ * drivers' defaults (1.3 KB: `page()` refusing a sort value a driver rounded, a `Date` for
+ * a microsecond timestamp or a number past 2^53 or for a decimal, with messages that name
+ * the setting to change, and reading the exact values a query helper attaches), where a
+ * page used to skip rows silently. Lower it as the handler shrinks; never raise it without
+ * saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 93_000;
+export const MINIMAL_FETCH_LIMIT = 93_800;
 
 export interface BundleSize {
   /** Minified bytes. */

@@ -90,3 +90,31 @@ export function importedPackages(code: string): string[] {
     .map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
   return [...new Set(names)];
 }
+
+/**
+ * `sample` as a module that runs it once per call: its imports at the top, the rest in
+ * `export async function run(<injected names>)`, which returns the sample's `returns`
+ * bindings. Each name in `inject` is a top-level `const name = …;` line of the sample
+ * (the database it opens, the request URL it stands for) that becomes a parameter instead,
+ * so a test hands the sample the real objects (a database on a default pool, each page's
+ * URL); lines that close what was injected (`await db.destroy()`, `await db.$client.end()`)
+ * are left to the test, which owns it.
+ */
+export function sampleAsFunction(sample: Sample, returns: readonly string[], inject: readonly string[]): { module: string } {
+  const lines = sample.code.split('\n');
+  const imports = lines.filter((line) => line.startsWith('import '));
+  const injected = (line: string): boolean => inject.some((name) => line.startsWith(`const ${name} = `) || line.startsWith(`await ${name}.destroy()`) || line.startsWith(`await ${name}.$client.end()`));
+  for (const name of inject) {
+    if (!lines.some((line) => line.startsWith(`const ${name} = `))) throw new Error(`${sample.file}: the sample declares no \`const ${name} = …\` to inject`);
+  }
+  const body = lines.filter((line) => !line.startsWith('import ') && !injected(line));
+  const module = [
+    ...imports,
+    `export async function run(${inject.map((name) => `${name}: any`).join(', ')}) {`,
+    ...body.map((line) => `  ${line}`),
+    `  return { ${returns.join(', ')} };`,
+    '}',
+    '',
+  ].join('\n');
+  return { module };
+}

@@ -217,8 +217,10 @@ export function isKeysetError(value: unknown): value is KeysetError {
 }
 
 /**
- * A programming or configuration mistake, thrown when a factory runs. Never mapped to
- * a client response: it should stop the server from starting.
+ * A programming or configuration mistake, thrown when a factory runs, or by
+ * `Paginator.page` on the first page whose rows carry a sort value the driver may have
+ * rounded. Never mapped to a client response (a 500 through the adapters): it should
+ * stop the server from starting, or the first request in development.
  *
  * @example
  * ```ts

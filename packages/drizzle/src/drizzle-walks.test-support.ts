@@ -30,7 +30,7 @@ export const mysqlItems = my.mysqlTable('items', {
   tenant: my.int('tenant').notNull(),
   createdAt: my.datetime('created_at', { mode: 'string', fsp: 6 }).notNull(),
   grp: my.int('grp').notNull(),
-  score: my.decimal('score', { precision: 10, scale: 2 }),
+  score: my.decimal('score', { precision: 20, scale: 2 }),
   label: my.varchar('label', { length: 10 }),
   flag: my.boolean('flag').notNull(),
 });
@@ -43,6 +43,30 @@ export const sqliteItems = lite.sqliteTable('items', {
   score: lite.real('score'),
   label: lite.text('label'),
   flag: lite.integer('flag', { mode: 'boolean' }).notNull(),
+});
+
+/**
+ * The walk table with each column in Drizzle's default mode where it has one, as a user
+ * who picks no mode has it: timestamps as `Date`s, bigint ids as JS numbers (pg-core and
+ * mysql-core ask for a mode: `'number'`, the one that needs no BigInt in JSON).
+ */
+const pgDefaultItems = pg.pgTable('items', {
+  id: pg.bigint('id', { mode: 'number' }).primaryKey(),
+  tenant: pg.integer('tenant').notNull(),
+  createdAt: pg.timestamp('created_at', { withTimezone: true }).notNull(),
+  grp: pg.integer('grp').notNull(),
+  score: pg.numeric('score'),
+  label: pg.text('label'),
+  flag: pg.boolean('flag').notNull(),
+});
+const mysqlDefaultItems = my.mysqlTable('items', {
+  id: my.bigint('id', { mode: 'number' }).primaryKey(),
+  tenant: my.int('tenant').notNull(),
+  createdAt: my.datetime('created_at', { fsp: 6 }).notNull(),
+  grp: my.int('grp').notNull(),
+  score: my.decimal('score', { precision: 20, scale: 2 }),
+  label: my.varchar('label', { length: 10 }),
+  flag: my.boolean('flag').notNull(),
 });
 
 type Dialect = 'postgres' | 'mysql' | 'sqlite';
@@ -101,6 +125,40 @@ export function drizzleSource(database: unknown, dialect: Dialect): WalkSource {
       return rows.map((r): Item => ({ ...(r as unknown as Item), id: String(r.id), score: r.score === null ? null : String(r.score), flag: Boolean(r.flag) }));
     },
     count,
+  };
+}
+
+/**
+ * The walk with the driver at its defaults and the columns in Drizzle's default modes
+ * (`pgDefaultItems`, `mysqlDefaultItems`; sqlite-core's integer is a JS number): the
+ * rows go to the paginator as Drizzle makes them, with `...page.select` spread into the
+ * selection, and the cursors come from it. Only what the walk's checks read is fixed up,
+ * in place: `id` from exact text selected beside it, `flag` as a boolean. Rows are
+ * written through `drizzleSource`'s exact columns.
+ */
+export function drizzleDefaultsSource(database: unknown, dialect: Dialect): WalkSource {
+  const db = database as WalkDatabase;
+  const exact = drizzleSource(database, dialect);
+  const t = dialect === 'postgres' ? pg.alias(pgDefaultItems, 't') : dialect === 'mysql' ? my.alias(mysqlDefaultItems, 't') : lite.alias(sqliteItems, 't');
+  const idText = sql<string>`cast(${t.id} as ${sql.raw(dialect === 'mysql' ? 'char' : 'text')})`;
+  return {
+    ...exact,
+    async fetch(plan: PagePlan, sort: SortSpec) {
+      const page = keysetPage(t, plan, sort);
+      const rows: Record<string, unknown>[] = await db
+        .select({ ...page.select, id: t.id, idText, createdAt: t.createdAt, grp: t.grp, score: t.score, label: t.label, flag: t.flag })
+        .from(t)
+        .where(and(eq(t.tenant, 1), page.where))
+        .orderBy(...page.orderBy)
+        .limit(page.limit)
+        .offset(page.offset);
+      return rows.map((r) => {
+        r.id = r.idText;
+        delete r.idText;
+        r.flag = Boolean(r.flag);
+        return r as unknown as Item;
+      });
+    },
   };
 }
 

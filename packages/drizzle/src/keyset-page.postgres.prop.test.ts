@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-walks.test-support.ts';
 import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { ITEMS_DDL } from '../../core/src/pagination/walk.test-support.ts';
-import { drizzleOffsetSource, drizzleSource } from './drizzle-walks.test-support.ts';
+import { drizzleDefaultsSource, drizzleOffsetSource, drizzleSource } from './drizzle-walks.test-support.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_drizzle_walk');
@@ -32,4 +32,9 @@ describe.skipIf(url === undefined)('Drizzle keysetPage on PostgreSQL (node-postg
   it('cursor walk yields every row once in sort order; offset walk (countRows total) agrees; walking back revisits the pages reversed', () => staticWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
   it('offset pages (a deferred join past the first row) equal the plain OFFSET query\'s, row for row, in every sort, filter and offset', () => offsetPagesAgree(drizzleOffsetSource(drizzle({ client: pool }), 'postgres'), 30), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleSource(drizzle({ client: pool }), 'postgres'), 20), 120_000);
+});
+
+describe.skipIf(url === undefined)('Drizzle keysetPage on PostgreSQL (node-postgres) with default column modes (Date timestamps, number ids): cursors from page.select', () => {
+  it('µs timestamps within one millisecond, ids past 2^53, decimals wider than a double: every row once in sort order, forward and back', () => staticWalk(drizzleDefaultsSource(drizzle({ client: pool }), 'postgres'), 20, { wideDecimals: true }), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(drizzleDefaultsSource(drizzle({ client: pool }), 'postgres'), 20, { wideDecimals: true }), 120_000);
 });

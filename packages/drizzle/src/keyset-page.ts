@@ -16,7 +16,7 @@
  * @module
  */
 import { ConfigError, keysetWhere, type PagePlan, type SortSpec, type SqlDialect } from '@keyset/core';
-import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
+import { assertKnownOptions, exactSortColumns, SORT_VALUES_FIELD, type KnownOptions } from '@keyset/core/adapter';
 import { and, getTableColumns, getTableName, inArray, is, sql, Table, type SQL } from 'drizzle-orm';
 import { MySqlTable } from 'drizzle-orm/mysql-core';
 import { PgTable } from 'drizzle-orm/pg-core';
@@ -36,6 +36,13 @@ export interface KeysetClauses {
   limit: number;
   /** `plan.offset` in offset mode (0 when the deferred join does the skipping), else 0. */
   offset: number;
+  /**
+   * The sort values as the database writes them, for the query's selection:
+   * `db.select({ ...fields, ...page.select })`. `Paginator.page` makes the next cursor
+   * from them, exact whatever the columns' modes and the driver's settings, and leaves
+   * them out of the items.
+   */
+  select: { keysetSortValues: Record<string, SQL.Aliased> };
 }
 
 /**
@@ -103,6 +110,17 @@ function checkColumns(table: Table, sort: SortSpec): void {
   }
 }
 
+/**
+ * `KeysetClauses.select` for `sort`. Aliased: PostgreSQL names `CAST(created_at AS text)`
+ * "created_at", which would make `ORDER BY created_at` ambiguous beside the caller's own
+ * column.
+ */
+function exactSelection(sort: SortSpec, dialect: SqlDialect): KeysetClauses['select'] {
+  const values: Record<string, SQL.Aliased> = {};
+  for (const c of exactSortColumns(sort, dialect)) values[c.key] = sql.raw(c.sql).as(c.alias);
+  return { [SORT_VALUES_FIELD]: values } as KeysetClauses['select'];
+}
+
 /** `keysetWhere`'s text and parameters as Drizzle SQL with bound values. */
 function dialectCondition(text: string, params: readonly unknown[], dialect: SqlDialect): SQL {
   const parts: SQL[] = [];
@@ -147,7 +165,8 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
  * the rows strictly after the cursor in `sort` order, `plan.take` of them (one more than
  * the page, for has-more), from `plan.offset` in offset mode. `sort` is `plan.sort`. A
  * backward page (`prevCursor`) comes back in fetch order: pass the rows to
- * `Paginator.page` as they are, it restores sort order.
+ * `Paginator.page` as they are, it restores sort order. Spread `select` into the
+ * query's selection: the next cursor is read from it (see the module comment).
  *
  * With `options` (`{ db, where: filters }`), `where` includes the filters, and an offset
  * page past the first row is a deferred join (see above) with `offset` 0: pass the
@@ -161,7 +180,7 @@ function deferredOffset(options: KeysetPageOptions, table: Table, unique: string
  * @example
  * ```ts
  * const page = keysetPage(orders, plan, plan.sort, { db, where: eq(orders.status, 'paid') });
- * const rows = await db.select().from(orders)
+ * const rows = await db.select({ ...getTableColumns(orders), ...page.select }).from(orders)
  *   .where(page.where)
  *   .orderBy(...page.orderBy).limit(page.limit).offset(page.offset);
  * ```
@@ -183,8 +202,8 @@ export function keysetPage(table: Table, plan: PagePlan, sort: SortSpec, options
   if (options !== undefined && k.offset > 0 && dialect !== 'sqlite') {
     const last = sort[sort.length - 1]!;
     const page = deferredOffset(options, table, last.column ?? last.key, orderBy, k.limit, k.offset);
-    return { where: and(filters, page), orderBy, limit: k.limit, offset: 0 };
+    return { where: and(filters, page), orderBy, limit: k.limit, offset: 0, select: exactSelection(sort, dialect) };
   }
   const condition = ALWAYS.has(k.where) ? undefined : dialectCondition(k.where, k.params, dialect);
-  return { where: filters === undefined ? condition : and(filters, condition), orderBy, limit: k.limit, offset: k.offset };
+  return { where: filters === undefined ? condition : and(filters, condition), orderBy, limit: k.limit, offset: k.offset, select: exactSelection(sort, dialect) };
 }

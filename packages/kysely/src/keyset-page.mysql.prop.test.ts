@@ -7,11 +7,13 @@ import { concurrentWalk, staticWalk } from '../../core/src/pagination/dialect-wa
 import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS } from '../../core/src/pagination/mysql.test-support.ts';
 import { offsetPagesAgree } from '../../core/src/pagination/offset-pages.test-support.ts';
 import { countRows } from './count-rows.ts';
-import { kyselyOffsetSource, kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
+import { kyselyDefaultsSource, kyselyOffsetSource, kyselySource, type WalkDB } from './kysely-walks.test-support.ts';
 
 const url = await mysqlUrl();
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let db: Kysely<WalkDB>;
+/** The same table through a pool left at mysql2's defaults: DATETIME as a Date, BIGINT as a JS number. */
+let defaults: Kysely<WalkDB>;
 
 beforeAll(async () => {
   if (url === undefined) return;
@@ -19,11 +21,13 @@ beforeAll(async () => {
   // dateStrings: DATETIME(6) as text with its microseconds; bigNumberStrings: exact BIGINT.
   db = new Kysely<WalkDB>({ dialect: new MysqlDialect({ pool: createPool({ uri: database.url, connectionLimit: 2, ...MYSQL_OPTIONS }) }) });
   await sql.raw(MYSQL_ITEMS_DDL).execute(db);
+  defaults = new Kysely<WalkDB>({ dialect: new MysqlDialect({ pool: createPool({ uri: database.url, connectionLimit: 2 }) }) });
 }, 60_000);
 
 afterAll(async () => {
   if (url === undefined) return;
   await db.destroy();
+  await defaults.destroy();
   await database.drop();
 });
 
@@ -41,4 +45,9 @@ describe.skipIf(url === undefined)('keysetPage on MySQL/MariaDB (mysql2)', () =>
     expect(await countRows(db, tenant1, { limit: 10 })).toBe(3);
     expect(await countRows(db, db.selectFrom('items').selectAll(), { limit: 10 })).toBe(4);
   });
+});
+
+describe.skipIf(url === undefined)('keysetPage on MySQL/MariaDB (mysql2) at the driver\'s defaults: cursors from keysetPage\'s own exact values', () => {
+  it('µs timestamps within one millisecond, ids past 2^53, decimals wider than a double: every row once in sort order, forward and back', () => staticWalk(kyselyDefaultsSource(defaults, 'mysql'), 20, { wideDecimals: true }), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(kyselyDefaultsSource(defaults, 'mysql'), 20, { wideDecimals: true }), 120_000);
 });

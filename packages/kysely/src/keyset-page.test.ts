@@ -45,7 +45,7 @@ describe('keysetPage', () => {
     const q = keysetPage(pgDb.selectFrom('orders as o').select('o.id').where('o.status', '=', 'paid'), cursor([T, '9007199254740993']), mixed, 'postgres');
     const { sql, parameters } = q.compile();
     expect(sql).toBe(
-      'select "o"."id" from "orders" as "o" where "o"."status" = $1 and (("o"."created_at" <= $2::timestamptz AND ("o"."created_at" < $3::timestamptz OR ("o"."created_at" = $4::timestamptz AND "o"."id" > $5::bigint)))) order by "o"."created_at" DESC, "o"."id" ASC limit $6',
+      'select "o"."id", CAST("o"."created_at" AS text) as "keyset_sort_0", CAST("o"."id" AS text) as "keyset_sort_1" from "orders" as "o" where "o"."status" = $1 and (("o"."created_at" <= $2::timestamptz AND ("o"."created_at" < $3::timestamptz OR ("o"."created_at" = $4::timestamptz AND "o"."id" > $5::bigint)))) order by "o"."created_at" DESC, "o"."id" ASC limit $6',
     );
     expect(parameters).toEqual(['paid', T, T, T, '9007199254740993', 21]);
   });
@@ -53,14 +53,14 @@ describe('keysetPage', () => {
   it('MySQL: backticks, exact casts, UTC DATETIME(6) values', () => {
     const { sql, parameters } = keysetPage(myDb.selectFrom('orders as o').select('o.id'), cursor([T, '7']), mixed, 'mysql').compile();
     expect(sql).toBe(
-      'select `o`.`id` from `orders` as `o` where ((`o`.`created_at` <= CAST(? AS DATETIME(6)) AND (`o`.`created_at` < CAST(? AS DATETIME(6)) OR (`o`.`created_at` = CAST(? AS DATETIME(6)) AND `o`.`id` > CAST(? AS DECIMAL(65,0)))))) order by `o`.`created_at` DESC, `o`.`id` ASC limit ?',
+      'select `o`.`id`, CAST(`o`.`created_at` AS CHAR) as `keyset_sort_0`, CAST(`o`.`id` AS CHAR) as `keyset_sort_1` from `orders` as `o` where ((`o`.`created_at` <= CAST(? AS DATETIME(6)) AND (`o`.`created_at` < CAST(? AS DATETIME(6)) OR (`o`.`created_at` = CAST(? AS DATETIME(6)) AND `o`.`id` > CAST(? AS DECIMAL(65,0)))))) order by `o`.`created_at` DESC, `o`.`id` ASC limit ?',
     );
     expect(parameters).toEqual(['2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '2024-05-01 10:00:00.123456', '7', 21]);
   });
 
-  it('first page and offset 0: no condition, ORDER BY and LIMIT take only', () => {
+  it('first page and offset 0: no condition, ORDER BY and LIMIT take only (and a cursor page\'s exact sort values)', () => {
     expect(keysetPage(pgDb.selectFrom('orders as o').select('o.id'), cursor(null), mixed, 'postgres').compile().sql).toBe(
-      'select "o"."id" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1',
+      'select "o"."id", CAST("o"."created_at" AS text) as "keyset_sort_0", CAST("o"."id" AS text) as "keyset_sort_1" from "orders" as "o" order by "o"."created_at" DESC, "o"."id" ASC limit $1',
     );
     const first: PagePlan = { mode: 'offset', limit: 10, take: 11, offset: 0, sort: mixed, fingerprint: 'fp' };
     const { sql, parameters } = keysetPage(pgDb.selectFrom('orders as o').select('o.id'), first, mixed, 'postgres').compile();

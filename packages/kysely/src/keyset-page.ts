@@ -13,10 +13,18 @@
  * SQLite keeps the plain `OFFSET`: it already skips those rows in the index without
  * reading the table, and its planner drives the join from the outer table in index
  * order, probing the subquery for every row of it.
+ *
+ * A cursor page also selects, beside the caller's selection, each timestamp, bigint and
+ * decimal sort column as database text (core's `exactSortColumns`), and a result plugin moves
+ * those values into the row's non-enumerable `keysetSortValues`, where `Paginator.page`
+ * reads the next cursor from. The caller's columns stay as the driver makes them (a
+ * `Date`, a rounded number): the cursor never depends on them, so no type parser is
+ * needed for an exact walk.
  * @module
  */
 import { keysetWhere, type KeysetQuery, type PagePlan, type SortKey, type SqlDialect } from '@keyset/core';
-import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool, type StringReference } from 'kysely';
+import { exactSortColumns, SORT_VALUES_FIELD } from '@keyset/core/adapter';
+import { sql, type KyselyPlugin, type RawBuilder, type SelectQueryBuilder, type SqlBool, type StringReference, type UnknownRow } from 'kysely';
 
 type ColumnOf<K> = K extends { readonly column: infer C } ? C : K extends { readonly key: infer N } ? N : never;
 
@@ -39,6 +47,38 @@ const ALWAYS = new Set(['TRUE', '1=1']);
 /** The deferred join's subquery and its one column: names no user table or column is likely to take. */
 const PAGE = 'keyset_page';
 const PAGE_KEY = 'keyset_key';
+
+/**
+ * Moves the reserved columns of each result row into its `keysetSortValues` (by sort
+ * key), non-enumerable so that the row keeps the shape the caller selected.
+ */
+function sortValuesPlugin(aliases: ReadonlyMap<string, string>): KyselyPlugin {
+  return {
+    transformQuery: (args) => args.node,
+    async transformResult(args) {
+      const rows = args.result.rows.map((row) => {
+        const own: UnknownRow = {};
+        const values: Record<string, unknown> = {};
+        for (const name of Object.keys(row)) {
+          const key = aliases.get(name);
+          if (key === undefined) own[name] = row[name];
+          else values[key] = row[name];
+        }
+        return Object.defineProperty(own, SORT_VALUES_FIELD, { value: Object.freeze(values), enumerable: false });
+      });
+      return { ...args.result, rows };
+    },
+  };
+}
+
+/** `query` also selecting the exact sort values of `sort` (see the module comment). */
+function withExactSortValues<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, sort: readonly SortKey[], dialect: SqlDialect): SelectQueryBuilder<DB, TB, O> {
+  const exact = exactSortColumns(sort, dialect);
+  if (exact.length === 0) return query;
+  const aliases = new Map(exact.map((c) => [c.alias, c.key]));
+  // The plugin strips the added columns again: the selection `O` is unchanged.
+  return query.select(exact.map((c) => sql.raw(c.sql).as(c.alias))).withPlugin(sortValuesPlugin(aliases)) as unknown as SelectQueryBuilder<DB, TB, O>;
+}
 
 /** `keysetWhere`'s text and parameters as one Kysely expression with bound values. */
 function condition(text: string, params: readonly unknown[], dialect: SqlDialect): RawBuilder<SqlBool> {
@@ -82,7 +122,9 @@ function deferredOffset<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB
  * page (`prevCursor`) comes back in fetch order: pass the rows to `Paginator.page` as
  * they are, it restores sort order. `dialect` is the database Kysely talks to:
  * `'postgres'` (pg, PGlite), `'sqlite'` or `'mysql'` (MySQL, MariaDB). Leave ordering
- * and limits to this function.
+ * and limits to this function. A cursor page's rows carry their sort values as the
+ * database wrote them (see the module comment): hand them to `Paginator.page` as
+ * `execute()` returns them, with the driver at its defaults.
  *
  * Column names in `sort` are SQL references as the query sees them (`'created_at'`,
  * `'o.created_at'` with `selectFrom('orders as o')`); literal ones are type-checked.
@@ -113,6 +155,7 @@ export function keysetPage<DB, TB extends keyof DB, O, const S extends readonly 
     return deferredOffset(query, k, last.column ?? last.key);
   }
   const q = ALWAYS.has(k.where) ? query : query.where(condition(k.where, k.params, dialect));
-  const page = q.orderBy(sql.raw(k.orderBy)).limit(k.limit);
+  // Only a cursor page makes a cursor from its rows; offset links are numbers.
+  const page = (plan.mode === 'cursor' ? withExactSortValues(q, sort, dialect) : q).orderBy(sql.raw(k.orderBy)).limit(k.limit);
   return k.offset > 0 ? page.offset(k.offset) : page;
 }

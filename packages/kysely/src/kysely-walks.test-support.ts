@@ -92,6 +92,37 @@ export function kyselySource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSourc
   };
 }
 
+/**
+ * The walk with the driver at its defaults (no type parser, no `dateStrings`, no safe
+ * integers): the rows go to the paginator as the driver makes them (timestamps as `Date`s,
+ * BIGINT and REAL as JS numbers), and keysetPage's own exact sort values make the cursors.
+ * Only what the walk's checks read is fixed up, in place (the rows keep what keysetPage
+ * attached): `id` from exact text selected beside it, `flag` as a boolean.
+ */
+export function kyselyDefaultsSource(db: Kysely<WalkDB>, dialect: SqlDialect): WalkSource {
+  const table = itemsTable(db, dialect);
+  const tenant1 = { tenant: 1, grp: null };
+  const idText = sql<string>`CAST(t.id AS ${sql.raw(dialect === 'mysql' ? 'CHAR' : 'TEXT')})`.as('idText');
+  return {
+    clear: table.clear,
+    insert: table.insert,
+    async remove(value) {
+      await db.deleteFrom('items').where('id', '=', table.id(value)).execute();
+    },
+    async fetch(plan: PagePlan, sort: SortSpec) {
+      const rows = await keysetPage(table.filtered(tenant1).select(idText), plan, sort, dialect).execute();
+      return rows.map((row) => {
+        const r = row as unknown as Record<string, unknown>;
+        r.id = r.idText;
+        delete r.idText;
+        r.flag = Boolean(Number(r.flag));
+        return r as unknown as Item;
+      });
+    },
+    count: () => countRows(db, table.filtered(tenant1)),
+  };
+}
+
 /** Offset pages through `keysetPage` (the deferred join) beside the plain `ORDER BY … LIMIT … OFFSET` query. */
 export function kyselyOffsetSource(db: Kysely<WalkDB>, dialect: SqlDialect): OffsetPageSource {
   const table = itemsTable(db, dialect);

@@ -104,7 +104,7 @@ export interface AuditStore {
 
 /** Shape of `auditListSort`, a valid pagination `SortSpec`. */
 export type AuditListSort = readonly [
-  { readonly key: 'at'; readonly dir: 'desc'; readonly type: 'timestamp' },
+  { readonly key: 'at'; readonly dir: 'desc'; readonly type: 'timestamp'; readonly precision: 'ms' },
   { readonly key: 'id'; readonly dir: 'desc'; readonly type: 'string'; readonly unique: true },
 ];
 
@@ -117,6 +117,7 @@ export type AuditListSort = readonly [
  * ```
  */
 export const auditListSort: AuditListSort = Object.freeze([
-  Object.freeze({ key: 'at', dir: 'desc', type: 'timestamp' }),
+  // Written from JS Dates (the store's clock), so milliseconds are all it holds: a Date is exact.
+  Object.freeze({ key: 'at', dir: 'desc', type: 'timestamp', precision: 'ms' }),
   Object.freeze({ key: 'id', dir: 'desc', type: 'string', unique: true }),
 ] as const);

@@ -4,6 +4,7 @@
  * orders them (exact: `bigint` for integers and microsecond instants, decimal text).
  * @module
  */
+import { ConfigError } from '../errors.ts';
 import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
 import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN, numberToDecimal } from './decimal.ts';
 import { dateToTimestamp, isTimestamp, parseTimestamp } from './timestamp.ts';
@@ -14,10 +15,23 @@ function bad(key: SortKey, raw: unknown): TypeError {
 }
 
 /**
- * A row's value for `key` in cursor form. Throws `TypeError` (a server-side data bug,
- * not a client error) when the row does not hold a value of the declared type.
+ * A refusal of a value that may have lost precision on its way from the database: what
+ * makes it exact is a setting of the query or the driver, named in the message.
  */
-export function toSortValue(key: SortKey, raw: unknown): SortValue {
+function lossy(key: SortKey, got: string, fix: string): ConfigError {
+  return new ConfigError(`sort key ${JSON.stringify(key.key)} (type ${key.type}) got ${got}, so the next page could skip rows: read it as text (@keyset/drizzle: ...page.select; SQL: col::text, CAST(col AS CHAR))${fix}`);
+}
+
+/**
+ * A row's value for `key` in cursor form. Throws `TypeError` (a server-side data bug,
+ * not a client error) when the row does not hold a value of the declared type, and
+ * `ConfigError` when it holds one that may have lost precision on its way from the
+ * database (a `Date` for a microsecond timestamp, a JS number past 2^53 for a bigint, a
+ * number for a decimal): the driver or query setting to change is in the message.
+ * `exact` marks a value a query helper read losslessly itself (a SQLite REAL as the JS
+ * number that holds it exactly), which is taken as it is.
+ */
+export function toSortValue(key: SortKey, raw: unknown, exact = false): SortValue {
   if (raw === null || raw === undefined) {
     if (key.nullable) return null;
     throw bad(key, null);
@@ -41,15 +55,23 @@ export function toSortValue(key: SortKey, raw: unknown): SortValue {
       if (typeof raw === 'bigint') return raw.toString();
       if (typeof raw === 'number' && Number.isSafeInteger(raw)) return String(raw === 0 ? 0 : raw);
       if (typeof raw === 'string' && INTEGER_PATTERN.test(raw) && raw !== '-0') return raw;
+      if (typeof raw === 'number' && Number.isInteger(raw)) {
+        throw lossy(key, `the JS number ${raw}, rounded past 2^53`, ', or set mysql2 bigNumberStrings: true, better-sqlite3 safeIntegers');
+      }
       break;
     case 'decimal':
       if (typeof raw === 'bigint') return raw.toString();
-      if (typeof raw === 'number' && Number.isFinite(raw)) return numberToDecimal(raw);
       if (typeof raw === 'string' && DECIMAL_PATTERN.test(raw)) return raw;
+      if (typeof raw === 'number' && Number.isFinite(raw)) {
+        if (exact) return numberToDecimal(raw);
+        throw lossy(key, `the JS number ${raw} (16 significant digits)`, ", or declare type: 'number'");
+      }
       break;
     case 'timestamp':
       if (raw instanceof Date) {
-        if (!Number.isNaN(raw.getTime())) return dateToTimestamp(raw);
+        if (Number.isNaN(raw.getTime())) break;
+        if (key.precision === 'ms') return dateToTimestamp(raw);
+        throw lossy(key, 'a JS Date (milliseconds)', ", or set isoTimestamp as pg/PGlite timestamptz parser, mysql2 dateStrings: true, Drizzle mode: 'string', or declare precision: 'ms'");
       } else if (typeof raw === 'string' && isTimestamp(raw)) {
         return raw;
       }

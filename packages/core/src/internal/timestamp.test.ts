@@ -7,7 +7,8 @@ import type { SortKey } from '../pagination/types.ts';
 import { compareKey, isSortValue, toComparable, toSortValue } from './sort-values.ts';
 import { isTimestamp, parseTimestamp } from './timestamp.ts';
 
-const key: SortKey = { key: 't', dir: 'asc', type: 'timestamp', nullable: false };
+// A Date is exact for a key declared millisecond-precise (any other key refuses it: sort-values.test.ts).
+const key: SortKey = { key: 't', dir: 'asc', type: 'timestamp', nullable: false, precision: 'ms' };
 const micros = (text: string): bigint => toComparable('timestamp', text) as bigint;
 
 describe('PostgreSQL timestamptz text outside 0001–9999', () => {

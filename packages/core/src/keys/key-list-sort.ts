@@ -6,7 +6,7 @@
 
 /** Shape of `keyListSort`, a valid pagination `SortSpec`. */
 export type KeyListSort = readonly [
-  { readonly key: 'createdAt'; readonly dir: 'desc'; readonly type: 'timestamp' },
+  { readonly key: 'createdAt'; readonly dir: 'desc'; readonly type: 'timestamp'; readonly precision: 'ms' },
   { readonly key: 'id'; readonly dir: 'desc'; readonly type: 'string'; readonly unique: true },
 ];
 
@@ -22,6 +22,7 @@ export type KeyListSort = readonly [
  * ```
  */
 export const keyListSort: KeyListSort = Object.freeze([
-  Object.freeze({ key: 'createdAt', dir: 'desc', type: 'timestamp' }),
+  // Written from JS Dates (the store's clock), so milliseconds are all it holds: a Date is exact.
+  Object.freeze({ key: 'createdAt', dir: 'desc', type: 'timestamp', precision: 'ms' }),
   Object.freeze({ key: 'id', dir: 'desc', type: 'string', unique: true }),
 ] as const);

@@ -77,10 +77,16 @@ export function timestampText(text: string, style: 'mysql' | 'iso'): string {
   return style === 'mysql' ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${fraction}` : `${iso.slice(0, 19)}.${fraction}Z`;
 }
 
+/** What a walk draws beyond the shared fixtures. */
+export interface WalkOptions {
+  /** Decimals with more digits than a double holds (`WIDE_SCORES`): engines with exact decimals only. */
+  wideDecimals?: boolean;
+}
+
 /** Static dataset: cursor walk = reference order = offset walk. */
-export async function staticWalk(source: WalkSource, numRuns: number): Promise<void> {
+export async function staticWalk(source: WalkSource, numRuns: number, options: WalkOptions = {}): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(datasetArbitrary(40), sortArbitrary(), fc.integer({ min: 1, max: 10 }), fc.nat(), async (rows, sort, limit, k) => {
+    fc.asyncProperty(datasetArbitrary(40, options.wideDecimals), sortArbitrary(), fc.integer({ min: 1, max: 10 }), fc.nat(), async (rows, sort, limit, k) => {
       await reset(source, rows);
       const paginator = paginatorFor(sort);
       const expected = [...rows].sort(referenceCompare(sort)).map((r) => r.id);
@@ -95,9 +101,9 @@ export async function staticWalk(source: WalkSource, numRuns: number): Promise<v
 }
 
 /** Inserts and deletes between pages, forward then back: rows present throughout appear once, in order. */
-export async function concurrentWalk(source: WalkSource, numRuns: number): Promise<void> {
+export async function concurrentWalk(source: WalkSource, numRuns: number, options: WalkOptions = {}): Promise<void> {
   await fc.assert(
-    fc.asyncProperty(datasetArbitrary(40), sortArbitrary(), fc.integer({ min: 1, max: 6 }), fc.infiniteStream(fc.nat()), async (initial, sort, limit, randomness) => {
+    fc.asyncProperty(datasetArbitrary(40, options.wideDecimals), sortArbitrary(), fc.integer({ min: 1, max: 6 }), fc.infiniteStream(fc.nat()), async (initial, sort, limit, randomness) => {
       await reset(source, initial);
       const paginator = paginatorFor(sort);
       const random = randomness[Symbol.iterator]();
@@ -117,7 +123,7 @@ export async function concurrentWalk(source: WalkSource, numRuns: number): Promi
             gone.push(id!);
             await source.remove(id!);
           }
-          const fresh = Array.from({ length: pick(3) }, () => newItem(inserted++, pick));
+          const fresh = Array.from({ length: pick(3) }, () => newItem(inserted++, pick, options.wideDecimals));
           if (fresh.length > 0) await source.insert(fresh, 1);
           for (const r of fresh) {
             byId.set(r.id, r);

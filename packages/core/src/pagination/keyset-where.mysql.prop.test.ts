@@ -8,17 +8,21 @@ import { createTestDatabase, MYSQL_ITEMS_DDL, MYSQL_OPTIONS, rawMysqlSource } fr
 const url = await mysqlUrl();
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let db: mysql.Connection;
+/** A connection at mysql2's defaults: DATETIME as a Date, BIGINT as a JS number. */
+let defaults: mysql.Connection;
 
 beforeAll(async () => {
   if (url === undefined) return;
   database = await createTestDatabase(url, 'keyset_walk');
   db = await mysql.createConnection({ uri: database.url, ...MYSQL_OPTIONS });
   await db.query(MYSQL_ITEMS_DDL);
+  defaults = await mysql.createConnection({ uri: database.url });
 }, 60_000);
 
 afterAll(async () => {
   if (url === undefined) return;
   await db.end();
+  await defaults.end();
   await database.drop();
 });
 
@@ -31,4 +35,9 @@ describe.skipIf(url === undefined)("keysetWhere(…, 'mysql') on MySQL/MariaDB",
 
   it('cursor walk yields every row once in sort order; offset walk agrees; walking back revisits the pages reversed', () => staticWalk(rawMysqlSource(db), 25), 120_000);
   it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(rawMysqlSource(db), 25), 120_000);
+});
+
+describe.skipIf(url === undefined)("keysetWhere(…, 'mysql') with mysql2 at its defaults, the SQL selecting BIGINT and DATETIME(6) as text", () => {
+  it('µs timestamps within one millisecond, ids past 2^53, decimals wider than a double: every row once in sort order, forward and back', () => staticWalk(rawMysqlSource(defaults, true), 20, { wideDecimals: true }), 120_000);
+  it('with inserts and deletes between pages, rows present throughout appear exactly once, forward and back', () => concurrentWalk(rawMysqlSource(defaults, true), 20, { wideDecimals: true }), 120_000);
 });

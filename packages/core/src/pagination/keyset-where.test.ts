@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
-import { keysetWhere } from './keyset-where.ts';
+import { exactSortColumns, keysetWhere } from './keyset-where.ts';
 import { defineSortSpec } from './sort-spec.ts';
 import type { CursorDirection, CursorPosition, PagePlan, SortKey, SortSpec } from './types.ts';
 
@@ -194,5 +194,28 @@ describe("keysetWhere(…, 'mysql')", () => {
   it('a single key is a plain comparison; booleans bind as JS booleans (mysql2 sends them as 1/0)', () => {
     const spec = defineSortSpec([{ key: 'id', dir: 'desc', type: 'bigint', unique: true }]);
     expect(keysetWhere(cursorPlan(['42'], 20, spec), spec, 'mysql')).toMatchObject({ where: '`id` < CAST(? AS DECIMAL(65,0))', params: ['42'] });
+  });
+});
+
+describe('exactSortColumns', () => {
+  const spec = defineSortSpec([
+    { key: 'createdAt', column: 'o.created_at', dir: 'desc', type: 'timestamp' },
+    { key: 'label', dir: 'asc', type: 'string' },
+    { key: 'amount', dir: 'asc', type: 'decimal' },
+    { key: 'id', column: 'o.id', dir: 'desc', type: 'bigint', unique: true },
+  ]);
+
+  it('reads timestamps, bigints and decimals as the database writes them, under keyset_sort_<index>', () => {
+    expect(exactSortColumns(spec, 'postgres')).toEqual([
+      { key: 'createdAt', alias: 'keyset_sort_0', sql: 'CAST("o"."created_at" AS text)' },
+      { key: 'amount', alias: 'keyset_sort_2', sql: 'CAST("amount" AS text)' },
+      { key: 'id', alias: 'keyset_sort_3', sql: 'CAST("o"."id" AS text)' },
+    ]);
+    expect(exactSortColumns(spec, 'mysql').map((c) => c.sql)).toEqual(['CAST(`o`.`created_at` AS CHAR)', 'CAST(`amount` AS CHAR)', 'CAST(`o`.`id` AS CHAR)']);
+    // SQLite timestamps are text already; a REAL stays the double it is (its text keeps 15 digits).
+    expect(exactSortColumns(spec, 'sqlite')).toEqual([
+      { key: 'amount', alias: 'keyset_sort_2', sql: `CASE typeof("amount") WHEN 'real' THEN "amount" ELSE CAST("amount" AS TEXT) END` },
+      { key: 'id', alias: 'keyset_sort_3', sql: 'CAST("o"."id" AS TEXT)' },
+    ]);
   });
 });

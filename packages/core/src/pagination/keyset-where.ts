@@ -28,7 +28,7 @@
  */
 import { toMysqlDatetime } from '../internal/mysql-datetime.ts';
 import { isSortValue } from '../internal/sort-values.ts';
-import { fetchSort, planSortSpec } from './sort-spec.ts';
+import { assertSortSpec, fetchSort, planSortSpec } from './sort-spec.ts';
 import type { PagePlan, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
 
 /** SQL dialects `keysetWhere` writes. */
@@ -80,6 +80,47 @@ function orderItem(key: SortKey, dialect: SqlDialect): string {
 
 function nullsOf(key: SortKey): 'first' | 'last' | undefined {
   return key.nullable ? key.nullable.nulls : undefined;
+}
+
+/** One sort column read without loss: see {@link exactSortColumns}. */
+export interface ExactSortColumn {
+  /** The sort key the value belongs to: its name in the row's `keysetSortValues`. */
+  key: string;
+  /** The alias to select it under, `keyset_sort_<i>` (`i` its index in the sort). */
+  alias: string;
+  /** The expression, without the alias. */
+  sql: string;
+}
+
+/**
+ * The sort columns a driver at its defaults may hand over rounded (`timestamp` as a
+ * millisecond `Date`, `bigint` as a JS number past 2^53, `decimal` as a double), each as
+ * an expression that reads it as the database writes it: PostgreSQL's and MySQL's text
+ * (what a type parser would receive), SQLite's integer and decimal text, a SQLite REAL
+ * as the double it holds (its text keeps 15 digits; SQLite timestamps are text already).
+ * A query integration selects them beside the caller's columns and hands the values to
+ * `Paginator.page` as the row's `keysetSortValues` (`SORT_VALUES_FIELD`), which the next
+ * cursor is made from, whatever the driver made of the caller's columns.
+ *
+ * @example
+ * ```ts
+ * exactSortColumns(plan.sort, 'postgres');
+ * // → [{ key: 'createdAt', alias: 'keyset_sort_0', sql: 'CAST("o"."created_at" AS text)' }, …]
+ * ```
+ */
+export function exactSortColumns(sort: SortSpec, dialect: SqlDialect): ExactSortColumn[] {
+  const out: ExactSortColumn[] = [];
+  assertSortSpec(sort).forEach((key, i) => {
+    if (key.type !== 'timestamp' && key.type !== 'bigint' && key.type !== 'decimal') return;
+    const column = quote(key.column ?? key.key, dialect);
+    let expression: string;
+    if (dialect === 'postgres') expression = `CAST(${column} AS text)`;
+    else if (dialect === 'mysql') expression = `CAST(${column} AS CHAR)`;
+    else if (key.type === 'timestamp') return;
+    else expression = key.type === 'decimal' ? `CASE typeof(${column}) WHEN 'real' THEN ${column} ELSE CAST(${column} AS TEXT) END` : `CAST(${column} AS TEXT)`;
+    out.push({ key: key.key, alias: `keyset_sort_${i}`, sql: expression });
+  });
+  return out;
 }
 
 /**

@@ -24,7 +24,7 @@ export const MYSQL_ITEMS_DDL = `
     tenant INT NOT NULL,
     created_at DATETIME(6) NOT NULL,
     grp INT NOT NULL,
-    score DECIMAL(10, 2) NULL,
+    score DECIMAL(20, 2) NULL,
     label VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
     flag BOOLEAN NOT NULL
   )`;
@@ -69,7 +69,15 @@ export function mysqlRowToItem(row: Record<string, unknown>): Item {
   return { ...(row as unknown as Item), id: String(row.id), flag: Boolean(row.flag) };
 }
 
-export function rawMysqlSource(db: mysql.Connection): WalkSource {
+/**
+ * The walk through raw `keysetWhere` SQL. With `textColumns`, the SQL hands over BIGINT
+ * and DATETIME(6) as text itself (`CAST(… AS CHAR)`, docs/pagination.md's recipe), so the
+ * connection needs none of `MYSQL_OPTIONS`: mysql2 at its defaults.
+ */
+export function rawMysqlSource(db: mysql.Connection, textColumns = false): WalkSource {
+  const columns = textColumns
+    ? 'CAST(t.id AS CHAR) AS id, CAST(t.created_at AS CHAR) AS createdAt, t.grp, t.score, t.label, t.flag'
+    : 't.id, t.created_at AS createdAt, t.grp, t.score, t.label, t.flag';
   return {
     async clear() {
       await db.query('DELETE FROM items');
@@ -84,7 +92,7 @@ export function rawMysqlSource(db: mysql.Connection): WalkSource {
     async fetch(plan: PagePlan, sort: SortSpec) {
       const k = keysetWhere(plan, sort, 'mysql');
       const [rows] = await db.query(
-        `SELECT t.id, t.created_at AS createdAt, t.grp, t.score, t.label, t.flag FROM items t
+        `SELECT ${columns} FROM items t
           WHERE t.tenant = ? AND ${k.where} ORDER BY ${k.orderBy} LIMIT ${k.limit} OFFSET ${k.offset}`,
         [1, ...k.params],
       );

@@ -22,7 +22,7 @@ const base: PaginatorOptions = { endpoint: 'GET /api/orders', sort, keepParams: 
 const orders: Order[] = Array.from({ length: 7 }, (_, i) => ({
   id: 2n ** 60n + BigInt(i),
   // Pairs share a timestamp, and two differ only in the microseconds.
-  createdAt: i < 6 ? `2024-05-01 10:00:00.00000${Math.floor(i / 2)}+00` : new Date('2024-05-01T09:00:00Z'),
+  createdAt: i < 6 ? `2024-05-01 10:00:00.00000${Math.floor(i / 2)}+00` : '2024-05-01T09:00:00Z',
   status: 'paid',
 }));
 const URL_ = 'https://api.example.com/api/orders?status=paid&limit=3&tag=a&tag=b';
@@ -407,5 +407,51 @@ describe('Link header', () => {
     }
     const { headers } = await paginator.page(plan, orders.slice(0, 3), { url: 'HTTPS://api.example.com/o?limit=2' });
     expect(headers.link).toMatch(/^<https:\/\/api\.example\.com\/o\?limit=2&offset=2>; rel="next"$/i);
+  });
+});
+
+describe('lossy sort values from rows', () => {
+  const walk = (rows: readonly Record<string, unknown>[]) => async (keys: SortKey[]) => {
+    const paginator = createPaginator<Record<string, unknown>>({ endpoint: 'GET /t', sort: keys, cursor: { secrets: [SECRET] } });
+    const plan = await paginator.plan(new URLSearchParams('limit=2'));
+    return paginator.page(plan, rows.slice(0, plan.take), { url: 'https://api.example.com/t?limit=2' });
+  };
+
+  it('the first page with a next page refuses a Date for a microsecond timestamp key, and serves it for one declared precision: \'ms\'', async () => {
+    const rows = [0, 1, 2].map((i) => ({ id: String(i), createdAt: new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 3 - i)) }));
+    const keys = (precision?: 'ms'): SortKey[] => [
+      { key: 'createdAt', dir: 'desc', type: 'timestamp', ...(precision === undefined ? {} : { precision }) },
+      { key: 'id', dir: 'desc', type: 'bigint', unique: true },
+    ];
+    await expect(walk(rows)(keys())).rejects.toThrow(ConfigError);
+    await expect(walk(rows)(keys())).rejects.toThrow(/"createdAt" \(type timestamp\) got a JS Date/);
+    expect((await walk(rows)(keys('ms'))).body).toMatchObject({ nextCursor: expect.any(String) });
+    expect(() => createPaginator({ endpoint: 'GET /t', sort: [{ key: 'id', dir: 'asc', type: 'bigint', unique: true, precision: 'ms' }], cursor: { secrets: [SECRET] } })).toThrow(
+      /precision: 'ms' or 'us', on a timestamp key only/,
+    );
+  });
+
+  it('reads cursors from the exact values a query helper attached (keysetSortValues), and leaves them out of the items', async () => {
+    const keys: SortKey[] = [
+      { key: 'createdAt', dir: 'asc', type: 'timestamp' },
+      { key: 'id', dir: 'asc', type: 'bigint', unique: true },
+    ];
+    const rows = [1, 2, 3].map((i) => ({
+      id: 2 ** 53 + 2 * i, // as a driver rounds it: no exact id in the user's selection
+      createdAt: new Date(Date.UTC(2024, 4, 1)),
+      keysetSortValues: { createdAt: `2024-05-01 00:00:00.00000${i}+00`, id: String(2n ** 53n + BigInt(2 * i + 1)) },
+    }));
+    const paginator = createPaginator<Record<string, unknown>>({ endpoint: 'GET /t', sort: keys, cursor: { secrets: [SECRET] } });
+    const first = await paginator.page(await paginator.plan(new URLSearchParams('limit=2')), rows, { url: 'https://api.example.com/t?limit=2' });
+    const body = first.body as CursorPage<Record<string, unknown>>;
+    expect(body.items).toEqual([{ id: rows[0]!.id, createdAt: rows[0]!.createdAt }, { id: rows[1]!.id, createdAt: rows[1]!.createdAt }]);
+    const next = await paginator.plan(new URLSearchParams({ limit: '2', cursor: body.nextCursor! }));
+    expect(next).toMatchObject({ after: ['2024-05-01 00:00:00.000002+00', String(2n ** 53n + 5n)] });
+    // A non-enumerable one (what @keyset/kysely attaches) is read too, and items keep their identity.
+    const hidden = rows.map(({ keysetSortValues, ...rest }) => Object.defineProperty(rest, 'keysetSortValues', { value: keysetSortValues, enumerable: false }));
+    const again = (await paginator.page(await paginator.plan(new URLSearchParams('limit=2')), hidden, { url: 'https://api.example.com/t?limit=2' })).body as CursorPage<Record<string, unknown>>;
+    expect(again.items[0]).toBe(hidden[0]);
+    expect((await paginator.plan(new URLSearchParams({ limit: '2', cursor: again.nextCursor! }))).mode === 'cursor').toBe(true);
+    expect(JSON.stringify(again.items[0])).not.toContain('keysetSortValues');
   });
 });

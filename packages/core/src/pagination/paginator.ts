@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toSortValue } from '../internal/sort-values.ts';
+import { exactSortValues, withoutSortValues } from './exact-sort-values.ts';
 import { createPaginatorCursorCodec } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
 import { frozenFilters } from './frozen-filters.ts';
@@ -24,12 +25,16 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
 
 /**
- * The cursor-form values of `row` for `spec`, checked by `toSortValue`. The first two
- * keys are read at load sites of their own: a site that only ever sees one property name
- * (an endpoint's first sort key, say `createdAt`) stays a fast named load, where one
- * shared site seeing every key's name turns into V8's megamorphic keyed load.
+ * The cursor-form values of `row` for `spec`, checked by `toSortValue`: from the exact
+ * values a query helper attached (`exactSortValues`) where it did, else from the row's
+ * own properties. The first two keys are read at load sites of their own: a site that
+ * only ever sees one property name (an endpoint's first sort key, say `createdAt`) stays
+ * a fast named load, where one shared site seeing every key's name turns into V8's
+ * megamorphic keyed load.
  */
 function rowPosition(row: Record<string, unknown>, spec: SortSpec): SortValue[] {
+  const exact = exactSortValues(row);
+  if (exact !== undefined) return spec.map((key) => (Object.hasOwn(exact, key.key) ? toSortValue(key, exact[key.key], true) : toSortValue(key, row[key.key])));
   const length = spec.length;
   const position: SortValue[] = new Array(length);
   const first = spec[0] as SortKey;
@@ -171,7 +176,11 @@ export interface Paginator<Row> {
   plan(query: URLSearchParams, options?: PlanOptions): Promise<PagePlan>;
   /**
    * `rows`: up to `plan.take` rows in fetch order, as fetched for `plan` (reversed sort for a
-   * backward page, as `keysetWhere` and `paginateArray` return them).
+   * backward page, as `keysetWhere` and `paginateArray` return them). Cursors are made from
+   * a row's `keysetSortValues` where a query helper attached them, else from its own
+   * properties; a value there that may have lost precision (a `Date` for a `timestamp` key
+   * not declared `precision: 'ms'`, a number past 2^53 for a `bigint` key, a number for a
+   * `decimal` key) throws `ConfigError` naming the setting to change.
    */
   page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
 }
@@ -293,7 +302,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       }
       const link = pageLinks(url, links, keepFor(plan));
       if (link !== undefined) headers.link = link;
-      return { body: { items, ...settled }, headers };
+      return { body: { items: withoutSortValues(items), ...settled }, headers };
     }
     // In the walk's own direction the extra row decides. In the other direction, a page
     // reached from a position always has the rows it came from beyond it: the cursor
@@ -326,7 +335,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     }
     const link = pageLinks(url, links, keepFor(plan));
     if (link !== undefined) headers.link = link;
-    return { body: { items, nextCursor, prevCursor }, headers };
+    return { body: { items: withoutSortValues(items), nextCursor, prevCursor }, headers };
   }
 
   return Object.freeze({

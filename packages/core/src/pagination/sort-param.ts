@@ -31,10 +31,12 @@ export interface SortableField {
    * @default false
    */
   readonly unique?: boolean;
+  /** For a `timestamp` field: see `SortKey.precision`. @default 'us' */
+  readonly precision?: 'ms' | 'us';
 }
 
 /** Every name a `SortableField` knows (the paginator's `sortable[i]` too). Internal. */
-export const SORTABLE_FIELD_OPTIONS: KnownOptions<SortableField> = { name: true, column: true, type: true, nullable: { nulls: true }, unique: true };
+export const SORTABLE_FIELD_OPTIONS: KnownOptions<SortableField> = { name: true, column: true, type: true, nullable: { nulls: true }, unique: true, precision: true };
 
 /** Reads `?sort=`; `resolve` returns the default sort when the parameter is absent. */
 export interface SortParam {
@@ -74,11 +76,11 @@ export function createSortParam(fields: readonly SortableField[], defaultSort: S
     const where = `sortable[${i}]`;
     if (typeof field !== 'object' || field === null) throw new ConfigError(`${where} must be an object`);
     assertKnownOptions('createSortParam', field, SORTABLE_FIELD_OPTIONS, where);
-    const { name, column = name, type, nullable = false, unique = false } = field;
+    const { name, column = name, type, nullable = false, unique = false, precision } = field;
     if (typeof name !== 'string' || !NAME.test(name)) throw new ConfigError(`${where}.name must match [A-Za-z_][A-Za-z0-9_]* (it is written in ?sort=)`);
     if (byName.has(name)) throw new ConfigError(`sortable field ${JSON.stringify(name)} appears twice`);
     if (columns.has(column)) throw new ConfigError(`sortable column ${JSON.stringify(column)} appears twice`);
-    const key: SortKey = { key: name, column, dir: 'asc', type, nullable, unique };
+    const key: SortKey = { key: name, column, dir: 'asc', type, nullable, unique, ...(precision === undefined ? {} : { precision }) };
     const ends = unique === true && nullable === false;
     if (!ends && (name === tieBreaker.key || column === tieBreaker.column)) {
       throw new ConfigError(

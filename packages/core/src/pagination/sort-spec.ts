@@ -25,12 +25,12 @@ function isDefined(sort: unknown): sort is DefinedSortSpec {
 }
 
 /** Every name a `SortKey` knows (the paginator's `sort[i]` too). Internal. */
-export const SORT_KEY_OPTIONS: KnownOptions<SortKey> = { key: true, column: true, dir: true, type: true, nullable: { nulls: true }, unique: true };
+export const SORT_KEY_OPTIONS: KnownOptions<SortKey> = { key: true, column: true, dir: true, type: true, nullable: { nulls: true }, unique: true, precision: true };
 
 function checkKey(input: SortKey, index: number, last: boolean): SortKey {
   const where = `sort[${index}]`;
   if (typeof input !== 'object' || input === null) throw new ConfigError(`${where} must be an object`);
-  const { key, column, dir, type, nullable = false, unique = false } = input;
+  const { key, column, dir, type, nullable = false, unique = false, precision } = input;
   if (typeof key !== 'string' || key === '') throw new ConfigError(`${where}.key must be a non-empty string`);
   const col = column ?? key;
   if (typeof col !== 'string' || !COLUMN.test(col)) {
@@ -44,6 +44,7 @@ function checkKey(input: SortKey, index: number, last: boolean): SortKey {
     throw new ConfigError(`${where}.nullable must be false or { nulls: 'first' | 'last' }`);
   }
   if (typeof unique !== 'boolean') throw new ConfigError(`${where}.unique must be a boolean`);
+  if (precision !== undefined && (type !== 'timestamp' || (precision !== 'ms' && precision !== 'us'))) throw new ConfigError(`${where}.precision: 'ms' or 'us', on a timestamp key only`);
   if (last && (!unique || nullable !== false)) {
     throw new ConfigError(
       `${where} (${key}): the last sort key must be declared unique: true and non-null, or rows that tie on every key can be skipped or repeated; add a unique tie-breaker such as { key: 'id', dir: 'asc', type: 'bigint', unique: true }`,
@@ -56,6 +57,7 @@ function checkKey(input: SortKey, index: number, last: boolean): SortKey {
     type,
     nullable: nullable === false ? false : Object.freeze({ nulls: nullable.nulls }),
     unique,
+    ...(precision === undefined ? {} : { precision }),
   };
   return Object.freeze(out);
 }
@@ -147,7 +149,8 @@ function sameKey(a: SortKey, b: SortKey): boolean {
     a.dir === b.dir &&
     a.type === b.type &&
     nullsA === nullsB &&
-    (a.unique === true) === (b.unique === true)
+    (a.unique === true) === (b.unique === true) &&
+    (a.precision ?? 'us') === (b.precision ?? 'us')
   );
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compareDecimal } from '../internal/decimal.ts';
 import { compareKey, isSortValue, toComparable, toSortValue } from '../internal/sort-values.ts';
 import { compareInstants, parseTimestamp } from '../internal/timestamp.ts';
+import { ConfigError } from '../errors.ts';
 import type { SortKey } from './types.ts';
 
 const key = (type: SortKey['type'], nullable: SortKey['nullable'] = false): SortKey => ({ key: 'v', dir: 'asc', type, nullable });
@@ -76,9 +77,10 @@ describe('timestamps', () => {
     );
   });
 
-  it('serialises a Date as ISO with six fractional digits', () => {
-    expect(toSortValue(key('timestamp'), new Date('2024-05-01T10:00:00.123Z'))).toBe('2024-05-01T10:00:00.123000Z');
-    expect(() => toSortValue(key('timestamp'), new Date(Number.NaN))).toThrow(TypeError);
+  it("serialises a Date as ISO with six fractional digits for a key declared precision: 'ms'", () => {
+    const ms: SortKey = { ...key('timestamp'), precision: 'ms' };
+    expect(toSortValue(ms, new Date('2024-05-01T10:00:00.123Z'))).toBe('2024-05-01T10:00:00.123000Z');
+    expect(() => toSortValue(ms, new Date(Number.NaN))).toThrow(TypeError);
   });
 });
 
@@ -120,7 +122,7 @@ describe('row values', () => {
     expect(toSortValue(k, 2n ** 64n)).toBe('18446744073709551616');
     expect(toSortValue(k, 42)).toBe('42');
     expect(toSortValue(k, '9007199254740993')).toBe('9007199254740993');
-    expect(() => toSortValue(k, 2 ** 53)).toThrow(TypeError);
+    expect(() => toSortValue(k, 2 ** 53)).toThrow(ConfigError);
     expect(() => toSortValue(k, '1.0')).toThrow(TypeError);
     const a = toComparable('bigint', '9007199254740993');
     const b = toComparable('bigint', '9007199254740992');
@@ -143,5 +145,32 @@ describe('row values', () => {
       expect(compareKey(last, null, 1)).toBe(1);
       expect(compareKey(last, null, null)).toBe(0);
     }
+  });
+});
+
+describe('values that may have lost precision on their way from the database are refused, naming the setting to change', () => {
+  it('a Date for a timestamp key not declared millisecond-precise (it drops the microseconds)', () => {
+    const refusal = () => toSortValue(key('timestamp'), new Date('2024-05-01T10:00:00.123Z'));
+    expect(refusal).toThrow(ConfigError);
+    expect(refusal).toThrow(/JS Date.*milliseconds.*isoTimestamp.*dateStrings: true.*mode: 'string'.*precision: 'ms'/);
+    expect(toSortValue({ ...key('timestamp'), precision: 'us' }, '2024-05-01 10:00:00.123456+00')).toBe('2024-05-01 10:00:00.123456+00');
+    expect(() => toSortValue({ ...key('timestamp'), precision: 'us' }, new Date(0))).toThrow(ConfigError);
+  });
+
+  it('a JS number past 2^53 for a bigint key (the driver rounded it)', () => {
+    for (const n of [2 ** 53, 2 ** 53 + 2, -(2 ** 60), 1e21]) {
+      expect(() => toSortValue(key('bigint'), n)).toThrow(ConfigError);
+      expect(() => toSortValue(key('bigint'), n)).toThrow(/past 2\^53.*bigNumberStrings: true.*safeIntegers/);
+    }
+    expect(toSortValue(key('bigint'), 2 ** 53 - 1)).toBe('9007199254740991');
+  });
+
+  it('a JS number for a decimal key (about 16 digits where the column may hold more), unless a query helper read it exactly', () => {
+    for (const n of [1.5, 0.1, 12345678901234567890, 3]) {
+      expect(() => toSortValue(key('decimal'), n)).toThrow(ConfigError);
+      expect(() => toSortValue(key('decimal'), n)).toThrow(/16 significant digits.*type: 'number'/);
+    }
+    expect(toSortValue(key('decimal'), '12345678901234567890.123456789')).toBe('12345678901234567890.123456789');
+    expect(toSortValue(key('decimal'), 0.1, true)).toBe('0.1');
   });
 });

@@ -13,7 +13,8 @@ export type SortDirection = 'asc' | 'desc';
  * - `bigint`: any integer as decimal text (`bigint`, `number` or text accepted from rows);
  * - `decimal`: exact decimal text (`numeric`), `1.5` equals `1.50`;
  * - `number`: finite float;
- * - `timestamp`: text with up to microseconds (PostgreSQL or ISO 8601) or a `Date`;
+ * - `timestamp`: text with up to microseconds (PostgreSQL or ISO 8601); a `Date` only for a
+ *   key declared `precision: 'ms'` (a `Date` holds milliseconds, a column may hold more);
  * - `boolean`: `false` before `true`.
  */
 export type SortValueType = 'string' | 'int' | 'bigint' | 'decimal' | 'number' | 'timestamp' | 'boolean';
@@ -38,6 +39,15 @@ export interface SortKey {
   readonly nullable?: false | { readonly nulls: 'first' | 'last' };
   /** Whether the key alone identifies a row. Required `true` on the last key. */
   readonly unique?: boolean;
+  /**
+   * For a `timestamp` key: the finest unit its column holds. `'us'` (microseconds, as
+   * PostgreSQL's `timestamptz` and MySQL's `DATETIME(6)` do) refuses a JS `Date` from a
+   * row, which would carry milliseconds only and make the next page skip the rows in
+   * between; `'ms'` declares a column that never holds finer values (`timestamptz(3)`,
+   * `DATETIME(3)`, an in-memory array of `Date`s), so a `Date` is exact and accepted.
+   * @default 'us'
+   */
+  readonly precision?: 'ms' | 'us';
 }
 
 /** A validated total order: see `defineSortSpec`. */

@@ -24,6 +24,10 @@ export interface Item {
 export const TIMESTAMPS: readonly { text: string; micros: bigint }[] = [
   { text: '2024-05-01 10:00:00.000001+00', micros: 1_714_557_600_000_001n },
   { text: '2024-05-01 10:00:00.000002+00', micros: 1_714_557_600_000_002n },
+  // Three more within that millisecond: a cursor through a JS Date (milliseconds) ties them all.
+  { text: '2024-05-01 10:00:00.000003+00', micros: 1_714_557_600_000_003n },
+  { text: '2024-05-01 10:00:00.0005+00', micros: 1_714_557_600_000_500n },
+  { text: '2024-05-01 10:00:00.000999+00', micros: 1_714_557_600_000_999n },
   { text: '2024-05-01 10:00:00.999999+00', micros: 1_714_557_600_999_999n },
   { text: '2024-05-01 10:00:01+00', micros: 1_714_557_601_000_000n },
   { text: '1999-12-31 23:59:59.5+00', micros: 946_684_799_500_000n },
@@ -33,45 +37,59 @@ export const TIMESTAMPS: readonly { text: string; micros: bigint }[] = [
   { text: 'infinity', micros: 10n ** 30n },
   { text: '-infinity', micros: -(10n ** 30n) },
 ];
-export const SCORES: readonly { text: string | null; hundredths: number | null }[] = [
+export const SCORES: readonly { text: string | null; hundredths: bigint | null }[] = [
   { text: null, hundredths: null },
-  { text: '1.5', hundredths: 150 },
-  { text: '1.50', hundredths: 150 },
-  { text: '-0.25', hundredths: -25 },
-  { text: '10', hundredths: 1000 },
-  { text: '0', hundredths: 0 },
+  { text: '1.5', hundredths: 150n },
+  { text: '1.50', hundredths: 150n },
+  { text: '-0.25', hundredths: -25n },
+  { text: '10', hundredths: 1000n },
+  { text: '0', hundredths: 0n },
+];
+/**
+ * Decimals with more digits than a double holds: all three are the same JS number, so a
+ * walk that carried one as a number would tie them. For engines with exact decimals only
+ * (a SQLite REAL column is a double itself).
+ */
+export const WIDE_SCORES: readonly { text: string; hundredths: bigint }[] = [
+  { text: '12345678901234567.01', hundredths: 1234567890123456701n },
+  { text: '12345678901234567.02', hundredths: 1234567890123456702n },
+  { text: '12345678901234567.03', hundredths: 1234567890123456703n },
 ];
 export const LABELS: readonly (string | null)[] = [null, '', 'a', 'B', 'b', 'ab'];
 const ID_BASE = 2n ** 53n - 40n;
 
 const micros = new Map(TIMESTAMPS.map((t) => [t.text, t.micros]));
-const hundredths = new Map(SCORES.map((s) => [s.text, s.hundredths]));
+const hundredths = new Map([...SCORES, ...WIDE_SCORES].map((s) => [s.text, s.hundredths]));
+
+/** Scores a dataset draws from: with `wide`, also {@link WIDE_SCORES}. */
+const scoreTexts = (wide: boolean): (string | null)[] => [...SCORES, ...(wide ? WIDE_SCORES : [])].map((s) => s.text);
 
 /** Builds the item with id `ID_BASE + n` (ids straddle 2^53). */
-export function itemArbitrary(): fc.Arbitrary<Omit<Item, 'id'>> {
+export function itemArbitrary(wide = false): fc.Arbitrary<Omit<Item, 'id'>> {
   return fc.record({
     createdAt: fc.constantFrom(...TIMESTAMPS.map((t) => t.text)),
     grp: fc.integer({ min: 0, max: 2 }),
-    score: fc.constantFrom(...SCORES.map((s) => s.text)),
+    score: fc.constantFrom(...scoreTexts(wide)),
     label: fc.constantFrom(...LABELS),
     flag: fc.boolean(),
   });
 }
 
-export function datasetArbitrary(maxRows = 60): fc.Arbitrary<Item[]> {
+export function datasetArbitrary(maxRows = 60, wide = false): fc.Arbitrary<Item[]> {
   return fc
     .uniqueArray(fc.integer({ min: 0, max: 100 }), { maxLength: maxRows, size: 'max' })
-    .chain((offsets) => fc.tuple(fc.constant(offsets), fc.array(itemArbitrary(), { minLength: offsets.length, maxLength: offsets.length })))
+    .chain((offsets) => fc.tuple(fc.constant(offsets), fc.array(itemArbitrary(wide), { minLength: offsets.length, maxLength: offsets.length })))
     .map(([offsets, items]) => items.map((item, i) => ({ id: String(ID_BASE + BigInt(offsets[i] as number)), ...item })));
 }
 
 /** A fresh item for concurrent inserts; ids from 1000 up never clash with the dataset. */
-export function newItem(n: number, pick: (k: number) => number): Item {
+export function newItem(n: number, pick: (k: number) => number, wide = false): Item {
+  const scores = scoreTexts(wide);
   return {
     id: String(ID_BASE + 1000n + BigInt(n)),
     createdAt: TIMESTAMPS[pick(TIMESTAMPS.length)]!.text,
     grp: pick(3),
-    score: SCORES[pick(SCORES.length)]!.text,
+    score: scores[pick(scores.length)]!,
     label: LABELS[pick(LABELS.length)]!,
     flag: pick(2) === 1,
   };
@@ -109,7 +127,7 @@ function rank(key: string, value: unknown): bigint | number | string | boolean |
     if (m === undefined) throw new Error(`fixture timestamp not in the table: ${String(value)}`);
     return m;
   }
-  if (key === 'score') return hundredths.get(value as string) as number;
+  if (key === 'score') return hundredths.get(value as string) as bigint;
   return value as number | string | boolean;
 }
 
