@@ -140,7 +140,7 @@ const RUN_ELSEWHERE: ReadonlyArray<{ file: string; starts: string; test: string;
   // The same block word for word (checked below), read by that test from the README.
   { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 install --filter-prod', test: 'test/readme-first-install.test.ts', via: 'README.md' },
   { file: 'README.md', starts: 'ADMIN_KEY=$(cat examples/orders-api/.data/admin.key)\n\n# Issue a key', test: 'test/readme-quickstart.test.ts' },
-  { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 install && npx -y pnpm@10.34.9 pack:all', test: 'test/pack-install.test.ts' },
+  { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 pack:fresh', test: 'test/pack-fresh.test.ts' },
 ];
 
 /** The test that runs `block`, if another one does. */
