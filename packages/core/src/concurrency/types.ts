@@ -18,14 +18,17 @@ export interface ConcurrencyStore {
   /**
    * Prunes the holder's expired leases, then takes `leaseId` for `ttlMs` if fewer than
    * `max` live leases remain. Never takes more than `max`, whoever else calls at once.
+   * `partition` (`owner:<id>` on the lease of a key that has an owner) is where a sharded
+   * store keeps the holder's leases, beside its owner's (one Redis Cluster slot); the
+   * same holder always comes with the same partition. Stores keyed by holder alone ignore it.
    */
-  acquire(holder: string, leaseId: string, max: number, ttlMs: number): LeaseDecision | Promise<LeaseDecision>;
+  acquire(holder: string, leaseId: string, max: number, ttlMs: number, partition?: string): LeaseDecision | Promise<LeaseDecision>;
   /** Gives a lease back; a lease already expired or released is a no-op. */
-  release(holder: string, leaseId: string): void | Promise<void>;
+  release(holder: string, leaseId: string, partition?: string): void | Promise<void>;
   /**
    * Moves a live lease's expiry to `ttlMs` from now; `false` when the lease is no longer
    * live (expired, released). The limit renews the leases of requests still at work every
    * third of their time to live. A store without it: leases are never renewed.
    */
-  renew?(holder: string, leaseId: string, ttlMs: number): boolean | Promise<boolean>;
+  renew?(holder: string, leaseId: string, ttlMs: number, partition?: string): boolean | Promise<boolean>;
 }
