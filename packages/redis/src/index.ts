@@ -19,3 +19,5 @@ export type {
   RevocationPublisher,
   RevocationSubscriber,
 } from './revocation-bus.ts';
+export { createRedisRequestStore } from './redis-request-store.ts';
+export type { RedisRequestStore, RedisRequestStoreOptions } from './redis-request-store.ts';

@@ -161,7 +161,10 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     return { keyLimit, ownerLimit };
   }
 
-  /** A fresh lease on `holder`; a key's lease lives in its owner's partition when it has one. */
+  /**
+   * A fresh lease on `holder`. A key's lease lives in its owner's partition when it has one,
+   * else in the key's own, beside its rate-limit pairs and quota count (one Cluster slot).
+   */
   function leaseOf(holder: string, limit: number, partition: string | undefined): LeaseClaim {
     const leaseId = `${instance}:${(issued += 1)}`;
     return partition === undefined ? { holder, leaseId, max: limit, ttlMs } : { holder, partition, leaseId, max: limit, ttlMs };
@@ -171,7 +174,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     const { keyLimit, ownerLimit } = limitsOf(key);
     const owner = key.owner ?? null;
     const claims: LeaseClaim[] = [];
-    if (keyLimit !== undefined) claims.push(leaseOf(`key:${key.id}`, keyLimit, owner === null ? undefined : `owner:${owner.id}`));
+    if (keyLimit !== undefined) claims.push(leaseOf(`key:${key.id}`, keyLimit, owner === null ? key.id : `owner:${owner.id}`));
     if (ownerLimit !== undefined && owner !== null) claims.push(leaseOf(`owner:${owner.id}`, ownerLimit, undefined));
     return claims;
   }
@@ -179,7 +182,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
     const { keyLimit, ownerLimit } = limitsOf(key);
     const owner = key.owner ?? null;
-    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(leaseOf(`key:${key.id}`, keyLimit, owner === null ? undefined : `owner:${owner.id}`));
+    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(leaseOf(`key:${key.id}`, keyLimit, owner === null ? key.id : `owner:${owner.id}`));
     if (ownerLimit === undefined || owner === null) return releaseKey;
     // The key's lease first; the owner's refusal gives it back.
     let releaseOwner: ReleaseLease;

@@ -18,8 +18,9 @@ export interface ConcurrencyStore {
   /**
    * Prunes the holder's expired leases, then takes `leaseId` for `ttlMs` if fewer than
    * `max` live leases remain. Never takes more than `max`, whoever else calls at once.
-   * `partition` (`owner:<id>` on the lease of a key that has an owner) is where a sharded
-   * store keeps the holder's leases, beside its owner's (one Redis Cluster slot); the
+   * `partition` (on a key's lease: `owner:<id>` when it has an owner, else its id) is where
+   * a sharded store keeps the holder's leases, beside the key's other counts (one Redis
+   * Cluster slot); the
    * same holder always comes with the same partition. Stores keyed by holder alone ignore it.
    */
   acquire(holder: string, leaseId: string, max: number, ttlMs: number, partition?: string): LeaseDecision | Promise<LeaseDecision>;

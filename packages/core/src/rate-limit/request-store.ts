@@ -17,8 +17,8 @@ export interface LeaseClaim {
   /** Whose leases: `key:<id>` or `owner:<id>`. */
   readonly holder: string;
   /**
-   * Leases that must live in one Cluster slot with others: `owner:<id>` on the lease of a
-   * key that has an owner, so both leases of a request are one single-slot call.
+   * Where a sharded store keeps the lease (one Cluster slot with the request's other
+   * counts): on a key's lease `owner:<id>` when it has an owner, else the key's id.
    */
   readonly partition?: string;
   readonly leaseId: string;
