@@ -11,7 +11,9 @@
  */
 import fc from 'fast-check';
 import { createApiKeyGuard, createConcurrencyLimit, createKeyAdmin, createKeyring, createMemoryKeyStore, createOwnerAdmin, createRateLimiter, isKeysetError, type ReleaseLease } from '@keyset/core';
-import { redisUrl } from '@keyset/test-support';
+import { createPostgresQuotaStore, migrate } from '@keyset/postgres';
+import { postgresUrl, redisUrl, uniqueSchema } from '@keyset/test-support';
+import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConcurrencyStore } from './redis-concurrency-store.ts';
@@ -20,6 +22,7 @@ import { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
 import { createRedisRequestStore } from './redis-request-store.ts';
 
 const url = await redisUrl();
+const pgUrl = await postgresUrl();
 const run = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const quiet = { warn() {}, error() {} };
 let redis: Redis;
@@ -191,5 +194,28 @@ describe.skipIf(url === undefined)('createRedisRequestStore', () => {
       w.store.decideRequest({ limits: [{ key: 'a', policy: { limit: 1, windowSeconds: 1 } }], quotas: [], leases: [{ holder: 'key:b', leaseId: 'x', max: 1, ttlMs: 1000 }] }),
     ).rejects.toThrow(/one partition/);
     expect(w.calls()).toBe(before);
+  });
+
+  it.skipIf(pgUrl === undefined)('rebuilds a lost quota count from the durable store before spending from it', async () => {
+    const schema = uniqueSchema('keyset_reqdur');
+    const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+    try {
+      await migrate(pool, { schema });
+      const durable = createPostgresQuotaStore({ client: pool, schema });
+      const prefixes = { rateLimits: `keyset:test:${run}:dur:rl:`, quotas: `keyset:test:${run}:dur:q:`, leases: `keyset:test:${run}:dur:l:` };
+      const store = createRedisRequestStore({ redis, prefixes, durable, flushIntervalMs: 3_600_000, logger: quiet });
+      const limiter = createRateLimiter({ store, defaultPolicy: { limit: 1000, windowSeconds: 60 }, logger: quiet });
+      const quota = { remaining: 5, refill: null, setAt: new Date() };
+      for (let i = 0; i < 3; i++) await limiter.check('key_dur', undefined, { quota });
+      await store.flush();
+      // Redis loses the count (a restart without persistence, a failover to a replica behind).
+      await redis.del(store.quotas.keyOf('key_dur'));
+      const result = await limiter.check('key_dur', undefined, { quota });
+      expect(result.quota?.remaining).toBe(1); // 5 − 3 − 1, not 5 − 1
+      await store.close();
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    }
   });
 });
