@@ -50,7 +50,7 @@ import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
 import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
-import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -297,6 +297,7 @@ const FIXTURES: Fixture[] = [
       store: createMemoryRateLimitStore(),
       defaultPolicy: [{ limit: 10, windowSeconds: 1, burst: 5, name: 'default' }],
       quotaStore: createMemoryQuotaStore(),
+      refusalMemory: 100,
       headers: 'draft-11',
       onDecision: () => {},
       onStoreError: 'local',
@@ -496,6 +497,21 @@ const FIXTURES: Fixture[] = [
     valid: () => ({ redis, prefix: 'keyset-options-test:', timeoutMs: 500, durable: createPostgresQuotaStore({ client: pool }), flushIntervalMs: 60_000, logger: bareLogger() }),
     required: ['redis'],
     run: (o) => createRedisQuotaStore(o as never),
+    dispose: close,
+  },
+  {
+    name: 'createRedisRequestStore',
+    valid: () => ({
+      redis,
+      prefixes: { rateLimits: 'keyset-options-test:rl:', quotas: 'keyset-options-test:q:', leases: 'keyset-options-test:l:' },
+      timeoutMs: 500,
+      durable: createPostgresQuotaStore({ client: pool }),
+      flushIntervalMs: 60_000,
+      logger: bareLogger(),
+    }),
+    nested: ['prefixes'],
+    required: ['redis'],
+    run: (o) => createRedisRequestStore(o as never),
     dispose: close,
   },
   {

@@ -5,6 +5,10 @@
  * (`quota/request-quotas.ts`), and a usage event for `onDecision` whatever the outcome
  * (`usage-events.ts`). What happens while a store fails (`onStoreError`) is
  * `store-decider.ts` and `quota/quota-spender.ts`.
+ *
+ * Over a `RequestStore` (`request-store.ts`) the three parts are one store call, with the
+ * guard's leases in it (`checkWithLeases`), and refusals the store gave are remembered
+ * (`refusal-memory.ts`); while that call fails, the parts are decided one by one as above.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
