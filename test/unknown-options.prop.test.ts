@@ -601,6 +601,7 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core missingScopes': 'per request; left to TypeScript',
   'core resolveModes': "the paginator's own options, already checked",
   'core apiKeyCheckOptions': "builds a route's guard options from an adapter's options, which apiKey checked",
+  'redis redisQuotaStoreParts': 'internal: the options createRedisQuotaStore or createRedisRequestStore already checked',
   'core createPaginatorCursorCodec': "internal: the paginator's cursor options, already checked",
   'core resolveKeyringOptions': "createKeyring's options check itself (it runs there)",
   'core createKeyAuthenticator': 'internal: built by createKeyring from checked options',

@@ -12,8 +12,10 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
-import type { ConcurrencyStore, LeaseDecision } from './types.ts';
-import { isRequestStore, type LeaseClaim } from '../rate-limit/request-store.ts';
+import type { ConcurrencyStore, LeaseClaim, LeaseClaims, LeaseDecision } from './types.ts';
+import { isRequestStore } from '../rate-limit/request-store.ts';
+
+export type { LeaseClaims } from './types.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
@@ -84,21 +86,6 @@ export type ReleaseLease = () => void;
 
 /** Nothing to give back (no limit on the key): one shared function, no allocation. */
 export const NO_LEASE: ReleaseLease = () => {};
-
-/**
- * The leases a request needs, named but not taken yet, for a store that decides them with
- * the request's limits in one step (`RequestStore.decideRequest`).
- */
-export interface LeaseClaims {
-  /** The store the leases live in. */
-  readonly store: ConcurrencyStore;
-  /** The key's lease (when its `max` applies), then its owner's. */
-  readonly leases: readonly LeaseClaim[];
-  /** The 429 `concurrency_limited` for the lease at `index` refused. */
-  refusal(index: number): KeysetError;
-  /** Once the store took every lease: gives them back together, renewed while at work. */
-  held(): ReleaseLease;
-}
 
 /** An in-flight limit, the guard's `concurrency` option. */
 export interface ConcurrencyLimit {

@@ -31,7 +31,7 @@ import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { isRequestStore, type RequestDecisionOutput, type RequestStore } from './request-store.ts';
 import { createRefusalMemory, type RecalledRefusal } from './refusal-memory.ts';
 import { prepareGcra, evaluateGcra } from './gcra.ts';
-import type { LeaseClaims } from '../concurrency/concurrency-limit.ts';
+import type { LeaseClaims } from '../concurrency/types.ts';
 
 export type { StoreErrorMode } from './store-decider.ts';
 

@@ -4,28 +4,14 @@
  * all or nothing, as the guard decides them one after another against separate stores.
  * A store that offers it (`@keyset/redis`'s `createRedisRequestStore`) is passed as the
  * limiter's `store` (and its `quotaStore`, and the in-flight limit's `store`); the limiter
- * branches on `decideRequest` being there, never on a name. Stores without it keep the
+ * branches on `decideRequest` being there, never on a name. The leases a request claims
+ * (`LeaseClaim`) are defined with the in-flight store, in `concurrency/types.ts`. Stores without it keep the
  * step-by-step path, with the same outcomes.
  * @module
  */
-import type { ConcurrencyStore } from '../concurrency/types.ts';
+import type { ConcurrencyStore, LeaseClaim } from '../concurrency/types.ts';
 import type { QuotaSpend, QuotaStore, QuotaStoreResult } from '../quota/types.ts';
 import type { RateLimitDecision, RateLimitRequest, RateLimitStore } from './types.ts';
-
-/** One in-flight lease a request asks for, decided with its limits. */
-export interface LeaseClaim {
-  /** Whose leases: `key:<id>` or `owner:<id>`. */
-  readonly holder: string;
-  /**
-   * Where a sharded store keeps the lease (one Cluster slot with the request's other
-   * counts): on a key's lease `owner:<id>` when it has an owner, else the key's id.
-   */
-  readonly partition?: string;
-  readonly leaseId: string;
-  /** Live leases the holder may have, this one included. */
-  readonly max: number;
-  readonly ttlMs: number;
-}
 
 /** What `decideRequest` decides. */
 export interface RequestDecisionInput {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Quota, QuotaDecision } from '../quota/types.ts';
-import type { LeaseClaims } from '../concurrency/concurrency-limit.ts';
+import type { LeaseClaims } from '../concurrency/types.ts';
 
 /** A GCRA policy: `limit` requests per `windowSeconds`, with up to `burst` at once. */
 export interface RateLimitPolicy {
