@@ -178,6 +178,28 @@ describe.skipIf(url === undefined)('createRedisRequestStore', () => {
     expect(w.calls() - before).toBe(2);
   });
 
+  it('renews the leases it took in one step while their request is at work, and frees the slot when it ends', async () => {
+    const w = await world(1003);
+    const limiter = createRateLimiter({ store: w.store, defaultPolicy: { limit: 1000, windowSeconds: 60 }, logger: quiet });
+    const keys = createMemoryKeyStore();
+    const keyring = createKeyring({ store: keys, prefix: 'acme_live', lastUsed: false, logger: quiet });
+    await createOwnerAdmin(keyring).create({ id: 'cus_r' });
+    const { key } = await createKeyAdmin(keyring).issue({ name: 'stream', scopes: [], ownerId: 'cus_r' });
+    // A lease lives 1.5 s unless renewed (every 500 ms while its request is at work).
+    const guard = createApiKeyGuard({ keyring, limiter, concurrency: createConcurrencyLimit({ max: 1, ownerMax: 1, store: w.store, leaseTtlSeconds: 1.5, logger: quiet }) });
+    const request = { authorization: `ApiKey ${key}`, url: '/', remoteAddress: '127.0.0.1' };
+    const first = await guard.check(request);
+    // Over two lease lifetimes later the request is still at work, and still holds both slots.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    await expect(guard.check(request)).rejects.toMatchObject({ code: 'concurrency_limited' });
+    first.release!();
+    for (;;) {
+      if ((await redis.zcard(w.store.leases.keyOf('owner:cus_r'))) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    (await guard.check(request)).release!();
+  });
+
   it('keeps every count of a key with an owner in the owner\'s hash tag, and of a key without one in its own', async () => {
     const w = await world(1001);
     await w.oneStep.check({ authorization: `ApiKey ${w.texts[1]}`, url: '/orders', remoteAddress: '127.0.0.1' }, { scopes: ['orders:read'] });
