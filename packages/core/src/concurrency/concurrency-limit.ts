@@ -14,12 +14,12 @@ import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
 import type { ConcurrencyStore, LeaseClaim, LeaseClaims, LeaseDecision } from './types.ts';
 import { isRequestStore } from '../rate-limit/request-store.ts';
-
-export type { LeaseClaims } from './types.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toHex } from '../internal/hex.ts';
+
+export type { LeaseClaims } from './types.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
@@ -166,6 +166,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     return claims;
   }
 
+  /** The step-by-step path: the key's lease, then its owner's (as `claimsOf` names them, without the array). */
   async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
     const { keyLimit, ownerLimit } = limitsOf(key);
     const owner = key.owner ?? null;
