@@ -110,7 +110,8 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     // as its quota and its lease do: a store that decides a request in one step then
     // touches one Redis Cluster slot.
     const partition = owner === null ? undefined : `owner:${owner.id}`;
-    return (Array.isArray(own) ? own : [own as RateLimitPolicy]).map((policy: RateLimitPolicy) => (partition === undefined ? { key, policy } : { key, policy, partition }));
+    if (!Array.isArray(own)) return [partition === undefined ? { key, policy: own as RateLimitPolicy } : { key, policy: own as RateLimitPolicy, partition }];
+    return own.map((policy: RateLimitPolicy) => (partition === undefined ? { key, policy } : { key, policy, partition }));
   }
 
   function decided(decisions: RateLimitDecision[]): DecidedLimits {
