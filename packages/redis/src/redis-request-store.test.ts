@@ -159,6 +159,12 @@ describe.skipIf(url === undefined)('createRedisRequestStore', () => {
               expect(steady(a.headers)).toEqual(steady(b.headers));
               expect(w.calls() - before).toBe(1);
             }
+            if (!a.ok && !b.ok && a.code === 'quota_exhausted' && b.code === 'concurrency_limited') {
+              // The refusal memory answers an exhausted quota (until its refill) without
+              // asking about leases; the store names the full in-flight cap first.
+              expect(w.calls() - before).toBe(0);
+              continue;
+            }
             if (!a.ok && !b.ok) {
               expect(a.code).toBe(b.code);
               // The two sides decide a moment apart: a retry time in whole seconds may tick
