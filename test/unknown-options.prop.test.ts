@@ -50,7 +50,7 @@ import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
 import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
-import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -297,6 +297,7 @@ const FIXTURES: Fixture[] = [
       store: createMemoryRateLimitStore(),
       defaultPolicy: [{ limit: 10, windowSeconds: 1, burst: 5, name: 'default' }],
       quotaStore: createMemoryQuotaStore(),
+      refusalMemory: 100,
       headers: 'draft-11',
       onDecision: () => {},
       onStoreError: 'local',
@@ -499,6 +500,21 @@ const FIXTURES: Fixture[] = [
     dispose: close,
   },
   {
+    name: 'createRedisRequestStore',
+    valid: () => ({
+      redis,
+      prefixes: { rateLimits: 'keyset-options-test:rl:', quotas: 'keyset-options-test:q:', leases: 'keyset-options-test:l:' },
+      timeoutMs: 500,
+      durable: createPostgresQuotaStore({ client: pool }),
+      flushIntervalMs: 60_000,
+      logger: bareLogger(),
+    }),
+    nested: ['prefixes'],
+    required: ['redis'],
+    run: (o) => createRedisRequestStore(o as never),
+    dispose: close,
+  },
+  {
     name: 'createRevocationBus',
     valid: () => ({ publisher: redis, subscriber, keyring: keyring(), channel: 'keyset-options-test', publishOnChange: true, sharded: false, timeoutMs: 2000, ackTimeoutMs: 10, logger: bareLogger() }),
     required: ['publisher', 'subscriber', 'keyring'],
@@ -585,6 +601,7 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core missingScopes': 'per request; left to TypeScript',
   'core resolveModes': "the paginator's own options, already checked",
   'core apiKeyCheckOptions': "builds a route's guard options from an adapter's options, which apiKey checked",
+  'redis redisQuotaStoreParts': 'internal: the options createRedisQuotaStore or createRedisRequestStore already checked',
   'core createPaginatorCursorCodec': "internal: the paginator's cursor options, already checked",
   'core resolveKeyringOptions': "createKeyring's options check itself (it runs there)",
   'core createKeyAuthenticator': 'internal: built by createKeyring from checked options',

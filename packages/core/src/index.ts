@@ -130,6 +130,7 @@ export type {
   RateLimiter,
 } from './rate-limit/types.ts';
 export type { DecisionEvent, DecisionHook, DecisionOutcome } from './rate-limit/decision-event.ts';
+export type { RequestDecisionInput, RequestDecisionOutput, RequestStore } from './rate-limit/request-store.ts';
 export { createMemoryRateLimitStore } from './rate-limit/memory-store.ts';
 export type { MemoryRateLimitStore, MemoryRateLimitStoreOptions } from './rate-limit/memory-store.ts';
 export { rateLimitHeaders } from './rate-limit/rate-limit-headers.ts';
@@ -137,8 +138,8 @@ export type { RateLimitHeaderFormat, RateLimitHeaderOptions } from './rate-limit
 export { createMemoryConcurrencyStore } from './concurrency/memory-concurrency-store.ts';
 export type { MemoryConcurrencyStoreOptions } from './concurrency/memory-concurrency-store.ts';
 export { createConcurrencyLimit } from './concurrency/concurrency-limit.ts';
-export type { ConcurrencyLimit, ConcurrencyMax, ConcurrencyOptions, OwnerConcurrencyMax, ReleaseLease } from './concurrency/concurrency-limit.ts';
-export type { ConcurrencyStore, LeaseDecision } from './concurrency/types.ts';
+export type { ConcurrencyLimit, ConcurrencyMax, ConcurrencyOptions, LeaseClaims, OwnerConcurrencyMax, ReleaseLease } from './concurrency/concurrency-limit.ts';
+export type { ConcurrencyStore, LeaseClaim, LeaseDecision } from './concurrency/types.ts';
 export { createMemoryQuotaStore } from './quota/memory-quota-store.ts';
 export type { MemoryQuotaStore } from './quota/memory-quota-store.ts';
 export type { Quota, QuotaDecision, QuotaInterval, QuotaRefill, QuotaStore } from './quota/types.ts';

@@ -1,6 +1,8 @@
 /**
  * @keyset/redis: a GCRA rate-limit store (one EVALSHA per decision, Redis TIME as the
- * clock), an in-flight lease store and a revocation bus (pub/sub) for running keyset on several instances.
+ * clock), quota and in-flight lease stores, a request store that decides a whole request
+ * (leases, limits, quotas) in one EVALSHA, and a revocation bus (pub/sub) for running
+ * keyset on several instances.
  * @module
  */
 export { createRedisConcurrencyStore } from './redis-concurrency-store.ts';
@@ -19,3 +21,5 @@ export type {
   RevocationPublisher,
   RevocationSubscriber,
 } from './revocation-bus.ts';
+export { createRedisRequestStore } from './redis-request-store.ts';
+export type { RedisRequestStore, RedisRequestStoreOptions } from './redis-request-store.ts';

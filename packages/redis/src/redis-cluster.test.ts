@@ -4,7 +4,8 @@
  * `redis-cli --cluster create`), and stops the servers by PID afterwards, even when a
  * test failed. Proves the rate-limit store's one-script decisions stay in one slot
  * (hash-tagged keys, no CROSSSLOT) across shards, as do a key's and its owner's quota
- * spends, and that the revocation bus works over
+ * spends, and a whole request (leases, limits, quotas of a key and its owner) in the
+ * request store's one script, and that the revocation bus works over
  * sharded pub/sub (SSUBSCRIBE/SPUBLISH) with acknowledgements.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,10 +13,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter, type Keyring, type KeyStore } from '@keyset/core';
+import { createApiKeyGuard, createConcurrencyLimit, createKeyAdmin, createKeyring, createMemoryKeyStore, createOwnerAdmin, createRateLimiter, type Keyring, type KeyStore } from '@keyset/core';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus, type RevocationBus } from './index.ts';
+import { createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore, createRevocationBus, type RevocationBus } from './index.ts';
 import { startRedis } from './own-redis-server.test-support.ts';
 
 const available = spawnSync('redis-server', ['--version']).status === 0 && spawnSync('redis-cli', ['--version']).status === 0;
@@ -208,6 +209,49 @@ describe.skipIf(!available)('Redis Cluster (own 3-master cluster)', () => {
     const perNode = await Promise.all(cluster.nodes('master').map((node) => node.keys(`keyset:owner-quota-cluster:${process.pid}:*`)));
     expect(perNode.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
     for (const owner of owners) expect(perNode.filter((keys) => keys.some((k) => k.includes(`{owner:${owner.id}}`))).length).toBe(1);
+  });
+
+  it('request store: leases, key and owner limits and quotas of a request in one single-slot script, on keys with and without an owner spread over the shards', async () => {
+    const cluster = await connect();
+    const pid = process.pid;
+    const store = createRedisRequestStore({
+      redis: cluster,
+      prefixes: { rateLimits: `keyset:req-cluster:${pid}:rl:`, quotas: `keyset:req-cluster:${pid}:q:`, leases: `keyset:req-cluster:${pid}:l:` },
+      timeoutMs: 5_000,
+    });
+    const keys = createMemoryKeyStore();
+    const keyring = createKeyring({ store: keys, prefix: 'acme_live', lastUsed: false, logger: { warn() {}, error() {} } });
+    const texts: string[] = [];
+    for (const id of ['cus_a', 'cus_b', 'cus_c']) {
+      await createOwnerAdmin(keyring).create({ id, rateLimits: [{ name: 'hour', limit: 100, windowSeconds: 3600 }], quota: { remaining: 4 } });
+      for (let n = 0; n < 2; n++) texts.push((await createKeyAdmin(keyring).issue({ name: `${id}-${n}`, scopes: [], ownerId: id, quota: { remaining: 3 } })).key);
+    }
+    for (let n = 0; n < 4; n++) texts.push((await createKeyAdmin(keyring).issue({ name: `alone-${n}`, scopes: [], quota: { remaining: 2 } })).key);
+    const guard = createApiKeyGuard({
+      keyring,
+      limiter: createRateLimiter({ store, defaultPolicy: { limit: 100, windowSeconds: 3600 }, onStoreError: 'closed' }),
+      concurrency: createConcurrencyLimit({ max: 5, ownerMax: 5, store }),
+    });
+    const admitted = new Map<string, number>();
+    for (const text of texts) {
+      for (let n = 0; n < 5; n++) {
+        try {
+          const result = await guard.check({ authorization: `ApiKey ${text}`, url: '/', remoteAddress: '127.0.0.1' });
+          result.release?.();
+          admitted.set(text, (admitted.get(text) ?? 0) + 1);
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'quota_exhausted') throw error;
+        }
+      }
+    }
+    // Each owner's 4 credits over its two keys (3 each); each key alone its own 2.
+    for (let o = 0; o < 3; o++) expect((admitted.get(texts[2 * o]!) ?? 0) + (admitted.get(texts[2 * o + 1]!) ?? 0)).toBe(4);
+    for (const text of texts.slice(6)) expect(admitted.get(text)).toBe(2);
+    const perNode = await Promise.all(cluster.nodes('master').map((node) => node.keys(`keyset:req-cluster:${pid}:*`)));
+    expect(perNode.filter((found) => found.length > 0).length).toBeGreaterThan(1);
+    // Everything of an owner's keys sits on one node, in its owner's slot.
+    for (const id of ['cus_a', 'cus_b', 'cus_c']) expect(perNode.filter((found) => found.some((k) => k.includes(`{owner:${id}}`))).length).toBe(1);
+    await store.close();
   });
 
   it('revocation bus over sharded pub/sub: evicted on B before A’s revoke() resolves (measured)', async () => {

@@ -1,7 +1,9 @@
 /**
  * In-flight leases on Redis, shared by every instance: one `EVALSHA` to take a lease, one to give it back, one per renewal of a
  * request still at work. Each holder's leases are a
- * sorted set `<prefix>{<holder>}` scored by expiry in Redis `TIME`, so an instance that
+ * sorted set `<prefix>{<holder>}` scored by expiry in Redis `TIME` (a key's leases sit in
+ * the partition the limit gives, `<prefix>{owner:<id>}:key:<id>` or `<prefix>{<id>}:key:<id>`,
+ * beside its other counts, so that one script can decide a request on a Redis Cluster), so an instance that
  * died leaves leases that stop counting at their expiry, and the set itself expires with
  * its last lease.
  * @module
@@ -34,11 +36,11 @@ const STORE_OPTIONS = { redis: true, prefix: true, timeoutMs: true } as const sa
 
 /** The Redis lease store; both calls answer asynchronously. */
 export interface RedisConcurrencyStore extends ConcurrencyStore {
-  acquire(holder: string, leaseId: string, max: number, ttlMs: number): Promise<LeaseDecision>;
-  release(holder: string, leaseId: string): Promise<void>;
-  renew(holder: string, leaseId: string, ttlMs: number): Promise<boolean>;
-  /** The Redis key of a holder's leases, for operators and tests. */
-  keyOf(holder: string): string;
+  acquire(holder: string, leaseId: string, max: number, ttlMs: number, partition?: string): Promise<LeaseDecision>;
+  release(holder: string, leaseId: string, partition?: string): Promise<void>;
+  renew(holder: string, leaseId: string, ttlMs: number, partition?: string): Promise<boolean>;
+  /** The Redis key of a holder's leases, for operators and tests; with `partition`, inside that hash tag. */
+  keyOf(holder: string, partition?: string): string;
 }
 
 /**
@@ -62,7 +64,8 @@ export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOption
   const watch = createSilenceWatch(timeoutMs, 'Redis concurrency store');
   const shas = Promise.all([sha1Hex(ACQUIRE_SCRIPT), sha1Hex(RELEASE_SCRIPT), sha1Hex(RENEW_SCRIPT)]);
 
-  const keyOf = (holder: string): string => `${prefix}{${holder}}`;
+  const keyOf = (holder: string, partition?: string): string =>
+    partition === undefined || partition === holder ? `${prefix}{${holder}}` : `${prefix}{${partition}}:${holder}`;
 
   async function run(script: string, which: 0 | 1 | 2, key: string, args: (string | number)[]): Promise<unknown> {
     const sha = (await shas)[which];
@@ -75,18 +78,18 @@ export function createRedisConcurrencyStore(options: RedisConcurrencyStoreOption
     }
   }
 
-  async function acquire(holder: string, leaseId: string, max: number, ttlMs: number): Promise<LeaseDecision> {
-    const reply = await watch.wait(run(ACQUIRE_SCRIPT, 0, keyOf(holder), [leaseId, max, ttlMs]));
+  async function acquire(holder: string, leaseId: string, max: number, ttlMs: number, partition?: string): Promise<LeaseDecision> {
+    const reply = await watch.wait(run(ACQUIRE_SCRIPT, 0, keyOf(holder, partition), [leaseId, max, ttlMs]));
     if (reply !== 0 && reply !== 1) throw new Error('Unexpected reply from the Redis lease script');
     return { acquired: reply === 1 };
   }
 
-  async function release(holder: string, leaseId: string): Promise<void> {
-    await watch.wait(run(RELEASE_SCRIPT, 1, keyOf(holder), [leaseId]));
+  async function release(holder: string, leaseId: string, partition?: string): Promise<void> {
+    await watch.wait(run(RELEASE_SCRIPT, 1, keyOf(holder, partition), [leaseId]));
   }
 
-  async function renew(holder: string, leaseId: string, ttlMs: number): Promise<boolean> {
-    const reply = await watch.wait(run(RENEW_SCRIPT, 2, keyOf(holder), [leaseId, ttlMs]));
+  async function renew(holder: string, leaseId: string, ttlMs: number, partition?: string): Promise<boolean> {
+    const reply = await watch.wait(run(RENEW_SCRIPT, 2, keyOf(holder, partition), [leaseId, ttlMs]));
     if (reply !== 0 && reply !== 1) throw new Error('Unexpected reply from the Redis lease script');
     return reply === 1;
   }

@@ -87,6 +87,14 @@ export interface RedisQuotaStore extends QuotaStore {
   close(): Promise<void>;
 }
 
+/** Internal: the quota script's arguments for `requests`: 9 per key, `missing[i]` the mode for a missing hash, seeds for mode 2. */
+export function quotaArgsOf(requests: readonly QuotaSpend[], missing: readonly number[], seeds: readonly (QuotaState | undefined)[]): (string | number)[] {
+  return requests.flatMap(({ generation, initial, period, refillAmount, cost }, i) => {
+    const seed = seeds[i];
+    return [generation, initial, period, refillAmount ?? -1, cost, missing[i] as number, seed?.generation ?? 0, seed?.period ?? 0, seed?.remaining ?? 0];
+  });
+}
+
 /** Keys written to the durable store in one statement. */
 const FLUSH_BATCH = 500;
 
@@ -113,6 +121,20 @@ const consoleLogger: RedisQuotaStoreLogger = {
  */
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
   assertKnownOptions('createRedisQuotaStore', options, STORE_OPTIONS);
+  return redisQuotaStoreParts(options).store;
+}
+
+/** Internal: the quota store and what a store that spends quotas within a larger script (`createRedisRequestStore`) shares with it. */
+export interface RedisQuotaStoreParts {
+  readonly store: RedisQuotaStore;
+  /** The durable store, when counts are rebuilt from one. */
+  readonly durable: DurableQuotaStore | undefined;
+  /** Records the state a spend left, for the next flush to `durable`. */
+  remembered(request: QuotaSpend, state: QuotaState): void;
+}
+
+/** Internal: builds the store (options already checked for unknown names). */
+export function redisQuotaStoreParts(options: RedisQuotaStoreOptions): RedisQuotaStoreParts {
   const { redis, prefix = 'keyset:quota:', timeoutMs = 500, durable, flushIntervalMs = 1000, logger = consoleLogger } = options;
   if (typeof redis?.evalsha !== 'function' || typeof redis.eval !== 'function') {
     throw new ConfigError('createRedisQuotaStore needs `redis`: an ioredis client (evalsha and eval)');
@@ -156,14 +178,6 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     }
   }
 
-  /** The script's arguments for `requests`: 9 per key, `missing[i]` the mode for a missing hash, seeds for mode 2. */
-  function argsOf(requests: readonly QuotaSpend[], missing: readonly number[], seeds: readonly (QuotaState | undefined)[]): (string | number)[] {
-    return requests.flatMap(({ generation, initial, period, refillAmount, cost }, i) => {
-      const seed = seeds[i];
-      return [generation, initial, period, refillAmount ?? -1, cost, missing[i] as number, seed?.generation ?? 0, seed?.period ?? 0, seed?.remaining ?? 0];
-    });
-  }
-
   async function spendAll(requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]> {
     checkQuotaSpends(requests);
     const first = requests[0] as QuotaSpend;
@@ -175,13 +189,13 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     // With a durable store a missing count is not started from `initial` at once: the
     // script answers -1 and the durable state (what was spent before Redis lost it) seeds it.
     const none = requests.map(() => undefined);
-    let reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, requests.map(() => (durable === undefined ? 1 : 0)), none)));
+    let reply = await watch.wait(run(QUOTA_SCRIPT, keys, quotaArgsOf(requests, requests.map(() => (durable === undefined ? 1 : 0)), none)));
     if (durable !== undefined && Array.isArray(reply) && reply[0] === -1) {
       // Every entry's durable state, not only those the first call found missing: Redis can
       // lose another hash before the second call (a failover at that instant), and the
       // second call rebuilds whatever is missing then. A hash that still exists ignores its seed.
       const seeds = await Promise.all(requests.map((r) => durable.load(r.key)));
-      reply = await watch.wait(run(QUOTA_SCRIPT, keys, argsOf(requests, seeds.map((seed) => (seed === undefined ? 1 : 2)), seeds)));
+      reply = await watch.wait(run(QUOTA_SCRIPT, keys, quotaArgsOf(requests, seeds.map((seed) => (seed === undefined ? 1 : 2)), seeds)));
     }
     if (
       !Array.isArray(reply) ||
@@ -264,7 +278,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   }
   schedule();
 
-  return Object.freeze({
+  const store: RedisQuotaStore = Object.freeze({
     spend,
     spendAll,
     keyOf,
@@ -276,4 +290,11 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
       await flush();
     },
   });
+  return {
+    store,
+    durable,
+    remembered: (request: QuotaSpend, state: QuotaState): void => {
+      if (durable !== undefined) remember(request.key, state, request.partition);
+    },
+  };
 }

@@ -1,9 +1,10 @@
 /**
- * Redis, when `REDIS_URL` is set: the shared GCRA store (one script call per request),
- * the quota store (its counts flushed to the database every second, and rebuilt from
- * there if Redis loses them) and the revocation bus that evicts cached keys on every
- * instance before `revoke()` returns, and the in-flight leases (`IN_FLIGHT_MAX`,
- * `OWNER_IN_FLIGHT_MAX`) every instance counts against. Two connections: a subscribed connection cannot
+ * Redis, when `REDIS_URL` is set: one request store for the rate limits, the quotas (their
+ * counts flushed to the database every second, and rebuilt from there if Redis loses
+ * them) and the in-flight leases (`IN_FLIGHT_MAX`, `OWNER_IN_FLIGHT_MAX`) every instance
+ * counts against, which decides a request in one script call and gives its leases back in
+ * one more; and the revocation bus that evicts cached keys on every instance before
+ * `revoke()` returns. Two connections: a subscribed connection cannot
  * run other commands.
  * A wrong or unreachable `REDIS_URL` stops the start with a clear error; an outage
  * later degrades to per-instance limits (`onStoreError: 'local'`).
@@ -11,7 +12,7 @@
  */
 import type { ConcurrencyStore, Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
 import type { DurableQuotaStore } from '@keyset/core/adapter';
-import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
+import { createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 
@@ -61,16 +62,18 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; durabl
     await Promise.all([redis.connect(), subscriber.connect()]);
     const bus = createRevocationBus({ publisher: redis, subscriber, keyring, logger: log });
     await bus.ready;
-    const quotaStore = createRedisQuotaStore({ redis, durable: durableQuotas, logger: log });
+    // One store for limits, quotas and leases: the limiter and the in-flight limit given
+    // the same object decide each request in one call.
+    const requestStore = createRedisRequestStore({ redis, durable: durableQuotas, logger: log });
     return {
-      rateLimitStore: createRedisRateLimitStore({ redis }),
+      rateLimitStore: requestStore,
       refusalStore: createRedisRateLimitStore({ redis, prefix: 'keyset:refused:' }),
-      quotaStore,
-      concurrencyStore: createRedisConcurrencyStore({ redis, prefix: 'keyset:inflight:' }),
+      quotaStore: requestStore,
+      concurrencyStore: requestStore,
       async close() {
         await bus.close().catch(() => undefined);
         // The last flush of quota counts, while Redis and the database are still open.
-        await quotaStore.close().catch((error: unknown) => log.warn({ err: error }, 'last quota flush failed'));
+        await requestStore.close().catch((error: unknown) => log.warn({ err: error }, 'last quota flush failed'));
         await Promise.allSettled([redis.quit(), subscriber.quit()]);
       },
     };

@@ -12,11 +12,14 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
-import type { ConcurrencyStore, LeaseDecision } from './types.ts';
+import type { ConcurrencyStore, LeaseClaim, LeaseClaims, LeaseDecision } from './types.ts';
+import { isRequestStore } from '../rate-limit/request-store.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toHex } from '../internal/hex.ts';
+
+export type { LeaseClaims } from './types.ts';
 
 /** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
 export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
@@ -88,6 +91,11 @@ export const NO_LEASE: ReleaseLease = () => {};
 export interface ConcurrencyLimit {
   /** Takes a lease for `key`; rejects with `concurrency_limited` (429) when `max` are at work. */
   acquire(key: VerifiedKey): Promise<ReleaseLease>;
+  /**
+   * The leases `key` needs, without taking them (`undefined`: none applies), for a limiter
+   * whose store decides them with the limits (`RateLimiter.checkWithLeases`).
+   */
+  claim?(key: VerifiedKey): LeaseClaims | undefined;
 }
 
 /** Every name `ConcurrencyOptions` knows, checked when the limit is made. */
@@ -129,19 +137,45 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   // their time to live by one timer that runs only while there are any: a long stream
   // keeps its slot, and an instance that dies stops renewing, so its leases still end
   // within one time to live.
-  const working = new Map<string, string>();
+  const working = new Map<string, LeaseClaim>();
   let renewal: ReturnType<typeof setInterval> | undefined;
 
-  async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
+  /** The limits that apply to `key`: its own and its owner's (`undefined` for none). */
+  function limitsOf(key: VerifiedKey): { keyLimit: number | undefined; ownerLimit: number | undefined } {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
     const owner = key.owner ?? null;
     const ownerLimit = owner === null || ownerMax === undefined ? undefined : limitOf(typeof ownerMax === 'function' ? ownerMax(owner, key) : ownerMax, 'ownerMax(owner)');
-    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(`key:${key.id}`, keyLimit, 'key');
+    return { keyLimit, ownerLimit };
+  }
+
+  /**
+   * A fresh lease on `holder`. A key's lease lives in its owner's partition when it has one,
+   * else in the key's own, beside its rate-limit pairs and quota count (one Cluster slot).
+   */
+  function leaseOf(holder: string, limit: number, partition: string | undefined): LeaseClaim {
+    const leaseId = `${instance}:${(issued += 1)}`;
+    return partition === undefined ? { holder, leaseId, max: limit, ttlMs } : { holder, partition, leaseId, max: limit, ttlMs };
+  }
+
+  function claimsOf(key: VerifiedKey): LeaseClaim[] {
+    const { keyLimit, ownerLimit } = limitsOf(key);
+    const owner = key.owner ?? null;
+    const claims: LeaseClaim[] = [];
+    if (keyLimit !== undefined) claims.push(leaseOf(`key:${key.id}`, keyLimit, owner === null ? key.id : `owner:${owner.id}`));
+    if (ownerLimit !== undefined && owner !== null) claims.push(leaseOf(`owner:${owner.id}`, ownerLimit, undefined));
+    return claims;
+  }
+
+  /** The step-by-step path: the key's lease, then its owner's (as `claimsOf` names them, without the array). */
+  async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
+    const { keyLimit, ownerLimit } = limitsOf(key);
+    const owner = key.owner ?? null;
+    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(leaseOf(`key:${key.id}`, keyLimit, owner === null ? key.id : `owner:${owner.id}`));
     if (ownerLimit === undefined || owner === null) return releaseKey;
     // The key's lease first; the owner's refusal gives it back.
     let releaseOwner: ReleaseLease;
     try {
-      releaseOwner = await take(`owner:${owner.id}`, ownerLimit, 'owner');
+      releaseOwner = await take(leaseOf(`owner:${owner.id}`, ownerLimit, undefined));
     } catch (error) {
       releaseKey();
       throw error;
@@ -150,12 +184,33 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     return () => (releaseKey(), releaseOwner());
   }
 
-  /** One lease on `holder`: the function that gives it back, or a rejection (refused, or the store failed closed). */
-  async function take(holder: string, limit: number, whose: 'key' | 'owner'): Promise<ReleaseLease> {
-    const leaseId = `${instance}:${(issued += 1)}`;
+  function claim(key: VerifiedKey): LeaseClaims | undefined {
+    const leases = claimsOf(key);
+    if (leases.length === 0) return undefined;
+    return {
+      store,
+      leases,
+      refusal: (index: number) => refused(leases[index] as LeaseClaim),
+      held: () => heldTogether(leases),
+    };
+  }
+
+  /** The 429 for a lease refused: whose cap it was and how many are at work. */
+  function refused(lease: LeaseClaim): KeysetError {
+    const whose = lease.holder.startsWith('key:') ? 'key' : 'owner';
+    return new KeysetError('concurrency_limited', {
+      detail: `${lease.max} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
+      extensions: { max_in_flight: lease.max, limited: whose, retry_after: retryAfterSeconds },
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
+  }
+
+  /** One lease: the function that gives it back, or a rejection (refused, or the store failed closed). */
+  async function take(lease: LeaseClaim): Promise<ReleaseLease> {
+    const { holder, leaseId, partition } = lease;
     let decision: LeaseDecision;
     try {
-      decision = await store.acquire(holder, leaseId, limit, ttlMs);
+      decision = await store.acquire(holder, leaseId, lease.max, ttlMs, partition);
     } catch (cause) {
       if (!storeDown) {
         storeDown = true;
@@ -169,32 +224,43 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
       storeDown = false;
       logger.warn({ mode: onStoreError }, 'in-flight store answers again');
     }
-    if (!decision.acquired) {
-      throw new KeysetError('concurrency_limited', {
-        detail: `${limit} requests of this ${whose === 'key' ? 'key' : "key's owner"} are already in progress; retry once one has finished.`,
-        extensions: { max_in_flight: limit, limited: whose, retry_after: retryAfterSeconds },
-        headers: { 'retry-after': String(retryAfterSeconds) },
-      });
-    }
-    track(leaseId, holder);
+    if (!decision.acquired) throw refused(lease);
+    track(lease);
     let held = true;
     return () => {
       if (!held) return;
       held = false;
       untrack(leaseId);
       // Off the response path: a failed give-back leaves the lease to expire.
-      giveBack(holder, leaseId).catch(() => {});
+      giveBack(lease).catch(() => {});
     };
   }
 
-  /** The store's release, a synchronous throw included, as one promise. */
-  async function giveBack(holder: string, leaseId: string): Promise<void> {
-    await store.release(holder, leaseId);
+  /** Leases a one-step store took together: given back together, in one store call when it can. */
+  function heldTogether(leases: readonly LeaseClaim[]): ReleaseLease {
+    for (const lease of leases) track(lease);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      for (const lease of leases) untrack(lease.leaseId);
+      giveBackAll(leases).catch(() => {});
+    };
   }
 
-  function track(leaseId: string, holder: string): void {
+  async function giveBackAll(leases: readonly LeaseClaim[]): Promise<void> {
+    if (isRequestStore(store)) await store.releaseLeases(leases);
+    else await Promise.all(leases.map(giveBack));
+  }
+
+  /** The store's release, a synchronous throw included, as one promise. */
+  async function giveBack(lease: LeaseClaim): Promise<void> {
+    await store.release(lease.holder, lease.leaseId, lease.partition);
+  }
+
+  function track(lease: LeaseClaim): void {
     if (store.renew === undefined) return;
-    working.set(leaseId, holder);
+    working.set(lease.leaseId, lease);
     if (renewal !== undefined) return;
     renewal = setInterval(renewAll, Math.max(1, Math.floor(ttlMs / 3)));
     // A process is not kept alive for renewals alone (Node's timers have unref; others need none).
@@ -208,19 +274,19 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   }
 
   function renewAll(): void {
-    for (const [leaseId, holder] of working) {
+    for (const [leaseId, lease] of working) {
       // A lease the store no longer holds (it expired meanwhile) is not renewed again; a
       // store that fails is asked again next time, until the lease expires.
-      renewOne(holder, leaseId).then((live) => live || untrack(leaseId), () => {});
+      renewOne(lease).then((live) => live || untrack(leaseId), () => {});
     }
   }
 
   /** The store's renew, a synchronous throw included, as one promise. */
-  async function renewOne(holder: string, leaseId: string): Promise<boolean> {
-    return (await store.renew?.(holder, leaseId, ttlMs)) === true;
+  async function renewOne(lease: LeaseClaim): Promise<boolean> {
+    return (await store.renew?.(lease.holder, lease.leaseId, ttlMs, lease.partition)) === true;
   }
 
-  return Object.freeze({ acquire });
+  return Object.freeze({ acquire, claim });
 }
 
 function validMax(value: unknown): value is number {

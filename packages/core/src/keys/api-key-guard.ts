@@ -16,6 +16,9 @@
  *    same way);
  * 6. limits and quotas (429, or 503 while a store fails closed).
  *
+ * With a limiter whose store decides a whole request in one call (`RequestStore`), 5 and 6
+ * are that one call (`checkWithLeases`), with the same outcomes.
+ *
  * One `try/finally` owns the lease: any refusal after it was taken gives it back; an
  * admitted request hands it to the adapter, which releases it when the response ends.
  * Adapters map a thrown `KeysetError` with `toProblem`.
@@ -154,7 +157,15 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
       }
       const refusal = scopeRefusal(key, route);
       if (refusal !== undefined) await refuse(key, route, refusal);
-      if (concurrency !== undefined) release = await lease(key, route, concurrency);
+      if (concurrency !== undefined) {
+        // A limiter whose store decides the leases with the limits: one call for all.
+        const claims = limiter?.checkWithLeases === undefined ? undefined : concurrency.claim?.(key);
+        if (claims !== undefined) {
+          const decided = await (limiter as RateLimiter & Required<Pick<RateLimiter, 'checkWithLeases'>>).checkWithLeases(key.id, policiesOf(key), limiterOptions(key, route), claims);
+          if (decided !== undefined) return { key, headers: decided.headers, clientAddress, release: claims.held() };
+        }
+        release = await lease(key, route, concurrency);
+      }
       const { headers } = await limits(key, route);
       const admitted: ApiKeyGuardResult = { key, headers, clientAddress, release };
       // The adapter's now: it releases the lease when the response is finished.

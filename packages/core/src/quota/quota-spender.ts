@@ -50,6 +50,49 @@ export interface QuotaSpender {
    * only when every `allowed` is true.
    */
   spendAll(entries: readonly QuotaEntry[], cost: number): Promise<SpentQuota[]>;
+  /** The store requests of `entries` at `now` (ms), for a store that spends them within a larger step. */
+  plan(entries: readonly QuotaEntry[], cost: number, now: number): QuotaPlan;
+  /** The decisions a plan's store answers give, one per entry. */
+  settle(plan: QuotaPlan, answers: readonly QuotaStoreResult[]): SpentQuota[];
+}
+
+/** Internal: the store requests of one spend, and when each quota refills next. */
+export interface QuotaPlan {
+  readonly entries: readonly QuotaEntry[];
+  readonly cost: number;
+  /** The clock (epoch ms) the periods were read at. */
+  readonly now: number;
+  readonly requests: QuotaSpend[];
+  /** Epoch ms of each quota's next refill, `null` without one. */
+  readonly nextRefills: (number | null)[];
+}
+
+function planSpends(entries: readonly QuotaEntry[], cost: number, now: number): QuotaPlan {
+  const requests = entries.map(({ key, quota, partition }) => {
+    const request = quotaSpend(key, quota, cost, now);
+    return partition === undefined ? request : { ...request, partition };
+  });
+  const nextRefills = entries.map(({ quota }, i) =>
+    quota.refill === null ? null : quotaPeriodStart(quota.refill.interval, (requests[i] as QuotaSpend).period + 1, quota.setAt.getTime()),
+  );
+  return { entries, cost, now, requests, nextRefills };
+}
+
+function settleSpends({ entries, cost, now, nextRefills }: QuotaPlan, answers: readonly QuotaStoreResult[]): SpentQuota[] {
+  const spent = answers.every((a) => a.allowed);
+  return answers.map((answer, i) => {
+    const { refill } = (entries[i] as QuotaEntry).quota;
+    const next = nextRefills[i] as number | null;
+    // A refused cost that even a refill could not cover gets no Retry-After: waiting will not help.
+    const waitable = !answer.allowed && refill !== null && next !== null && refill.amount >= cost;
+    return {
+      allowed: answer.allowed,
+      cost: spent ? cost : 0,
+      remaining: answer.remaining,
+      nextRefillAt: next === null ? null : new Date(next),
+      retryAfterSeconds: waitable ? Math.max(1, Math.ceil((next - now) / 1000)) : 0,
+    };
+  });
 }
 
 /** Creates the quota step of a limiter. */
@@ -68,14 +111,8 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
   }
 
   async function spendAll(entries: readonly QuotaEntry[], cost: number): Promise<SpentQuota[]> {
-    const now = clock();
-    const requests = entries.map(({ key, quota, partition }) => {
-      const request = quotaSpend(key, quota, cost, now);
-      return partition === undefined ? request : { ...request, partition };
-    });
-    const nextRefills = entries.map(({ quota }, i) =>
-      quota.refill === null ? null : quotaPeriodStart(quota.refill.interval, (requests[i] as QuotaSpend).period + 1, quota.setAt.getTime()),
-    );
+    const plan = planSpends(entries, cost, clock());
+    const { requests } = plan;
     if (requests.length > 1 && typeof store.spendAll !== 'function') {
       // Two calls could spend one quota and then find the other short: refuse instead.
       if (!warnedNoSpendAll) {
@@ -96,27 +133,16 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
       if (error instanceof ConfigError) throw error;
       failures.failed('quota spend', error, 'quota store failed', { mode: failOpen ? 'open' : 'closed' });
       if (failOpen) {
-        return nextRefills.map((next) => ({ allowed: true, cost: 0, remaining: 0, nextRefillAt: next === null ? null : new Date(next), retryAfterSeconds: 0, degraded: 'open' }));
+        return plan.nextRefills.map((next) => ({ allowed: true, cost: 0, remaining: 0, nextRefillAt: next === null ? null : new Date(next), retryAfterSeconds: 0, degraded: 'open' }));
       }
       throw unavailable(error);
     }
-    const spent = answers.every((a) => a.allowed);
-    return answers.map((answer, i) => {
-      const { refill } = (entries[i] as QuotaEntry).quota;
-      const next = nextRefills[i] as number | null;
-      // A refused cost that even a refill could not cover gets no Retry-After: waiting will not help.
-      const waitable = !answer.allowed && refill !== null && next !== null && refill.amount >= cost;
-      return {
-        allowed: answer.allowed,
-        cost: spent ? cost : 0,
-        remaining: answer.remaining,
-        nextRefillAt: next === null ? null : new Date(next),
-        retryAfterSeconds: waitable ? Math.max(1, Math.ceil(((next as number) - now) / 1000)) : 0,
-      };
-    });
+    return settleSpends(plan, answers);
   }
 
   return Object.freeze({
+    plan: planSpends,
+    settle: settleSpends,
     async spend(key: string, quota: Quota, cost: number, partition?: string): Promise<SpentQuota> {
       return (await spendAll([partition === undefined ? { key, quota } : { key, quota, partition }], cost))[0] as SpentQuota;
     },

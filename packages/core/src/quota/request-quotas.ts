@@ -32,6 +32,10 @@ export interface RequestQuotas {
   spends(request: LimitRequest): boolean;
   /** Spends `request.cost`; rejects with 503 `unavailable` (carrying `headers`) while the quota store fails closed. */
   spend(request: LimitRequest, headers: Record<string, string>): Promise<SpentQuotas>;
+  /** The quotas `request` spends from, in the order `spend` spends them (throws 503 for an invalid one). */
+  entriesOf(request: LimitRequest): QuotaEntry[];
+  /** What spending `request.cost` did, from one decision per entry of `entriesOf`. */
+  summary(request: LimitRequest, spent: readonly SpentQuota[]): SpentQuotas;
   /** Reads a key's quota (spends nothing, refills if due). */
   read(key: string, quota: Quota, ownerId: string | undefined): Promise<QuotaDecision>;
 }
@@ -67,20 +71,27 @@ export function createRequestQuotas(spender: QuotaSpender, logger: RateLimitLogg
     } catch (error) {
       throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
     }
-    const key = request.quota === null ? undefined : spent[0];
-    const owner = (request.owner?.quota ?? null) === null ? undefined : spent[spent.length - 1];
-    const refusing = spent.filter((s) => !s.allowed);
-    const allowed = refusing.length === 0;
-    return { allowed, cost: !allowed || spent.some((s) => s.degraded !== undefined) ? 0 : request.cost, key, owner, refusing };
+    return summary(request, spent);
   }
 
   return Object.freeze({
+    entriesOf,
+    summary,
     spends: (request: LimitRequest): boolean => request.quota !== null || (request.owner?.quota ?? null) !== null,
     spend,
     async read(key: string, quota: Quota, ownerId: string | undefined): Promise<QuotaDecision> {
       return ownerId === undefined ? spender.spend(key, usable(key, quota), 0) : spender.spend(key, usable(key, quota), 0, ownerQuotaKey(ownerId));
     },
   });
+}
+
+/** What spending `request.cost` did, from one decision per quota it spends from. */
+function summary(request: LimitRequest, spent: readonly SpentQuota[]): SpentQuotas {
+  const key = request.quota === null ? undefined : spent[0];
+  const owner = (request.owner?.quota ?? null) === null ? undefined : spent[spent.length - 1];
+  const refusing = spent.filter((s) => !s.allowed);
+  const allowed = refusing.length === 0;
+  return { allowed, cost: !allowed || spent.some((s) => s.degraded !== undefined) ? 0 : request.cost, key, owner, refusing };
 }
 
 /**

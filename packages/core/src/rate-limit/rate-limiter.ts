@@ -5,17 +5,21 @@
  * (`quota/request-quotas.ts`), and a usage event for `onDecision` whatever the outcome
  * (`usage-events.ts`). What happens while a store fails (`onStoreError`) is
  * `store-decider.ts` and `quota/quota-spender.ts`.
+ *
+ * Over a `RequestStore` (`request-store.ts`) the three parts are one store call, with the
+ * guard's leases in it (`checkWithLeases`), and refusals the store gave are remembered
+ * (`refusal-memory.ts`); while that call fails, the parts are decided one by one as above.
  * @module
  */
 import { systemClock, type Clock } from '../clock.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { ownerQuotaKey } from '../quota/quota-period.ts';
 import { createQuotaSpender } from '../quota/quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError } from '../quota/request-quotas.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionHook } from './decision-event.ts';
-import { limitRequest } from './limit-request.ts';
+import { limitRequest, type LimitRequest } from './limit-request.ts';
 import { createRateLimits, policiesProblem, rateLimitedError } from './rate-limits.ts';
 import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
 import { usageEvent } from './usage-events.ts';
@@ -23,6 +27,11 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import { headerFormats, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter } from './types.ts';
 import { consoleWarnLogger } from '../internal/console-warn.ts';
+import { createSilenceWatch } from '../internal/silence-timeout.ts';
+import { isRequestStore, type RequestDecisionOutput, type RequestStore } from './request-store.ts';
+import { createRefusalMemory, type RecalledRefusal } from './refusal-memory.ts';
+import { prepareGcra, evaluateGcra } from './gcra.ts';
+import type { LeaseClaims } from '../concurrency/types.ts';
 
 export type { StoreErrorMode } from './store-decider.ts';
 
@@ -44,9 +53,18 @@ export interface RateLimiterOptions {
   /**
    * Where usage-quota counts live (only keys and owners with a `quota` use it; an owner's
    * quota needs a store with `spendAll`, as the memory, Redis and PostgreSQL stores have).
-   * @default createMemoryQuotaStore()
+   * @default `store` when it is a `RequestStore` (it holds quotas too), else createMemoryQuotaStore()
    */
   quotaStore?: QuotaStore;
+  /**
+   * With a `RequestStore` (one round trip decides a request's limits, quotas and leases):
+   * how many keys' refusals to remember, so that a key the store refused by its rate
+   * limits (until its retry time) or by an exhausted quota (until its refill, or until an
+   * administrator changes the key) is refused in process, with the same answer, at no
+   * round trip. Evicted by second chance beyond this size; 0 remembers none.
+   * @default 10000
+   */
+  refusalMemory?: number;
   /**
    * Header format(s) to send: `'draft-11'`, `'draft-7'`, `'legacy'` (`X-RateLimit-*`), or a
    * list such as `['draft-7', 'legacy']` (see `rateLimitHeaders`).
@@ -100,6 +118,7 @@ const LIMITER_OPTIONS = {
   store: true,
   defaultPolicy: { limit: true, windowSeconds: true, burst: true, name: true },
   quotaStore: true,
+  refusalMemory: true,
   headers: true,
   onDecision: true,
   onStoreError: true,
@@ -160,8 +179,19 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const { onDecision } = options;
   if (onDecision !== undefined && typeof onDecision !== 'function') throw new ConfigError('onDecision must be a function');
   const emit = onDecision === undefined ? undefined : containedHook(onDecision, logger, clock);
+  const requestStore: RequestStore | undefined = isRequestStore(options.store) ? options.store : undefined;
+  const quotaStore = options.quotaStore ?? requestStore ?? createMemoryQuotaStore();
+  // One round trip per request needs the quotas in the same store as the limits.
+  const oneStep = requestStore !== undefined && quotaStore === requestStore ? requestStore : undefined;
+  const { refusalMemory = 10_000 } = options;
+  if (!Number.isSafeInteger(refusalMemory) || refusalMemory < 0) throw new ConfigError(`refusalMemory must be a number of keys (0 for none), got ${String(refusalMemory)}`);
+  const refusals = oneStep === undefined || refusalMemory === 0 ? undefined : createRefusalMemory(refusalMemory);
+  const oneStepWatch = createSilenceWatch(timeoutMs, 'request store');
+  // After a failed one-step call the limiter decides step by step (each store with its own
+  // onStoreError answer) until then.
+  let oneStepRetryAt = 0;
   const spender = createQuotaSpender({
-    store: options.quotaStore ?? createMemoryQuotaStore(),
+    store: quotaStore,
     clock,
     timeoutMs,
     failOpen: onStoreError === 'open',
@@ -169,6 +199,105 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     warn: (details, message) => logger.warn(details, message),
   });
   const quotas = createRequestQuotas(spender, logger);
+
+  /**
+   * `check` with a `RequestStore`: a remembered refusal answers at once; otherwise one
+   * store call decides, or, while that fails, the step-by-step `check`.
+   */
+  async function checkInOneStep(key: string, policies?: RateLimitPolicy | readonly RateLimitPolicy[] | null, checkOptions?: RateLimitCheckOptions): Promise<RateLimitCheckResult> {
+    const request = limitRequest(key, policies, checkOptions);
+    if (refusals !== undefined) refuseRemembered(request);
+    // A request refused anyway (scopes, in-flight cap) counts against the limits alone: one call either way.
+    if (oneStep !== undefined && request.refusal === undefined && clock() >= oneStepRetryAt) {
+      const decided = await decideInOneStep(oneStep, request, undefined);
+      if (decided !== undefined) return decided;
+    }
+    return check(key, policies, checkOptions);
+  }
+
+  async function checkWithLeases(
+    key: string,
+    policies: RateLimitPolicy | readonly RateLimitPolicy[] | null | undefined,
+    checkOptions: RateLimitCheckOptions | undefined,
+    claims: LeaseClaims,
+  ): Promise<RateLimitCheckResult | undefined> {
+    if (oneStep === undefined || claims.store !== oneStep) return undefined;
+    const request = limitRequest(key, policies, checkOptions);
+    if (refusals !== undefined) refuseRemembered(request);
+    if (clock() < oneStepRetryAt) return undefined;
+    return decideInOneStep(oneStep, request, claims);
+  }
+
+  /** Throws the refusal the store is certain to give `request`, remembered from an earlier one. */
+  function refuseRemembered(request: LimitRequest): void {
+    const recalled: RecalledRefusal | undefined = (refusals as NonNullable<typeof refusals>).recall(request, clock());
+    if (recalled === undefined) return;
+    const limits = rateLimits.decided(recalled.decisions);
+    const { decision, headers } = limits;
+    if (recalled.quotas === undefined) {
+      emit?.(usageEvent(request, 'rate_limited', { decision }));
+      throw rateLimitedError(headers);
+    }
+    const spent = quotas.summary(request, recalled.quotas);
+    emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
+    throw quotaExhaustedError(request, spent, headers);
+  }
+
+  /**
+   * The whole request in one store call: the rate limits, the leases of `claims`, the
+   * quotas, in the order and with the outcomes of the step-by-step path. `undefined` when
+   * the call failed: nothing is known, and the caller decides step by step.
+   */
+  async function decideInOneStep(store: RequestStore, request: LimitRequest, claims: LeaseClaims | undefined): Promise<RateLimitCheckResult | undefined> {
+    const pairs = rateLimits.pairsOf(request);
+    const entries = quotas.spends(request) ? quotas.entriesOf(request) : [];
+    const sentAt = clock();
+    const plan = spender.plan(entries, request.cost, sentAt);
+    let output: RequestDecisionOutput;
+    try {
+      const pending = store.decideRequest({ limits: pairs, quotas: plan.requests, leases: claims?.leases ?? [] });
+      output = pending instanceof Promise ? await oneStepWatch.wait(pending) : pending;
+      if (output.limits.length !== pairs.length || (output.quotas !== undefined && output.quotas.length !== entries.length)) {
+        throw new Error('request store returned a wrong number of decisions');
+      }
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      oneStepRetryAt = clock() + retryIntervalMs;
+      return undefined;
+    }
+    stores.answered(pairs, output.limits);
+    const limits = rateLimits.decided(output.limits);
+    const { decision, headers } = limits;
+    if (!decision.allowed) {
+      refusals?.remember(request, prepareGcra(pairs, 1), output.tats, output.nowMicros, sentAt);
+      emit?.(usageEvent(request, 'rate_limited', { decision }));
+      throw rateLimitedError(headers);
+    }
+    if (output.leaseRefused >= 0) {
+      const refusal = (claims as LeaseClaims).refusal(output.leaseRefused);
+      emit?.(usageEvent(request, 'concurrency_limited', { decision }));
+      throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...headers, ...refusal.headers } });
+    }
+    if (entries.length === 0 || output.quotas === undefined) {
+      emit?.(usageEvent(request, 'allowed', { decision }));
+      return limits;
+    }
+    const spent = quotas.summary(request, spender.settle(plan, output.quotas));
+    if (!spent.allowed) {
+      if (refusals !== undefined) {
+        const parameters = prepareGcra(pairs, 1);
+        const { newTats } = evaluateGcra(parameters.map((p, i) => ({ parameters: p, tat: output.tats[i] })), output.nowMicros, 1);
+        refusals.remember(request, parameters, newTats, output.nowMicros, sentAt, [spent.key, spent.owner].filter((q) => q !== undefined));
+      }
+      emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
+      throw quotaExhaustedError(request, spent, headers);
+    }
+    emit?.(usageEvent(request, 'allowed', { decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
+    const result: RateLimitCheckResult = { ...limits };
+    if (spent.key !== undefined) result.quota = spent.key;
+    if (spent.owner !== undefined) result.ownerQuota = spent.owner;
+    return result;
+  }
 
   async function check(key: string, policies?: RateLimitPolicy | readonly RateLimitPolicy[] | null, checkOptions?: RateLimitCheckOptions): Promise<RateLimitCheckResult> {
     const request = limitRequest(key, policies, checkOptions);
@@ -216,7 +345,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     get storeState(): 'up' | StoreErrorMode {
       return stores.state;
     },
-    check,
+    check: oneStep === undefined ? check : checkInOneStep,
+    ...(oneStep === undefined ? {} : { checkWithLeases }),
     async readQuota(key: string, quota: Quota, ownerId?: string | null): Promise<QuotaDecision> {
       if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
       if (ownerId !== undefined && ownerId !== null && typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);

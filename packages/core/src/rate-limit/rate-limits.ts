@@ -41,6 +41,8 @@ export interface RateLimits {
   ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** The decision closest to exhaustion and the headers the store's `decisions` give. */
   decided(decisions: RateLimitDecision[]): DecidedLimits;
+  /** The pairs `ask` would decide, for a store that decides them with the rest of the request. */
+  pairsOf(request: LimitRequest): RateLimitRequest[];
 }
 
 /** Creates the rate-limit part of a limiter. */
@@ -95,11 +97,21 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
   }
 
   function ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]> {
+    // A key with an owner is decided in its owner's partition (see `pairsOf`).
+    return request.owner === null ? stores.decide(request.key, policiesOf(request)) : stores.decideAll(pairsOf(request));
+  }
+
+  function pairsOf(request: LimitRequest): RateLimitRequest[] {
     const { key, owner } = request;
     const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
-    return ownerPolicies === undefined || owner === null
-      ? stores.decide(key, policiesOf(request))
-      : stores.decideAll(withOwner(key, policiesOf(request), owner.id, ownerPolicies));
+    if (ownerPolicies !== undefined && owner !== null) return withOwner(key, policiesOf(request), owner.id, ownerPolicies);
+    const own = policiesOf(request);
+    // A key with an owner keeps its pairs in the owner's partition, owner limits or not,
+    // as its quota and its lease do: a store that decides a request in one step then
+    // touches one Redis Cluster slot.
+    const partition = owner === null ? undefined : `owner:${owner.id}`;
+    if (!Array.isArray(own)) return [partition === undefined ? { key, policy: own as RateLimitPolicy } : { key, policy: own as RateLimitPolicy, partition }];
+    return own.map((policy: RateLimitPolicy) => (partition === undefined ? { key, policy } : { key, policy, partition }));
   }
 
   function decided(decisions: RateLimitDecision[]): DecidedLimits {
@@ -112,7 +124,7 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return { decision, decisions, headers };
   }
 
-  return Object.freeze({ ask, decided });
+  return Object.freeze({ ask, decided, pairsOf });
 }
 
 /** The 429 for a request its rate limits refused, with their headers and `Retry-After`. */

@@ -41,6 +41,11 @@ export interface StoreDecider {
   decide(key: string, policies: RateLimitPolicy | readonly RateLimitPolicy[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
   /** `decide` for pairs of several keys (a key's and its owner's), all-or-nothing, one decision per pair in order. */
   decideAll(requests: readonly RateLimitRequest[]): RateLimitDecision[] | Promise<RateLimitDecision[]>;
+  /**
+   * The store decided `requests` within a larger step (`RequestStore.decideRequest`): it
+   * answers, and the fallback counts what it admitted, as for `decideAll`'s answers.
+   */
+  answered(requests: readonly RateLimitRequest[], decisions: readonly RateLimitDecision[]): void;
   /** `'up'` while the store answers, else the failure mode in effect. */
   readonly state: 'up' | StoreErrorMode;
 }
@@ -155,6 +160,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
   return Object.freeze({
     decide,
     decideAll,
+    answered,
     get state(): 'up' | StoreErrorMode {
       return down ? onStoreError : 'up';
     },

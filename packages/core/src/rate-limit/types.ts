@@ -4,6 +4,7 @@
  * @module
  */
 import type { Quota, QuotaDecision } from '../quota/types.ts';
+import type { LeaseClaims } from '../concurrency/types.ts';
 
 /** A GCRA policy: `limit` requests per `windowSeconds`, with up to `burst` at once. */
 export interface RateLimitPolicy {
@@ -113,6 +114,19 @@ export interface RateLimiter {
    * `KeysetError` `rate_limited` (429), `quota_exhausted` (429) or `unavailable` (503).
    */
   check(key: string, policy?: RateLimitPolicy | readonly RateLimitPolicy[] | null, options?: RateLimitCheckOptions): Promise<RateLimitCheckResult>;
+  /**
+   * Only on a limiter whose store decides a whole request in one call (`RequestStore`):
+   * `check`, with the in-flight leases of `claims` taken in the same call (refused: 429
+   * `concurrency_limited` with the rate-limit headers, counted against the limits, no
+   * credit spent). Resolves `undefined` when the leases are not in that store or the call
+   * failed: nothing was decided, and the caller takes the leases and calls `check`.
+   */
+  checkWithLeases?(
+    key: string,
+    policy: RateLimitPolicy | readonly RateLimitPolicy[] | null | undefined,
+    options: RateLimitCheckOptions | undefined,
+    claims: LeaseClaims,
+  ): Promise<RateLimitCheckResult | undefined>;
   readonly defaultPolicy: RateLimitPolicy;
 }
 
