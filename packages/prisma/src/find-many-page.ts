@@ -1,0 +1,200 @@
+/**
+ * One page of a Prisma `findMany`: the user's arguments (`where`, `select`/`include`) with
+ * the page's condition ANDed to their `where`, its `orderBy`, `take` and `skip`, from a
+ * `PagePlan` of `@keyset/core`'s `createPaginator`.
+ *
+ * Rows come back with their timestamp and decimal sort fields as text, exact: what the
+ * paginator writes into cursors and what a JSON client reads. Prisma returns a `DateTime`
+ * as a JS `Date` (milliseconds) and sends one to the millisecond; on PostgreSQL, where a
+ * `timestamptz(6)` column holds microseconds, the page's timestamps are read as text in
+ * one raw query by primary key (`timestamps: { client, table }`), and a cursor with
+ * microseconds is served by a condition widened to its millisecond whose extra rows,
+ * always first in the page's order, are dropped by their exact values.
+ * @module
+ */
+import { keysetWhere, type PagePlan, type SortKey, type SortSpec, type SortValue } from '@keyset/core';
+import { fetchSort } from '@keyset/core/adapter';
+import type { Args, Decimal, Exact, Result } from '@prisma/client/runtime/client';
+import { checkTable, readExactTimestamps, type RawQueryClient } from './internal/exact-values.ts';
+import { exactTimestamp } from './internal/exact-timestamp.ts';
+import { keysetCondition, prismaOrderBy, type WhereInput } from './internal/keyset-condition.ts';
+import { compareKeyValues } from './internal/sort-value-order.ts';
+
+export type { RawQueryClient } from './internal/exact-values.ts';
+
+/** How timestamp sort keys are read on PostgreSQL. */
+export type TimestampReading =
+  /** Read the page's timestamp columns as text, by primary key, from `table` (`'orders'`, `'shop.orders'`). */
+  | { readonly client: RawQueryClient; readonly table: string }
+  /**
+   * Every timestamp sort column holds milliseconds only (`@db.Timestamptz(3)`, or a
+   * `DateTime` with no `@db` attribute, which Prisma creates as `timestamp(3)`): the
+   * `Date`s Prisma returns are exact.
+   */
+  | 'milliseconds';
+
+/** Options of {@link findManyPage}. */
+export interface FindManyPageOptions<S extends readonly SortKey[]> {
+  /** `plan.sort`, or a literal spec equal to it (then the result type knows which fields are text). */
+  sort: S;
+  /** The database behind the client's driver adapter. */
+  dialect: 'postgres' | 'sqlite';
+  /**
+   * PostgreSQL with a `timestamp` sort key: how its values are read exactly. Required there
+   * (a page without it is refused, the first page included); unused on SQLite, where
+   * Prisma stores a `DateTime` to the millisecond.
+   */
+  timestamps?: TimestampReading;
+}
+
+const OPTIONS = new Set(['sort', 'dialect', 'timestamps']);
+/** `findMany` arguments that paging owns. */
+const OWNED = ['orderBy', 'take', 'skip', 'cursor', 'distinct'] as const;
+/** Rows fetched again, at most, when one is deleted or changed between the page and its timestamps. */
+const ATTEMPTS = 5;
+
+type TextKey<S extends readonly SortKey[]> = Extract<S[number], { readonly type: 'timestamp' | 'decimal' }>['key'];
+
+/**
+ * A row of {@link findManyPage}: its timestamp and decimal sort fields as exact text
+ * (ISO 8601 in UTC with six fractional digits; plain decimal notation). When `S` is a
+ * plain `SortSpec` the fields are not known, and every `Date` or `Decimal` field may be text.
+ */
+export type PageRow<R, S extends readonly SortKey[]> = string extends S[number]['key']
+  ? { [P in keyof R]: Extract<R[P], Date | Decimal> extends never ? R[P] : R[P] | string }
+  : { [P in keyof R]: P extends TextKey<S> ? Exclude<R[P], Date | Decimal> | string : R[P] };
+
+type Row = Record<string, unknown>;
+
+/**
+ * Runs `model.findMany` for the page `plan` describes and returns its rows in fetch order
+ * (pass them to `Paginator.page` as they are: a backward page comes back reversed, and the
+ * page flips it). `args` are your `findMany` arguments: `where` (ANDed with the page's
+ * condition, never replaced), `select` (the sort fields are added when missing: cursors are
+ * made of them), `include`, `omit` (not of a sort field), `relationLoadStrategy`; `orderBy`,
+ * `take`, `skip`, `cursor` and `distinct` belong to the page and are refused.
+ *
+ * Sort keys name model fields (`key`); `column` (its last part) names the database column
+ * for the timestamp read. Throws `TypeError` for a plan that does not fit `sort`, arguments
+ * paging owns, or a PostgreSQL timestamp key without `timestamps`.
+ *
+ * @example
+ * ```ts
+ * const plan = await orders.plan(url.searchParams, { filters: { status } });
+ * const rows = await findManyPage(prisma.order, plan, { where: { status }, select: { id: true, createdAt: true, amountCents: true } }, {
+ *   sort: plan.sort,
+ *   dialect: 'postgres',
+ *   timestamps: { client: prisma, table: 'orders' },
+ * });
+ * const { body, headers } = await orders.page(plan, rows, { url });
+ * ```
+ */
+export async function findManyPage<T, A extends Args<T, 'findMany'>, const S extends readonly SortKey[]>(
+  model: T,
+  plan: PagePlan,
+  args: Exact<A, Args<T, 'findMany'>>,
+  options: FindManyPageOptions<S>,
+): Promise<PageRow<Result<T, A, 'findMany'>[number], S>[]> {
+  for (const name of Object.keys(options)) if (!OPTIONS.has(name)) throw new TypeError(`findManyPage: unknown option ${JSON.stringify(name)}`);
+  const { sort, dialect, timestamps } = options;
+  // keysetWhere checks the plan against the spec (and the spec itself) as every source does.
+  const k = keysetWhere(plan, sort, dialect);
+  const spec = fetchSort(plan, plan.sort);
+  const user = (args ?? {}) as Row;
+  for (const name of OWNED) if (user[name] !== undefined) throw new TypeError(`findManyPage: ${name} belongs to the page; leave it out of the findMany arguments`);
+  const omit = user['omit'] as Row | undefined;
+  const omitted = spec.find((key) => omit?.[key.key] === true);
+  if (omitted !== undefined) throw new TypeError(`findManyPage: sort field ${omitted.key} is omitted; cursors are made of it`);
+  const hasTimestamp = spec.some((key) => key.type === 'timestamp');
+  let reading: { client: RawQueryClient; table: string } | undefined;
+  if (dialect === 'postgres' && hasTimestamp) {
+    if (timestamps === undefined) {
+      throw new TypeError(
+        `findManyPage: sort key ${spec.find((key) => key.type === 'timestamp')!.key} is a timestamp, and Prisma reads PostgreSQL timestamps as JS Dates (milliseconds): ` +
+          "pass timestamps: { client: prisma, table: '<table>' } to read them to the microsecond, or timestamps: 'milliseconds' if every timestamp sort column holds milliseconds only (@db.Timestamptz(3))",
+      );
+    }
+    if (timestamps !== 'milliseconds') {
+      checkTable(timestamps.table);
+      reading = timestamps;
+    }
+  } else if (dialect === 'sqlite' && typeof timestamps === 'object') {
+    throw new TypeError('findManyPage: timestamps: { client, table } reads PostgreSQL columns; SQLite stores a Prisma DateTime to the millisecond and needs none');
+  }
+
+  const select = user['select'] as Row | undefined;
+  const base: Row = { ...user, orderBy: prismaOrderBy(spec) };
+  if (select !== undefined && select !== null) base['select'] = { ...select, ...Object.fromEntries(spec.filter((key) => select[key.key] !== true).map((key) => [key.key, true])) };
+  const userWhere = user['where'] as WhereInput | undefined;
+  const and = (cond: WhereInput | null): WhereInput | undefined =>
+    cond === null ? userWhere : userWhere === undefined ? cond : { AND: [userWhere, cond] };
+
+  const findMany = (extra: Row): Promise<Row[]> => (model as unknown as { findMany(a: Row): PromiseLike<Row[]> }).findMany({ ...base, ...extra }) as Promise<Row[]>;
+  const exact = async (rows: Row[]): Promise<Row[] | undefined> => exactRows(rows, spec, reading);
+
+  if (k.offset > 0 || plan.mode === 'offset') {
+    const where = and(null);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const rows = await exact(await findMany({ where, take: plan.take, skip: k.offset }));
+      if (rows !== undefined) return rows as never;
+    }
+    throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);
+  }
+  const after = plan.after;
+  const cond = after === null ? { where: null, widened: false } : keysetCondition(spec, after);
+  const where = and(cond.where);
+  let take = plan.take;
+  for (let attempt = 0; attempt < ATTEMPTS; ) {
+    const fetched = await findMany({ where, take });
+    const rows = await exact(fetched);
+    if (rows === undefined) {
+      attempt++;
+      continue;
+    }
+    if (!cond.widened || after === null) return rows as never;
+    // Drop the rows at or before the cursor: they lead the page (see keyset-condition.ts).
+    let dropped = 0;
+    while (dropped < rows.length && comparePosition(spec, rows[dropped]!, after) <= 0) dropped++;
+    const kept = rows.slice(dropped);
+    if (kept.length >= plan.take || fetched.length < take) return kept.slice(0, plan.take) as never;
+    take = plan.take + dropped;
+  }
+  throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);
+}
+
+/** `row` against the cursor position `after`, in fetch order. */
+function comparePosition(spec: SortSpec, row: Row, after: readonly SortValue[]): number {
+  for (let i = 0; i < spec.length; i++) {
+    const c = compareKeyValues(spec[i]!, row[spec[i]!.key] as SortValue | bigint, after[i]!);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/**
+ * `rows` with timestamp and decimal sort fields as exact text; `undefined` when a row was
+ * deleted, or its timestamp changed, between the page and the read of its timestamps.
+ */
+async function exactRows(rows: Row[], spec: SortSpec, reading: { client: RawQueryClient; table: string } | undefined): Promise<Row[] | undefined> {
+  const unique = spec[spec.length - 1]!.key;
+  const stampKeys = spec.filter((k) => k.type === 'timestamp');
+  const read = reading === undefined || rows.length === 0 || stampKeys.length === 0 ? undefined : await readExactTimestamps(reading.client, reading.table, spec, rows.map((r) => String(r[unique])));
+  const out: Row[] = [];
+  for (const row of rows) {
+    const copy: Row = { ...row };
+    const stamps = read?.get(String(row[unique]));
+    if (read !== undefined && stamps === undefined) return undefined;
+    for (const key of spec) {
+      const value = row[key.key];
+      if (value === null || value === undefined) continue;
+      if (key.type === 'decimal' && typeof value === 'object') copy[key.key] = (value as Decimal).toFixed();
+      if (key.type !== 'timestamp') continue;
+      const date = value as Date;
+      const text = stamps === undefined ? exactTimestamp(date.toISOString()).iso : stamps[stampKeys.indexOf(key)];
+      if (text === null || text === undefined || exactTimestamp(text).floor.getTime() !== date.getTime()) return undefined;
+      copy[key.key] = exactTimestamp(text).iso;
+    }
+    out.push(copy);
+  }
+  return out;
+}
