@@ -2,6 +2,7 @@
  * Offset mode's `total` through Prisma: `count` with the same `where` as the page.
  * @module
  */
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { Args } from '@prisma/client/runtime/client';
 
 /** Options of {@link countRows}. */
@@ -13,6 +14,9 @@ export interface CountRowsOptions {
    */
   limit?: number;
 }
+
+/** Every name `CountRowsOptions` knows, checked on each call (a misspelt `limit` would count every row). */
+const COUNT_ROWS_OPTIONS = { limit: true } as const satisfies KnownOptions<CountRowsOptions>;
 
 /**
  * Counts the rows `where` matches on `model` (`prisma.order`). Pass the `where` of your
@@ -26,7 +30,7 @@ export interface CountRowsOptions {
  * ```
  */
 export async function countRows<T>(model: T, where: Args<T, 'count'>['where'], options: CountRowsOptions = {}): Promise<number> {
-  for (const name of Object.keys(options)) if (name !== 'limit') throw new TypeError(`countRows: unknown option ${JSON.stringify(name)}`);
+  assertKnownOptions('countRows', options, COUNT_ROWS_OPTIONS);
   const { limit } = options;
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new RangeError(`countRows: limit must be a positive integer, got ${String(limit)}`);
   const count = (model as unknown as { count(a: Record<string, unknown>): PromiseLike<number> }).count;

@@ -13,7 +13,7 @@
  * @module
  */
 import { keysetWhere, type PagePlan, type SortKey, type SortSpec, type SortValue } from '@keyset/core';
-import { fetchSort } from '@keyset/core/adapter';
+import { assertKnownOptions, fetchSort, type KnownOptions } from '@keyset/core/adapter';
 import type { Args, Decimal, Exact, Result } from '@prisma/client/runtime/client';
 import { checkTable, readExactTimestamps, type RawQueryClient } from './internal/exact-values.ts';
 import { exactTimestamp } from './internal/exact-timestamp.ts';
@@ -47,7 +47,8 @@ export interface FindManyPageOptions<S extends readonly SortKey[]> {
   timestamps?: TimestampReading;
 }
 
-const OPTIONS = new Set(['sort', 'dialect', 'timestamps']);
+/** Every name `FindManyPageOptions` knows, checked on each call. */
+const OPTIONS = { sort: true, dialect: true, timestamps: { client: true, table: true } } as const satisfies KnownOptions<FindManyPageOptions<readonly SortKey[]>>;
 /** `findMany` arguments that paging owns. */
 const OWNED = ['orderBy', 'take', 'skip', 'cursor', 'distinct'] as const;
 /** Rows fetched again, at most, when one is deleted or changed between the page and its timestamps. */
@@ -75,7 +76,7 @@ type Row = Record<string, unknown>;
  * `take`, `skip`, `cursor` and `distinct` belong to the page and are refused.
  *
  * Sort keys name model fields (`key`); `column` (its last part) names the database column
- * for the timestamp read. Throws `TypeError` for a plan that does not fit `sort`, arguments
+ * for the timestamp read. Throws `ConfigError` for an unknown option, `TypeError` for a plan that does not fit `sort`, arguments
  * paging owns, or a PostgreSQL timestamp key without `timestamps`.
  *
  * @example
@@ -95,7 +96,7 @@ export async function findManyPage<T, A extends Args<T, 'findMany'>, const S ext
   args: Exact<A, Args<T, 'findMany'>>,
   options: FindManyPageOptions<S>,
 ): Promise<PageRow<Result<T, A, 'findMany'>[number], S>[]> {
-  for (const name of Object.keys(options)) if (!OPTIONS.has(name)) throw new TypeError(`findManyPage: unknown option ${JSON.stringify(name)}`);
+  assertKnownOptions('findManyPage', options, OPTIONS);
   const { sort, dialect, timestamps } = options;
   // keysetWhere checks the plan against the spec (and the spec itself) as every source does.
   const k = keysetWhere(plan, sort, dialect);
