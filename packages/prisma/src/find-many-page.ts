@@ -22,16 +22,15 @@ import { compareKeyValues } from './internal/sort-value-order.ts';
 
 export type { RawQueryClient } from './internal/exact-values.ts';
 
-/** How timestamp sort keys are read on PostgreSQL. */
-export type TimestampReading =
-  /** Read the page's timestamp columns as text, by primary key, from `table` (`'orders'`, `'shop.orders'`). */
-  | { readonly client: RawQueryClient; readonly table: string }
-  /**
-   * Every timestamp sort column holds milliseconds only (`@db.Timestamptz(3)`, or a
-   * `DateTime` with no `@db` attribute, which Prisma creates as `timestamp(3)`): the
-   * `Date`s Prisma returns are exact.
-   */
-  | 'milliseconds';
+/**
+ * Where `findManyPage` reads a page's timestamp sort columns as text on PostgreSQL: the
+ * client (`prisma`, or a transaction's client) and the model's table (`'orders'`,
+ * `'shop.orders'`).
+ */
+export interface TimestampReading {
+  readonly client: RawQueryClient;
+  readonly table: string;
+}
 
 /** Options of {@link findManyPage}. */
 export interface FindManyPageOptions<S extends readonly SortKey[]> {
@@ -40,9 +39,10 @@ export interface FindManyPageOptions<S extends readonly SortKey[]> {
   /** The database behind the client's driver adapter. */
   dialect: 'postgres' | 'sqlite';
   /**
-   * PostgreSQL with a `timestamp` sort key: how its values are read exactly. Required there
-   * (a page without it is refused, the first page included); unused on SQLite, where
-   * Prisma stores a `DateTime` to the millisecond.
+   * PostgreSQL with a `timestamp` sort key: where its values are read exactly. Required
+   * there, whatever the column's precision (a page without it is refused, the first page
+   * included): a JS `Date` cannot tell a `timestamptz(3)` from a `timestamptz(6)`. Refused
+   * on SQLite, where Prisma stores a `DateTime` to the millisecond.
    */
   timestamps?: TimestampReading;
 }
@@ -71,9 +71,9 @@ type Row = Record<string, unknown>;
  * Runs `model.findMany` for the page `plan` describes and returns its rows in fetch order
  * (pass them to `Paginator.page` as they are: a backward page comes back reversed, and the
  * page flips it). `args` are your `findMany` arguments: `where` (ANDed with the page's
- * condition, never replaced), `select` (the sort fields are added when missing: cursors are
- * made of them), `include`, `omit` (not of a sort field), `relationLoadStrategy`; `orderBy`,
- * `take`, `skip`, `cursor` and `distinct` belong to the page and are refused.
+ * condition, never replaced), `select` (with every sort field: cursors are made of them),
+ * `include`, `omit` (of no sort field), `relationLoadStrategy`; `orderBy`, `take`, `skip`,
+ * `cursor` and `distinct` belong to the page and are refused.
  *
  * Sort keys name model fields (`key`); `column` (its last part) names the database column
  * for the timestamp read. Throws `ConfigError` for an unknown option, `TypeError` for a plan that does not fit `sort`, arguments
@@ -107,25 +107,24 @@ export async function findManyPage<T, A extends Args<T, 'findMany'>, const S ext
   const omitted = spec.find((key) => omit?.[key.key] === true);
   if (omitted !== undefined) throw new TypeError(`findManyPage: sort field ${omitted.key} is omitted; cursors are made of it`);
   const hasTimestamp = spec.some((key) => key.type === 'timestamp');
-  let reading: { client: RawQueryClient; table: string } | undefined;
+  let reading: TimestampReading | undefined;
   if (dialect === 'postgres' && hasTimestamp) {
     if (timestamps === undefined) {
       throw new TypeError(
-        `findManyPage: sort key ${spec.find((key) => key.type === 'timestamp')!.key} is a timestamp, and Prisma reads PostgreSQL timestamps as JS Dates (milliseconds): ` +
-          "pass timestamps: { client: prisma, table: '<table>' } to read them to the microsecond, or timestamps: 'milliseconds' if every timestamp sort column holds milliseconds only (@db.Timestamptz(3))",
+        `findManyPage: sort key ${spec.find((key) => key.type === 'timestamp')!.key} is a timestamp, and Prisma reads PostgreSQL timestamps as JS Dates (milliseconds), ` +
+          "which would skip or repeat rows sharing a millisecond: pass timestamps: { client: prisma, table: '<table>' } to read them to the microsecond",
       );
     }
-    if (timestamps !== 'milliseconds') {
-      checkTable(timestamps.table);
-      reading = timestamps;
-    }
-  } else if (dialect === 'sqlite' && typeof timestamps === 'object') {
+    checkTable(timestamps.table);
+    reading = timestamps;
+  } else if (dialect === 'sqlite' && timestamps !== undefined) {
     throw new TypeError('findManyPage: timestamps: { client, table } reads PostgreSQL columns; SQLite stores a Prisma DateTime to the millisecond and needs none');
   }
 
-  const select = user['select'] as Row | undefined;
+  const select = user['select'] as Row | undefined | null;
+  const unselected = select === undefined || select === null ? undefined : spec.find((key) => select[key.key] !== true);
+  if (unselected !== undefined) throw new TypeError(`findManyPage: select the sort field ${unselected.key} (select: { ${unselected.key}: true }); cursors are made of it`);
   const base: Row = { ...user, orderBy: prismaOrderBy(spec) };
-  if (select !== undefined && select !== null) base['select'] = { ...select, ...Object.fromEntries(spec.filter((key) => select[key.key] !== true).map((key) => [key.key, true])) };
   const userWhere = user['where'] as WhereInput | undefined;
   const and = (cond: WhereInput | null): WhereInput | undefined =>
     cond === null ? userWhere : userWhere === undefined ? cond : { AND: [userWhere, cond] };
@@ -176,7 +175,7 @@ function comparePosition(spec: SortSpec, row: Row, after: readonly SortValue[]):
  * `rows` with timestamp and decimal sort fields as exact text; `undefined` when a row was
  * deleted, or its timestamp changed, between the page and the read of its timestamps.
  */
-async function exactRows(rows: Row[], spec: SortSpec, reading: { client: RawQueryClient; table: string } | undefined): Promise<Row[] | undefined> {
+async function exactRows(rows: Row[], spec: SortSpec, reading: TimestampReading | undefined): Promise<Row[] | undefined> {
   const unique = spec[spec.length - 1]!.key;
   const stampKeys = spec.filter((k) => k.type === 'timestamp');
   const read = reading === undefined || rows.length === 0 || stampKeys.length === 0 ? undefined : await readExactTimestamps(reading.client, reading.table, spec, rows.map((r) => String(r[unique])));
