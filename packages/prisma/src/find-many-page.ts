@@ -15,7 +15,7 @@
 import { keysetWhere, type PagePlan, type SortKey, type SortSpec, type SortValue } from '@keyset/core';
 import { assertKnownOptions, fetchSort, type KnownOptions } from '@keyset/core/adapter';
 import type { Args, Decimal, Exact, Result } from '@prisma/client/runtime/client';
-import { checkTable, readExactTimestamps, type RawQueryClient } from './internal/exact-values.ts';
+import { checkColumn, checkTable, readExactTimestamps, type RawQueryClient, type TimestampColumn } from './internal/exact-values.ts';
 import { exactTimestamp } from './internal/exact-timestamp.ts';
 import { keysetCondition, prismaOrderBy, type WhereInput } from './internal/keyset-condition.ts';
 import { compareKeyValues } from './internal/sort-value-order.ts';
@@ -23,17 +23,22 @@ import { compareKeyValues } from './internal/sort-value-order.ts';
 export type { RawQueryClient } from './internal/exact-values.ts';
 
 /**
- * Where `findManyPage` reads a page's timestamp sort columns as text on PostgreSQL: the
- * client (`prisma`, or a transaction's client) and the model's table (`'orders'`,
- * `'shop.orders'`).
+ * Where `findManyPage` reads a page's timestamp columns as text on PostgreSQL: the client
+ * (`prisma`, or a transaction's client) and the model's table (`'orders'`, `'shop.orders'`).
  */
-export interface TimestampReading {
+export interface TimestampReading<F extends string = string> {
   readonly client: RawQueryClient;
   readonly table: string;
+  /**
+   * Other `DateTime` fields to return exact, by field name with their column
+   * (`{ updatedAt: 'updated_at' }`): read in the same query as the sort keys' columns.
+   * @default {} (the timestamp sort fields only)
+   */
+  readonly fields?: Readonly<Record<F, string>>;
 }
 
 /** Options of {@link findManyPage}. */
-export interface FindManyPageOptions<S extends readonly SortKey[]> {
+export interface FindManyPageOptions<S extends readonly SortKey[], F extends string = never> {
   /** `plan.sort`, or a literal spec equal to it (then the result type knows which fields are text). */
   sort: S;
   /** The database behind the client's driver adapter. */
@@ -44,11 +49,11 @@ export interface FindManyPageOptions<S extends readonly SortKey[]> {
    * included): a JS `Date` cannot tell a `timestamptz(3)` from a `timestamptz(6)`. Refused
    * on SQLite, where Prisma stores a `DateTime` to the millisecond.
    */
-  timestamps?: TimestampReading;
+  timestamps?: TimestampReading<F>;
 }
 
 /** Every name `FindManyPageOptions` knows, checked on each call. */
-const OPTIONS = { sort: true, dialect: true, timestamps: { client: true, table: true } } as const satisfies KnownOptions<FindManyPageOptions<readonly SortKey[]>>;
+const OPTIONS = { sort: true, dialect: true, timestamps: { client: true, table: true, fields: true } } as const satisfies KnownOptions<FindManyPageOptions<readonly SortKey[], string>>;
 /** `findMany` arguments that paging owns. */
 const OWNED = ['orderBy', 'take', 'skip', 'cursor', 'distinct'] as const;
 /** Rows fetched again, at most, when one is deleted or changed between the page and its timestamps. */
@@ -57,15 +62,37 @@ const ATTEMPTS = 5;
 type TextKey<S extends readonly SortKey[]> = Extract<S[number], { readonly type: 'timestamp' | 'decimal' }>['key'];
 
 /**
- * A row of {@link findManyPage}: its timestamp and decimal sort fields as exact text
- * (ISO 8601 in UTC with six fractional digits; plain decimal notation). When `S` is a
- * plain `SortSpec` the fields are not known, and every `Date` or `Decimal` field may be text.
+ * A row of {@link findManyPage}: its timestamp and decimal sort fields, and the `DateTime`
+ * fields `F` of `timestamps.fields`, as exact text (ISO 8601 in UTC with six fractional
+ * digits; plain decimal notation). When `S` is a plain `SortSpec` the sort fields are not
+ * known, and every other `Date` or `Decimal` field may be text.
  */
-export type PageRow<R, S extends readonly SortKey[]> = string extends S[number]['key']
-  ? { [P in keyof R]: Extract<R[P], Date | Decimal> extends never ? R[P] : R[P] | string }
-  : { [P in keyof R]: P extends TextKey<S> ? Exclude<R[P], Date | Decimal> | string : R[P] };
+export type PageRow<R, S extends readonly SortKey[], F extends string = never> = string extends S[number]['key']
+  ? { [P in keyof R]: P extends F ? Exclude<R[P], Date> | string : Extract<R[P], Date | Decimal> extends never ? R[P] : R[P] | string }
+  : { [P in keyof R]: P extends TextKey<S> | F ? Exclude<R[P], Date | Decimal> | string : R[P] };
 
 type Row = Record<string, unknown>;
+
+/**
+ * A model delegate of a generated Prisma Client (`prisma.order`): it carries Prisma's
+ * operation types under a symbol, and its `fields`. (`fields` is what tells it apart: any
+ * object type without symbol keys satisfies the symbol index signature alone.)
+ */
+type PrismaDelegate = { readonly fields: object; [K: symbol]: { types: { payload: unknown } } };
+
+/** `findMany`'s arguments for `T`: Prisma's own for a delegate, else what `T.findMany` takes. */
+export type FindManyArgs<T, A> = T extends PrismaDelegate
+  ? Exact<A, Args<T, 'findMany'>>
+  : T extends { findMany(args: infer P): unknown }
+    ? P
+    : never;
+
+/** One row `T.findMany(A)` returns: Prisma's result type for a delegate, else what `T.findMany` returns. */
+export type FindManyRow<T, A> = T extends PrismaDelegate
+  ? Result<T, A, 'findMany'>[number]
+  : T extends { findMany(args: never): PromiseLike<readonly (infer R)[]> }
+    ? R
+    : never;
 
 /**
  * Runs `model.findMany` for the page `plan` describes and returns its rows in fetch order
@@ -90,12 +117,12 @@ type Row = Record<string, unknown>;
  * const { body, headers } = await orders.page(plan, rows, { url });
  * ```
  */
-export async function findManyPage<T, A extends Args<T, 'findMany'>, const S extends readonly SortKey[]>(
+export async function findManyPage<T, A extends Args<T, 'findMany'>, const S extends readonly SortKey[], F extends string = never>(
   model: T,
   plan: PagePlan,
-  args: Exact<A, Args<T, 'findMany'>>,
-  options: FindManyPageOptions<S>,
-): Promise<PageRow<Result<T, A, 'findMany'>[number], S>[]> {
+  args: FindManyArgs<T, A>,
+  options: FindManyPageOptions<S, F>,
+): Promise<PageRow<FindManyRow<T, A>, S, F>[]> {
   assertKnownOptions('findManyPage', options, OPTIONS);
   const { sort, dialect, timestamps } = options;
   // keysetWhere checks the plan against the spec (and the spec itself) as every source does.
@@ -106,20 +133,20 @@ export async function findManyPage<T, A extends Args<T, 'findMany'>, const S ext
   const omit = user['omit'] as Row | undefined;
   const omitted = spec.find((key) => omit?.[key.key] === true);
   if (omitted !== undefined) throw new TypeError(`findManyPage: sort field ${omitted.key} is omitted; cursors are made of it`);
-  const hasTimestamp = spec.some((key) => key.type === 'timestamp');
-  let reading: TimestampReading | undefined;
-  if (dialect === 'postgres' && hasTimestamp) {
-    if (timestamps === undefined) {
-      throw new TypeError(
-        `findManyPage: sort key ${spec.find((key) => key.type === 'timestamp')!.key} is a timestamp, and Prisma reads PostgreSQL timestamps as JS Dates (milliseconds), ` +
-          "which would skip or repeat rows sharing a millisecond: pass timestamps: { client: prisma, table: '<table>' } to read them to the microsecond",
-      );
-    }
-    checkTable(timestamps.table);
-    reading = timestamps;
-  } else if (dialect === 'sqlite' && timestamps !== undefined) {
+  if (dialect === 'sqlite' && timestamps !== undefined) {
     throw new TypeError('findManyPage: timestamps: { client, table } reads PostgreSQL columns; SQLite stores a Prisma DateTime to the millisecond and needs none');
   }
+  if (dialect === 'postgres' && timestamps === undefined && spec.some((key) => key.type === 'timestamp')) {
+    throw new TypeError(
+      `findManyPage: sort key ${spec.find((key) => key.type === 'timestamp')!.key} is a timestamp, and Prisma reads PostgreSQL timestamps as JS Dates (milliseconds), ` +
+        "which would skip or repeat rows sharing a millisecond: pass timestamps: { client: prisma, table: '<table>' } to read them to the microsecond",
+    );
+  }
+  if (timestamps !== undefined) {
+    checkTable(timestamps.table);
+    for (const column of Object.values<string>(timestamps.fields ?? {})) checkColumn(column);
+  }
+  const reading = timestamps;
 
   const select = user['select'] as Row | undefined | null;
   const unselected = select === undefined || select === null ? undefined : spec.find((key) => select[key.key] !== true);
@@ -172,27 +199,32 @@ function comparePosition(spec: SortSpec, row: Row, after: readonly SortValue[]):
 }
 
 /**
- * `rows` with timestamp and decimal sort fields as exact text; `undefined` when a row was
- * deleted, or its timestamp changed, between the page and the read of its timestamps.
+ * `rows` with timestamp and decimal sort fields (and `reading.fields`) as exact text;
+ * `undefined` when a row was deleted, or a timestamp changed, between the page and the read.
  */
-async function exactRows(rows: Row[], spec: SortSpec, reading: TimestampReading | undefined): Promise<Row[] | undefined> {
-  const unique = spec[spec.length - 1]!.key;
-  const stampKeys = spec.filter((k) => k.type === 'timestamp');
-  const read = reading === undefined || rows.length === 0 || stampKeys.length === 0 ? undefined : await readExactTimestamps(reading.client, reading.table, spec, rows.map((r) => String(r[unique])));
+async function exactRows(rows: Row[], spec: SortSpec, reading: TimestampReading<string> | undefined): Promise<Row[] | undefined> {
+  const unique = spec[spec.length - 1]!;
+  const stamps: TimestampColumn[] = spec.filter((k) => k.type === 'timestamp').map((k) => ({ field: k.key, column: k.column ?? k.key }));
+  for (const [field, column] of Object.entries<string>(reading?.fields ?? {})) if (!stamps.some((c) => c.field === field)) stamps.push({ field, column });
+  const read = reading === undefined || rows.length === 0 || stamps.length === 0 ? undefined : await readExactTimestamps(reading.client, reading.table, unique, stamps, rows.map((r) => String(r[unique.key])));
   const out: Row[] = [];
   for (const row of rows) {
     const copy: Row = { ...row };
-    const stamps = read?.get(String(row[unique]));
-    if (read !== undefined && stamps === undefined) return undefined;
     for (const key of spec) {
       const value = row[key.key];
-      if (value === null || value === undefined) continue;
-      if (key.type === 'decimal' && typeof value === 'object') copy[key.key] = (value as Decimal).toFixed();
-      if (key.type !== 'timestamp') continue;
-      const date = value as Date;
-      const text = stamps === undefined ? exactTimestamp(date.toISOString()).iso : stamps[stampKeys.indexOf(key)];
-      if (text === null || text === undefined || exactTimestamp(text).floor.getTime() !== date.getTime()) return undefined;
-      copy[key.key] = exactTimestamp(text).iso;
+      if (key.type === 'decimal' && typeof value === 'object' && value !== null) copy[key.key] = (value as Decimal).toFixed();
+    }
+    const texts = read?.get(String(row[unique.key]));
+    if (read !== undefined && texts === undefined) return undefined;
+    for (const [i, { field }] of stamps.entries()) {
+      const value = row[field];
+      if (!(value instanceof Date)) {
+        if (value === null && texts !== undefined && texts[i] !== null) return undefined;
+        continue;
+      }
+      const text = texts === undefined ? value.toISOString() : texts[i];
+      if (text === null || text === undefined || exactTimestamp(text).floor.getTime() !== value.getTime()) return undefined;
+      copy[field] = exactTimestamp(text).iso;
     }
     out.push(copy);
   }

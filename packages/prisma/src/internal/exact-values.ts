@@ -6,7 +6,13 @@
  * fractional digits, whatever the session's `TimeZone` and `DateStyle`.
  * @module
  */
-import type { SortKey, SortSpec } from '@keyset/core';
+import type { SortKey } from '@keyset/core';
+
+/** A `DateTime` field and its database column (`o.created_at`: the last part names it). */
+export interface TimestampColumn {
+  field: string;
+  column: string;
+}
 
 /** What the read needs of a Prisma Client: `prisma` itself (or a transaction client). */
 export interface RawQueryClient {
@@ -22,31 +28,41 @@ function quoted(name: string, what: string): string {
   return parts.map((p) => `"${p}"`).join('.');
 }
 
-/** The database column of a sort key: the last part of `column` (`o.created_at` → `created_at`), or `key`. */
-function columnOf(key: SortKey): string {
-  return quoted((key.column ?? key.key).split('.').pop()!, 'column');
+/** A column, quoted: the last part of a qualified name (`o.created_at` → `"created_at"`). */
+function columnOf(name: string): string {
+  return quoted(name.split('.').pop()!, 'column');
 }
 
-/** Checks the table name when the endpoint is set up, not on a page. */
+/** Throws `TypeError` for a table name that is not `name` or `schema.name`. */
 export function checkTable(table: string): void {
   quoted(table, 'table');
 }
 
+/** Throws `TypeError` for a column name that is not plain. */
+export function checkColumn(column: string): void {
+  columnOf(column);
+}
+
 /**
- * For each unique key value (as text) among `keys`, the ISO 8601 text of every timestamp
- * key of `spec` (null where the row holds none). A row deleted since the page was read is absent.
+ * For each value of the `unique` key (as text) among `keys`, the ISO 8601 text of every
+ * column of `stamps` (null where the row holds none). A row deleted since the page was read is absent.
  */
-export async function readExactTimestamps(client: RawQueryClient, table: string, spec: SortSpec, keys: readonly string[]): Promise<Map<string, (string | null)[]>> {
-  const unique = spec[spec.length - 1]!;
-  const stamps = spec.filter((k) => k.type === 'timestamp');
-  const columns = stamps.map((k, i) => {
-    const c = columnOf(k);
+export async function readExactTimestamps(
+  client: RawQueryClient,
+  table: string,
+  unique: SortKey,
+  stamps: readonly TimestampColumn[],
+  keys: readonly string[],
+): Promise<Map<string, (string | null)[]>> {
+  const id = columnOf(unique.column ?? unique.key);
+  const columns = stamps.map((stamp, i) => {
+    const c = columnOf(stamp.column);
     // `timestamp` without a zone is UTC to Prisma; `timestamptz` is printed in UTC.
     return `CASE WHEN pg_typeof(${c}) = 'timestamp without time zone'::regtype THEN to_char(${c}::timestamp, ${FORMAT}) ELSE to_char(${c}::timestamptz AT TIME ZONE 'UTC', ${FORMAT}) END AS t${i}`;
   });
   // One untyped parameter per value: PostgreSQL types each from the column (bigint, uuid, text).
   const list = keys.map((_, i) => `$${i + 1}`).join(', ');
-  const text = `SELECT ${columnOf(unique)}::text AS k, ${columns.join(', ')} FROM ${quoted(table, 'table')} WHERE ${columnOf(unique)} IN (${list})`;
+  const text = `SELECT ${id}::text AS k, ${columns.join(', ')} FROM ${quoted(table, 'table')} WHERE ${id} IN (${list})`;
   const rows = await client.$queryRawUnsafe<Record<string, string | null>[]>(text, ...keys);
   return new Map(rows.map((r) => [String(r['k']), stamps.map((_, i) => r[`t${i}`] ?? null)]));
 }
