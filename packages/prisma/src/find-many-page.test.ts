@@ -29,6 +29,7 @@ beforeAll(async () => {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.query(`CREATE TABLE ${schema}.items (id bigint PRIMARY KEY, tenant int NOT NULL, created_at timestamptz NOT NULL, grp int NOT NULL, score numeric, label text COLLATE "C", flag boolean NOT NULL)`);
+  await admin.query(`CREATE TABLE ${schema}.notes (id bigint PRIMARY KEY, item_id bigint NOT NULL REFERENCES ${schema}.items ON DELETE CASCADE, text text NOT NULL)`);
   await admin.end();
   prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 2 }, { schema }) });
 }, 60_000);
@@ -162,6 +163,18 @@ describe.skipIf(url === undefined)('findManyPage on PostgreSQL (adapter-pg, no t
     expect(await countRows(prisma.item, { tenant: 1 })).toBe(3);
     expect(await countRows(prisma.item, { tenant: 1 }, { limit: 2 })).toBe(2);
     expect(await countRows(prisma.item, undefined)).toBe(5);
+  });
+
+  it('keeps the caller\'s include: each row of a page carries its relations', async () => {
+    await insert([1, 2, 3].map((n) => ({ id: BigInt(n), createdAt: `2025-03-01 12:00:00.00000${n}+00` })));
+    await prisma.note.createMany({ data: [{ id: 10n, itemId: 1n, text: 'one' }, { id: 11n, itemId: 3n, text: 'three' }, { id: 12n, itemId: 3n, text: 'three again' }] });
+    const seen: [string, string[]][] = [];
+    await walk(byTime, 2, async (plan) => {
+      const rows = await findManyPage(prisma.item, plan, { include: { notes: { orderBy: { id: 'asc' } } } }, { sort: plan.sort, dialect: 'postgres', timestamps: exact() });
+      seen.push(...rows.map((r): [string, string[]] => [String(r.id), r.notes.map((n) => n.text)]));
+      return rows as Row[];
+    });
+    expect(seen.slice(0, 3)).toEqual([['3', ['three', 'three again']], ['2', []], ['1', ['one']]]);
   });
 
   it('serves offset pages with skip and take in the sort order, timestamps exact', async () => {

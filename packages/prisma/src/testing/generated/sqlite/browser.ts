@@ -23,6 +23,11 @@ export * from './enums.ts';
  */
 export type Item = Prisma.ItemModel
 /**
+ * Model Note
+ * 
+ */
+export type Note = Prisma.NoteModel
+/**
  * Model Order
  * 
  */

@@ -47,6 +47,11 @@ export { Prisma }
  */
 export type Item = Prisma.ItemModel
 /**
+ * Model Note
+ * 
+ */
+export type Note = Prisma.NoteModel
+/**
  * Model Order
  * 
  */

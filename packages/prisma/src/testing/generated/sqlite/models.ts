@@ -9,5 +9,6 @@
  * 🟢 You can import this file directly.
  */
 export type * from './models/Item.ts'
+export type * from './models/Note.ts'
 export type * from './models/Order.ts'
 export type * from './commonInputTypes.ts'

@@ -244,6 +244,7 @@ export type ItemWhereInput = {
   score?: Prisma.DecimalNullableFilter<"Item"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: Prisma.StringNullableFilter<"Item"> | string | null
   flag?: Prisma.BoolFilter<"Item"> | boolean
+  notes?: Prisma.NoteListRelationFilter
 }
 
 export type ItemOrderByWithRelationInput = {
@@ -254,6 +255,7 @@ export type ItemOrderByWithRelationInput = {
   score?: Prisma.SortOrderInput | Prisma.SortOrder
   label?: Prisma.SortOrderInput | Prisma.SortOrder
   flag?: Prisma.SortOrder
+  notes?: Prisma.NoteOrderByRelationAggregateInput
 }
 
 export type ItemWhereUniqueInput = Prisma.AtLeast<{
@@ -267,6 +269,7 @@ export type ItemWhereUniqueInput = Prisma.AtLeast<{
   score?: Prisma.DecimalNullableFilter<"Item"> | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: Prisma.StringNullableFilter<"Item"> | string | null
   flag?: Prisma.BoolFilter<"Item"> | boolean
+  notes?: Prisma.NoteListRelationFilter
 }, "id">
 
 export type ItemOrderByWithAggregationInput = {
@@ -305,6 +308,7 @@ export type ItemCreateInput = {
   score?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: string | null
   flag: boolean
+  notes?: Prisma.NoteCreateNestedManyWithoutItemInput
 }
 
 export type ItemUncheckedCreateInput = {
@@ -315,6 +319,7 @@ export type ItemUncheckedCreateInput = {
   score?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: string | null
   flag: boolean
+  notes?: Prisma.NoteUncheckedCreateNestedManyWithoutItemInput
 }
 
 export type ItemUpdateInput = {
@@ -325,6 +330,7 @@ export type ItemUpdateInput = {
   score?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  notes?: Prisma.NoteUpdateManyWithoutItemNestedInput
 }
 
 export type ItemUncheckedUpdateInput = {
@@ -335,6 +341,7 @@ export type ItemUncheckedUpdateInput = {
   score?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
   label?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  notes?: Prisma.NoteUncheckedUpdateManyWithoutItemNestedInput
 }
 
 export type ItemCreateManyInput = {
@@ -411,6 +418,11 @@ export type ItemSumOrderByAggregateInput = {
   score?: Prisma.SortOrder
 }
 
+export type ItemScalarRelationFilter = {
+  is?: Prisma.ItemWhereInput
+  isNot?: Prisma.ItemWhereInput
+}
+
 export type BigIntFieldUpdateOperationsInput = {
   set?: bigint | number
   increment?: bigint | number
@@ -447,6 +459,105 @@ export type BoolFieldUpdateOperationsInput = {
   set?: boolean
 }
 
+export type ItemCreateNestedOneWithoutNotesInput = {
+  create?: Prisma.XOR<Prisma.ItemCreateWithoutNotesInput, Prisma.ItemUncheckedCreateWithoutNotesInput>
+  connectOrCreate?: Prisma.ItemCreateOrConnectWithoutNotesInput
+  connect?: Prisma.ItemWhereUniqueInput
+}
+
+export type ItemUpdateOneRequiredWithoutNotesNestedInput = {
+  create?: Prisma.XOR<Prisma.ItemCreateWithoutNotesInput, Prisma.ItemUncheckedCreateWithoutNotesInput>
+  connectOrCreate?: Prisma.ItemCreateOrConnectWithoutNotesInput
+  upsert?: Prisma.ItemUpsertWithoutNotesInput
+  connect?: Prisma.ItemWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.ItemUpdateToOneWithWhereWithoutNotesInput, Prisma.ItemUpdateWithoutNotesInput>, Prisma.ItemUncheckedUpdateWithoutNotesInput>
+}
+
+export type ItemCreateWithoutNotesInput = {
+  id: bigint | number
+  tenant: number
+  createdAt: Date | string
+  grp: number
+  score?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  label?: string | null
+  flag: boolean
+}
+
+export type ItemUncheckedCreateWithoutNotesInput = {
+  id: bigint | number
+  tenant: number
+  createdAt: Date | string
+  grp: number
+  score?: runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  label?: string | null
+  flag: boolean
+}
+
+export type ItemCreateOrConnectWithoutNotesInput = {
+  where: Prisma.ItemWhereUniqueInput
+  create: Prisma.XOR<Prisma.ItemCreateWithoutNotesInput, Prisma.ItemUncheckedCreateWithoutNotesInput>
+}
+
+export type ItemUpsertWithoutNotesInput = {
+  update: Prisma.XOR<Prisma.ItemUpdateWithoutNotesInput, Prisma.ItemUncheckedUpdateWithoutNotesInput>
+  create: Prisma.XOR<Prisma.ItemCreateWithoutNotesInput, Prisma.ItemUncheckedCreateWithoutNotesInput>
+  where?: Prisma.ItemWhereInput
+}
+
+export type ItemUpdateToOneWithWhereWithoutNotesInput = {
+  where?: Prisma.ItemWhereInput
+  data: Prisma.XOR<Prisma.ItemUpdateWithoutNotesInput, Prisma.ItemUncheckedUpdateWithoutNotesInput>
+}
+
+export type ItemUpdateWithoutNotesInput = {
+  id?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  tenant?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  grp?: Prisma.IntFieldUpdateOperationsInput | number
+  score?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  label?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flag?: Prisma.BoolFieldUpdateOperationsInput | boolean
+}
+
+export type ItemUncheckedUpdateWithoutNotesInput = {
+  id?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  tenant?: Prisma.IntFieldUpdateOperationsInput | number
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  grp?: Prisma.IntFieldUpdateOperationsInput | number
+  score?: Prisma.NullableDecimalFieldUpdateOperationsInput | runtime.Decimal | runtime.DecimalJsLike | number | string | null
+  label?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flag?: Prisma.BoolFieldUpdateOperationsInput | boolean
+}
+
+
+/**
+ * Count Type ItemCountOutputType
+ */
+
+export type ItemCountOutputType = {
+  notes: number
+}
+
+export type ItemCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  notes?: boolean | ItemCountOutputTypeCountNotesArgs
+}
+
+/**
+ * ItemCountOutputType without action
+ */
+export type ItemCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the ItemCountOutputType
+   */
+  select?: Prisma.ItemCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * ItemCountOutputType without action
+ */
+export type ItemCountOutputTypeCountNotesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.NoteWhereInput
+}
 
 
 export type ItemSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -457,6 +568,8 @@ export type ItemSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   score?: boolean
   label?: boolean
   flag?: boolean
+  notes?: boolean | Prisma.Item$notesArgs<ExtArgs>
+  _count?: boolean | Prisma.ItemCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["item"]>
 
 export type ItemSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -490,10 +603,18 @@ export type ItemSelectScalar = {
 }
 
 export type ItemOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "tenant" | "createdAt" | "grp" | "score" | "label" | "flag", ExtArgs["result"]["item"]>
+export type ItemInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  notes?: boolean | Prisma.Item$notesArgs<ExtArgs>
+  _count?: boolean | Prisma.ItemCountOutputTypeDefaultArgs<ExtArgs>
+}
+export type ItemIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
+export type ItemIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
 
 export type $ItemPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Item"
-  objects: {}
+  objects: {
+    notes: Prisma.$NotePayload<ExtArgs>[]
+  }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: bigint
     tenant: number
@@ -896,6 +1017,7 @@ readonly fields: ItemFieldRefs;
  */
 export interface Prisma__ItemClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
+  notes<T extends Prisma.Item$notesArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Item$notesArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$NotePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -949,6 +1071,10 @@ export type ItemFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Internal
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * Filter, which Item to fetch.
    */
   where: Prisma.ItemWhereUniqueInput
@@ -967,6 +1093,10 @@ export type ItemFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensions.I
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * Filter, which Item to fetch.
    */
   where: Prisma.ItemWhereUniqueInput
@@ -984,6 +1114,10 @@ export type ItemFindFirstArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Omit specific fields from the Item
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
   /**
    * Filter, which Item to fetch.
    */
@@ -1033,6 +1167,10 @@ export type ItemFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions.In
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * Filter, which Item to fetch.
    */
   where?: Prisma.ItemWhereInput
@@ -1080,6 +1218,10 @@ export type ItemFindManyArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Omit specific fields from the Item
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
   /**
    * Filter, which Items to fetch.
    */
@@ -1129,6 +1271,10 @@ export type ItemCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * The data needed to create a Item.
    */
   data: Prisma.XOR<Prisma.ItemCreateInput, Prisma.ItemUncheckedCreateInput>
@@ -1176,6 +1322,10 @@ export type ItemUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    * Omit specific fields from the Item
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
   /**
    * The data needed to update a Item.
    */
@@ -1243,6 +1393,10 @@ export type ItemUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * The filter to search for the Item to update in case it exists.
    */
   where: Prisma.ItemWhereUniqueInput
@@ -1269,6 +1423,10 @@ export type ItemDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
+  /**
    * Filter which Item to delete.
    */
   where: Prisma.ItemWhereUniqueInput
@@ -1289,6 +1447,30 @@ export type ItemDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.Internal
 }
 
 /**
+ * Item.notes
+ */
+export type Item$notesArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Note
+   */
+  select?: Prisma.NoteSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Note
+   */
+  omit?: Prisma.NoteOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.NoteInclude<ExtArgs> | null
+  where?: Prisma.NoteWhereInput
+  orderBy?: Prisma.NoteOrderByWithRelationInput | Prisma.NoteOrderByWithRelationInput[]
+  cursor?: Prisma.NoteWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.NoteScalarFieldEnum | Prisma.NoteScalarFieldEnum[]
+}
+
+/**
  * Item without action
  */
 export type ItemDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1300,4 +1482,8 @@ export type ItemDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
    * Omit specific fields from the Item
    */
   omit?: Prisma.ItemOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.ItemInclude<ExtArgs> | null
 }
