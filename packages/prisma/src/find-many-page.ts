@@ -84,21 +84,7 @@ type Row = Record<string, unknown>;
  * operation types under a symbol, and its `fields`. (`fields` is what tells it apart: any
  * object type without symbol keys satisfies the symbol index signature alone.)
  */
-type PrismaDelegate = { readonly fields: object; [K: symbol]: { types: { payload: unknown } } };
-
-/** `findMany`'s arguments for `T`: Prisma's own for a delegate, else what `T.findMany` takes. */
-export type FindManyArgs<T, A> = T extends PrismaDelegate
-  ? Exact<A, Args<T, 'findMany'>>
-  : T extends { findMany(args: infer P): unknown }
-    ? P
-    : never;
-
-/** One row `T.findMany(A)` returns: Prisma's result type for a delegate, else what `T.findMany` returns. */
-export type FindManyRow<T, A> = T extends PrismaDelegate
-  ? Result<T, A, 'findMany'>[number]
-  : T extends { findMany(args: never): PromiseLike<readonly (infer R)[]> }
-    ? R
-    : never;
+export type PrismaDelegate = { readonly fields: object; [K: symbol]: { types: { payload: unknown } } };
 
 /**
  * Runs `model.findMany` for the page `plan` describes and returns its rows in fetch order
@@ -123,12 +109,20 @@ export type FindManyRow<T, A> = T extends PrismaDelegate
  * const { body, headers } = await orders.page(plan, rows, { url });
  * ```
  */
-export async function findManyPage<T, A extends Args<T, 'findMany'>, const S extends readonly SortKey[], F extends string = never>(
+export function findManyPage<T extends PrismaDelegate, A, const S extends readonly SortKey[], F extends string = never>(
   model: T,
   plan: PagePlan,
-  args: FindManyArgs<T, A>,
+  args: Exact<A, Args<T, 'findMany'>>,
   options: FindManyPageOptions<S, F>,
-): Promise<PageRow<FindManyRow<T, A>, S, F>[]> {
+): Promise<PageRow<Result<T, A, 'findMany'>[number], S, F>[]>;
+/** Any object with a `findMany` (a Prisma Client extension's model, a test double): typed by its own signature. */
+export function findManyPage<P, R, const S extends readonly SortKey[], F extends string = never>(
+  model: { findMany(args: P): PromiseLike<readonly R[]> },
+  plan: PagePlan,
+  args: P,
+  options: FindManyPageOptions<S, F>,
+): Promise<PageRow<R, S, F>[]>;
+export async function findManyPage(model: unknown, plan: PagePlan, args: unknown, options: FindManyPageOptions<readonly SortKey[], string>): Promise<Row[]> {
   assertKnownOptions('findManyPage', options, OPTIONS);
   const { sort, dialect, timestamps } = options;
   // keysetWhere checks the plan against the spec (and the spec itself) as every source does.
@@ -169,7 +163,7 @@ export async function findManyPage<T, A extends Args<T, 'findMany'>, const S ext
     const where = and(null);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const rows = await exact(await findMany({ where, take: plan.take, skip: k.offset }));
-      if (rows !== undefined) return rows as never;
+      if (rows !== undefined) return rows;
     }
     throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);
   }
@@ -186,12 +180,12 @@ export async function findManyPage<T, A extends Args<T, 'findMany'>, const S ext
       attempt++;
       continue;
     }
-    if (!cond.widened || after === null) return rows as never;
+    if (!cond.widened || after === null) return rows;
     // Drop the rows at or before the cursor: they lead the page (see keyset-condition.ts).
     let dropped = 0;
     while (dropped < rows.length && comparePosition(spec, rows[dropped]!, after) <= 0) dropped++;
     const kept = rows.slice(dropped);
-    if (kept.length >= plan.take || fetched.length < take) return kept.slice(0, plan.take) as never;
+    if (kept.length >= plan.take || fetched.length < take) return kept.slice(0, plan.take);
     take = plan.take + dropped;
   }
   throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);

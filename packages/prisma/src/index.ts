@@ -8,4 +8,4 @@
 export { countRows } from './count-rows.ts';
 export type { CountRowsOptions } from './count-rows.ts';
 export { findManyPage } from './find-many-page.ts';
-export type { FindManyArgs, FindManyPageOptions, FindManyRow, PageRow, RawQueryClient, TimestampReading } from './find-many-page.ts';
+export type { FindManyPageOptions, PageRow, PrismaDelegate, RawQueryClient, TimestampReading } from './find-many-page.ts';
