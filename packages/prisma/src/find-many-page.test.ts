@@ -29,6 +29,7 @@ beforeAll(async () => {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.query(`CREATE TABLE ${schema}.items (id bigint PRIMARY KEY, tenant int NOT NULL, created_at timestamptz NOT NULL, grp int NOT NULL, score numeric, label text COLLATE "C", flag boolean NOT NULL)`);
+  await admin.query(`CREATE TABLE ${schema}.other_items (LIKE ${schema}.items)`);
   await admin.query(`CREATE TABLE ${schema}.notes (id bigint PRIMARY KEY, item_id bigint NOT NULL REFERENCES ${schema}.items ON DELETE CASCADE, text text NOT NULL)`);
   await admin.end();
   prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: 2 }, { schema }) });
@@ -200,6 +201,8 @@ describe.skipIf(url === undefined)('findManyPage on PostgreSQL (adapter-pg, no t
     await expect(findManyPage(prisma.item, plan, { select: { id: true, tenant: true } }, options)).rejects.toThrow(/select the sort field createdAt/);
     await expect(findManyPage(prisma.item, plan, {}, { ...options, timestamp: exact() } as never)).rejects.toThrow(ConfigError);
     await expect(findManyPage(prisma.item, plan, {}, { ...options, timestamps: { client: prisma, table: 'items; drop table items' } })).rejects.toThrow(/not a plain SQL name/);
+    await insert([{ id: 1n, createdAt: '2025-03-01 12:00:00+00' }]);
+    await expect(findManyPage(prisma.item, plan, {}, { ...options, timestamps: { client: prisma, table: `${schema}.other_items` } })).rejects.toThrow(/check that timestamps.table is the model's table/);
     const other: SortKey[] = [{ key: 'id', dir: 'asc', type: 'bigint', unique: true }];
     await expect(findManyPage(prisma.item, plan, {}, { ...options, sort: other })).rejects.toThrow(TypeError);
   });

@@ -165,7 +165,7 @@ export async function findManyPage(model: unknown, plan: PagePlan, args: unknown
       const rows = await exact(await findMany({ where, take: plan.take, skip: k.offset }));
       if (rows !== undefined) return rows;
     }
-    throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);
+    throw unreadable();
   }
   const after = plan.after;
   const cond = after === null ? { where: null, widened: false } : keysetCondition(spec, after);
@@ -188,7 +188,18 @@ export async function findManyPage(model: unknown, plan: PagePlan, args: unknown
     if (kept.length >= plan.take || fetched.length < take) return kept.slice(0, plan.take);
     take = plan.take + dropped;
   }
-  throw new TypeError(`findManyPage: rows changed between the page and its timestamps ${ATTEMPTS} times`);
+  throw unreadable();
+}
+
+/**
+ * The rows' timestamps did not match the page's `ATTEMPTS` times in a row: a write storm on
+ * these rows is unlikely, a `timestamps.table` or `column` that is not the model's is not.
+ */
+function unreadable(): TypeError {
+  return new TypeError(
+    `findManyPage: the page's timestamps, read by primary key, did not match its rows ${ATTEMPTS} times: ` +
+      "check that timestamps.table is the model's table and each sort key's column (the unique key's too) its database column",
+  );
 }
 
 /** `row` against the cursor position `after`, in fetch order. */
