@@ -49,8 +49,10 @@ import * as fetchAdapter from '@keyset/fetch';
 import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
+import * as prismaPages from '@keyset/prisma';
 import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
+import { PrismaPg } from '@prisma/adapter-pg';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -60,6 +62,7 @@ import pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PrismaClient } from '../packages/prisma/src/testing/generated/postgres/client.ts';
 
 const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -190,6 +193,8 @@ let redis: Redis;
 let subscriber: Redis;
 let kdb: Kysely<{ keyset_options_test: { id: number } }>;
 let ddb: ReturnType<typeof drizzlePg>;
+let prisma: PrismaClient;
+const PRISMA_SCHEMA = `keyset_options_prisma_${process.pid}`;
 const table = pgTable('keyset_options_test', { id: integer('id').primaryKey() });
 
 beforeAll(async () => {
@@ -202,10 +207,14 @@ beforeAll(async () => {
   await pool.query('CREATE TABLE IF NOT EXISTS keyset_options_test (id integer PRIMARY KEY); INSERT INTO keyset_options_test VALUES (1), (2), (3) ON CONFLICT DO NOTHING');
   kdb = new Kysely({ dialect: new PostgresDialect({ pool }) });
   ddb = drizzlePg(pool);
+  await pool.query(`CREATE SCHEMA ${PRISMA_SCHEMA}; CREATE TABLE ${PRISMA_SCHEMA}.items (id bigint PRIMARY KEY, tenant int NOT NULL, created_at timestamptz NOT NULL, grp int NOT NULL, score numeric, label text, flag boolean NOT NULL)`);
+  prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: POSTGRES_URL, max: 1 }, { schema: PRISMA_SCHEMA }) });
 }, 60_000);
 
 afterAll(async () => {
   await listener?.end();
+  await pool?.query(`DROP SCHEMA IF EXISTS ${PRISMA_SCHEMA} CASCADE`);
+  await prisma?.$disconnect();
   await pool?.query('DROP SCHEMA IF EXISTS keyset_options_test CASCADE; DROP TABLE IF EXISTS keyset_options_test');
   // Kysely's destroy ends the pool it was given.
   await kdb?.destroy();
@@ -536,6 +545,15 @@ const FIXTURES: Fixture[] = [
     required: ['db'],
     // An offset page past the first row: the options build its subquery.
     run: (o) => drizzle.keysetPage(table, { mode: 'offset', limit: 1, take: 2, offset: 1, sort: [{ key: 'id', dir: 'asc', type: 'int', unique: true }], fingerprint: '' }, [{ key: 'id', dir: 'asc', type: 'int', unique: true }], o as never),
+  },
+  { name: 'prisma countRows', valid: () => ({ limit: 2 }), run: (o) => prismaPages.countRows(prisma.item, undefined, o as never) },
+  {
+    name: 'prisma findManyPage',
+    valid: () => ({ sort: [{ key: 'id', dir: 'asc', type: 'bigint', unique: true }], dialect: 'postgres', timestamps: { client: prisma, table: `${PRISMA_SCHEMA}.items`, fields: {} } }),
+    nested: ['timestamps'],
+    required: ['sort', 'dialect', 'timestamps.client', 'timestamps.table'],
+    run: (o) =>
+      prismaPages.findManyPage(prisma.item, { mode: 'cursor', limit: 1, take: 2, direction: 'forward', after: null, sort: [{ key: 'id', dir: 'asc', type: 'bigint', unique: true }], fingerprint: '' }, {}, o as never),
   },
   { name: 'keysetComponents', valid: () => ({ limits: { default: 20, max: 100, overMax: 'reject', maxOffset: 10_000 }, sortValues: ['id', '-id'], keyPrefix: 'acme_live' }), nested: ['limits'], required: ['limits.default', 'limits.max'], run: (o) => openapi.keysetComponents(o as never) },
   { name: 'pageResponses', valid: () => ({ modes: ['cursor'], authenticated: true }), run: (o) => openapi.pageResponses({ type: 'object' }, o as never) },
