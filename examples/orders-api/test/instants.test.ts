@@ -26,7 +26,7 @@ describe.each([['PGlite'], ...(pgUrl === undefined ? [] : [['PostgreSQL']])])('i
 
   beforeAll(async () => {
     const databaseUrl = backend === 'PostgreSQL' ? await createDatabase(pgUrl!, database) : undefined;
-    t = await startApi({ adapter: 'hono', seedOrders: 20, ...(databaseUrl === undefined ? {} : { databaseUrl, cursorSecrets: ['x'.repeat(32)] }) });
+    t = await startApi({ adapter: 'hono', seedOrders: 20, rateLimit: { limit: 1_000_000, windowSeconds: 1 }, ...(databaseUrl === undefined ? {} : { databaseUrl, cursorSecrets: ['x'.repeat(32)] }) });
     admin = t.api.adminKey!;
     origins.push(t.api.url);
     for (const adapter of ADAPTERS.filter((a) => a !== 'hono')) {
