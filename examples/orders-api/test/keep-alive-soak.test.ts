@@ -353,11 +353,6 @@ describe.each(ADAPTERS)('keep-alive soak on %s', (adapter) => {
         `${expectAnswered} requests answered on Expect sockets`,
     );
 
-    if (process.env.SOAK_DEBUG) {
-      const byCase = new Map<string, string>();
-      for (const o of outcomes.values()) byCase.set(o.case, (byCase.get(o.case) ?? '') + (o.error ? 'E' : o.connection === 'close' ? 'c' : '.'));
-      for (const [name, marks] of byCase) console.log(adapter, name.padEnd(32), [...outcomes.values()].find((o) => o.case === name)?.status, marks.slice(0, 60));
-    }
     expect(failures.slice(0, 5), `${failures.length} of ${outcomes.size} requests unanswered`).toEqual([]);
     expect(outcomes.size).toBe(REQUESTS);
     expect(reused).toBeGreaterThanOrEqual(CLIENTS);
