@@ -345,13 +345,14 @@ describe.each(ADAPTERS)('keep-alive soak on %s', (adapter) => {
 
     const failures = [...outcomes].filter(([, o]) => o.error !== undefined);
     const latencies = [...outcomes.values()].map((o) => o.ms).sort((a, b) => a - b);
+    const slowest = [...outcomes.values()].filter((o) => o.ms >= percentile(latencies, 99.9)).map((o) => `${o.case} ${o.ms.toFixed(0)} ms`);
     const saidClose = [...outcomes.values()].filter((o) => o.connection === 'close').length;
     const reused = connections.filter((c) => c.requests.length >= 2).length;
     console.log(
       `soak ${adapter}: ${outcomes.size} fetch requests in ${seconds.toFixed(1)} s over ${connections.length} connections (${reused} reused, ` +
         `${saidClose} answers said Connection: close, ${closed.filter((c) => c.closedBy === 'server').length} closed by the server); ` +
         `latency max ${latencies.at(-1)!.toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, median ${percentile(latencies, 50).toFixed(1)} ms; ` +
-        `${expectAnswered} requests answered on Expect sockets`,
+        `${expectAnswered} requests answered on Expect sockets; slowest: ${slowest.join(', ')}`,
     );
 
     expect(failures.slice(0, 5), `${failures.length} of ${outcomes.size} requests unanswered`).toEqual([]);
