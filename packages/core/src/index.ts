@@ -49,6 +49,8 @@ export type { MemoryKeyStoreOptions } from './keys/memory-key-store.ts';
 export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/key-store.ts';
 export type { QuotaPatch } from './keys/quota-patch.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
+export { grantsQuery, missingPermissions, permissionQuery } from './keys/permission-query.ts';
+export type { PermissionQuery } from './keys/permission-query.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
 export { isWellFormedKey } from './keys/is-well-formed-key.ts';
