@@ -47,6 +47,10 @@ export interface TableNames {
   usage: string;
   usageOwnerIndex: string;
   usageBucketIndex: string;
+  roles: string;
+  roleGrants: string;
+  roleGrantsRoleIndex: string;
+  auditTargetTypeCheck: string;
 }
 
 function quote(identifier: string): string {
@@ -97,5 +101,10 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     usage: `${s}.${quote(`${tablePrefix}usage`)}`,
     usageOwnerIndex: quote(`${tablePrefix}usage_owner_id_idx`),
     usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
+    roles: `${s}.${quote(`${tablePrefix}roles`)}`,
+    roleGrants: `${s}.${quote(`${tablePrefix}role_grants`)}`,
+    roleGrantsRoleIndex: quote(`${tablePrefix}role_grants_role_name_idx`),
+    // The name PostgreSQL gave the audit table's inline CHECK on target_type (version 11).
+    auditTargetTypeCheck: quote(`${tablePrefix}audit_target_type_check`),
   };
 }
