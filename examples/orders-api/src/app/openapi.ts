@@ -131,7 +131,7 @@ const SCHEMAS: Record<string, JsonObject> = {
     additionalProperties: false,
     properties: {
       name: { type: 'string', minLength: 1 },
-      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, minItems: 1 },
+      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, description: 'The key\'s own scopes; empty when its roles (or its owner\'s) grant what it needs.' },
       rateLimit: schema('RateLimit'),
       rateLimits: schema('RateLimits'),
       quota: schema('QuotaInput'),
