@@ -9,6 +9,7 @@
 import { postgresUrl, redisUrl } from '@keyset/test-support';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.ts';
 import { call, createDatabase, dropDatabase, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 
 const ADMIN_LIMIT = { limit: 1_000_000, windowSeconds: 1 };
@@ -26,6 +27,18 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('roles across instan
   const extra: ExtraServer[] = [];
   let urls: string[] = [];
   let admin: string;
+  let databaseUrl: string;
+
+  const cli = async (...argv: string[]): Promise<{ code: number; out: string; err: string }> => {
+    let out = '';
+    let err = '';
+    const code = await runCli(argv, {
+      env: { DATABASE_URL: databaseUrl, REDIS_URL: redis!, DATA_DIR: instances[0]!.dataDir, LOG_LEVEL: 'silent' },
+      out: (text) => (out += text),
+      err: (text) => (err += text),
+    });
+    return { code, out, err };
+  };
 
   const send = async (method: string, path: string, body?: unknown, expected = 200, at = 0) => {
     const res = await call(urls[at % urls.length]!, path, body === undefined ? { key: admin, method } : { key: admin, method, body });
@@ -34,7 +47,7 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('roles across instan
   };
 
   beforeAll(async () => {
-    const databaseUrl = await createDatabase(pgUrl!, database);
+    databaseUrl = await createDatabase(pgUrl!, database);
     // The keyring caches keys for 30 s: only the revocation bus makes a cached key see a role change in time.
     const common = { databaseUrl, redisUrl: redis!, seedOrders: 20, cursorSecrets: ['x'.repeat(32)], rateLimit: ADMIN_LIMIT };
     instances.push(await startApi({ ...common, adapter: 'hono' }));
@@ -84,6 +97,28 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('roles across instan
     for (const expected of ['role.created role:reader', 'role.updated role:reader', `key.roles_set key:${key.id}`, 'owner.roles_set owner:cus_roles', 'role.deleted role:orders']) {
       expect(actions).toContain(expected);
     }
+  });
+
+  it('the CLI manages roles; running instances see its changes at once (REDIS_URL), audited as cli', async () => {
+    expect(await cli('roles', 'create', 'cli-reader', '--permissions', 'orders:read', '--description', 'from the CLI')).toMatchObject({ code: 0 });
+    expect((await cli('roles', 'create', 'cli-reader', '--permissions', 'orders:read')).code).toBe(2);
+    expect((await cli('roles', 'create', 'x')).code).toBe(2);
+    const key = (await send('POST', '/api/keys', { name: 'cli-held', scopes: [], rateLimit: ADMIN_LIMIT }, 201)) as { key: string; id: string };
+    for (const url of urls) expect((await call(url, ROUTES['orders:read'], { key: key.key })).status).toBe(403);
+    const set = await cli('roles', 'key', key.id, '--set', 'cli-reader', '--json');
+    expect(set.code, set.err).toBe(0);
+    expect(JSON.parse(set.out)).toEqual({ id: key.id, roles: ['cli-reader'], inheritedRoles: [], permissions: ['orders:read'] });
+    for (const url of urls) expect((await call(url, ROUTES['orders:read'], { key: key.key })).status).toBe(200);
+    expect((await cli('roles', 'key', key.id)).out).toContain('roles cli-reader');
+    expect((await cli('roles', 'list')).out).toContain('cli-reader  orders:read  "from the CLI"');
+    expect((await cli('roles', 'update', 'cli-reader', '--permissions', 'reports:read')).code).toBe(0);
+    for (const url of urls) expect((await call(url, ROUTES['orders:read'], { key: key.key })).status).toBe(403);
+    expect((await cli('roles', 'key', key.id, '--set', 'nobody')).code).toBe(2);
+    const missing = await cli('roles', 'show', 'nobody');
+    expect([missing.code, missing.err]).toEqual([1, 'No role with this name.\n']);
+    expect((await cli('roles', 'delete', 'cli-reader')).code).toBe(0);
+    const audit = (await send('GET', `/api/audit?target=${key.id}`, undefined, 200)).items as { action: string; actor: string }[];
+    expect(audit.map((e) => [e.action, e.actor])).toContainEqual(['key.roles_set', 'cli']);
   });
 
   it('after any role change returns, every instance admits and refuses by the new roles (property)', async () => {
