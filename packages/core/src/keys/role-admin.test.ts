@@ -147,7 +147,8 @@ describe('roles', () => {
   });
 
   it('needs a store that keeps roles', () => {
-    const keyring = createKeyring({ store: { ...createMemoryKeyStore(), insertRole: undefined }, prefix: PREFIX });
+    const { insertRole: _dropped, ...withoutRoles } = createMemoryKeyStore();
+    const keyring = createKeyring({ store: withoutRoles, prefix: PREFIX });
     expect(() => createRoleAdmin(keyring)).toThrow(/keeps no roles/);
   });
 });
