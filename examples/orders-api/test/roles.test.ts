@@ -79,6 +79,12 @@ describe.skipIf(pgUrl === undefined || redis === undefined)('roles across instan
     await send('PUT', `/api/keys/${key.id}/roles`, { roles: ['nobody'] }, 400, 3);
     await send('PUT', `/api/keys/${key.id}/roles`, {}, 400, 0);
     await send('PUT', '/api/keys/key_none/roles', { roles: [] }, 404, 1);
+    // Ids and names no key, owner or role can have: 404, never a database error.
+    await send('PUT', '/api/keys/key_%00/roles', { roles: [] }, 404, 2);
+    await send('GET', '/api/owners/a%00b/roles', undefined, 404, 3);
+    await send('GET', `/api/roles/${'r'.repeat(65)}`, undefined, 404, 0);
+    await send('PATCH', '/api/roles/%00', { description: 'x' }, 404, 1);
+    await send('PUT', `/api/keys/${key.id}/roles`, { roles: ['a\u0000b'] }, 400, 2);
     for (const url of urls) expect((await call(url, ROUTES['orders:read'], { key: key.key })).status).toBe(200);
     await send('PATCH', '/api/roles/reader', { permissions: ['reports:read'] }, 200, 3);
     for (const url of urls) {

@@ -14,7 +14,7 @@ import type { BestEffortLog } from './internal/best-effort-log.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
 import { createQueryCredentialFinder } from './query-credentials.ts';
-import { missingPermissions, type PermissionQuery } from './permission-query.ts';
+import { grantsQuery, missingPermissions, type PermissionQuery } from './permission-query.ts';
 import { missingScopes } from './scopes.ts';
 
 /** The request parts authentication looks at. */
@@ -120,9 +120,10 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
    */
   function authorize(key: VerifiedKey, scopes: readonly string[] | undefined, permissions?: PermissionQuery): void {
     const scopesHeld = scopes === undefined || scopes.length === 0 || grantsExactly(key.scopes, scopes);
-    if (scopesHeld && permissions === undefined) return;
+    const queryHeld = permissions === undefined || grantsQuery(key.scopes, permissions, { wildcards: scopeWildcards });
+    if (scopesHeld && queryHeld) return;
     const missing = scopesHeld ? [] : missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
-    if (permissions !== undefined) {
+    if (!queryHeld && permissions !== undefined) {
       for (const need of missingPermissions(key.scopes, permissions, { wildcards: scopeWildcards })) if (!missing.includes(need)) missing.push(need);
     }
     if (missing.length === 0) return;

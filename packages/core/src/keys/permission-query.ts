@@ -111,7 +111,8 @@ export function missingPermissions(granted: readonly string[], query: Permission
 export function grantsQuery(granted: readonly string[], query: PermissionQuery, options: { wildcards?: boolean } = {}): boolean {
   const { wildcards = false } = options;
   function holds(node: PermissionQuery): boolean {
-    if (typeof node === 'string') return missingScopes(granted, [node], { wildcards }).length === 0;
+    // A permission held as it is answers without the general check's array (the common case).
+    if (typeof node === 'string') return granted.includes(node) || (wildcards && missingScopes(granted, [node], { wildcards }).length === 0);
     return 'and' in node ? node.and.every(holds) : node.or.some(holds);
   }
   return holds(query);

@@ -116,6 +116,9 @@ describe('roles', () => {
     expect(await code(roles.setKeyRoles(record.id, ['reader', 'nobody']))).toBe('invalid_request');
     expect((await roles.keyRoles(record.id)).roles).toEqual([]);
     expect(await code(roles.setKeyRoles('key_missing', ['reader']))).toBe('not_found');
+    expect(await code(roles.setKeyRoles('key_0000000000000000000000', ['reader']))).toBe('not_found');
+    expect(await code(roles.keyRoles('key_\u0000'))).toBe('not_found');
+    expect(await code(roles.ownerRoles('a{b}'))).toBe('not_found');
     expect(await code(roles.setOwnerRoles('nobody', ['reader']))).toBe('not_found');
     expect(await code(roles.update('nobody', { permissions: [] }))).toBe('not_found');
     expect(await code(roles.update('reader', {}))).toBe('invalid_request');

@@ -16,6 +16,7 @@ import { assertKnownOptions } from '../internal/check-options.ts';
 import type { JsonValue } from './key-metadata.ts';
 import { storeCall } from './internal/store-call.ts';
 import { ADMIN_OPTIONS, adminActor, type AdminOptions } from './key-admin.ts';
+import { validateOwnerId } from './key-input.ts';
 import type { KeyStore, RoleTarget, StoredRole } from './key-store.ts';
 import type { Keyring } from './keyring.ts';
 import { OWNER_EVICTION_PREFIX, ROLE_EVICTION_PREFIX } from './key-verifier.ts';
@@ -81,6 +82,8 @@ export interface RoleAdmin {
 }
 
 const ROLE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** The key ids `createKeyAdmin` makes; anything else names no key (and never reaches the store). */
+const KEY_ID = /^key_[0-9A-Za-z]{22}$/;
 const MAX_PERMISSIONS = 256;
 const MAX_ROLES = 64;
 const MAX_DESCRIPTION = 500;
@@ -115,6 +118,19 @@ function descriptionOf(value: unknown): string {
 function roleNames(value: unknown): string[] {
   if (!Array.isArray(value) || value.length > MAX_ROLES) throw invalid('roles', `\`roles\` must be an array of at most ${MAX_ROLES} role names.`);
   return [...new Set(value.map((name) => roleName(name, 'roles')))].sort();
+}
+
+/** A key or owner id from a route or a caller: `not_found` for anything no key or owner can have. */
+function targetOf(type: RoleTarget['type'], id: unknown): RoleTarget {
+  if (type === 'key') {
+    if (typeof id !== 'string' || !KEY_ID.test(id)) throw notFound('key with this id');
+    return { type, id };
+  }
+  try {
+    return { type, id: validateOwnerId(id, 'id') };
+  } catch {
+    throw notFound('owner with this id');
+  }
 }
 
 function toRoleRecord(role: StoredRole): RoleRecord {
@@ -271,20 +287,20 @@ export function createRoleAdmin(keyring: Keyring, options: AdminOptions = {}): R
       await evict(ROLE_EVICTION_PREFIX + name);
     },
 
-    setKeyRoles(keyId: string, names: readonly string[], context?: AuditContext): Promise<HeldRoles> {
-      return setRoles({ type: 'key', id: String(keyId) }, names, context);
+    async setKeyRoles(keyId: string, names: readonly string[], context?: AuditContext): Promise<HeldRoles> {
+      return setRoles(targetOf('key', keyId), names, context);
     },
 
-    setOwnerRoles(ownerId: string, names: readonly string[], context?: AuditContext): Promise<HeldRoles> {
-      return setRoles({ type: 'owner', id: String(ownerId) }, names, context);
+    async setOwnerRoles(ownerId: string, names: readonly string[], context?: AuditContext): Promise<HeldRoles> {
+      return setRoles(targetOf('owner', ownerId), names, context);
     },
 
-    keyRoles(keyId: string): Promise<HeldRoles> {
-      return held({ type: 'key', id: String(keyId) });
+    async keyRoles(keyId: string): Promise<HeldRoles> {
+      return held(targetOf('key', keyId));
     },
 
-    ownerRoles(ownerId: string): Promise<HeldRoles> {
-      return held({ type: 'owner', id: String(ownerId) });
+    async ownerRoles(ownerId: string): Promise<HeldRoles> {
+      return held(targetOf('owner', ownerId));
     },
   });
 }
