@@ -77,6 +77,7 @@ const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, schemes, scopeWildcards, log, verify } = options;
   const findQueryCredential = createQueryCredentialFinder(prefixes);
+  const wildcardOption = Object.freeze({ wildcards: scopeWildcards });
   const ipAllowed = createIpAllowlistCheck();
 
   async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): Promise<VerifiedKey> {
@@ -120,7 +121,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
    */
   function authorize(key: VerifiedKey, scopes: readonly string[] | undefined, permissions?: PermissionQuery): void {
     const scopesHeld = scopes === undefined || scopes.length === 0 || grantsExactly(key.scopes, scopes);
-    const queryHeld = permissions === undefined || grantsQuery(key.scopes, permissions, { wildcards: scopeWildcards });
+    const queryHeld = permissions === undefined || grantsQuery(key.scopes, permissions, wildcardOption);
     if (scopesHeld && queryHeld) return;
     const missing = scopesHeld ? [] : missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
     if (!queryHeld && permissions !== undefined) {

@@ -109,11 +109,17 @@ export function missingPermissions(granted: readonly string[], query: Permission
  * ```
  */
 export function grantsQuery(granted: readonly string[], query: PermissionQuery, options: { wildcards?: boolean } = {}): boolean {
-  const { wildcards = false } = options;
-  function holds(node: PermissionQuery): boolean {
-    // A permission held as it is answers without the general check's array (the common case).
-    if (typeof node === 'string') return granted.includes(node) || (wildcards && missingScopes(granted, [node], { wildcards }).length === 0);
-    return 'and' in node ? node.and.every(holds) : node.or.some(holds);
+  return holds(granted, query, options.wildcards === true);
+}
+
+/** `grantsQuery`'s walk: no closure or array per call, as the guard runs it on every request of a route. */
+function holds(granted: readonly string[], node: PermissionQuery, wildcards: boolean): boolean {
+  // A permission held as it is answers without the general check's array (the common case).
+  if (typeof node === 'string') return granted.includes(node) || (wildcards && missingScopes(granted, [node], { wildcards }).length === 0);
+  if ('and' in node) {
+    for (const part of node.and) if (!holds(granted, part, wildcards)) return false;
+    return true;
   }
-  return holds(query);
+  for (const part of node.or) if (holds(granted, part, wildcards)) return true;
+  return false;
 }
