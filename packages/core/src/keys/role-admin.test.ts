@@ -149,6 +149,22 @@ describe('roles', () => {
     expect(entries[2]!.changes).toEqual({ roles: { before: [], after: ['reader'] } });
   });
 
+  it('with scopeWildcards, a role granting `orders:*` covers `orders:read` in a list and in a query; without, it does not', async () => {
+    for (const scopeWildcards of [true, false]) {
+      const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX, scopeWildcards, lastUsed: false });
+      const roles = createRoleAdmin(keyring);
+      await roles.create({ name: 'orders-all', permissions: ['orders:*'] });
+      const { key, record } = await createKeyAdmin(keyring).issue({ name: 'w', scopes: [] });
+      await roles.setKeyRoles(record.id, ['orders-all']);
+      expect(await missing(keyring, key, ['orders:read'])).toEqual(scopeWildcards ? [] : ['orders:read']);
+      const query = await keyring.authenticate({ authorization: `ApiKey ${key}` }, { permissions: { or: ['reports:read', 'orders:write'] } }).then(
+        () => 'admitted',
+        (error: KeysetError) => error.extensions?.missing_scopes,
+      );
+      expect(query).toEqual(scopeWildcards ? 'admitted' : ['reports:read']);
+    }
+  });
+
   it('needs a store that keeps roles', () => {
     const { insertRole: _dropped, ...withoutRoles } = createMemoryKeyStore();
     const keyring = createKeyring({ store: withoutRoles, prefix: PREFIX });
