@@ -142,6 +142,15 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
         return sendPage(page, rows, total === undefined ? {} : { total });
       }),
     ],
+    ['POST', '/api/roles', adminBody((request, _params, body) => app.roles.create(body, who(request)))],
+    ['GET', '/api/roles', admin(async () => reply(await app.roles.list()))],
+    ['GET', '/api/roles/:name', admin(async (_request, { name }) => reply(await app.roles.get(name!)))],
+    ['PATCH', '/api/roles/:name', adminBody((request, { name }, body) => app.roles.update(name!, body, who(request)))],
+    ['DELETE', '/api/roles/:name', admin(async (request, { name }) => reply(await app.roles.remove(name!, who(request))))],
+    ['GET', '/api/keys/:id/roles', admin(async (_request, { id }) => reply(await app.roles.keyRoles(id!)))],
+    ['PUT', '/api/keys/:id/roles', adminBody((request, { id }, body) => app.roles.setKeyRoles(id!, body, who(request)))],
+    ['GET', '/api/owners/:id/roles', admin(async (_request, { id }) => reply(await app.roles.ownerRoles(id!)))],
+    ['PUT', '/api/owners/:id/roles', adminBody((request, { id }, body) => app.roles.setOwnerRoles(id!, body, who(request)))],
     [
       'GET',
       '/api/audit',
