@@ -1,6 +1,6 @@
 /**
  * `@keyset/opentelemetry`: keyset's decisions, key verification and store calls as
- * OpenTelemetry metrics and spans (docs/observability.md lists every metric and span).
+ * OpenTelemetry metrics and spans, through the meter and tracer the application passes.
  * @module
  */
 export { INSTRUMENTATION_SCOPE, createKeysetTelemetry } from './keyset-telemetry.ts';

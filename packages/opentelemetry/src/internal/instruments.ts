@@ -1,6 +1,6 @@
 /**
  * The instruments one telemetry object records into, created once from the user's meter.
- * Names, units and descriptions are the ones docs/observability.md lists.
+ * Names and units follow the OpenTelemetry semantic conventions where one applies.
  * @module
  */
 import type { Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
