@@ -6,6 +6,7 @@
  * which a Prometheus parser reads.
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { redisUrl } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestTelemetry, type TestTelemetry } from '../../../packages/opentelemetry/src/telemetry.test-support.ts';
 import { ADAPTERS } from '../src/config.ts';
@@ -68,6 +69,42 @@ describe('telemetry on every adapter', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+const redis = await redisUrl();
+
+describe.skipIf(redis === undefined)('telemetry with REDIS_URL and an in-flight cap', () => {
+  let t: TestApi;
+  let telemetry: TestTelemetry;
+  beforeAll(async () => {
+    telemetry = createTestTelemetry();
+    t = await startApi({ seedOrders: 50, redisUrl: redis!, inFlightMax: 4, telemetry: telemetry.telemetry });
+  });
+  afterAll(async () => {
+    await t?.stop({ remove: true });
+    await telemetry?.close();
+  });
+
+  it('times the Redis stores under each check and gives every lease back', async () => {
+    const issued = await call(t.api.url, '/api/keys', { key: t.api.adminKey, method: 'POST', body: { name: 'reader', scopes: ['orders:read'] } });
+    expect(issued.status).toBe(201);
+    const replies = await Promise.all([1, 2, 3].map(() => call(t.api.url, '/api/orders?limit=1', { key: issued.body.key })));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(await telemetry.sum('keyset.decisions', { 'keyset.outcome': 'allowed', 'http.route': '/api/orders' })).toBe(3);
+    await vi.waitFor(async () => expect(await telemetry.sum('keyset.leases.in_flight')).toBe(0));
+    const spans = telemetry.spans();
+    const checkIds = new Set(spans.filter((s) => s.name === 'keyset.check').map((s) => s.spanContext().spanId));
+    for (const store of ['redis.ratelimit', 'redis.leases']) {
+      const calls = spans.filter((s) => s.name.startsWith(`${store} `));
+      expect(calls.length, store).toBeGreaterThan(0);
+      expect(await telemetry.count('keyset.store.duration', { 'keyset.store': store })).toBe(calls.length);
+      // A lease is given back when the response ends, after the check: that call is no child of it.
+      const during = calls.filter((s) => !s.name.endsWith(' release'));
+      expect(during.map((s) => s.name)).toContain(store === 'redis.leases' ? 'redis.leases acquire' : 'redis.ratelimit decide');
+      expect(during.every((s) => checkIds.has(s.parentSpanContext?.spanId ?? '')), `${store}: ${during.map((s) => s.name).join(', ')}`).toBe(true);
+    }
+    expect(await telemetry.sum('keyset.store.failures')).toBe(0);
   });
 });
 
