@@ -2,8 +2,9 @@
  * The example's OpenTelemetry set-up (docs/observability.md): with `METRICS_PORT`, keyset's
  * metrics in the Prometheus text format at `GET /metrics` on a listener of their own (so a
  * scraper needs no API key and the API's port never serves them); with
- * `OTEL_EXPORTER_OTLP_ENDPOINT`, metrics and spans pushed over OTLP/HTTP, every other
- * `OTEL_EXPORTER_OTLP_*` variable read by the exporters as OpenTelemetry defines them.
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`, metrics and spans pushed over OTLP/HTTP (JSON) to its
+ * `/v1/metrics` and `/v1/traces`, `OTEL_EXPORTER_OTLP_HEADERS` and `_TIMEOUT` read by the
+ * exporters as OpenTelemetry defines them.
  * Neither set: no SDK is started and nothing is wrapped.
  * @module
  */
@@ -39,14 +40,16 @@ export async function startTelemetry(config: Pick<Config, 'metricsPort' | 'otlpE
   // The exporter serves no port of its own: the listener below hands it GET /metrics only.
   const prometheus = metricsPort === undefined ? undefined : new PrometheusExporter({ preventServerStart: true });
   if (prometheus !== undefined) readers.push(prometheus);
-  // The exporters read OTEL_EXPORTER_OTLP_ENDPOINT (and _HEADERS, _TIMEOUT, the per-signal
-  // variables) themselves, appending /v1/metrics and /v1/traces as the specification says.
-  if (otlpEndpoint !== undefined) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }));
+  // The endpoint comes from the configuration (so a programmatic `otlpEndpoint` is honoured
+  // too), with the signal's path appended as OpenTelemetry's specification says for
+  // OTEL_EXPORTER_OTLP_ENDPOINT; the exporters read _HEADERS, _TIMEOUT and the rest themselves.
+  const signalUrl = (signal: string): string => `${otlpEndpoint!.replace(/\/+$/, '')}/v1/${signal}`;
+  if (otlpEndpoint !== undefined) readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: signalUrl('metrics') }) }));
   const meterProvider = new MeterProvider({ readers });
   let tracerProvider: BasicTracerProvider | undefined;
   let contextManager: AsyncLocalStorageContextManager | undefined;
   if (otlpEndpoint !== undefined) {
-    tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+    tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl('traces') }))] });
     // Store calls become children of the request's keyset.check span only with a context
     // manager that follows async calls.
     contextManager = new AsyncLocalStorageContextManager().enable();

@@ -5,6 +5,8 @@
  * the store calls under it; and `METRICS_PORT` serves it all in the Prometheus text format,
  * which a Prometheus parser reads.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { redisUrl } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -139,5 +141,36 @@ describe('METRICS_PORT: GET /metrics in the Prometheus text format', () => {
     expect(text).not.toContain(t.api.adminKey!.slice(-12));
     expect((await fetch(new URL('/api/orders', t.api.metricsUrl!))).status).toBe(404);
     expect((await call(t.api.url, '/metrics', { key: t.api.adminKey })).status).toBe(404);
+  });
+});
+
+describe('OTEL_EXPORTER_OTLP_ENDPOINT: metrics and spans pushed over OTLP/HTTP', () => {
+  it('sends keyset.decisions to /v1/metrics and keyset.check spans to /v1/traces, at the latest on shutdown', async () => {
+    const received: { path: string; body: string }[] = [];
+    const collector = createServer((request, response) => {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => {
+        received.push({ path: request.url ?? '', body });
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/otlp/`;
+    const t = await startApi({ seedOrders: 50, otlpEndpoint: endpoint });
+    try {
+      expect((await call(t.api.url, '/api/keys', { key: t.api.adminKey })).status).toBe(200);
+      expect((await call(t.api.url, '/api/orders')).status).toBe(401);
+    } finally {
+      await t.stop({ remove: true });
+      collector.close();
+    }
+    const metrics = received.filter((r) => r.path === '/otlp/v1/metrics').map((r) => r.body).join('\n');
+    const traces = received.filter((r) => r.path === '/otlp/v1/traces').map((r) => r.body).join('\n');
+    expect(metrics).toContain('keyset.decisions');
+    expect(metrics).toContain('missing_api_key');
+    expect(traces).toContain('keyset.check');
+    expect(traces).not.toContain(t.api.adminKey!.slice(-12));
   });
 });
