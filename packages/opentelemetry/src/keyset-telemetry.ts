@@ -6,7 +6,7 @@
  * pays nothing.
  * @module
  */
-import { metrics, trace, type Meter, type Tracer } from '@opentelemetry/api';
+import { metrics, trace, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
 import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type Keyring } from '@keyset/core';
 import { DEGRADED, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import { createInstruments } from './internal/instruments.ts';
@@ -96,7 +96,7 @@ export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): Key
     if (instruments === undefined) return then ?? (() => {});
     const { limiterDecisions } = instruments;
     return (event: DecisionEvent) => {
-      const attributes = { ...routeAttributes(event.route), [OUTCOME]: event.outcome };
+      const attributes: Attributes = { ...routeAttributes(event.route), [OUTCOME]: event.outcome };
       if (event.degraded !== undefined) attributes[DEGRADED] = event.degraded;
       if (ownerAttribute && event.ownerId !== undefined) attributes[OWNER] = event.ownerId;
       limiterDecisions.add(1, attributes);

@@ -24,7 +24,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (va
 
 /** Internal: see `KeysetTelemetry.store`. */
 export function tracedStore<T extends object>(name: string, store: T, instruments: Instruments | undefined, tracer: Tracer | undefined): T {
-  const wrapped: Record<string, unknown> = { ...store };
+  const wrapped: Record<string, unknown> = { ...(store as Record<string, unknown>) };
   for (const operation of methodNames(store)) {
     const method = (store as Record<string, (...args: unknown[]) => unknown>)[operation] as (...args: unknown[]) => unknown;
     const attributes: Attributes = Object.freeze({ [STORE]: name, [STORE_OPERATION]: operation });
