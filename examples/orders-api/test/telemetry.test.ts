@@ -134,6 +134,8 @@ describe('METRICS_PORT: GET /metrics in the Prometheus text format', () => {
     const byOutcome = Object.fromEntries(decisions!.metrics.map((m) => [m.labels!.keyset_outcome, Number(m.value)]));
     expect(byOutcome).toEqual({ allowed: 1, missing_api_key: 1 });
     expect(family('keyset_check_duration')?.type).toBe('HISTOGRAM');
+    // The admin key was looked up once, in the store (a miss): nothing else was well-formed.
+    expect(family('keyset_key_cache_lookups_total')?.metrics.map((m) => [m.labels!.keyset_cache_result, Number(m.value)])).toEqual([['miss', 1]]);
     expect(family('keyset_store_duration')?.type).toBe('HISTOGRAM');
     // This parser folds a histogram's labelled series into one: the labels are read off the text.
     expect(text).toMatch(/^keyset_store_duration_count\{keyset_store="keys",keyset_store_operation="findByDigest"[^}]*\} 1$/m);

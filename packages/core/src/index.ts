@@ -26,6 +26,7 @@ export type {
   AuthenticateRequest,
   KeyChangeEvent,
   KeyChangeListener,
+  KeyCacheResult,
   Keyring,
   KeyringCacheOptions,
   KeyringLogger,

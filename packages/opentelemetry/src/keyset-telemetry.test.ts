@@ -31,8 +31,8 @@ afterEach(async () => {
   open = undefined;
 });
 
-async function setup(options: { ownerAttribute?: boolean } = {}) {
-  const t = (open = createTestTelemetry(options));
+async function setup(options: { ownerAttribute?: boolean; cache?: false | { ttlMs: number } } = {}) {
+  const t = (open = createTestTelemetry({ ...(options.ownerAttribute === undefined ? {} : { ownerAttribute: options.ownerAttribute }) }));
   const { telemetry } = t;
   let down = false;
   const memory = createMemoryKeyStore();
@@ -43,7 +43,7 @@ async function setup(options: { ownerAttribute?: boolean } = {}) {
       return (fn as (...a: unknown[]) => unknown)(...args);
     }]),
   ) as unknown as KeyStore;
-  const keyring = createKeyring({ store: telemetry.store('keys', failing), prefix: 'acme_live', lastUsed: false, cache: false });
+  const keyring = createKeyring({ store: telemetry.store('keys', failing), prefix: 'acme_live', lastUsed: false, cache: options.cache ?? false, onCacheLookup: telemetry.onCacheLookup });
   const events: DecisionEvent[] = [];
   const limiter = createRateLimiter({
     defaultPolicy: { limit: 3, windowSeconds: 60 },
@@ -112,6 +112,16 @@ describe('createKeysetTelemetry: metrics', () => {
     expect(await t.count('keyset.store.duration', { 'keyset.store': 'keys', 'keyset.store.operation': 'findByDigest' })).toBe(2);
     expect(await t.sum('keyset.store.failures', { 'keyset.store': 'keys', 'keyset.store.operation': 'findByDigest', 'error.type': 'Error' })).toBe(1);
     expect(await t.count('keyset.store.duration', { 'keyset.store': 'ratelimit' })).toBeGreaterThan(0);
+  });
+
+  it("counts the keyring's cache lookups by result", async () => {
+    const { t, reader, check } = await setup({ cache: { ttlMs: 60_000 } });
+    for (let i = 0; i < 3; i++) (await check(reader.key)).result?.release?.();
+    await check('acme_live_notakeyatall0000000000000000000'); // bad checksum: no lookup
+    expect(await t.sum('keyset.key.cache.lookups', { 'keyset.cache.result': 'miss' })).toBe(1);
+    expect(await t.sum('keyset.key.cache.lookups', { 'keyset.cache.result': 'hit' })).toBe(2);
+    expect(await t.sum('keyset.key.cache.lookups')).toBe(3);
+    expect(await t.count('keyset.store.duration', { 'keyset.store.operation': 'findByDigest' })).toBe(1);
   });
 
   it("counts the limiter's decisions through onDecision, and passes each event on", async () => {

@@ -7,8 +7,8 @@
  * @module
  */
 import { metrics, trace, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
-import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type Keyring } from '@keyset/core';
-import { DEGRADED, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
+import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type KeyCacheResult, type Keyring } from '@keyset/core';
+import { CACHE_RESULT, DEGRADED, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import { createInstruments } from './internal/instruments.ts';
 import { tracedGuard } from './traced-guard.ts';
 import { tracedStore } from './traced-store.ts';
@@ -54,6 +54,8 @@ export interface KeysetTelemetry {
   store<T extends object>(name: string, store: T): T;
   /** An `onDecision` hook counting the limiter's decisions; `then` calls another hook after it (your usage counter, say). */
   onDecision(then?: DecisionHook): DecisionHook;
+  /** The keyring's `onCacheLookup`: counts its cache hits, negative hits and misses (`createKeyring({ onCacheLookup: telemetry.onCacheLookup })`). */
+  onCacheLookup(result: KeyCacheResult): void;
 }
 
 /**
@@ -104,7 +106,15 @@ export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): Key
     };
   }
 
+  // One frozen attribute set per result: a lookup allocates nothing.
+  const cacheAttributes = { hit: Object.freeze({ [CACHE_RESULT]: 'hit' }), negative_hit: Object.freeze({ [CACHE_RESULT]: 'negative_hit' }), miss: Object.freeze({ [CACHE_RESULT]: 'miss' }) };
+  const onCacheLookup = (result: KeyCacheResult): void => {
+    const attributes = cacheAttributes[result];
+    if (attributes !== undefined) instruments?.cacheLookups.add(1, attributes);
+  };
+
   return Object.freeze({
+    onCacheLookup,
     guard: (guard: ApiKeyGuard) => (observed ? tracedGuard(guard, instruments, tracer, ownerAttribute) : guard),
     keyring,
     store: <T extends object>(name: string, store: T): T => {

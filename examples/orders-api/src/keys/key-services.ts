@@ -66,6 +66,7 @@ export async function createKeyServices(deps: {
     // KEY_SCHEMES: where requests may carry their key (ApiKey by default).
     ...(config.keySchemes === undefined ? {} : { schemes: config.keySchemes }),
     logger: logger.child({ component: 'keyring' }),
+    ...(telemetry === undefined ? {} : { onCacheLookup: telemetry.onCacheLookup }),
     ...(config.keyPepper === undefined ? {} : typeof config.keyPepper === 'string' ? { pepper: config.keyPepper } : { peppers: config.keyPepper }),
   });
   // Quota counts live with the keys in the database (shared by every instance, kept

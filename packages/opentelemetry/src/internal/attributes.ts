@@ -15,6 +15,8 @@ export const STORE = 'keyset.store';
 export const STORE_OPERATION = 'keyset.store.operation';
 /** The key's owner id, only with `ownerAttribute: true` (its cardinality is your number of owners). */
 export const OWNER = 'keyset.owner.id';
+/** Where a key lookup was answered from: `hit`, `negative_hit` (the keyring's caches) or `miss` (the store). */
+export const CACHE_RESULT = 'keyset.cache.result';
 /** Set when a limiter store failed and its `onStoreError` fallback decided (`local`, `open`). */
 export const DEGRADED = 'keyset.degraded';
 /** OpenTelemetry semantic conventions: the route template, the method, the class of a failure. */

@@ -13,6 +13,7 @@ export interface Instruments {
   checkDuration: Histogram;
   leases: UpDownCounter;
   verifyDuration: Histogram;
+  cacheLookups: Counter;
   storeDuration: Histogram;
   storeFailures: Counter;
   limiterDecisions: Counter;
@@ -25,6 +26,7 @@ export function createInstruments(meter: Meter): Instruments {
     checkDuration: meter.createHistogram('keyset.check.duration', { ...seconds, description: 'Duration of a guard check, from the request to the decision' }),
     leases: meter.createUpDownCounter('keyset.leases.in_flight', { unit: '{lease}', description: 'Admitted requests whose in-flight lease the adapter has not released yet' }),
     verifyDuration: meter.createHistogram('keyset.key.verification.duration', { ...seconds, description: 'Duration of identifying a key (header, checksum, cache, store)' }),
+    cacheLookups: meter.createCounter('keyset.key.cache.lookups', { unit: '{lookup}', description: "The keyring's cache lookups by result: hit, negative_hit, or miss (the store was asked)" }),
     storeDuration: meter.createHistogram('keyset.store.duration', { ...seconds, description: 'Duration of a store call, by store and operation' }),
     storeFailures: meter.createCounter('keyset.store.failures', { unit: '{failure}', description: 'Store calls that threw or rejected, by store and operation' }),
     limiterDecisions: meter.createCounter('keyset.limiter.decisions', { unit: '{decision}', description: "The limiter's decisions (onDecision), by outcome" }),
