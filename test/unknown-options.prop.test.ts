@@ -53,6 +53,7 @@ import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaSt
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRevocationBus } from '@keyset/redis';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
+import { createKeysetTelemetry } from '@keyset/opentelemetry';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -242,6 +243,7 @@ const FIXTURES: Fixture[] = [
       clock: () => Date.now(),
       crypto: webCrypto,
       logger: bareLogger(),
+      onCacheLookup: () => {},
     }),
     nested: ['cache', 'lastUsed'],
     required: ['store', 'prefix'],
@@ -396,6 +398,7 @@ const FIXTURES: Fixture[] = [
     { name: `${adapter} paginate`, valid: () => ({ filters: () => ({}), baseUrl: 'https://api.example.com' }), run: (o) => a.paginate(paginator(), o as never) },
     { name: `${adapter} problemHandler`, valid: () => ({ onError: () => {}, typeBase: 'https://example.com/problems/' }), run: (o) => a.problemHandler(o as never) },
   ]),
+  { name: 'opentelemetry createKeysetTelemetry', valid: () => ({ meter: 'global', tracer: 'global', ownerAttribute: true }), run: (o) => createKeysetTelemetry(o as never) },
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
   { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },
   { name: 'express checkRequest', valid: () => ({ refusals: 'next' }), run: (o) => express.checkRequest(o as never) },

@@ -10,6 +10,7 @@ import { metrics, trace, type Attributes, type Meter, type Tracer } from '@opent
 import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type KeyCacheResult, type Keyring } from '@keyset/core';
 import { CACHE_RESULT, DEGRADED, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import { createInstruments } from './internal/instruments.ts';
+import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { tracedGuard } from './traced-guard.ts';
 import { tracedStore } from './traced-store.ts';
 
@@ -40,6 +41,9 @@ export interface KeysetTelemetryOptions {
   ownerAttribute?: boolean;
 }
 
+/** Every name `KeysetTelemetryOptions` knows, checked when the telemetry is made. */
+const TELEMETRY_OPTIONS = { meter: true, tracer: true, ownerAttribute: true } as const satisfies KnownOptions<KeysetTelemetryOptions>;
+
 /** What `createKeysetTelemetry` returns: wrappers for the objects to observe. */
 export interface KeysetTelemetry {
   /** The guard, with each check counted, timed and traced. Pass the result to the adapters. */
@@ -68,6 +72,7 @@ export interface KeysetTelemetry {
  * ```
  */
 export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): KeysetTelemetry {
+  assertKnownOptions('createKeysetTelemetry', options, TELEMETRY_OPTIONS);
   const { meter: givenMeter, tracer: givenTracer, ownerAttribute = false } = options;
   const meter = givenMeter === 'global' ? metrics.getMeter(INSTRUMENTATION_SCOPE) : givenMeter;
   const tracer = givenTracer === 'global' ? trace.getTracer(INSTRUMENTATION_SCOPE) : givenTracer;
