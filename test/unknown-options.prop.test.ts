@@ -447,7 +447,7 @@ const FIXTURES: Fixture[] = [
   { name: 'createMemoryUsageStore', valid: () => ({ retention: { minute: 2, hour: 90, day: 730 } }), nested: ['retention'], run: (o) => createMemoryUsageStore(o as never) },
   {
     name: 'createUsageCounter',
-    valid: () => ({ store: createMemoryUsageStore(), flushIntervalMs: 5000, pruneIntervalMs: 3_600_000, maxPendingKeys: 1000, clock: () => Date.now(), logger: bareLogger() }),
+    valid: () => ({ store: createMemoryUsageStore(), flushIntervalMs: 5000, pruneIntervalMs: 3_600_000, maxPendingKeys: 1000, clock: () => Date.now(), logger: bareLogger(), onFlush: () => {} }),
     required: ['store'],
     run: (o) => createUsageCounter(o as never),
     dispose: close,

@@ -13,7 +13,9 @@ import {
   createKeyring,
   createMemoryKeyStore,
   createMemoryRateLimitStore,
+  createMemoryUsageStore,
   createRateLimiter,
+  createUsageCounter,
   isKeysetError,
   type DecisionEvent,
   type KeyStore,
@@ -122,6 +124,24 @@ describe('createKeysetTelemetry: metrics', () => {
     expect(await t.sum('keyset.key.cache.lookups', { 'keyset.cache.result': 'hit' })).toBe(2);
     expect(await t.sum('keyset.key.cache.lookups')).toBe(3);
     expect(await t.count('keyset.store.duration', { 'keyset.store.operation': 'findByDigest' })).toBe(1);
+  });
+
+  it('records the usage counter\'s flush lag by result and its dropped counts', async () => {
+    const t = (open = createTestTelemetry());
+    let failing = false;
+    const inner = createMemoryUsageStore();
+    const store = { ...inner, add: async (deltas: Parameters<typeof inner.add>[0]) => (failing ? Promise.reject(new Error('database down')) : inner.add(deltas)) };
+    const usage = createUsageCounter({ store, flushIntervalMs: 3_600_000, pruneIntervalMs: false, maxPendingKeys: 2, logger: { warn() {} }, onFlush: t.telemetry.onUsageFlush });
+    const decision = (keyId: string): DecisionEvent => ({ keyId, outcome: 'allowed', policy: 'default', cost: 0, remaining: 0 });
+    for (const key of ['a', 'b', 'c']) usage.record(decision(key));
+    failing = true;
+    await usage.flush().catch(() => {});
+    failing = false;
+    await usage.flush();
+    expect(await t.count('keyset.usage.flush.lag', { 'keyset.flush.result': 'failed' })).toBe(1);
+    expect(await t.count('keyset.usage.flush.lag', { 'keyset.flush.result': 'ok' })).toBe(1);
+    expect(await t.sum('keyset.usage.dropped')).toBe(1);
+    await usage.close();
   });
 
   it("counts the limiter's decisions through onDecision, and passes each event on", async () => {

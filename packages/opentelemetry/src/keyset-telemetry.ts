@@ -7,8 +7,8 @@
  * @module
  */
 import { metrics, trace, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
-import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type KeyCacheResult, type Keyring } from '@keyset/core';
-import { CACHE_RESULT, DEGRADED, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
+import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type KeyCacheResult, type Keyring, type UsageFlushEvent } from '@keyset/core';
+import { CACHE_RESULT, DEGRADED, FLUSH_RESULT, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import { createInstruments } from './internal/instruments.ts';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { tracedGuard } from './traced-guard.ts';
@@ -60,6 +60,8 @@ export interface KeysetTelemetry {
   onDecision(then?: DecisionHook): DecisionHook;
   /** The keyring's `onCacheLookup`: counts its cache hits, negative hits and misses (`createKeyring({ onCacheLookup: telemetry.onCacheLookup })`). */
   onCacheLookup(result: KeyCacheResult): void;
+  /** The usage counter's `onFlush`: flush lag and dropped counts (`createUsageCounter({ onFlush: telemetry.onUsageFlush })`). */
+  onUsageFlush(event: UsageFlushEvent): void;
 }
 
 /**
@@ -118,8 +120,17 @@ export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): Key
     if (attributes !== undefined) instruments?.cacheLookups.add(1, attributes);
   };
 
+  const flushed = Object.freeze({ [FLUSH_RESULT]: 'ok' });
+  const failed = Object.freeze({ [FLUSH_RESULT]: 'failed' });
+  const onUsageFlush = (event: UsageFlushEvent): void => {
+    if (instruments === undefined) return;
+    if (event.keys > 0) instruments.usageFlushLag.record(event.lagMs / 1000, event.ok ? flushed : failed);
+    if (event.droppedRequests > 0) instruments.usageDropped.add(event.droppedRequests);
+  };
+
   return Object.freeze({
     onCacheLookup,
+    onUsageFlush,
     guard: (guard: ApiKeyGuard) => (observed ? tracedGuard(guard, instruments, tracer, ownerAttribute) : guard),
     keyring,
     store: <T extends object>(name: string, store: T): T => {

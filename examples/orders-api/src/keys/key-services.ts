@@ -93,6 +93,7 @@ export async function createKeyServices(deps: {
     store: usageStore,
     flushIntervalMs: config.usageFlushMs ?? 5_000,
     logger: logger.child({ component: 'usage' }),
+    ...(telemetry === undefined ? {} : { onFlush: telemetry.onUsageFlush }),
   });
   const limiter = createRateLimiter({
     onDecision: telemetry === undefined ? usage.record : telemetry.onDecision(usage.record),

@@ -38,6 +38,24 @@ export interface UsageCounterOptions {
   clock?: Clock;
   /** @default console.warn, tagged [keyset] */
   logger?: UsageLogger;
+  /**
+   * Called after each flush that had counts to write or dropped some, for metrics: how late
+   * the counts reached the store, and what was lost. A hook that throws is ignored.
+   * @default none
+   */
+  onFlush?: (event: UsageFlushEvent) => void;
+}
+
+/** One flush, as `onFlush` receives it. Ids and counts only. */
+export interface UsageFlushEvent {
+  /** `false` when the store refused the write: the counts are kept and retried. */
+  ok: boolean;
+  /** Key-minutes written (or, when `ok` is false, kept for the next flush). */
+  keys: number;
+  /** Milliseconds from the oldest count in this write being made to the flush ending: how far behind the store is. */
+  lagMs: number;
+  /** Requests whose counts were dropped (over `maxPendingKeys`) since the previous event. */
+  droppedRequests: number;
 }
 
 const USAGE_COUNTER_OPTIONS = {
@@ -47,6 +65,7 @@ const USAGE_COUNTER_OPTIONS = {
   maxPendingKeys: true,
   clock: true,
   logger: true,
+  onFlush: true,
 } as const satisfies KnownOptions<UsageCounterOptions>;
 
 /** The counter. `record` is a plain function: pass it as the limiter's `onDecision`. */
@@ -83,7 +102,7 @@ const OUTCOME_INDEX: Readonly<Record<string, number>> = Object.freeze(Object.fro
  */
 export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   assertKnownOptions('createUsageCounter', options, USAGE_COUNTER_OPTIONS);
-  const { store, flushIntervalMs = 5000, pruneIntervalMs = 3_600_000, maxPendingKeys = 100_000, clock = systemClock, logger = consoleWarnLogger } = options;
+  const { store, flushIntervalMs = 5000, pruneIntervalMs = 3_600_000, maxPendingKeys = 100_000, clock = systemClock, logger = consoleWarnLogger, onFlush } = options;
   if (typeof store?.add !== 'function' || typeof store.prune !== 'function') {
     throw new ConfigError('store must be a usage store (add, read, top, prune), e.g. createMemoryUsageStore()');
   }
@@ -98,6 +117,7 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   }
   if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
   if (typeof logger?.warn !== 'function') throw new ConfigError('logger must have a warn(details, message) method');
+  if (onFlush !== undefined && typeof onFlush !== 'function') throw new ConfigError('onFlush must be a function (event) => void');
 
   /** Minute start → key id → counts: every delta not yet written. */
   let pending = new Map<number, Map<string, Cell>>();
@@ -107,6 +127,10 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   let minuteEnd = Number.NaN;
   let current = new Map<string, Cell>();
   let dropped = 0;
+  /** Dropped requests not yet told to `onFlush`. */
+  let droppedUnreported = 0;
+  /** When the oldest count not yet written was made (NaN: none pending). */
+  let oldestPendingAt = Number.NaN;
   let failing = false;
   let flushing: Promise<void> | undefined;
   let timer: unknown;
@@ -131,10 +155,13 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     if (cell === undefined) {
       if (cells >= maxPendingKeys) {
         dropped++;
+        droppedUnreported++;
         return;
       }
       cell = { ownerId: event.ownerId ?? null, requests: [0, 0, 0, 0, 0, 0], credits: 0 };
       current.set(event.keyId, cell);
+      // The first count since the last write starts the lag: every later count is younger.
+      if (cells === 0 && Number.isNaN(oldestPendingAt)) oldestPendingAt = now;
       cells++;
     }
     (cell.requests[index] as number)++;
@@ -158,7 +185,9 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     if (cells <= maxPendingKeys) return;
     for (const minute of [...pending.keys()].sort((a, b) => a - b)) {
       const cellsOfMinute = pending.get(minute) as Map<string, Cell>;
-      for (const cell of cellsOfMinute.values()) dropped += cell.requests.reduce((a, b) => a + b, 0);
+      const lost = [...cellsOfMinute.values()].reduce((sum, cell) => sum + cell.requests.reduce((a, b) => a + b, 0), 0);
+      dropped += lost;
+      droppedUnreported += lost;
       cells -= cellsOfMinute.size;
       pending.delete(minute);
       if (minute === minuteStart) minuteStart = minuteEnd = Number.NaN;
@@ -166,11 +195,25 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     }
   }
 
+  /** Tells `onFlush` about one write; a hook that throws cannot fail the flush. */
+  function report(ok: boolean, keys: number, since: number): void {
+    if (onFlush === undefined) return;
+    const event: UsageFlushEvent = { ok, keys, lagMs: Number.isNaN(since) ? 0 : Math.max(0, clock() - since), droppedRequests: droppedUnreported };
+    droppedUnreported = 0;
+    try {
+      onFlush(event);
+    } catch {
+      // Metrics are not worth a lost flush.
+    }
+  }
+
   async function flushOnce(): Promise<void> {
     if (cells > 0) {
       const taken = pending;
+      const since = oldestPendingAt;
       pending = new Map();
       cells = 0;
+      oldestPendingAt = Number.NaN;
       minuteStart = minuteEnd = Number.NaN;
       const deltas: UsageDelta[] = [];
       for (const [minute, cellsOfMinute] of taken) {
@@ -180,8 +223,14 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
         await store.add(deltas);
       } catch (error) {
         restore(deltas);
+        // Kept for the next flush: their age still counts from when they were made.
+        oldestPendingAt = Number.isNaN(oldestPendingAt) ? since : Math.min(oldestPendingAt, since);
+        report(false, deltas.length, since);
         throw error;
       }
+      report(true, deltas.length, since);
+    } else if (droppedUnreported > 0) {
+      report(true, 0, Number.NaN);
     }
     if (failing || dropped > 0) {
       // Once per outage, not per flush: the first failure warned, this says it is over.

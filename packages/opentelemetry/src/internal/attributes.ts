@@ -17,6 +17,8 @@ export const STORE_OPERATION = 'keyset.store.operation';
 export const OWNER = 'keyset.owner.id';
 /** Where a key lookup was answered from: `hit`, `negative_hit` (the keyring's caches) or `miss` (the store). */
 export const CACHE_RESULT = 'keyset.cache.result';
+/** Whether a usage flush reached the store: `ok` or `failed` (kept and retried). */
+export const FLUSH_RESULT = 'keyset.flush.result';
 /** Set when a limiter store failed and its `onStoreError` fallback decided (`local`, `open`). */
 export const DEGRADED = 'keyset.degraded';
 /** OpenTelemetry semantic conventions: the route template, the method, the class of a failure. */

@@ -14,6 +14,8 @@ export interface Instruments {
   leases: UpDownCounter;
   verifyDuration: Histogram;
   cacheLookups: Counter;
+  usageFlushLag: Histogram;
+  usageDropped: Counter;
   storeDuration: Histogram;
   storeFailures: Counter;
   limiterDecisions: Counter;
@@ -27,6 +29,8 @@ export function createInstruments(meter: Meter): Instruments {
     leases: meter.createUpDownCounter('keyset.leases.in_flight', { unit: '{lease}', description: 'Admitted requests whose in-flight lease the adapter has not released yet' }),
     verifyDuration: meter.createHistogram('keyset.key.verification.duration', { ...seconds, description: 'Duration of identifying a key (header, checksum, cache, store)' }),
     cacheLookups: meter.createCounter('keyset.key.cache.lookups', { unit: '{lookup}', description: "The keyring's cache lookups by result: hit, negative_hit, or miss (the store was asked)" }),
+    usageFlushLag: meter.createHistogram('keyset.usage.flush.lag', { ...seconds, description: "How far behind the usage store was when a flush ended: the age of the oldest count it wrote" }),
+    usageDropped: meter.createCounter('keyset.usage.dropped', { unit: '{request}', description: 'Requests whose usage counts were dropped (more key-minutes pending than maxPendingKeys)' }),
     storeDuration: meter.createHistogram('keyset.store.duration', { ...seconds, description: 'Duration of a store call, by store and operation' }),
     storeFailures: meter.createCounter('keyset.store.failures', { unit: '{failure}', description: 'Store calls that threw or rejected, by store and operation' }),
     limiterDecisions: meter.createCounter('keyset.limiter.decisions', { unit: '{decision}', description: "The limiter's decisions (onDecision), by outcome" }),
