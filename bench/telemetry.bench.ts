@@ -45,7 +45,7 @@ const tracerProvider = new BasicTracerProvider({ spanProcessors: [dropSpans] });
 /** One guard over its own keyring and limiter, wrapped by `telemetry` when given. */
 async function guardCase(telemetry: KeysetTelemetry | undefined): Promise<{ guard: ApiKeyGuard; keys: string[] }> {
   const wrap = <T extends object>(name: string, store: T): T => telemetry?.store(name, store) ?? store;
-  const keyring = createKeyring({ store: wrap('keys', createMemoryKeyStore()), prefix: 'acme_live', lastUsed: false });
+  const keyring = createKeyring({ store: wrap('keys', createMemoryKeyStore()), prefix: 'acme_live', lastUsed: false, ...(telemetry === undefined ? {} : { onCacheLookup: telemetry.onCacheLookup }) });
   const limiter = createRateLimiter({
     defaultPolicy: { limit: 1_000_000_000, windowSeconds: 3600 },
     store: wrap('ratelimit', createMemoryRateLimitStore()),

@@ -209,9 +209,18 @@ describe('createKeysetTelemetry: nothing to record', () => {
     expect(telemetry.store('ratelimit', store)).toBe(store);
   });
 
-  it('a synchronous store method stays synchronous', () => {
+  it('a synchronous store method stays synchronous, and a getter reads the store each time', () => {
     const t = (open = createTestTelemetry());
-    const memory = { now: () => 42 };
-    expect(t.telemetry.store('clock', memory).now()).toBe(42);
+    let size = 1;
+    const memory = {
+      now: () => 42,
+      get size() {
+        return size;
+      },
+    };
+    const wrapped = t.telemetry.store('clock', memory);
+    expect(wrapped.now()).toBe(42);
+    size = 2;
+    expect(wrapped.size).toBe(2);
   });
 });

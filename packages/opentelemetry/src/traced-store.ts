@@ -24,7 +24,13 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (va
 
 /** Internal: see `KeysetTelemetry.store`. */
 export function tracedStore<T extends object>(name: string, store: T, instruments: Instruments | undefined, tracer: Tracer | undefined): T {
-  const wrapped: Record<string, unknown> = { ...(store as Record<string, unknown>) };
+  const wrapped: Record<string, unknown> = {};
+  // Other properties stay the store's own: a getter (a connection state, a size) is read
+  // from the store each time, not copied once.
+  for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(store))) {
+    if (descriptor.get !== undefined) Object.defineProperty(wrapped, name, { enumerable: descriptor.enumerable === true, get: () => (store as Record<string, unknown>)[name] });
+    else if (typeof descriptor.value !== 'function') wrapped[name] = descriptor.value;
+  }
   for (const operation of methodNames(store)) {
     const method = (store as Record<string, (...args: unknown[]) => unknown>)[operation] as (...args: unknown[]) => unknown;
     const attributes: Attributes = Object.freeze({ [STORE]: name, [STORE_OPERATION]: operation });
