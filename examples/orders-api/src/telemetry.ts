@@ -71,6 +71,13 @@ export async function startTelemetry(config: Pick<Config, 'metricsPort' | 'otlpE
     const port = await new Promise<number>((resolve, reject) => {
       listening.once('error', reject);
       listening.listen(metricsPort, host, () => resolve((listening.address() as AddressInfo).port));
+    }).catch(async (error: unknown) => {
+      await meterProvider.shutdown().catch(() => undefined);
+      await tracerProvider?.shutdown().catch(() => undefined);
+      if (contextManager !== undefined) context.disable();
+      // Not the API's own EADDRINUSE, which names PORT: this one is the metrics listener's.
+      const busy = (error as { code?: unknown } | null)?.code === 'EADDRINUSE';
+      throw new Error(busy ? `METRICS_PORT ${metricsPort} on ${host} is in use: stop the other server or set METRICS_PORT` : `the metrics listener failed to start on ${host}:${metricsPort}`, { cause: error });
     });
     const shown = host.includes(':') ? `[${host}]` : host;
     metricsUrl = `http://${shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown}:${port}/metrics`;

@@ -146,6 +146,19 @@ describe('METRICS_PORT: GET /metrics in the Prometheus text format', () => {
   });
 });
 
+describe('METRICS_PORT in use', () => {
+  it('the start fails naming METRICS_PORT, not PORT', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      await expect(startApi({ seedOrders: 50, metricsPort: port })).rejects.toThrow(`METRICS_PORT ${port} on 127.0.0.1 is in use`);
+    } finally {
+      taken.close();
+    }
+  });
+});
+
 describe('OTEL_EXPORTER_OTLP_ENDPOINT: metrics and spans pushed over OTLP/HTTP', () => {
   it('sends keyset.decisions to /v1/metrics and keyset.check spans to /v1/traces, at the latest on shutdown', async () => {
     const received: { path: string; body: string }[] = [];
