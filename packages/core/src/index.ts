@@ -26,6 +26,7 @@ export type {
   AuthenticateRequest,
   KeyChangeEvent,
   KeyChangeListener,
+  KeyCacheResult,
   Keyring,
   KeyringCacheOptions,
   KeyringLogger,
@@ -150,7 +151,7 @@ export type { Quota, QuotaDecision, QuotaInterval, QuotaRefill, QuotaStore } fro
 
 // Usage counts
 export { createUsageCounter } from './usage/usage-counter.ts';
-export type { UsageCounter, UsageCounterOptions, UsageLogger } from './usage/usage-counter.ts';
+export type { UsageCounter, UsageCounterOptions, UsageFlushEvent, UsageLogger } from './usage/usage-counter.ts';
 export { createMemoryUsageStore } from './usage/memory-usage-store.ts';
 export type { MemoryUsageStore, MemoryUsageStoreOptions } from './usage/memory-usage-store.ts';
 export type {

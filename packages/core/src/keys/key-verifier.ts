@@ -27,7 +27,7 @@ import type { PepperRehasher } from './pepper-rehasher.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
-export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto' | 'schemes'> {
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto' | 'schemes' | 'onCacheLookup'> {
   readonly log: BestEffortLog;
   /** Receives every successful use; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
@@ -118,7 +118,7 @@ function grantsOf(scopes: readonly string[], roles: FoundKey['roles']): { scopes
 
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
-  const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher } = options;
+  const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher, onCacheLookup } = options;
   // One challenge per accepted scheme on every 401.
   const schemes = options.schemes.list;
   const binaryDigest = rawDigest.binary;
@@ -170,6 +170,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
 
     const hit = valid?.get(cacheKey, now);
     if (hit !== undefined) {
+      onCacheLookup?.(now < hit.validUntil ? 'hit' : 'negative_hit');
       if (now < hit.validUntil) {
         if (hit.tracked) writer!.use(hit, now);
         return hit.verified;
@@ -181,6 +182,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     if (!checked) refuseBadKey(text, prefix, realm);
     const last4 = text.slice(-4);
     const miss = invalidCache?.get(cacheKey, now);
+    onCacheLookup?.(miss === undefined ? 'miss' : 'negative_hit');
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
     return fromStore(bytes ?? fromByteString(cacheKey), cacheKey, now, text, realm);
   }

@@ -25,7 +25,7 @@ import { PepperRehasher } from './pepper-rehasher.ts';
 // here so `keyring.ts` stays the one module to import the keyring's API from.
 export type { AuthenticateOptions, AuthenticateRequest } from './key-authenticator.ts';
 export type { KeyChangeEvent, KeyChangeListener } from './key-change-emitter.ts';
-export type { KeyringCacheOptions, KeyringLogger, KeyringOptions } from './keyring-options.ts';
+export type { KeyCacheResult, KeyringCacheOptions, KeyringLogger, KeyringOptions } from './keyring-options.ts';
 
 /**
  * Verifies keys. All methods reject with `KeysetError`s (`unavailable` when the store
