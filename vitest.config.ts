@@ -25,6 +25,7 @@ export default defineConfig({
       { find: /^@keyset\/openapi$/, replacement: src('openapi') },
       { find: /^@keyset\/kysely$/, replacement: src('kysely') },
       { find: /^@keyset\/drizzle$/, replacement: src('drizzle') },
+      { find: /^@keyset\/opentelemetry$/, replacement: src('opentelemetry') },
       { find: /^@keyset\/prisma$/, replacement: src('prisma') },
       { find: /^@keyset\/conformance$/, replacement: src('conformance') },
       { find: /^@keyset\/conformance\/fixture$/, replacement: src('conformance', 'fixture.ts') },

@@ -117,7 +117,7 @@ describe('adapter options', () => {
   it.each(ADAPTERS)('%s: apiKey(), paginate() and problemHandler() know the same options as every other adapter', async (adapter) => {
     const api = (await import(`../packages/${adapter}/src/index.ts`)) as Record<string, (...args: unknown[]) => unknown>;
     const web = adapter === 'fetch';
-    expect(await knownOptions(() => (web ? api.apiKey!({ guard, ...odd }, handler) : api.apiKey!({ guard, ...odd })))).toEqual(['clientAddress', 'cost', 'guard', 'route', 'scopes']);
+    expect(await knownOptions(() => (web ? api.apiKey!({ guard, ...odd }, handler) : api.apiKey!({ guard, ...odd })))).toEqual(['clientAddress', 'cost', 'guard', 'permissions', 'route', 'scopes']);
     expect(await knownOptions(() => (web ? api.paginate!(new Request('http://h/'), paginator, odd) : api.paginate!(paginator, odd)))).toEqual(['baseUrl', 'filters']);
     expect(await knownOptions(() => (web ? api.problemHandler!(odd, handler) : api.problemHandler!(odd)))).toEqual(['onError', 'typeBase']);
   });

@@ -55,6 +55,7 @@ import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimi
 import { PrismaPg } from '@prisma/adapter-pg';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { integer, pgTable } from 'drizzle-orm/pg-core';
+import { createKeysetTelemetry } from '@keyset/opentelemetry';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -251,6 +252,7 @@ const FIXTURES: Fixture[] = [
       clock: () => Date.now(),
       crypto: webCrypto,
       logger: bareLogger(),
+      onCacheLookup: () => {},
     }),
     nested: ['cache', 'lastUsed'],
     required: ['store', 'prefix'],
@@ -406,6 +408,7 @@ const FIXTURES: Fixture[] = [
     { name: `${adapter} paginate`, valid: () => ({ filters: () => ({}), baseUrl: 'https://api.example.com' }), run: (o) => a.paginate(paginator(), o as never) },
     { name: `${adapter} problemHandler`, valid: () => ({ onError: () => {}, typeBase: 'https://example.com/problems/' }), run: (o) => a.problemHandler(o as never) },
   ]),
+  { name: 'opentelemetry createKeysetTelemetry', valid: () => ({ meter: 'global', tracer: 'global', ownerAttribute: true }), run: (o) => createKeysetTelemetry(o as never) },
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
   { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },
   { name: 'express checkRequest', valid: () => ({ refusals: 'next' }), run: (o) => express.checkRequest(o as never) },
@@ -454,7 +457,7 @@ const FIXTURES: Fixture[] = [
   { name: 'createMemoryUsageStore', valid: () => ({ retention: { minute: 2, hour: 90, day: 730 } }), nested: ['retention'], run: (o) => createMemoryUsageStore(o as never) },
   {
     name: 'createUsageCounter',
-    valid: () => ({ store: createMemoryUsageStore(), flushIntervalMs: 5000, pruneIntervalMs: 3_600_000, maxPendingKeys: 1000, clock: () => Date.now(), logger: bareLogger() }),
+    valid: () => ({ store: createMemoryUsageStore(), flushIntervalMs: 5000, pruneIntervalMs: 3_600_000, maxPendingKeys: 1000, clock: () => Date.now(), logger: bareLogger(), onFlush: () => {} }),
     required: ['store'],
     run: (o) => createUsageCounter(o as never),
     dispose: close,

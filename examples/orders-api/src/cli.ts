@@ -7,12 +7,13 @@
  * 3 `DATA_DIR` is held by a running server; 78 bad configuration.
  * @module
  */
-import { createKeyAdmin, createOwnerAdmin, createPaginator, isKeysetError, keyListSort, type AuditContext, type KeyAdmin, type KeyRecord, type OwnerRecord, type PagePlan } from '@keyset/core';
+import { createKeyAdmin, createOwnerAdmin, createRoleAdmin, type HeldRoles, type RoleRecord, createPaginator, isKeysetError, keyListSort, type AuditContext, type KeyAdmin, type KeyRecord, type OwnerRecord, type PagePlan } from '@keyset/core';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PAGE_LIMITS } from './app/create-app.ts';
 import { MAX_OVERLAP_SECONDS, SCOPES, createKeyAdminHandlers, parseIssueBody } from './app/keys-admin.ts';
 import { createOwnerAdminHandlers } from './app/owners-admin.ts';
+import { createRoleAdminHandlers } from './app/roles-admin.ts';
 import { createUsageAdminHandlers, usageRange } from './app/usage-admin.ts';
 import { ConfigurationError, loadConfig, parseRate, type Config } from './config.ts';
 import { DataDirLockedError } from './data-dir.ts';
@@ -82,6 +83,17 @@ Commands:
         Change an owner (--refill alone keeps the credits left); --disable refuses all its keys (every server, at once,
         with REDIS_URL) until --enable.
   owners delete <owner id> Delete the owner and revoke all its keys.
+  roles create <name> --permissions <scope,...> [--description <text>]
+        Create a role: permissions (scopes) under a name. A key holds its own
+        scopes, its roles' permissions and its owner's roles' permissions.
+  roles list | roles show <name>
+  roles update <name> [--permissions <scope,...>] [--description <text>]
+  roles delete <name>      Delete the role and take it from every key and owner.
+  roles key <key id> [--set <role,...> | --set none]
+  roles owner <owner id> [--set <role,...> | --set none]
+        Show (or, with --set, replace) the roles of a key or an owner, and the
+        permissions they come to. Every role change reaches running servers at
+        once with REDIS_URL, else when their cached copy expires (30 s).
 
 Options:
   --json                   Machine-readable output on stdout.
@@ -141,6 +153,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         from: { type: 'string' },
         to: { type: 'string' },
         interval: { type: 'string' },
+        permissions: { type: 'string' },
+        description: { type: 'string' },
+        set: { type: 'string' },
         disable: { type: 'boolean', default: false },
         enable: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
@@ -279,6 +294,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'owners':
         action = ownersAction(rest, values, print);
         break;
+      case 'roles':
+        action = rolesAction(rest, values, print);
+        break;
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -322,7 +340,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (isKeysetError(error)) {
       // A value the keyring refuses is the caller's mistake, like a malformed flag: exit 2.
       const field = error.extensions.field;
-      io.err(`${error.code === 'not_found' ? (command === 'owners' ? 'No owner with this id.' : 'No key with this id.') : error.detail}${error.code === 'invalid_request' && typeof field === 'string' ? ` (${field})` : ''}\n`);
+      io.err(`${error.code === 'not_found' ? (command === 'owners' ? 'No owner with this id.' : command === 'roles' ? error.detail : 'No key with this id.') : error.detail}${error.code === 'invalid_request' && typeof field === 'string' ? ` (${field})` : ''}\n`);
       return error.code === 'invalid_request' ? 2 : 1;
     }
     io.err(`Failed: ${(error as Error).message}\n`);
@@ -418,6 +436,85 @@ function ownersAction(
     }
     default:
       throw new UsageError(`owners needs a command: create, list, show, keys, update or delete${sub === undefined ? '' : ` (got "${sub}")`}`);
+  }
+}
+
+/** `roles <create|list|show|update|delete|key|owner> …`, checked now; the action runs once the database is open. */
+function rolesAction(
+  rest: readonly string[],
+  values: { permissions?: string | undefined; description?: string | undefined; set?: string | undefined },
+  print: (json: unknown, human: string) => void,
+): (keys: KeyServices) => Promise<void> {
+  const [sub, ...args] = rest;
+  const one = (usage: string): string => {
+    if (args.length !== 1) throw new UsageError(`usage: npx -y pnpm@10.34.9 keys roles ${usage}`);
+    return args[0] as string;
+  };
+  const list = (text: string): string[] => text.split(',').map((s) => s.trim()).filter(Boolean);
+  const roleLine = (r: Pick<RoleRecord, 'name' | 'permissions' | 'description'>): string => `${r.name}  ${r.permissions.length === 0 ? '(no permissions)' : r.permissions.join(', ')}${r.description === '' ? '' : `  "${r.description}"`}\n`;
+  const heldLines = (h: HeldRoles, whose: string): string =>
+    `${whose} ${h.id}: roles ${h.roles.length === 0 ? 'none' : h.roles.join(', ')}${h.inheritedRoles.length === 0 ? '' : `; from its owner ${h.inheritedRoles.join(', ')}`}\n  permissions ${h.permissions.length === 0 ? 'none' : h.permissions.join(', ')}\n`;
+  const roleBody = (): Record<string, unknown> => ({
+    ...(values.permissions === undefined ? {} : { permissions: list(values.permissions) }),
+    ...(values.description === undefined ? {} : { description: values.description }),
+  });
+  const held = (whose: 'key' | 'owner') => {
+    const id = one(`${whose} <${whose} id> [--set <role,...> | --set none]`);
+    const set = values.set === undefined ? undefined : values.set === 'none' ? [] : list(values.set);
+    return async ({ keyring }: KeyServices) => {
+      const roles = createRoleAdmin(keyring, { actor: 'cli' });
+      const result =
+        whose === 'key'
+          ? await (set === undefined ? roles.keyRoles(id) : roles.setKeyRoles(id, set, CLI_AUDIT))
+          : await (set === undefined ? roles.ownerRoles(id) : roles.setOwnerRoles(id, set, CLI_AUDIT));
+      print(result, heldLines(result, whose === 'key' ? 'Key' : 'Owner'));
+    };
+  };
+  switch (sub) {
+    case 'create': {
+      const name = one('create <name> --permissions <scope,...> [--description <text>]');
+      if (values.permissions === undefined) throw new UsageError('roles create needs --permissions <scope,...>');
+      const body = { name, ...roleBody() };
+      return async ({ keyring }) => {
+        const role = (await createRoleAdminHandlers({ keyring }).create(body, CLI_AUDIT)).body as RoleRecord;
+        print(role, `Created role ${roleLine(role)}`);
+      };
+    }
+    case 'list':
+      if (args.length !== 0) throw new UsageError('usage: npx -y pnpm@10.34.9 keys roles list');
+      return async ({ keyring }) => {
+        const roles = await createRoleAdmin(keyring).list();
+        print(roles, roles.length === 0 ? 'No roles.\n' : roles.map(roleLine).join(''));
+      };
+    case 'show': {
+      const name = one('show <name>');
+      return async ({ keyring }) => {
+        const role = await createRoleAdmin(keyring).get(name);
+        print(role, roleLine(role));
+      };
+    }
+    case 'update': {
+      const name = one('update <name> [--permissions <scope,...>] [--description <text>]');
+      const body = roleBody();
+      if (Object.keys(body).length === 0) throw new UsageError('roles update needs --permissions or --description');
+      return async ({ keyring }) => {
+        const role = await createRoleAdmin(keyring).update(name, body, CLI_AUDIT);
+        print(role, `Updated role ${roleLine(role)}`);
+      };
+    }
+    case 'delete': {
+      const name = one('delete <name>');
+      return async ({ keyring }) => {
+        await createRoleAdmin(keyring).delete(name, CLI_AUDIT);
+        print({ name, deleted: true }, `Deleted role ${name}; no key or owner holds it any more.\n`);
+      };
+    }
+    case 'key':
+      return held('key');
+    case 'owner':
+      return held('owner');
+    default:
+      throw new UsageError(`roles needs a command: create, list, show, update, delete, key or owner${sub === undefined ? '' : ` (got "${sub}")`}`);
   }
 }
 

@@ -169,6 +169,16 @@ export interface Config {
   leakAlertPolicy: 'revoke' | 'mark';
   /** `LOG_LEVEL`. @default 'info' */
   logLevel: LogLevel;
+  /**
+   * `METRICS_PORT`: serve keyset's metrics in the Prometheus text format at `GET /metrics`
+   * on this port (on `HOST`, a listener of its own; `0` picks a free port). Unset: none.
+   */
+  metricsPort: number | undefined;
+  /**
+   * `OTEL_EXPORTER_OTLP_ENDPOINT`: push metrics and spans over OTLP/HTTP to this collector
+   * (the exporters read it and the other `OTEL_EXPORTER_OTLP_*` variables themselves). Unset: none.
+   */
+  otlpEndpoint: string | undefined;
 }
 
 /** Options of `createOrdersApi`: any subset of `Config`; the rest takes defaults. */
@@ -187,7 +197,7 @@ export class ConfigurationError extends Error {
 /** The example's own directory: `.data/` lives here unless `DATA_DIR` says otherwise. */
 export const EXAMPLE_DIR: string = fileURLToPath(new URL('..', import.meta.url));
 
-export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'cursorSecrets' | 'keyPepper' | 'publicUrl' | 'leakAlertPath'>> =
+export const DEFAULTS: Readonly<Omit<Config, 'databaseUrl' | 'redisUrl' | 'cursorSecrets' | 'keyPepper' | 'publicUrl' | 'leakAlertPath' | 'metricsPort' | 'otlpEndpoint'>> =
   Object.freeze({
     port: 3000,
     host: '127.0.0.1',
@@ -324,6 +334,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     if (/^[1-9][0-9]{0,4}$/.test(lease) && Number(lease) <= MAX_LEASE_SECONDS) input.inFlightLeaseSeconds = Number(lease);
     else problems.push(`IN_FLIGHT_LEASE_SECONDS must be a whole number of seconds from 1 to ${MAX_LEASE_SECONDS}, got "${lease}"`);
   }
+  const metricsPort = read('METRICS_PORT');
+  if (metricsPort !== undefined) {
+    if (/^(0|[1-9][0-9]{0,4})$/.test(metricsPort) && Number(metricsPort) <= 65_535) input.metricsPort = Number(metricsPort);
+    else problems.push(`METRICS_PORT must be an integer from 0 to 65535, got "${metricsPort}"`);
+  }
+  const otlpEndpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (otlpEndpoint !== undefined) input.otlpEndpoint = otlpEndpoint;
   const usageFlush = read('USAGE_FLUSH_MS');
   if (usageFlush !== undefined) {
     if (/^[1-9][0-9]{1,6}$/.test(usageFlush) && Number(usageFlush) <= MAX_USAGE_FLUSH_MS) input.usageFlushMs = Number(usageFlush);
@@ -406,6 +423,8 @@ export function resolveConfig(input: ConfigInput = {}): Config {
     keyPepper: undefined,
     publicUrl: undefined,
     leakAlertPath: undefined,
+    metricsPort: undefined,
+    otlpEndpoint: undefined,
     ...stripUndefined(input),
   };
   const problems: string[] = [];
@@ -418,6 +437,15 @@ export function resolveConfig(input: ConfigInput = {}): Config {
   }
   if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65_535) {
     problems.push(`PORT must be an integer from 0 to 65535, got ${String(config.port)}`);
+  }
+  if (config.metricsPort !== undefined && (!Number.isInteger(config.metricsPort) || config.metricsPort < 0 || config.metricsPort > 65_535)) {
+    problems.push(`METRICS_PORT must be an integer from 0 to 65535, got ${String(config.metricsPort)}`);
+  }
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    problems.push(`METRICS_PORT must differ from PORT (${config.port}): metrics have a listener of their own`);
+  }
+  if (config.otlpEndpoint !== undefined && !/^https?:\/\/./.test(config.otlpEndpoint)) {
+    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL such as http://localhost:4318, got "${config.otlpEndpoint}"`);
   }
   if (!isAdapter(config.adapter)) problems.push(adapterProblem(config.adapter));
   if (!isAbsolute(config.dataDir)) config.dataDir = resolve(config.dataDir);

@@ -21,11 +21,19 @@ import { bootstrapAdminKey, databaseLabel } from './keys/bootstrap-admin-key.ts'
 import { createKeyServices, type KeyServices } from './keys/key-services.ts';
 import { mountLeakAlerts } from './keys/leak-alerts.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { startTelemetry } from './telemetry.ts';
+import type { KeysetTelemetry } from '@keyset/opentelemetry';
 
 /** Options of `createOrdersApi`: any part of `Config` (defaults fill the rest), and a logger. */
 export interface OrdersApiOptions extends ConfigInput {
   /** @default a pino logger at `logLevel` on stdout */
   logger?: Logger;
+  /**
+   * keyset's metrics and spans through a meter and tracer of your own (tests read them
+   * back); when given, `METRICS_PORT` and `OTEL_EXPORTER_OTLP_ENDPOINT` start nothing.
+   * @default what `metricsPort` and `otlpEndpoint` ask for, else none
+   */
+  telemetry?: KeysetTelemetry;
 }
 
 /** A running orders API. */
@@ -33,6 +41,8 @@ export interface OrdersApi {
   /** Base URL, e.g. `http://127.0.0.1:3000`. */
   readonly url: string;
   readonly port: number;
+  /** `GET` this for the Prometheus text format, when `METRICS_PORT` is set. */
+  readonly metricsUrl: string | undefined;
   readonly config: Config;
   /** The admin key of this database: `DATA_DIR/admin.<database>.key` when it has one, else `DATA_DIR/admin.key`. */
   readonly adminKey: string | undefined;
@@ -58,7 +68,7 @@ const DRAIN_MS = 10_000;
  * ```
  */
 export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<OrdersApi> {
-  const { logger: givenLogger, ...input } = options;
+  const { logger: givenLogger, telemetry: givenTelemetry, ...input } = options;
   const config = resolveConfig(input);
   const logger = givenLogger ?? createLogger(config.logLevel);
   const cleanups: (() => Promise<void>)[] = [];
@@ -98,7 +108,11 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     if (seeded > 0) logger.info({ orders: seeded, ms: elapsedMs() }, 'seeded orders on first start');
 
     const cursorSecrets = config.cursorSecrets ?? [loadOrCreateCursorSecret(config.dataDir)];
-    const keys = await createKeyServices({ db, config, logger });
+    // Last to stop: the final export sees every request the server answered.
+    const observability = givenTelemetry === undefined ? await startTelemetry(config, logger) : { telemetry: givenTelemetry, metricsUrl: undefined, close: async () => {} };
+    cleanups.push(() => observability.close());
+    const { telemetry } = observability;
+    const keys = await createKeyServices({ db, config, logger, ...(telemetry === undefined ? {} : { telemetry }) });
     cleanups.push(() => keys.close());
     const database = databaseLabel(config.databaseUrl);
     await bootstrapAdminKey({ db, store: keys.store, keyring: keys.keyring, dataDir: config.dataDir, database, logger });
@@ -137,6 +151,7 @@ export async function createOrdersApi(options: OrdersApiOptions = {}): Promise<O
     return Object.freeze({
       url,
       port,
+      metricsUrl: observability.metricsUrl,
       config,
       adminKey: readAdminKey(config.dataDir, database),
       db,

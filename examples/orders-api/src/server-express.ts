@@ -93,7 +93,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   // Express lists no routes through a documented API: each is recorded as it is registered,
   // so that notFoundHandler() answers a known path under another method with 405 and Allow.
   const routes: { method: string; path: string }[] = [];
-  const route = (method: 'get' | 'post' | 'patch' | 'delete', path: string, ...handlers: express.RequestHandler[]): void => {
+  const route = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, ...handlers: express.RequestHandler[]): void => {
     routes.push({ method, path });
     server[method](path, handlers);
   };
@@ -164,6 +164,16 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
     const { rows, total } = await app.owners.listKeys(req.params.id as string, res.locals.page);
     await sendPage(res, rows, total === undefined ? {} : { total });
   });
+
+  route('post', '/api/roles', admin, body, async (req, res) => reply(res, await app.roles.create(jsonBody(req), who(req, res))));
+  route('get', '/api/roles', admin, async (_req, res) => reply(res, await app.roles.list()));
+  route('get', '/api/roles/:name', admin, async (req, res) => reply(res, await app.roles.get(req.params.name as string)));
+  route('patch', '/api/roles/:name', admin, body, async (req, res) => reply(res, await app.roles.update(req.params.name as string, jsonBody(req), who(req, res))));
+  route('delete', '/api/roles/:name', admin, async (req, res) => reply(res, await app.roles.remove(req.params.name as string, who(req, res))));
+  route('get', '/api/keys/:id/roles', admin, async (req, res) => reply(res, await app.roles.keyRoles(req.params.id as string)));
+  route('put', '/api/keys/:id/roles', admin, body, async (req, res) => reply(res, await app.roles.setKeyRoles(req.params.id as string, jsonBody(req), who(req, res))));
+  route('get', '/api/owners/:id/roles', admin, async (req, res) => reply(res, await app.roles.ownerRoles(req.params.id as string)));
+  route('put', '/api/owners/:id/roles', admin, body, async (req, res) => reply(res, await app.roles.setOwnerRoles(req.params.id as string, jsonBody(req), who(req, res))));
 
   route('get', '/api/audit', admin, paginate(app.paginators.audit, pageOptions), async (_req, res) => {
     const { rows, total } = await app.audit.list(res.locals.page);

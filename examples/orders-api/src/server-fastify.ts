@@ -16,6 +16,7 @@ import { logRequest, requestAborted } from './logger.ts';
 import type { ServerOptions } from './server-hono.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
 /**
  * The Fastify application, ready (routes registered, plugins loaded) and not listening.
@@ -144,6 +145,12 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
     return sendPage(reply, rows, total === undefined ? {} : { total });
   });
 
+  server.get('/api/roles', admin, async (_request, reply) => send(reply, await app.roles.list()));
+  server.get('/api/roles/:name', admin, async (request: NameRequest, reply) => send(reply, await app.roles.get(request.params.name)));
+  server.delete('/api/roles/:name', admin, async (request: NameRequest, reply) => send(reply, await app.roles.remove(request.params.name, who(request, reply))));
+  server.get('/api/keys/:id/roles', admin, async (request: IdRequest, reply) => send(reply, await app.roles.keyRoles(request.params.id)));
+  server.get('/api/owners/:id/roles', admin, async (request: IdRequest, reply) => send(reply, await app.roles.ownerRoles(request.params.id)));
+
   server.get('/api/audit', { ...admin, preHandler: paginate(app.paginators.audit, pageOptions) }, async (request, reply) => {
     const { rows, total } = await app.audit.list(request.page);
     return sendPage(reply, rows, total === undefined ? {} : { total });
@@ -163,6 +170,10 @@ export async function createFastifyApp(app: OrdersApp, options: ServerOptions & 
       send(reply, await app.keys.updateLimits(request.params.id, jsonBody(request), who(request, reply))),
     );
     scope.post('/api/owners', adminBody, async (request, reply) => send(reply, await app.owners.create(jsonBody(request), who(request, reply))));
+    scope.post('/api/roles', adminBody, async (request, reply) => send(reply, await app.roles.create(jsonBody(request), who(request, reply))));
+    scope.patch('/api/roles/:name', adminBody, async (request: NameRequest, reply) => send(reply, await app.roles.update(request.params.name, jsonBody(request), who(request, reply))));
+    scope.put('/api/keys/:id/roles', adminBody, async (request: IdRequest, reply) => send(reply, await app.roles.setKeyRoles(request.params.id, jsonBody(request), who(request, reply))));
+    scope.put('/api/owners/:id/roles', adminBody, async (request: IdRequest, reply) => send(reply, await app.roles.setOwnerRoles(request.params.id, jsonBody(request), who(request, reply))));
     scope.patch('/api/owners/:id', adminBody, async (request: IdRequest, reply) => send(reply, await app.owners.update(request.params.id, jsonBody(request), who(request, reply))));
   });
 

@@ -51,15 +51,16 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
   const admin = (route: Route) => withKey({ scopes: scopes.keys }, route);
   /** An admin route with a JSON body: headers checked before the body is read, which is after the key. */
   const adminBody = (handle: (request: Request, params: Params, body: Record<string, unknown>) => Promise<AppResponse>): Route =>
-    admin(async (request, params) => {
+    admin(async (request, params, platform) => {
       const [type, coding] = [request.headers.get('content-type'), request.headers.get('content-encoding')];
       assertJsonBodyHeaders(type, coding);
       const text = await readText(request);
       if (text === undefined) {
         // The body limit is the server's, like Hono's `bodyLimit()`: 413 (RFC 9110 §15.5.14).
+        // The platform lets the problem say Connection: close, as the rest of the body is never read.
         const error = new KeysetError('invalid_request', { detail: `The body is larger than ${MAX_BODY_BYTES} bytes` });
         errors.set(request, error);
-        return withStatus(problemResponse(error, { request }), 413);
+        return withStatus(problemResponse(error, { request, platform }), 413);
       }
       return reply(await handle(request, params, parseJsonObject(text, type, coding)));
     });
@@ -141,6 +142,15 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
         return sendPage(page, rows, total === undefined ? {} : { total });
       }),
     ],
+    ['POST', '/api/roles', adminBody((request, _params, body) => app.roles.create(body, who(request)))],
+    ['GET', '/api/roles', admin(async () => reply(await app.roles.list()))],
+    ['GET', '/api/roles/:name', admin(async (_request, { name }) => reply(await app.roles.get(name!)))],
+    ['PATCH', '/api/roles/:name', adminBody((request, { name }, body) => app.roles.update(name!, body, who(request)))],
+    ['DELETE', '/api/roles/:name', admin(async (request, { name }) => reply(await app.roles.remove(name!, who(request))))],
+    ['GET', '/api/keys/:id/roles', admin(async (_request, { id }) => reply(await app.roles.keyRoles(id!)))],
+    ['PUT', '/api/keys/:id/roles', adminBody((request, { id }, body) => app.roles.setKeyRoles(id!, body, who(request)))],
+    ['GET', '/api/owners/:id/roles', admin(async (_request, { id }) => reply(await app.roles.ownerRoles(id!)))],
+    ['PUT', '/api/owners/:id/roles', adminBody((request, { id }, body) => app.roles.setOwnerRoles(id!, body, who(request)))],
     [
       'GET',
       '/api/audit',

@@ -124,6 +124,16 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
     return sendPage(c, rows, total === undefined ? {} : { total });
   });
 
+  hono.post('/api/roles', admin, limitBody, async (c) => reply(c, await app.roles.create(await jsonBody(c), who(c))));
+  hono.get('/api/roles', admin, async (c) => reply(c, await app.roles.list()));
+  hono.get('/api/roles/:name', admin, async (c) => reply(c, await app.roles.get(c.req.param('name'))));
+  hono.patch('/api/roles/:name', admin, limitBody, async (c) => reply(c, await app.roles.update(c.req.param('name'), await jsonBody(c), who(c))));
+  hono.delete('/api/roles/:name', admin, async (c) => reply(c, await app.roles.remove(c.req.param('name'), who(c))));
+  hono.get('/api/keys/:id/roles', admin, async (c) => reply(c, await app.roles.keyRoles(c.req.param('id'))));
+  hono.put('/api/keys/:id/roles', admin, limitBody, async (c) => reply(c, await app.roles.setKeyRoles(c.req.param('id'), await jsonBody(c), who(c))));
+  hono.get('/api/owners/:id/roles', admin, async (c) => reply(c, await app.roles.ownerRoles(c.req.param('id'))));
+  hono.put('/api/owners/:id/roles', admin, limitBody, async (c) => reply(c, await app.roles.setOwnerRoles(c.req.param('id'), await jsonBody(c), who(c))));
+
   hono.get('/api/audit', admin, paginate(app.paginators.audit, pageOptions), async (c) => {
     const { rows, total } = await app.audit.list(c.var.page);
     return sendPage(c, rows, total === undefined ? {} : { total });

@@ -123,6 +123,19 @@ describe('loadConfig', () => {
     expect(() => resolveConfig({ keySchemes: [] })).toThrow(/KEY_SCHEMES/);
   });
 
+  it('reads METRICS_PORT (none by default, 0 to 65535, not PORT) and OTEL_EXPORTER_OTLP_ENDPOINT (an http(s) URL)', () => {
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(loadConfig({}).otlpEndpoint).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+    for (const bad of ['x', '-1', '65536', '1.5', '09464']) {
+      expect(() => loadConfig({ METRICS_PORT: bad }), bad).toThrow(/METRICS_PORT must be an integer from 0 to 65535/);
+    }
+    expect(() => loadConfig({ PORT: '9464', METRICS_PORT: '9464' })).toThrow(/METRICS_PORT must differ from PORT/);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }).otlpEndpoint).toBe('http://localhost:4318');
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
+  });
+
   it('reads USAGE_FLUSH_MS (5000 by default, 10 to 3600000); refuses the rest naming it', () => {
     expect(loadConfig({}).usageFlushMs).toBe(5000);
     expect(loadConfig({ USAGE_FLUSH_MS: '200' }).usageFlushMs).toBe(200);

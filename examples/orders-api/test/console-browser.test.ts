@@ -121,6 +121,9 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     // One refusal: the key lacks the reports scope.
     expect((await call(base, '/api/reports/daily', { key: target.key })).status).toBe(403);
     await issueKey('console bystander');
+    // A role the key holds: the console lists it and shows it, and what it grants, on the key.
+    expect((await call(base, '/api/roles', { key: admin, method: 'POST', body: { name: 'console-viewer', permissions: ['billing:read'], description: 'sees bills' } })).status).toBe(201);
+    expect((await call(base, `/api/keys/${target.id}/roles`, { key: admin, method: 'PUT', body: { roles: ['console-viewer'] } })).status).toBe(200);
 
     const response = await page.goto(`${base}${CONSOLE_PATHS.page}`);
     expect(response?.status()).toBe(200);
@@ -148,6 +151,9 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     expect(fields).toContain(target.id);
     expect(fields).toContain('orders:read');
     expect(fields).toMatch(/Leak record\s+none reported/);
+    expect(fields).toMatch(/Roles\s+console-viewer/);
+    expect(fields).toMatch(/Permissions\s+orders:read, billing:read/);
+    expect(await page.locator('#roles-table').innerText()).toMatch(/console-viewer\s+billing:read\s+sees bills/);
 
     // Its requests: three allowed and one refused in the last day's chart. Usage is counted
     // in memory and flushed a moment after the requests: the operator presses "Refresh
@@ -197,11 +203,12 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     expect(await page.locator('#key-fields').innerText()).toMatch(/State\s+revoked /);
     expect(await revokeOpen.isDisabled()).toBe(true);
 
-    // The revocation is in the key's audit trail, newest first, above its issue.
+    // The revocation is in the key's audit trail, newest first, above its role and its issue.
     const audit = page.locator('#audit-list > li');
-    await expect.poll(() => audit.count(), { timeout: UI_TIMEOUT }).toBe(2);
+    await expect.poll(() => audit.count(), { timeout: UI_TIMEOUT }).toBe(3);
     expect(await audit.nth(0).innerText()).toMatch(/ key\.revoked by key_\w+\s+revokedAt: null → "\d{4}-/);
-    expect(await audit.nth(1).innerText()).toContain('key.issued');
+    expect(await audit.nth(1).innerText()).toContain('key.roles_set');
+    expect(await audit.nth(2).innerText()).toContain('key.issued');
     await shot('revoked');
 
     expect(urls.filter((url) => url.includes(admin))).toEqual([]);

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import pg from 'pg';
 import { createOrdersApi, type OrdersApi, type OrdersApiOptions } from '../src/main.ts';
 import { createApiKeyGuard, type TrustProxy } from '@keyset/core';
@@ -59,6 +60,8 @@ export async function startApi(options: OrdersApiOptions & { dataDir?: string })
 /** One more server over a running API. */
 export interface ExtraServer {
   url: string;
+  /** The Node server, for tests that watch its connections. */
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,7 @@ export async function serveAlso(
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -114,6 +114,19 @@ beforeAll(async () => {
   await send('/api/keys/{id}/limits', `/api/keys/${id}/limits`, { method: 'PATCH', key: admin, body: { rateLimit: { limit: 200, windowSeconds: 60 }, quota: { remaining: 400 } } });
   await send('/api/owners/{id}/keys', '/api/owners/acme/keys', { key: admin });
 
+  // Roles: create, list, read, change, assign to the key and its owner, read those back, refusals.
+  await send('/api/roles', '/api/roles', { method: 'POST', key: admin, body: { name: 'support', permissions: ['orders:read'], description: 'help desk' } });
+  await send('/api/roles', '/api/roles', { key: admin });
+  await send('/api/roles/{name}', '/api/roles/support', { key: admin });
+  await send('/api/roles/{name}', '/api/roles/support', { method: 'PATCH', key: admin, body: { permissions: ['orders:read', 'reports:read'] } });
+  await send('/api/roles/{name}', '/api/roles/nobody', { key: admin });
+  await send('/api/keys/{id}/roles', `/api/keys/${id}/roles`, { method: 'PUT', key: admin, body: { roles: ['support'] } });
+  await send('/api/keys/{id}/roles', `/api/keys/${id}/roles`, { method: 'PUT', key: admin, body: { roles: ['nobody'] } });
+  await send('/api/keys/{id}/roles', `/api/keys/${id}/roles`, { key: admin });
+  await send('/api/owners/{id}/roles', '/api/owners/acme/roles', { method: 'PUT', key: admin, body: { roles: ['support'] } });
+  await send('/api/owners/{id}/roles', '/api/owners/acme/roles', { key: admin });
+  await send('/api/owners/{id}/roles', '/api/owners/nobody/roles', { key: admin });
+
   // Orders and reports, both modes, filters and sort.
   const first = await send('/api/orders', '/api/orders?limit=2', { key: reader });
   await send('/api/orders', `/api/orders?limit=2&cursor=${encodeURIComponent(first.body.nextCursor as string)}`, { key: reader });
@@ -155,6 +168,7 @@ beforeAll(async () => {
   // Rotate, revoke, delete the owner.
   await send('/api/keys/{id}/rotate', `/api/keys/${id}/rotate`, { method: 'POST', key: admin, body: { overlapSeconds: 60 } });
   await send('/api/keys/{id}', `/api/keys/${once.body.id as string}`, { method: 'DELETE', key: admin });
+  await send('/api/roles/{name}', '/api/roles/support', { method: 'DELETE', key: admin });
   await send('/api/owners/{id}', '/api/owners/acme', { method: 'DELETE', key: admin });
 
   // The audit log of all of the above: a filtered cursor page, an offset page, a bad filter.
@@ -225,7 +239,7 @@ describe('the OpenAPI document against the live server', () => {
         if (template === '/api/owners/{id}' && method === 'patch') {
           await call(t.api.url, '/api/owners', { method: 'POST', key: admin, body: { id: owner } });
         }
-        const path = template.replace('{id}', template.startsWith('/api/owners') ? exampleOwner : (issued.body.id as string));
+        const path = template.replace('{id}', template.startsWith('/api/owners') ? exampleOwner : (issued.body.id as string)).replace('{name}', 'analyst');
         const reply = await call(t.api.url, path, { method: method.toUpperCase(), key: admin, body: example });
         if (reply.status >= 300) failures.push(`${method.toUpperCase()} ${template}: ${reply.status} ${reply.text}`);
       }

@@ -54,7 +54,7 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
         .filter(([method, operation]) => method !== 'parameters' && operation.security !== undefined)
         .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as const),
     );
-    expect(guarded.length).toBe(19);
+    expect(guarded.length).toBe(28);
     for (const [name, operation] of guarded) {
       const ref = operation.responses['429']?.$ref as string | undefined;
       expect(ref, name).toBe('#/components/responses/TooManyRequests');
@@ -73,9 +73,9 @@ describe.each(ADAPTERS)('OpenAPI on %s', (adapter) => {
     const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
       Object.keys(item)
         .filter((method) => method !== 'parameters')
-        .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000')] as const),
+        .map((method) => [method.toUpperCase(), path.replace('{id}', 'key_doesnotexist000000000').replace('{name}', 'no-such-role')] as const),
     );
-    expect(operations.length).toBe(19); // 9 key and order operations, 6 owner ones, 3 usage ones, the audit log
+    expect(operations.length).toBe(28); // 9 key and order operations, 6 owner ones, 3 usage ones, the audit log, 9 role ones
     for (const [method, path] of operations) {
       const res = await call(url, path, { key: admin, method, ...(method === 'POST' ? { body: {} } : {}) });
       // A documented route exists: it may refuse the key's scope or the id, never the route itself.

@@ -524,7 +524,7 @@ describe.each(ADAPTERS)('orders API on %s', (adapter) => {
       ['a form post', 'name=x&scopes=orders:read', 'application/x-www-form-urlencoded', 'body'],
       ['a missing name', '{"scopes":["orders:read"]}', 'application/json', 'name'],
       ['an unknown scope', '{"name":"x","scopes":["orders:write"]}', 'application/json', 'scopes'],
-      ['empty scopes', '{"name":"x","scopes":[]}', 'application/json', 'scopes'],
+      ['scopes that are not a list', '{"name":"x","scopes":"orders:read"}', 'application/json', 'scopes'],
       // An unknown member is named by the object holding it: its name is client text.
       ['an unknown field', '{"name":"x","scopes":["orders:read"],"scope":"x"}', 'application/json', 'body'],
       ['a bad rate limit', '{"name":"x","scopes":["orders:read"],"rateLimit":{"limit":0,"windowSeconds":1}}', 'application/json', 'rateLimit.limit'],

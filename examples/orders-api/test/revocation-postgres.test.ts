@@ -85,6 +85,19 @@ describe.skipIf(serverUrl === undefined)('revocation across instances with DATAB
     console.info(`revocation on PostgreSQL LISTEN/NOTIFY: DELETE answered in ${deleteMs.toFixed(1)} ms, B already refusing`);
   });
 
+  it("B admits and refuses by a role as soon as A's role change has answered", async () => {
+    const { key, id } = await issue();
+    const roleCall = (method: string, path: string, body?: unknown) => call(a.api.url, path, body === undefined ? { key: admin, method } : { key: admin, method, body });
+    expect((await roleCall('POST', '/api/roles', { name: 'bus-reports', permissions: ['reports:read'] })).status).toBe(201);
+    const reports = () => call(b.api.url, '/api/reports/daily?date=2026-01-01', { key });
+    // Cached on B without the role: refused.
+    expect((await reports()).status).toBe(403);
+    expect((await roleCall('PUT', `/api/keys/${id}/roles`, { roles: ['bus-reports'] })).status).toBe(200);
+    expect((await reports()).status).toBe(200);
+    expect((await roleCall('PATCH', '/api/roles/bus-reports', { permissions: [] })).status).toBe(200);
+    expect((await reports()).status).toBe(403);
+  });
+
   it('the bus down: an instance that loses its listening session drops its cached keys, and listens again', async () => {
     const first = await issue();
     expect((await call(b.api.url, '/api/orders?limit=1', { key: first.key })).status).toBe(200);

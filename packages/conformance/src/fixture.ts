@@ -9,6 +9,7 @@ import {
   createApiKeyGuard,
   createConcurrencyLimit,
   createKeyAdmin, createKeyring,
+  createRoleAdmin,
   createMemoryKeyStore,
   createPaginator,
   createRateLimiter,
@@ -51,6 +52,8 @@ export interface ConformanceFixture {
   readonly keys: {
     readonly reader: string;
     readonly writer: string;
+    /** `items:write` of its own and `items:audit` through its role `auditing`: satisfies `PERMITTED_QUERY` by its second branch. */
+    readonly auditor: string;
     readonly limited: string;
     readonly loopback: string;
     readonly elsewhere: string;
@@ -71,6 +74,9 @@ export interface ConformanceFixture {
   readonly reported: { error: unknown; status: number }[];
   close(): Promise<void>;
 }
+
+/** The permission query `GET /permitted` requires: read items, or write them with their audit trail. */
+export const PERMITTED_QUERY = { or: ['items:read', { and: ['items:write', 'items:audit'] }] } as const;
 
 export const PREFIX = 'conf_test';
 export const REALM = 'conformance';
@@ -150,6 +156,11 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
   // 5 credits, never refilled: `GET /expensive` (cost 2) answers twice, then 429 quota_exhausted.
   const metered = (await admin.issue({ name: 'metered', scopes: ['items:read'], quota: { remaining: 5 } })).key;
   const inflight = (await admin.issue({ name: 'inflight', scopes: ['items:read'] })).key;
+  const roles = createRoleAdmin(keyring);
+  await roles.create({ name: 'auditing', permissions: ['items:audit'] });
+  const auditorKey = await admin.issue({ name: 'auditor', scopes: ['items:write'] });
+  await roles.setKeyRoles(auditorKey.record.id, ['auditing']);
+  const auditor = auditorKey.key;
   const otherKeyring = createKeyring({ store: createMemoryKeyStore(), prefix: PREFIX });
   const foreignKey = (await createKeyAdmin(otherKeyring).issue({ name: 'stranger', scopes: ['items:read'] })).key;
   await otherKeyring.close();
@@ -175,7 +186,7 @@ export async function createConformanceFixture(): Promise<ConformanceFixture> {
     downGuard,
     proxyGuard,
     anySchemeGuard,
-    keys: { reader, writer, limited, loopback, elsewhere, metered, inflight },
+    keys: { reader, writer, auditor, limited, loopback, elsewhere, metered, inflight },
     foreignKey,
     list: (plan, query) => {
       const selected = select(query);

@@ -4,7 +4,7 @@
  * vitest-free part a server process imports to build the world it serves.
  * @module
  */
-export { aborted, conformanceItems, createConformanceFixture, INFLIGHT_STATUSES, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, LIMITS, NON_ERROR, PREFIX, REALM, RETHROWN, TOTAL_CAP, WORLD_PATH, worldResponse } from './fixture.ts';
+export { aborted, conformanceItems, createConformanceFixture, INFLIGHT_STATUSES, PERMITTED_QUERY, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, LIMITS, NON_ERROR, PREFIX, REALM, RETHROWN, TOTAL_CAP, WORLD_PATH, worldResponse } from './fixture.ts';
 export type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
 export type { FuzzRequest } from './fuzz.ts';

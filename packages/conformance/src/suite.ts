@@ -10,6 +10,7 @@
  *   `sendPage(fixture.list(plan, query).rows, { total })`;
  * - `GET /public/items`: the same without `apiKey`;
  * - `GET /whoami`: `apiKey({ guard })`, answering `{ id, name, last4 }` of the verified key;
+ * - `GET /permitted`: `apiKey({ guard, permissions: PERMITTED_QUERY })`, answering `{ name }` of the verified key;
  * - `GET /whoami/any-scheme`: the same with `apiKey({ guard: fixture.anySchemeGuard })`;
  * - `GET /down`: `apiKey({ guard: fixture.downGuard })` (its key store is unreachable);
  * - `POST /echo`: `apiKey({ guard })`, then parsing the JSON body and answering `{ received }`;
@@ -415,6 +416,17 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
 
       it('answers a key without the scope with 403 insufficient_scope and missing_scopes', async () => {
         const body = await expectProblem(await get('/items', auth(fixture.keys.writer)), 403, 'insufficient_scope');
+        expect(body.missing_scopes).toEqual(['items:read']);
+      });
+
+      it('checks apiKey({ permissions }) as a query: either branch of an `or` admits, a role counts, and a 403 names a set that would', async () => {
+        for (const [key, name] of [[fixture.keys.reader, 'reader'], [fixture.keys.auditor, 'auditor']] as const) {
+          const res = await get('/permitted', auth(key));
+          expect(res.status, name).toBe(200);
+          expect(await res.json()).toEqual({ name });
+        }
+        // writer misses one permission in each branch: the first branch's is named.
+        const body = await expectProblem(await get('/permitted', auth(fixture.keys.writer)), 403, 'insufficient_scope');
         expect(body.missing_scopes).toEqual(['items:read']);
       });
 

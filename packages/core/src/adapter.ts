@@ -26,6 +26,7 @@ export { apiKeyCheckOptions } from './keys/api-key-guard.ts';
 export { finishWebResponse, webBodyPending, webGuardRequest } from './http/web-transport.ts';
 export { nodeBodyPending, nodeGuardRequest, releaseWhenClosed } from './http/node-transport.ts';
 export type { NodeIncomingRequest, NodeServerResponse } from './http/node-transport.ts';
+export type { NodeIncomingBody } from './http/web-transport.ts';
 
 // Pagination building blocks (what `createPaginator` composes)
 export { isValidHost, normalizeBaseUrl, requestOrigin } from './pagination/base-url.ts';

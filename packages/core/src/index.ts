@@ -26,6 +26,7 @@ export type {
   AuthenticateRequest,
   KeyChangeEvent,
   KeyChangeListener,
+  KeyCacheResult,
   Keyring,
   KeyringCacheOptions,
   KeyringLogger,
@@ -42,13 +43,17 @@ export type { MemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { AuditListResult } from './audit/list-audit.ts';
 export type { Pepper } from './keys/pepper-ring.ts';
 export { createOwnerAdmin } from './keys/owner-admin.ts';
+export { createRoleAdmin } from './keys/role-admin.ts';
+export type { CreateRoleInput, HeldRoles, RoleAdmin, RoleRecord, UpdateRoleInput } from './keys/role-admin.ts';
 export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, UpdateOwnerInput } from './keys/owner-admin.ts';
 export type { IssuedKey } from './keys/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
 export type { MemoryKeyStoreOptions } from './keys/memory-key-store.ts';
-export type { KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from './keys/key-store.ts';
+export type { FoundKey, KeyStore, ListOwnersQuery, OwnerPatch, RolePatch, RoleTarget, StoredOwner, StoredRole } from './keys/key-store.ts';
 export type { QuotaPatch } from './keys/quota-patch.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
+export { grantsQuery, missingPermissions, permissionQuery } from './keys/permission-query.ts';
+export type { PermissionQuery } from './keys/permission-query.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
 export { isWellFormedKey } from './keys/is-well-formed-key.ts';
@@ -146,7 +151,7 @@ export type { Quota, QuotaDecision, QuotaInterval, QuotaRefill, QuotaStore } fro
 
 // Usage counts
 export { createUsageCounter } from './usage/usage-counter.ts';
-export type { UsageCounter, UsageCounterOptions, UsageLogger } from './usage/usage-counter.ts';
+export type { UsageCounter, UsageCounterOptions, UsageFlushEvent, UsageLogger } from './usage/usage-counter.ts';
 export { createMemoryUsageStore } from './usage/memory-usage-store.ts';
 export type { MemoryUsageStore, MemoryUsageStoreOptions } from './usage/memory-usage-store.ts';
 export type {

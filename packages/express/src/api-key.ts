@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey, PermissionQuery } from '@keyset/core';
 import { refuse } from './check-request.ts';
 import type { Request, RequestHandler } from 'express';
 
@@ -28,6 +28,8 @@ export interface ApiKeyOptions {
    * @default [] (any valid key)
    */
   scopes?: readonly string[];
+  /** Permissions the key must hold beside `scopes`, as a query: `{ or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] }`, else 403 `insufficient_scope`. @default none */
+  permissions?: PermissionQuery;
   /**
    * Credits a request to this route spends from the key's usage quota (keys without a
    * quota spend nothing): an integer from 0 (free) to 1,000,000. Rate limits count
@@ -47,7 +49,7 @@ export interface ApiKeyOptions {
 }
 
 /** Every name `ApiKeyOptions` knows, checked when the middleware is made. */
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /**
  * Middleware that refuses the request unless it carries a valid API key with `scopes`,

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
-import type { ApiKeyGuard } from '@keyset/core';
+import type { ApiKeyGuard, PermissionQuery } from '@keyset/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Options of `apiKey()`. */
@@ -14,6 +14,8 @@ export interface ApiKeyOptions {
   guard: ApiKeyGuard;
   /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
+  /** Permissions the key must hold beside `scopes`, as a query: `{ or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] }`, else 403 `insufficient_scope`. @default none */
+  permissions?: PermissionQuery;
   /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
@@ -22,7 +24,7 @@ export interface ApiKeyOptions {
   clientAddress?: (request: FastifyRequest) => string | null | undefined;
 }
 
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /** The hook `apiKey()` returns. */
 export type ApiKeyHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;

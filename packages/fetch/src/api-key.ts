@@ -1,7 +1,7 @@
 /** `apiKey()` wraps a handler that runs only for a valid API key holding `scopes`. @module */
 import { ConfigError, isKeysetError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey, PermissionQuery } from '@keyset/core';
 import { refusalResponse, type AsyncFetchHandler } from './check-request.ts';
 
 /** Options of `apiKey()`. */
@@ -10,6 +10,8 @@ export interface ApiKeyOptions<Rest extends unknown[] = []> {
   guard: ApiKeyGuard;
   /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
+  /** Permissions the key must hold beside `scopes`, as a query: `{ or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] }`, else 403 `insufficient_scope`. @default none */
+  permissions?: PermissionQuery;
   /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
@@ -18,7 +20,7 @@ export interface ApiKeyOptions<Rest extends unknown[] = []> {
   clientAddress?: (request: Request, ...rest: Rest) => string | null | undefined;
 }
 
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
 export type ApiKeyHandler<Rest extends unknown[] = []> = (request: Request, key: VerifiedKey, ...rest: Rest) => Response | Promise<Response>;

@@ -14,11 +14,12 @@ export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...re
 export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
 
 /** The Node request `@hono/node-server` passes after the `Request` (its documented `HttpBindings`), read structurally. */
-function incomingOf(platform: unknown): { url?: unknown; complete?: unknown; headers?: { host?: unknown } } | undefined {
-  return (platform as { incoming?: { url?: unknown; complete?: unknown; headers?: { host?: unknown } } } | null | undefined)?.incoming;
+type NodeIncoming = { url?: unknown; complete?: unknown; readableEnded?: unknown; headers?: { host?: unknown } };
+function incomingOf(platform: unknown): NodeIncoming | undefined {
+  return (platform as { incoming?: NodeIncoming } | null | undefined)?.incoming;
 }
 
-/** A problem's headers, with `Connection: close` when the request's body is still on its way unread (see `webBodyPending()`). */
+/** A problem's headers, with `Connection: close` when the request's body is still on its way or was left part-read (see `webBodyPending()`). */
 export function problemHeaders(request: Request | undefined, platform: unknown, headers: Record<string, string>): Record<string, string> {
   return request !== undefined && webBodyPending(request, incomingOf(platform)) ? { ...headers, connection: 'close' } : headers;
 }

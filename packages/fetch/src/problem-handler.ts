@@ -24,9 +24,15 @@ const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satis
 export interface ProblemResponseOptions extends Pick<ProblemHandlerOptions, 'typeBase'> {
   /** The request that failed: its path is the `instance`, its `RateLimit` headers are sent. @default none (no `instance`) */
   request?: Request;
+  /**
+   * What the platform passed after the request (on `@hono/node-server`, its `HttpBindings`):
+   * with it the problem says `Connection: close` when the request's body has not all arrived
+   * or was left part-read, as `problemHandler()`'s do. @default none
+   */
+  platform?: unknown;
 }
 
-const PROBLEM_RESPONSE_OPTIONS = { request: true, typeBase: true } as const satisfies KnownOptions<ProblemResponseOptions>;
+const PROBLEM_RESPONSE_OPTIONS = { request: true, typeBase: true, platform: true } as const satisfies KnownOptions<ProblemResponseOptions>;
 
 /**
  * Wraps `handler` (outermost) so that what it throws is a problem: keyset errors keep status,
@@ -106,8 +112,8 @@ export function notFoundHandler(options: NotFoundHandlerOptions = {}): (request:
  */
 export function problemResponse(error: unknown, options: ProblemResponseOptions = {}): Response {
   assertKnownOptions('problemResponse', options, PROBLEM_RESPONSE_OPTIONS);
-  const { request, typeBase } = options;
-  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request), request, undefined);
+  const { request, typeBase, platform } = options;
+  return send(clientProblem(error, request, typeBase).problem, rememberedHeaders(request), request, platform);
 }
 
 function problemOf(error: unknown, request: Request | undefined, typeBase: string | undefined, sentPath?: string): ProblemResponse {

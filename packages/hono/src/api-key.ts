@@ -2,9 +2,8 @@
  * `apiKey()` authenticates the request with core's guard and exposes the key as `c.var.apiKey`.
  * @module
  */
-import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey } from '@keyset/core';
+import { ConfigError, type ApiKeyGuard, type ApiKeyGuardResult, type PermissionQuery, type VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { nodeSocketAddress, refusal } from './check-request.ts';
 
@@ -21,6 +20,8 @@ export interface ApiKeyOptions {
   guard: ApiKeyGuard;
   /** Scopes the key must hold, else 403 `insufficient_scope`. @default [] (any valid key) */
   scopes?: readonly string[];
+  /** Permissions the key must hold beside `scopes`, as a query: `{ or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] }`, else 403 `insufficient_scope`. @default none */
+  permissions?: PermissionQuery;
   /** Credits this route spends from the key's quota, an integer 0 to 1,000,000 (rate limits count requests). @default 1 */
   cost?: number;
   /** The route's name in the limiter's `onDecision` events, e.g. `'GET /api/orders'`. */
@@ -29,7 +30,7 @@ export interface ApiKeyOptions {
   clientAddress?: (c: Context) => string | null | undefined;
 }
 
-const API_KEY_OPTIONS = { guard: true, scopes: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
+const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /** The guard's headers for this request, for `sendPage()` (a context variable). */
 export const GUARD_HEADERS = 'keyset:guardHeaders';
@@ -49,8 +50,7 @@ export interface SentPage {
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** `admitted`'s lease without its headers, for a response that holds them already. */
-const leaseOnly = ({ release }: ApiKeyGuardResult): Pick<ApiKeyGuardResult, 'headers' | 'release'> =>
-  release === undefined ? { headers: NO_HEADERS } : { headers: NO_HEADERS, release };
+const leaseOnly = ({ release }: ApiKeyGuardResult): Pick<ApiKeyGuardResult, 'headers' | 'release'> => (release === undefined ? { headers: NO_HEADERS } : { headers: NO_HEADERS, release });
 
 /**
  * Middleware that refuses a request without a valid API key holding `scopes` (core's

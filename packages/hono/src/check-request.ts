@@ -11,7 +11,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** `@hono/node-server`'s documented `HttpBindings` (`c.env.incoming`, or under `server`), read structurally. */
 interface NodeBindings {
-  incoming?: { url?: unknown; complete?: unknown; headers?: { host?: unknown }; socket?: { remoteAddress?: unknown } };
+  incoming?: { url?: unknown; complete?: unknown; readableEnded?: unknown; headers?: { host?: unknown }; socket?: { remoteAddress?: unknown } };
   server?: NodeBindings;
 }
 
@@ -37,7 +37,7 @@ function targetOf(c: Context): string {
 /** The problem `instance`: the path as the client sent it, without the query. */
 export const instanceOf = (c: Context): string => requestInstance(targetOf(c));
 
-/** A problem's headers, with `Connection: close` when the request's body is still on its way unread (see `webBodyPending()`). */
+/** A problem's headers, with `Connection: close` when the request's body is still on its way or was left part-read (see `webBodyPending()`). */
 export function problemHeaders(c: Context, headers: Record<string, string>): Record<string, string> {
   return webBodyPending(c.req.raw, incomingOf(c)) ? { ...headers, connection: 'close' } : headers;
 }

@@ -140,7 +140,7 @@ function problemSchema(): JsonObject {
       parameters: { type: 'array', items: { type: 'string' }, description: '`conflicting_pagination`: the parameters.' },
       max_limit: { type: 'integer', description: '`limit_too_large`: the largest accepted `limit`.' },
       max_offset: { type: 'integer', description: '`offset_too_large`: the largest accepted `offset`.' },
-      missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks.' },
+      missing_scopes: { type: 'array', items: { type: 'string' }, description: '`insufficient_scope`: what the key lacks: a set of permissions that, granted beside its own scopes and its roles\' permissions, would satisfy the route (for an `or`, its cheapest part).' },
       allowed_methods: { type: 'array', items: { type: 'string' }, description: '`method_not_allowed`: same as `Allow`.' },
       retry_after: { type: 'integer', description: '`rate_limited`, `quota_exhausted`, `concurrency_limited`, `usage_reads_busy`: seconds until a retry can succeed (same as `Retry-After`).' },
       max_in_flight: { type: 'integer', description: '`concurrency_limited`: how many requests of the key (or of its owner) may be in progress at once.' },

@@ -111,6 +111,62 @@ export function describeKeyStoreContract(name: string, makeStore: () => Promise<
       return { identity: i, secret: s };
     }
 
+    describe('roles', () => {
+      const role = (name: string, permissions: string[]) => ({ name, permissions, description: `the ${name}`, createdAt: at(1), updatedAt: at(1) });
+
+      it('stores roles by name, and a found key carries its own roles and its owner\'s, only when it holds any', async () => {
+        expect(await store.insertRole!(role('reader', ['orders:read']))).toBe(true);
+        expect(await store.insertRole!(role('reader', ['x:y']))).toBe(false);
+        expect(await store.insertRole!(role('analyst', ['reports:read', 'orders:read']))).toBe(true);
+        expect(await store.getRole!('reader')).toEqual(role('reader', ['orders:read']));
+        expect((await store.listRoles!()).map((r) => r.name)).toEqual(['analyst', 'reader']);
+        await store.insertOwner!({ id: 'cus_r', metadata: {}, rateLimits: null, quota: null, createdAt: at(0), disabledAt: null });
+        const plain = await issue({ ownerId: 'cus_r' });
+        expect((await store.findByDigest(plain.secret.digest))?.roles).toBeUndefined();
+        expect(await store.setRoles!({ type: 'key', id: plain.identity.id }, ['reader'])).toBe('set');
+        expect(await store.setRoles!({ type: 'owner', id: 'cus_r' }, ['analyst', 'reader'])).toBe('set');
+        const found = await store.findByDigest(plain.secret.digest);
+        const held = [...(found?.roles ?? [])].sort((a, b) => (a.name < b.name ? -1 : 1));
+        expect(held.map((r) => r.name)).toEqual(['analyst', 'reader', 'reader']);
+        expect(held[0]).toEqual({ name: 'analyst', permissions: ['reports:read', 'orders:read'] });
+        expect(await store.rolesOf!({ type: 'owner', id: 'cus_r' })).toEqual(['analyst', 'reader']);
+        expect(await store.rolesOf!({ type: 'key', id: plain.identity.id })).toEqual(['reader']);
+        expect(await store.rolesOf!({ type: 'key', id: 'key_none' })).toBeUndefined();
+      });
+
+      it('setRoles replaces the set, refuses an unknown role or holder changing nothing; deleteRole takes it from every holder', async () => {
+        await store.insertRole!(role('a', ['p:a']));
+        await store.insertRole!(role('b', ['p:b']));
+        const { identity, secret } = await issue();
+        expect(await store.setRoles!({ type: 'key', id: identity.id }, ['a', 'b'])).toBe('set');
+        expect(await store.setRoles!({ type: 'key', id: identity.id }, ['b', 'zz'])).toBe('unknown_role');
+        expect(await store.rolesOf!({ type: 'key', id: identity.id })).toEqual(['a', 'b']);
+        expect(await store.setRoles!({ type: 'key', id: 'key_none' }, ['a'])).toBe('not_found');
+        expect(await store.setRoles!({ type: 'owner', id: 'nobody' }, [])).toBe('not_found');
+        expect(await store.setRoles!({ type: 'key', id: identity.id }, ['b'])).toBe('set');
+        expect(await store.rolesOf!({ type: 'key', id: identity.id })).toEqual(['b']);
+        const updated = await store.updateRole!('b', { permissions: ['p:c'], updatedAt: at(5) });
+        expect(updated).toEqual({ ...role('b', ['p:c']), updatedAt: at(5) });
+        expect((await store.findByDigest(secret.digest))?.roles).toEqual([{ name: 'b', permissions: ['p:c'] }]);
+        expect(await store.updateRole!('zz', { description: 'x', updatedAt: at(5) })).toBeUndefined();
+        expect(await store.deleteRole!('b')).toBe(true);
+        expect(await store.deleteRole!('b')).toBe(false);
+        expect(await store.rolesOf!({ type: 'key', id: identity.id })).toEqual([]);
+        await store.insertRole!(role('b', ['p:b']));
+        expect((await store.findByDigest(secret.digest))?.roles).toBeUndefined();
+      });
+
+      it("an owner's roles belong to its incarnation: an owner created again under the id holds none", async () => {
+        await store.insertRole!(role('a', ['p:a']));
+        const owner = { id: 'cus_x', metadata: {}, rateLimits: null, quota: null, createdAt: at(0), disabledAt: null };
+        await store.insertOwner!(owner);
+        expect(await store.setRoles!({ type: 'owner', id: 'cus_x' }, ['a'])).toBe('set');
+        expect(await store.deleteOwner!('cus_x', at(2))).toBe(true);
+        await store.insertOwner!({ ...owner, createdAt: at(3) });
+        expect(await store.rolesOf!({ type: 'owner', id: 'cus_x' })).toEqual([]);
+      });
+    });
+
     describe('rate limits and quota', () => {
       it('stores several named limits and a quota, and updateLimits replaces either one, keeping the other', async () => {
         const rateLimits = [

@@ -421,6 +421,32 @@ const MIGRATIONS: readonly Migration[] = [
     );
     CREATE INDEX IF NOT EXISTS ${t.usageCoarseIndex} ON ${t.usage} (span, bucket) WHERE span > 1;`,
   },
+  // Roles: permissions bundled under a name, held by keys and owners. A grant names its
+  // holder by key id, or by owner incarnation (version 13), so an owner created again under
+  // a deleted id holds none of the deleted one's roles. The foreign key takes a role's grants
+  // with it when the role is deleted, and serialises the two: a grant's insert locks the role
+  // row (FOR KEY SHARE), which the DELETE waits for, so no grant outlives its role. The
+  // audit log's targets gain 'role'.
+  {
+    version: 15,
+    sql: (t) => `
+    CREATE TABLE IF NOT EXISTS ${t.roles} (
+      name text PRIMARY KEY,
+      permissions text[] NOT NULL,
+      description text NOT NULL DEFAULT '',
+      created_at timestamptz(3) NOT NULL,
+      updated_at timestamptz(3) NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${t.roleGrants} (
+      holder_type text NOT NULL CHECK (holder_type IN ('key', 'owner')),
+      holder_id text NOT NULL,
+      role_name text NOT NULL REFERENCES ${t.roles} (name) ON DELETE CASCADE,
+      PRIMARY KEY (holder_type, holder_id, role_name)
+    );
+    CREATE INDEX IF NOT EXISTS ${t.roleGrantsRoleIndex} ON ${t.roleGrants} (role_name);
+    ALTER TABLE ${t.audit} DROP CONSTRAINT IF EXISTS ${t.auditTargetTypeCheck};
+    ALTER TABLE ${t.audit} ADD CONSTRAINT ${t.auditTargetTypeCheck} CHECK (target_type IN ('key', 'owner', 'role'));`,
+  },
 ];
 
 /**

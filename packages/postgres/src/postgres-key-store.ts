@@ -7,7 +7,7 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { AuditEntry, KeyStore, ListOwnersQuery, OwnerPatch, StoredOwner } from '@keyset/core';
+import type { AuditEntry, FoundKey, KeyStore, ListOwnersQuery, OwnerPatch, RolePatch, RoleTarget, StoredOwner, StoredRole } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { auditInsertCte, withAudit } from './internal/audit-rows.ts';
@@ -44,6 +44,11 @@ export interface PostgresKeyStoreOptions extends TableOptions {
 const KEY_STORE_OPTIONS = { client: true, schema: true, tablePrefix: true } as const satisfies KnownOptions<PostgresKeyStoreOptions>;
 
 /** A boolean column, whether or not the driver parses booleans. */
+/** The `roles` column of a found key: `[{ name, permissions }]` as JSON text. */
+function rolesFrom(text: string): Pick<StoredRole, 'name' | 'permissions'>[] {
+  return (JSON.parse(text) as { name: unknown; permissions: unknown[] }[]).map((role) => ({ name: String(role.name), permissions: role.permissions.map(String) }));
+}
+
 function isTrue(value: unknown): boolean {
   return value === true || value === 't';
 }
@@ -151,14 +156,19 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   // older release during an upgrade) belongs to an owner row created no later than it.
   const ownerJoin = `LEFT JOIN ${t.owners} o ON o.id = i.owner_id
       AND (o.incarnation = i.owner_incarnation OR (i.owner_incarnation IS NULL AND o.created_at <= i.created_at))`;
+  // The roles the key holds, its own and its owner's (by the owner row's incarnation), as
+  // JSON in the same read; NULL when none.
+  const rolesColumn = `(SELECT json_agg(json_build_object('name', r.name, 'permissions', r.permissions))::text
+      FROM ${t.roleGrants} g JOIN ${t.roles} r ON r.name = g.role_name
+      WHERE (g.holder_type = 'key' AND g.holder_id = i.id) OR (g.holder_type = 'owner' AND g.holder_id = o.incarnation)) AS roles`;
   const findByDigestSql = `
-    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
+    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}, ${rolesColumn}
     FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id ${ownerJoin}
     WHERE s.digest = $1`;
 
   // Every pepper's digest of one key, one statement: the primary key's index answers each.
   const findByDigestsSql = `
-    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}
+    SELECT ${identityColumns()}, ${secretColumns()}, ${ownerColumns()}, ${rolesColumn}
     FROM ${t.secrets} s JOIN ${t.identities} i ON i.id = s.identity_id ${ownerJoin}
     WHERE s.digest = ANY($1::text[])
     LIMIT 1`;
@@ -233,10 +243,32 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   }
 
   /** A found key with its owner when it names one (`null`: no such owner row, which the keyring refuses). */
-  function foundFrom(row: Record<string, unknown>): { identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } {
+  function foundFrom(row: Record<string, unknown>): FoundKey {
     const identity = identityFrom(row);
     const secret = secretFromColumns(row);
-    return identity.ownerId === null || identity.ownerId === undefined ? { identity, secret } : { identity, secret, owner: ownerFrom(row) };
+    const rolesText = row['roles'];
+    const found: FoundKey = typeof rolesText === 'string' ? { identity, secret, roles: rolesFrom(rolesText) } : { identity, secret };
+    return identity.ownerId === null || identity.ownerId === undefined ? found : { ...found, owner: ownerFrom(row) };
+  }
+
+  const roleSelect = `SELECT name, to_json(permissions)::text AS permissions, description, ${epochMs('created_at')} AS created_at, ${epochMs('updated_at')} AS updated_at`;
+
+  function roleRow(row: Record<string, unknown>): StoredRole {
+    return {
+      name: String(row['name']),
+      permissions: (JSON.parse(String(row['permissions'])) as unknown[]).map(String),
+      description: String(row['description']),
+      createdAt: new Date(Math.round(Number(row['created_at']))),
+      updatedAt: new Date(Math.round(Number(row['updated_at']))),
+    };
+  }
+
+  /**
+   * The holder a grant names: the key's id, or the owner's incarnation (see migration 15),
+   * locked FOR KEY SHARE so a concurrent delete of the owner waits for the grant.
+   */
+  function holderSql(target: RoleTarget): string {
+    return target.type === 'key' ? `SELECT id AS hid FROM ${t.identities} WHERE id = $1` : `SELECT incarnation AS hid FROM ${t.owners} WHERE id = $1 FOR KEY SHARE`;
   }
 
   const ownerSelect = `SELECT id, incarnation, metadata::text AS metadata, rate_limits, quota, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
@@ -326,12 +358,12 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       return isTrue(rows[0]?.added);
     },
 
-    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
+    async findByDigest(digest: string): Promise<FoundKey | undefined> {
       const [row] = await runQuery(client, findByDigestSql, [digest]);
       return row === undefined ? undefined : foundFrom(row);
     },
 
-    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
+    async findByDigests(digests: readonly string[]): Promise<FoundKey | undefined> {
       const [row] = await runQuery(client, findByDigestsSql, [[...digests]]);
       return row === undefined ? undefined : foundFrom(row);
     },
@@ -471,6 +503,78 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       const query = withAudit(t, revokeSql, [id, timestampParam(at)], audit, 'revoked');
       const rows = await runQuery(client, query.sql, query.params);
       return isTrue(rows[0]?.revoked);
+    },
+
+    async insertRole(role: StoredRole, audit?: AuditEntry): Promise<boolean> {
+      const query = withAudit(
+        t,
+        `INSERT INTO ${t.roles} (name, permissions, description, created_at, updated_at) VALUES ($1, $2::text[], $3, $4::timestamptz, $5::timestamptz)
+         ON CONFLICT (name) DO NOTHING RETURNING name`,
+        [role.name, [...role.permissions], role.description, timestampParam(role.createdAt), timestampParam(role.updatedAt)],
+        audit,
+      );
+      return (await runQuery(client, query.sql, query.params)).length > 0;
+    },
+
+    async getRole(name: string): Promise<StoredRole | undefined> {
+      const [row] = await runQuery(client, `${roleSelect} FROM ${t.roles} WHERE name = $1`, [name]);
+      return row === undefined ? undefined : roleRow(row);
+    },
+
+    async listRoles(): Promise<StoredRole[]> {
+      return (await runQuery(client, `${roleSelect} FROM ${t.roles} ORDER BY name COLLATE "C"`, [])).map(roleRow);
+    },
+
+    async updateRole(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined> {
+      const query = withAudit(
+        t,
+        `UPDATE ${t.roles} SET
+           permissions = CASE WHEN $2::boolean THEN $3::text[] ELSE permissions END,
+           description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
+           updated_at = $6::timestamptz
+         WHERE name = $1
+         RETURNING name, to_json(permissions)::text AS permissions, description, ${epochMs('created_at')} AS created_at, ${epochMs('updated_at')} AS updated_at`,
+        [name, patch.permissions !== undefined, patch.permissions === undefined ? null : [...patch.permissions], patch.description !== undefined, patch.description ?? null, timestampParam(patch.updatedAt)],
+        audit,
+      );
+      const [row] = await runQuery(client, query.sql, query.params);
+      return row === undefined ? undefined : roleRow(row);
+    },
+
+    async deleteRole(name: string, audit?: AuditEntry): Promise<boolean> {
+      const query = withAudit(t, `DELETE FROM ${t.roles} WHERE name = $1 RETURNING name`, [name], audit);
+      return (await runQuery(client, query.sql, query.params)).length > 0;
+    },
+
+    async setRoles(target: RoleTarget, names: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'> {
+      // ONE statement: the roles are locked FOR KEY SHARE (a concurrent deleteRole waits, or
+      // has deleted them and they are not found), then the holder's other grants go and the
+      // missing ones come, only when the holder exists and every name is a role.
+      const params: unknown[] = [target.id, [...new Set(names)], target.type];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      const sql = `
+        WITH holder AS (${holderSql(target)}),
+        known AS (SELECT name FROM ${t.roles} WHERE name = ANY($2::text[]) FOR KEY SHARE),
+        ok AS (SELECT hid FROM holder WHERE (SELECT count(*) FROM known) = cardinality($2::text[])),
+        dropped AS (DELETE FROM ${t.roleGrants} g USING ok WHERE g.holder_type = $3::text AND g.holder_id = ok.hid AND g.role_name <> ALL($2::text[])),
+        added AS (INSERT INTO ${t.roleGrants} (holder_type, holder_id, role_name) SELECT $3::text, ok.hid, r FROM ok, unnest($2::text[]) r ON CONFLICT DO NOTHING)
+        ${audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM ok)')}`}
+        SELECT EXISTS (SELECT 1 FROM holder) AS found, EXISTS (SELECT 1 FROM ok) AS ok`;
+      const [row] = await runQuery(client, sql, params);
+      if (!isTrue(row?.['found'])) return 'not_found';
+      return isTrue(row?.['ok']) ? 'set' : 'unknown_role';
+    },
+
+    async rolesOf(target: RoleTarget): Promise<string[] | undefined> {
+      const [row] = await runQuery(
+        client,
+        `WITH holder AS (${target.type === 'key' ? `SELECT id AS hid FROM ${t.identities} WHERE id = $1` : `SELECT incarnation AS hid FROM ${t.owners} WHERE id = $1`})
+         SELECT EXISTS (SELECT 1 FROM holder) AS found,
+           (SELECT to_json(coalesce(array_agg(g.role_name ORDER BY g.role_name COLLATE "C"), '{}'))::text FROM ${t.roleGrants} g JOIN holder ON g.holder_id = holder.hid WHERE g.holder_type = $2) AS roles`,
+        [target.id, target.type],
+      );
+      if (!isTrue(row?.['found'])) return undefined;
+      return (JSON.parse(String(row?.['roles'])) as unknown[]).map(String);
     },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {

@@ -19,7 +19,7 @@ export const AUDIT_SCHEMAS: Record<string, JsonObject> = {
       target: {
         type: 'object',
         required: ['type', 'id'],
-        properties: { type: { type: 'string', enum: ['key', 'owner'] }, id: { type: 'string' } },
+        properties: { type: { type: 'string', enum: ['key', 'owner', 'role'] }, id: { type: 'string' } },
       },
       changes: {
         type: 'object',
@@ -42,11 +42,11 @@ export function auditPaths(scoped: (scope: string, operation: JsonObject) => Jso
         tags: ['audit'],
         summary: 'The audit log of administrative changes, newest first',
         description:
-          'One entry per change to a key or an owner, made through this API, the CLI, secret-scanning alerts or code. ' +
+          'One entry per change to a key, an owner or a role, made through this API, the CLI, secret-scanning alerts or code. ' +
           'The filters are bound into the cursor (another filter with it: 400 `invalid_cursor`); a bad filter is 400 `invalid_request` naming it.',
         parameters: [
           ...pageParameters(),
-          text('target', 'Only entries about this key id or owner id.'),
+          text('target', 'Only entries about this key id, owner id or role name.'),
           text('actor', 'Only entries made by this actor (an admin key id, `cli`, `secret-scanning`, …).'),
           { name: 'action', in: 'query', description: 'Only entries of this action.', schema: { type: 'string', enum: [...AUDIT_ACTIONS] } },
           time('from', 'Only entries at or after this instant (RFC 3339 with an offset).'),

@@ -26,6 +26,7 @@ import type { SqlClient } from '../db/database.ts';
 import { auditFilters, createAuditHandlers } from './audit.ts';
 import { createKeyAdminHandlers } from './keys-admin.ts';
 import { createOwnerAdminHandlers } from './owners-admin.ts';
+import { createRoleAdminHandlers } from './roles-admin.ts';
 import { ordersOpenApi } from './openapi.ts';
 import { orderFilters } from './order-filters.ts';
 import { createOrderHandlers, ORDER_SORT, ORDER_SORTABLE, type Order } from './orders.ts';
@@ -117,6 +118,7 @@ export function createApp(deps: AppDependencies) {
     reports: createReportHandlers({ db }),
     keys: createKeyAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
     owners: createOwnerAdminHandlers(limiter === undefined ? { keyring } : { keyring, limiter }),
+    roles: createRoleAdminHandlers({ keyring }),
     audit: createAuditHandlers({ audit }),
     usage: createUsageAdminHandlers({ keyring, store: usage }),
     /** The OpenAPI 3.1 document served at `/openapi.json`. */

@@ -118,10 +118,13 @@ export function parseUpdateBody(body: Record<string, unknown>): { metadata?: Key
   return out;
 }
 
-/** Validates `scopes`: a non-empty array of known scopes, duplicates dropped. */
+/**
+ * Validates `scopes`: an array of known scopes, duplicates dropped. It may be empty: a key
+ * can get its permissions from roles (`PUT /api/keys/{id}/roles`) or its owner's roles.
+ */
 export function parseScopes(value: unknown, field = 'scopes'): Scope[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw invalid(field, `\`${field}\` must be a non-empty array of scopes: ${SCOPES.join(', ')}`);
+  if (!Array.isArray(value)) {
+    throw invalid(field, `\`${field}\` must be an array of scopes: ${SCOPES.join(', ')} (empty: only what the key's roles grant)`);
   }
   for (const [i, scope] of value.entries()) {
     if (typeof scope !== 'string' || !(SCOPES as readonly string[]).includes(scope)) {

@@ -5,6 +5,7 @@
  * routes and the example's own schemas.
  * @module
  */
+import { ROLE_SCHEMAS, rolePaths } from './roles-openapi.ts';
 import {
   errorResponses,
   keySecurity,
@@ -131,7 +132,7 @@ const SCHEMAS: Record<string, JsonObject> = {
     additionalProperties: false,
     properties: {
       name: { type: 'string', minLength: 1 },
-      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, minItems: 1 },
+      scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] }, description: 'The key\'s own scopes; empty when its roles (or its owner\'s) grant what it needs.' },
       rateLimit: schema('RateLimit'),
       rateLimits: schema('RateLimits'),
       quota: schema('QuotaInput'),
@@ -212,7 +213,7 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
         '(the pre-filled example does that), then use the `key` of the 201 response, shown this once, as `Authorization: ApiKey <key>`.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'usage' }, { name: 'audit' }],
+    tags: [{ name: 'orders' }, { name: 'reports' }, { name: 'keys' }, { name: 'owners' }, { name: 'roles' }, { name: 'usage' }, { name: 'audit' }],
     paths: {
       '/api/orders': {
         get: scoped('orders:read', {
@@ -360,9 +361,10 @@ export function ordersOpenApi(options: { limits: { default: number; max: number;
         }),
       },
       ...usagePaths(scoped, { key: KEY_ID, owner: OWNER_ID }),
+      ...rolePaths(scoped, { key: KEY_ID, owner: OWNER_ID }),
       ...auditPaths(scoped),
     },
-    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...USAGE_SCHEMAS, ...AUDIT_SCHEMAS } },
+    components: { ...components, schemas: { ...(components.schemas as JsonObject), ...SCHEMAS, ...USAGE_SCHEMAS, ...AUDIT_SCHEMAS, ...ROLE_SCHEMAS } },
   };
 }
 

@@ -13,6 +13,7 @@ import {
   createApiKeyGuard,
   createConcurrencyLimit,
   createKeyring,
+  createMemoryRateLimitStore,
   createRateLimiter,
   createUsageCounter,
   type ApiKeyGuard,
@@ -22,6 +23,7 @@ import {
   type UsageCounter,
   type UsageStore,
 } from '@keyset/core';
+import type { KeysetTelemetry } from '@keyset/opentelemetry';
 import { createPostgresKeyStore, createPostgresQuotaStore, createPostgresUsageStore } from '@keyset/postgres';
 import type { Config } from '../config.ts';
 import type { Database, SqlClient } from '../db/database.ts';
@@ -54,9 +56,13 @@ export async function createKeyServices(deps: {
   config: Pick<Config, 'keyPrefix' | 'keyPepper' | 'rateLimit' | 'redisUrl' | 'trustProxy'> &
     Partial<Pick<Config, 'refusedKeyLimit' | 'rateLimitHeaders' | 'inFlightMax' | 'ownerInFlightMax' | 'inFlightLeaseSeconds' | 'keySchemes' | 'usageFlushMs'>>;
   logger: Logger;
+  /** keyset's metrics and spans (src/telemetry.ts): every store, the keyring, the limiter's decisions and the guard go through it. */
+  telemetry?: KeysetTelemetry;
 }): Promise<KeyServices> {
-  const { db, config, logger } = deps;
-  const store = createPostgresKeyStore({ client: db });
+  const { db, config, logger, telemetry } = deps;
+  // Each store by a name of its own: store-call latency and failures by store and operation.
+  const observe = <T extends object>(name: string, store: T): T => (telemetry === undefined ? store : telemetry.store(name, store));
+  const store = observe('keys', createPostgresKeyStore({ client: db }));
   const keyring = createKeyring({
     store,
     prefix: config.keyPrefix,
@@ -64,13 +70,14 @@ export async function createKeyServices(deps: {
     // KEY_SCHEMES: where requests may carry their key (ApiKey by default).
     ...(config.keySchemes === undefined ? {} : { schemes: config.keySchemes }),
     logger: logger.child({ component: 'keyring' }),
+    ...(telemetry === undefined ? {} : { onCacheLookup: telemetry.onCacheLookup }),
     ...(config.keyPepper === undefined ? {} : typeof config.keyPepper === 'string' ? { pepper: config.keyPepper } : { peppers: config.keyPepper }),
   });
   // Quota counts live with the keys in the database (shared by every instance, kept
   // across restarts). With REDIS_URL the live count is in Redis and this store is its
   // durable copy, flushed every second: a Redis that loses its data hands back at most
   // one second's spending (docs/rate-limits.md, "Quotas").
-  const quotaStore = createPostgresQuotaStore({ client: db });
+  const quotaStore = observe('quotas', createPostgresQuotaStore({ client: db }));
   let redis: RedisServices | undefined;
   let bus: PostgresBus | undefined;
   try {
@@ -85,22 +92,23 @@ export async function createKeyServices(deps: {
   // Usage per key and owner, in the database beside the keys: each instance adds its
   // decisions up in memory and writes them in one statement per flush, so no request
   // writes and several instances add up exactly (docs/usage.md).
-  const usageStore = createPostgresUsageStore({ client: db });
+  const usageStore = observe('usage', createPostgresUsageStore({ client: db }));
   const usage = createUsageCounter({
     store: usageStore,
     flushIntervalMs: config.usageFlushMs ?? 5_000,
     logger: logger.child({ component: 'usage' }),
+    ...(telemetry === undefined ? {} : { onFlush: telemetry.onUsageFlush }),
   });
   const limiter = createRateLimiter({
-    onDecision: usage.record,
+    onDecision: telemetry === undefined ? usage.record : telemetry.onDecision(usage.record),
     defaultPolicy: { ...config.rateLimit, name: 'default' },
     // RATE_LIMIT_HEADERS: draft-11 by default; draft-7 and legacy for clients that read those.
     ...(config.rateLimitHeaders === undefined ? {} : { headers: config.rateLimitHeaders }),
     // Redis down: each instance limits on its own rather than refusing or waving through.
     onStoreError: 'local',
     logger: logger.child({ component: 'rate-limit' }),
-    quotaStore: redis?.quotaStore ?? quotaStore,
-    ...(redis === undefined ? {} : { store: redis.rateLimitStore }),
+    quotaStore: redis === undefined ? quotaStore : observe('redis.quotas', redis.quotaStore),
+    ...(redis === undefined ? (telemetry === undefined ? {} : { store: observe('ratelimit', createMemoryRateLimitStore()) }) : { store: observe('redis.ratelimit', redis.rateLimitStore) }),
   });
   // Refused keys per client address (60/min by default): past it, 429 before any lookup,
   // so a client without a valid key cannot keep the database busy. Shared with REDIS_URL.
@@ -120,18 +128,19 @@ export async function createKeyServices(deps: {
           onStoreError: 'open',
           // ...and say so, once per outage: the cap is not enforced until Redis answers.
           logger: logger.child({ component: 'in-flight' }),
-          ...(redis === undefined ? {} : { store: redis.concurrencyStore }),
+          ...(redis === undefined ? {} : { store: observe('redis.leases', redis.concurrencyStore) }),
         });
-  const guard = createApiKeyGuard({
-    keyring,
+  const checked = createApiKeyGuard({
+    keyring: telemetry === undefined ? keyring : telemetry.keyring(keyring),
     limiter,
     trustProxy: config.trustProxy,
     refusedCredentials:
       refusedKeyLimit === false
         ? false
-        : { ...refusedKeyLimit, logger: logger.child({ component: 'refused-credentials' }), ...(redis === undefined ? {} : { store: redis.refusalStore }) },
+        : { ...refusedKeyLimit, logger: logger.child({ component: 'refused-credentials' }), ...(redis === undefined ? {} : { store: observe('redis.refusals', redis.refusalStore) }) },
     ...(concurrency === undefined ? {} : { concurrency }),
   });
+  const guard = telemetry === undefined ? checked : telemetry.guard(checked);
   let closing: Promise<void> | undefined;
   return Object.freeze({
     store,

@@ -1,7 +1,7 @@
 /**
  * The audit log's contract: one `AuditEntry` per administrative change (a key issued,
  * rotated, revoked, updated or reported leaked; an owner created, updated, disabled or
- * deleted), appended by the key store in the same atomic step as the change itself, and
+ * deleted; a role created, changed or deleted; the roles of a key or an owner set), appended by the key store in the same atomic step as the change itself, and
  * read newest first. Append-only: no method updates or deletes one entry; `prune` drops
  * the oldest as a retention setting says. Entries hold public fields only, never key
  * text, a digest or a pepper.
@@ -20,7 +20,12 @@ export type AuditAction =
   | 'owner.created'
   | 'owner.updated'
   | 'owner.disabled'
-  | 'owner.deleted';
+  | 'owner.deleted'
+  | 'owner.roles_set'
+  | 'key.roles_set'
+  | 'role.created'
+  | 'role.updated'
+  | 'role.deleted';
 
 /** Every `AuditAction`, in a stable order (for validation and documentation). */
 export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
@@ -34,6 +39,11 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
   'owner.updated',
   'owner.disabled',
   'owner.deleted',
+  'owner.roles_set',
+  'key.roles_set',
+  'role.created',
+  'role.updated',
+  'role.deleted',
 ] as const);
 
 /** One changed field: its public value before and after the change (`null` when absent). */
@@ -51,7 +61,7 @@ export interface AuditEntry {
   /** Who made it: an admin key's id, `cli`, `secret-scanning`, or a name the application gave. */
   readonly actor: string;
   readonly action: AuditAction;
-  readonly target: { readonly type: 'key' | 'owner'; readonly id: string };
+  readonly target: { readonly type: 'key' | 'owner' | 'role'; readonly id: string };
   /** The fields that changed, by name; `{}` when the call changed nothing (e.g. revoking twice). */
   readonly changes: { readonly [field: string]: AuditChange };
   /** The id of the request that made the change, or `null` (code, a CLI). */

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ApiKeyGuardRequest } from '../keys/api-key-guard.ts';
+import { declaresBody } from './message-body.ts';
 
 /** What the guard reads of Node's `IncomingMessage`. */
 export interface NodeIncomingRequest {
@@ -73,17 +74,21 @@ export function releaseWhenClosed(res: NodeServerResponse, release: (() => void)
 }
 
 /**
- * Whether `req`'s body is still on its way (Node's `complete`: every byte arrived): then an
- * early answer should close the connection (`Connection: close`, RFC 9112 §9.6), since a
- * client that was waiting for `100 Continue` never sends it and the next request on the
- * connection would be read as that body. A body that arrived whole is drained by Node,
- * and the connection stays open.
+ * Whether `req`'s body is still on its way: then an early answer should close the
+ * connection (`Connection: close`, RFC 9112 §9.6), since a client that was waiting for
+ * `100 Continue` never sends it and the next request on the connection would be read as
+ * that body. A request whose framing announces no body (no `Transfer-Encoding`, no
+ * `Content-Length` but 0) has none pending, whenever it is asked: inside Node's `request`
+ * event `complete` is still `false` even for a `GET`, since the parser marks a message
+ * complete only after its listeners return. Otherwise Node's `complete` (every byte
+ * arrived) decides; a body that arrived whole is drained by Node, and the connection
+ * stays open.
  *
  * @example
  * ```ts
  * if (nodeBodyPending(req)) res.setHeader('connection', 'close');
  * ```
  */
-export function nodeBodyPending(req: { readonly complete: boolean }): boolean {
-  return !req.complete;
+export function nodeBodyPending(req: { readonly complete: boolean; readonly headers: Readonly<Record<string, string | readonly string[] | undefined>> }): boolean {
+  return declaresBody(req.headers['transfer-encoding'], req.headers['content-length']) && !req.complete;
 }

@@ -6,6 +6,7 @@
  */
 import { NO_LEASE } from '../concurrency/concurrency-limit.ts';
 import type { ApiKeyGuardRequest, ApiKeyGuardResult } from '../keys/api-key-guard.ts';
+import { declaresBody } from './message-body.ts';
 
 /**
  * What the guard reads from `request`: every credential header, the URL (keys in the query
@@ -94,19 +95,41 @@ function releasingBody(body: ReadableStream<Uint8Array>, release: () => void): R
 }
 
 /**
- * Whether `request`'s body may still be on its way, unread: then an early answer (a
- * refusal before the body is read, a body over a limit) should close the connection
- * (`Connection: close`, RFC 9112 §9.6), since a client that was waiting for
+ * Whether `request`'s body may still be on its way, or was left part-read: then an early
+ * answer (a refusal before the body is read, a body over a limit) should close the
+ * connection (`Connection: close`, RFC 9112 §9.6), since a client that was waiting for
  * `100 Continue` never sends it and the next request on the connection would be read as
- * that body. `incoming` is Node's `IncomingMessage` when the server gives it (its
- * `complete`: every byte of the body arrived); elsewhere, a body nobody read is pending.
+ * that body. HTTP/1.1 frames every request body with `Transfer-Encoding` or
+ * `Content-Length` (RFC 9112 §6.3): a request with neither (or a length of 0) has none
+ * pending, whatever else is asked (`@hono/node-server` gives an `OPTIONS` or a `DELETE`
+ * an empty body stream). `incoming` is Node's `IncomingMessage` when the server gives it:
+ * then the body is pending while not every byte arrived (`complete`, which stays `false`
+ * until the parser's `request` listeners return), or when a reader took part of it and
+ * stopped (`readableEnded` still `false`): `@hono/node-server` drains what nobody read for
+ * 500 ms, but a stream a reader left holds the rest back, and the socket is dropped after
+ * a response that kept it. Elsewhere, a body nobody read is pending.
  *
  * @example
  * ```ts
  * if (webBodyPending(request, platform?.incoming)) headers.connection = 'close';
  * ```
  */
-export function webBodyPending(request: Request, incoming?: { readonly complete?: unknown } | null): boolean {
-  if (typeof incoming?.complete === 'boolean') return !incoming.complete;
+export function webBodyPending(request: Request, incoming?: NodeIncomingBody | null): boolean {
+  const headers = incoming?.headers;
+  const framed =
+    headers === undefined
+      ? declaresBody(request.headers.get('transfer-encoding'), request.headers.get('content-length'))
+      : declaresBody(headers['transfer-encoding'], headers['content-length']);
+  if (!framed) return false;
+  if (typeof incoming?.complete === 'boolean') return !incoming.complete || (incoming.readableEnded === false && request.bodyUsed);
   return request.body !== null && !request.bodyUsed;
+}
+
+/** What `webBodyPending()` reads of Node's `IncomingMessage`, structurally. */
+export interface NodeIncomingBody {
+  /** Every byte of the body arrived. */
+  readonly complete?: unknown;
+  /** The body was read to its end. */
+  readonly readableEnded?: unknown;
+  readonly headers?: Readonly<Record<string, unknown>>;
 }

@@ -7,12 +7,18 @@ import { ConfigError } from '../errors.ts';
 import { MAX_QUOTA_COST } from '../quota/quota-period.ts';
 import type { RateLimitCheckOptions, RateLimitPolicy } from '../rate-limit/types.ts';
 import type { VerifiedKey } from './key-record.ts';
+import { permissionQuery, type PermissionQuery } from './permission-query.ts';
 import { isValidScope } from './scopes.ts';
 
 /** What an endpoint requires and costs. Build it once per route: it is passed as is on every request. */
 export interface ApiKeyGuardCheckOptions {
-  /** Scopes the endpoint requires; all must be granted. */
+  /** Scopes the endpoint requires; all must be granted (the `and` shorthand of `permissions`). */
   scopes?: readonly string[];
+  /**
+   * A permission query the endpoint requires beside `scopes`: `and`/`or` over permissions,
+   * e.g. `{ or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] }`.
+   */
+  permissions?: PermissionQuery;
   /**
    * Credits a request to this endpoint spends from the key's quota and from its owner's
    * (keys without either spend nothing). An integer from 0 (free) to 1,000,000.
@@ -44,7 +50,7 @@ export function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOption
 }
 
 /**
- * Validates what an adapter's `apiKey({ scopes, cost, route })` was given and returns the
+ * Validates what an adapter's `apiKey({ scopes, permissions, cost, route })` was given and returns the
  * frozen per-route options to pass to `guard.check` on every request (built once, so the
  * request path allocates nothing for them). Throws `ConfigError` saying what to change.
  *
@@ -54,7 +60,7 @@ export function limiterOptions(key: VerifiedKey, options: ApiKeyGuardCheckOption
  * ```
  */
 export function apiKeyCheckOptions(options: ApiKeyGuardCheckOptions): ApiKeyGuardCheckOptions {
-  const { scopes = [], cost, route } = options;
+  const { scopes = [], permissions, cost, route } = options;
   if (!Array.isArray(scopes) || !scopes.every(isValidScope)) {
     throw new ConfigError(`apiKey() scopes must be scope tokens such as 'orders:read', got ${JSON.stringify(scopes)}`);
   }
@@ -65,6 +71,7 @@ export function apiKeyCheckOptions(options: ApiKeyGuardCheckOptions): ApiKeyGuar
     throw new ConfigError(`apiKey() route must be a name of 1-200 characters such as 'GET /api/orders', got ${JSON.stringify(route)}`);
   }
   const out: ApiKeyGuardCheckOptions = { scopes: Object.freeze([...scopes]) };
+  if (permissions !== undefined) out.permissions = permissionQuery(permissions);
   if (cost !== undefined) out.cost = cost;
   if (route !== undefined) out.route = route;
   return Object.freeze(out);

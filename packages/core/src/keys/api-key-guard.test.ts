@@ -8,7 +8,7 @@ import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { DecisionEvent } from '../rate-limit/decision-event.ts';
 import type { RateLimitStore } from '../rate-limit/types.ts';
-import { createApiKeyGuard } from './api-key-guard.ts';
+import { apiKeyCheckOptions, createApiKeyGuard } from './api-key-guard.ts';
 import type { KeyStore } from './key-store.ts';
 import { createKeyring } from './keyring.ts';
 import { createKeyAdmin } from './key-admin.ts';
@@ -244,5 +244,35 @@ describe('a guard without a limiter', () => {
     const result = await guard.check({ authorization: `ApiKey ${key}`, url: URL_ }, { scopes: ['orders:read'] });
     expect(result.headers).toEqual({});
     expect(Object.entries(result.headers)).toEqual([]);
+  });
+});
+
+describe('createApiKeyGuard: permission queries', () => {
+  const orQuery = { or: ['orders:read', { and: ['orders:admin', 'reports:read'] }] } as const;
+
+  it('admits a key that satisfies either branch of an `or`', async () => {
+    const { keyring, guard } = await setup();
+    const admin = await createKeyAdmin(keyring).issue({ name: 'admin', scopes: ['orders:admin', 'reports:read'] });
+    const { key } = await guard.check({ authorization: `ApiKey ${admin.key}`, url: URL_ }, apiKeyCheckOptions({ permissions: orQuery }));
+    expect(key.name).toBe('admin');
+  });
+
+  it('refuses with 403 insufficient_scope naming the smallest set that would satisfy the query', async () => {
+    const { keyring, guard } = await setup();
+    const half = await createKeyAdmin(keyring).issue({ name: 'half', scopes: ['orders:admin'] });
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${half.key}`, url: URL_ }, apiKeyCheckOptions({ permissions: orQuery })));
+    expect([p.status, p.body.code, p.body.missing_scopes]).toEqual([403, 'insufficient_scope', ['orders:read']]);
+  });
+
+  it('requires `scopes` and `permissions` both, and names what is missing of each', async () => {
+    const { guard, reader } = await setup();
+    const route = apiKeyCheckOptions({ scopes: ['orders:read', 'billing:read'], permissions: { and: ['reports:read'] } });
+    const p = await problemOf(guard.check({ authorization: `ApiKey ${reader.key}`, url: URL_ }, route));
+    expect(p.body.missing_scopes).toEqual(['billing:read', 'reports:read']);
+  });
+
+  it('refuses a malformed query when the route is made, not on a request', () => {
+    expect(() => apiKeyCheckOptions({ permissions: { or: [] } })).toThrow(ConfigError);
+    expect(() => apiKeyCheckOptions({ permissions: { xor: ['a:b'] } as never })).toThrow(/permissions/);
   });
 });

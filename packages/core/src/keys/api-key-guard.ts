@@ -190,7 +190,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `refuse`). */
   function scopeRefusal(key: VerifiedKey, route: ApiKeyGuardCheckOptions): unknown {
     try {
-      keyring.authorize(key, route.scopes);
+      keyring.authorize(key, route.scopes, route.permissions);
       return undefined;
     } catch (refusal) {
       return refusal;

@@ -14,6 +14,7 @@ import type { BestEffortLog } from './internal/best-effort-log.ts';
 import type { VerifiedKey } from './key-record.ts';
 import type { KeyVerifier } from './key-verifier.ts';
 import { createQueryCredentialFinder } from './query-credentials.ts';
+import { grantsQuery, missingPermissions, type PermissionQuery } from './permission-query.ts';
 import { missingScopes } from './scopes.ts';
 
 /** The request parts authentication looks at. */
@@ -45,6 +46,8 @@ export interface AuthenticateRequest {
 export interface AuthenticateOptions {
   /** Scopes the endpoint requires; all must be granted. */
   scopes?: readonly string[];
+  /** A permission query the endpoint requires beside `scopes` (see `PermissionQuery`). */
+  permissions?: PermissionQuery;
   /** Realm for this endpoint's 401 challenge. @default the keyring's `realm` */
   realm?: string;
 }
@@ -65,7 +68,7 @@ export interface KeyAuthenticatorOptions {
 /** The keyring's `authenticate` and `authorize`. Internal: not exported from the package. */
 export interface KeyAuthenticator {
   authenticate(request: AuthenticateRequest, options?: AuthenticateOptions): Promise<VerifiedKey>;
-  authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void;
+  authorize(key: VerifiedKey, scopes: readonly string[] | undefined, permissions?: PermissionQuery): void;
 }
 
 const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
@@ -74,10 +77,11 @@ const NO_OPTIONS: AuthenticateOptions = Object.freeze({});
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { prefixes, realm: defaultRealm, schemes, scopeWildcards, log, verify } = options;
   const findQueryCredential = createQueryCredentialFinder(prefixes);
+  const wildcardOption = Object.freeze({ wildcards: scopeWildcards });
   const ipAllowed = createIpAllowlistCheck();
 
   async function authenticate(request: AuthenticateRequest, authOptions: AuthenticateOptions = NO_OPTIONS): Promise<VerifiedKey> {
-    const { scopes, realm = defaultRealm } = authOptions;
+    const { scopes, permissions, realm = defaultRealm } = authOptions;
     const url = request.url;
     if (url !== undefined && url !== null) {
       const found = findQueryCredential(typeof url === 'string' ? url : String(url));
@@ -107,14 +111,22 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         });
       }
     }
-    authorize(key, scopes);
+    authorize(key, scopes, permissions);
     return key;
   }
 
-  /** Throws the 403 `insufficient_scope` naming what `key` lacks of `scopes`. */
-  function authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void {
-    if (scopes === undefined || scopes.length === 0 || grantsExactly(key.scopes, scopes)) return;
-    const missing = missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
+  /**
+   * Throws the 403 `insufficient_scope` naming what `key` lacks of `scopes` and of
+   * `permissions` (both are required): a set that, once granted, lets the key in.
+   */
+  function authorize(key: VerifiedKey, scopes: readonly string[] | undefined, permissions?: PermissionQuery): void {
+    const scopesHeld = scopes === undefined || scopes.length === 0 || grantsExactly(key.scopes, scopes);
+    const queryHeld = permissions === undefined || grantsQuery(key.scopes, permissions, wildcardOption);
+    if (scopesHeld && queryHeld) return;
+    const missing = scopesHeld ? [] : missingScopes(key.scopes, scopes, { wildcards: scopeWildcards });
+    if (!queryHeld && permissions !== undefined) {
+      for (const need of missingPermissions(key.scopes, permissions, { wildcards: scopeWildcards })) if (!missing.includes(need)) missing.push(need);
+    }
     if (missing.length === 0) return;
     if (log.warns()) log.warn({ reason: 'insufficient_scope', last4: key.last4, keyId: key.id, missingScopes: missing }, 'api key lacks scope');
     throw new KeysetError('insufficient_scope', {

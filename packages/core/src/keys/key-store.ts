@@ -203,13 +203,13 @@ export interface KeyStore {
    * when its `ownerId` names none, e.g. a deleted one, or names an owner row of another
    * incarnation, see `StoredIdentity.ownerIncarnation`; the keyring refuses both).
    */
-  findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
+  findByDigest(digest: string): Promise<FoundKey | undefined>;
   /**
    * `findByDigest` for several candidate digests at once (one per pepper, newest first),
    * in ONE lookup: the secret whose digest is any of them (at most one is stored). Optional:
    * a keyring with more than one pepper needs it, so an unknown key costs one lookup.
    */
-  findByDigests?(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined>;
+  findByDigests?(digests: readonly string[]): Promise<FoundKey | undefined>;
   /**
    * Pepper rotation's re-hash: for each change, the secret stored under `from` gets digest
    * `to` and `pepperId`, keeping everything else; a `from` no longer stored is skipped.
@@ -259,9 +259,64 @@ export interface KeyStore {
    * `insertIdentity`, so no key for the owner is inserted after it. Resolves `false` when unknown.
    */
   deleteOwner?(id: string, at: Date, audit?: AuditEntry): Promise<boolean>;
+  /** Creates a role; resolves `false` (changing nothing) when its name is taken. Role methods are optional: `createRoleAdmin` needs them. */
+  insertRole?(role: StoredRole, audit?: AuditEntry): Promise<boolean>;
+  getRole?(name: string): Promise<StoredRole | undefined>;
+  /** Every role, by name. */
+  listRoles?(): Promise<StoredRole[]>;
+  /** Applies `patch` and returns the role as it now is, or `undefined` when unknown. */
+  updateRole?(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined>;
+  /** Deletes the role and, in the same transaction, takes it from every key and owner that holds it. Resolves `false` when unknown. */
+  deleteRole?(name: string, audit?: AuditEntry): Promise<boolean>;
+  /**
+   * Replaces the roles of a key or an owner with `roles` (distinct names), as ONE atomic
+   * operation serialised with `deleteRole`: `'not_found'` when the key or owner does not
+   * exist, `'unknown_role'` when a name is not a role (changing nothing in either case).
+   * An owner's roles belong to its incarnation: an owner created again under a deleted id
+   * starts with none.
+   */
+  setRoles?(target: RoleTarget, roles: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'>;
+  /** The role names of a key or an owner, by name; `undefined` when it does not exist. */
+  rolesOf?(target: RoleTarget): Promise<string[] | undefined>;
   /** Batched last-use write; never moves a timestamp backwards (`GREATEST`). */
   touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void>;
   close?(): Promise<void>;
+}
+
+/**
+ * What `findByDigest` finds. A store that keeps roles also returns `roles`: every role the
+ * key holds, its own and its owner's (a role held both ways may come twice).
+ */
+export interface FoundKey {
+  identity: StoredIdentity;
+  secret: StoredSecret;
+  owner?: StoredOwner | null;
+  roles?: readonly Pick<StoredRole, 'name' | 'permissions'>[];
+}
+
+/** A role: permissions (scopes) the application bundles under a name, held by keys and owners. */
+export interface StoredRole {
+  /** 1-64 of `A-Z a-z 0-9 _ . : -`. */
+  name: string;
+  /** Scope tokens; every key holding the role holds them. */
+  permissions: string[];
+  /** Free text for administrators; `''` when none. */
+  description: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What `KeyStore.updateRole` changes; a field left out is kept. */
+export interface RolePatch {
+  permissions?: string[];
+  description?: string;
+  updatedAt: Date;
+}
+
+/** Whose roles `KeyStore.setRoles` and `rolesOf` read or change: a key's (by identity id) or an owner's. */
+export interface RoleTarget {
+  type: 'key' | 'owner';
+  id: string;
 }
 
 /** What `KeyStore.updateLimits` changes; a field left out is kept. */

@@ -20,13 +20,14 @@ import { judge } from './internal/key-validity.ts';
 import { storeCall } from './internal/store-call.ts';
 import { KEY_MALFORMED, KEY_OK, checkKey } from './key-format.ts';
 import { createScopeLists, toVerifiedKey, toVerifiedOwner, type VerifiedKey, type VerifiedOwner } from './key-record.ts';
+import type { FoundKey } from './key-store.ts';
 import type { ResolvedKeyringOptions } from './keyring-options.ts';
 import type { LastUse, LastUsedWriter } from './last-used-writer.ts';
 import type { PepperRehasher } from './pepper-rehasher.ts';
 import { safeLast4 } from './redact-key.ts';
 
 /** What the verifier needs from the keyring. */
-export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto' | 'schemes'> {
+export interface KeyVerifierOptions extends Pick<ResolvedKeyringOptions, 'store' | 'environments' | 'rawDigest' | 'peppers' | 'cache' | 'clock' | 'crypto' | 'schemes' | 'onCacheLookup'> {
   readonly log: BestEffortLog;
   /** Receives every successful use; `undefined` records none. */
   readonly writer: LastUsedWriter | undefined;
@@ -42,7 +43,10 @@ export interface KeyVerifier {
    * a promise only when the store must be asked or the digest is asynchronous.
    */
   verify(text: string, realm: string): VerifiedKey | Promise<VerifiedKey>;
-  /** Drops every cached result of identity `identityId`, or of every key of the owner named `owner:<ownerId>`. */
+  /**
+   * Drops every cached result of identity `identityId`, of every key of the owner named
+   * `owner:<ownerId>`, or of every key holding the role named `role:<name>`.
+   */
   evict(identityId: string): void;
   /** Drops every cached result (valid and rejected). */
   evictAll(): void;
@@ -60,6 +64,8 @@ interface ValidEntry extends DigestSlot, LastUse {
   tracked: boolean;
   identityId: string;
   ownerId: string | null;
+  /** The roles the key was verified with (its own and its owner's): changing one evicts this. */
+  roles: readonly string[];
   /** Epoch ms at which the secret or identity stops being valid (Infinity: never). */
   validUntil: number;
   /** Why it stops: a scheduled revocation or an expiry. */
@@ -89,9 +95,30 @@ const invalidEntry = (reason: InvalidEntry['reason'], identityId: string | undef
  */
 export const OWNER_EVICTION_PREFIX = 'owner:';
 
+/**
+ * What `evict` takes to drop every key that holds a role, itself or through its owner:
+ * `role:<name>`. Neither key ids nor `owner:` ids can be mistaken for it.
+ */
+export const ROLE_EVICTION_PREFIX = 'role:';
+
+/**
+ * The key's own scopes and the permissions of the roles it holds, in one list without
+ * repeats (the key's own first), and the names of those roles.
+ */
+function grantsOf(scopes: readonly string[], roles: FoundKey['roles']): { scopes: readonly string[]; roles: readonly string[] } {
+  if (roles === undefined || roles.length === 0) return { scopes, roles: [] };
+  const all = new Set(scopes);
+  const names = new Set<string>();
+  for (const role of roles) {
+    names.add(role.name);
+    for (const permission of role.permissions) all.add(permission);
+  }
+  return { scopes: [...all], roles: [...names] };
+}
+
 /** Creates the verifier and its two caches. */
 export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
-  const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher } = options;
+  const { store, environments, rawDigest, peppers, clock, crypto, log, writer, rehasher, onCacheLookup } = options;
   // One challenge per accepted scheme on every 401.
   const schemes = options.schemes.list;
   const binaryDigest = rawDigest.binary;
@@ -143,6 +170,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
 
     const hit = valid?.get(cacheKey, now);
     if (hit !== undefined) {
+      onCacheLookup?.(now < hit.validUntil ? 'hit' : 'negative_hit');
       if (now < hit.validUntil) {
         if (hit.tracked) writer!.use(hit, now);
         return hit.verified;
@@ -154,6 +182,7 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     if (!checked) refuseBadKey(text, prefix, realm);
     const last4 = text.slice(-4);
     const miss = invalidCache?.get(cacheKey, now);
+    onCacheLookup?.(miss === undefined ? 'miss' : 'negative_hit');
     if (miss !== undefined) throw reject(miss.reason, last4, miss.identityId, realm);
     return fromStore(bytes ?? fromByteString(cacheKey), cacheKey, now, text, realm);
   }
@@ -202,12 +231,16 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
       if (pepper > 0 || found.secret.pepperId !== newest) rehasher.queue({ from: found.secret.digest, to: digest, pepperId: newest });
     }
     // The digest matched the whole text, prefix included: this is the key's environment.
-    const verified = toVerifiedKey(found, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists, owner);
+    // Its scopes are its own and its roles' permissions (its owner's roles included).
+    const granted = grantsOf(identity.scopes, found.roles);
+    const withGrants = granted.scopes === identity.scopes ? found : { identity: { ...identity, scopes: granted.scopes as string[] } };
+    const verified = toVerifiedKey(withGrants, environments.environmentOf(environments.prefixOfKey(text) ?? null), last4, scopeLists, owner);
     const entry: ValidEntry = {
       verified,
       tracked: writer !== undefined,
       identityId: identity.id,
       ownerId,
+      roles: granted.roles,
       validUntil: verdict.until,
       endReason: verdict.endReason,
       digest,
@@ -240,6 +273,11 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
 
   function evict(identityId: string): void {
     epoch++;
+    if (identityId.startsWith(ROLE_EVICTION_PREFIX)) {
+      const role = identityId.slice(ROLE_EVICTION_PREFIX.length);
+      valid?.deleteWhere((entry) => entry.roles.includes(role));
+      return;
+    }
     if (identityId.startsWith(OWNER_EVICTION_PREFIX)) {
       const ownerId = identityId.slice(OWNER_EVICTION_PREFIX.length);
       valid?.deleteWhere((entry) => entry.ownerId === ownerId);

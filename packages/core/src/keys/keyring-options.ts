@@ -110,7 +110,19 @@ export interface KeyringOptions {
   crypto?: CryptoProvider;
   /** Receives rejections (reason, last 4, key id), store failures and flush failures. */
   logger?: KeyringLogger;
+  /**
+   * Called once for each well-formed key the keyring looks up, with where the answer came
+   * from: `hit` (a valid key from the cache), `negative_hit` (a refused key from the cache),
+   * `miss` (the store was asked). For metrics such as a cache hit ratio; it runs
+   * synchronously on the request's path, so it should only count. A key refused before any
+   * lookup (malformed, bad checksum) is not a lookup.
+   * @default none
+   */
+  onCacheLookup?: (result: KeyCacheResult) => void;
 }
+
+/** Where a key lookup was answered from, as `onCacheLookup` receives it. */
+export type KeyCacheResult = 'hit' | 'negative_hit' | 'miss';
 
 /** Every name `KeyringOptions` knows, checked when the keyring is made. */
 const KEYRING_OPTIONS = {
@@ -126,6 +138,7 @@ const KEYRING_OPTIONS = {
   clock: true,
   crypto: true,
   logger: true,
+  onCacheLookup: true,
 } as const satisfies KnownOptions<KeyringOptions>;
 
 /** `KeyringOptions` after validation and defaults. Internal: not exported from the package. */
@@ -148,6 +161,7 @@ export interface ResolvedKeyringOptions {
   readonly clock: Clock;
   readonly crypto: CryptoProvider;
   readonly logger: KeyringLogger | undefined;
+  readonly onCacheLookup: ((result: KeyCacheResult) => void) | undefined;
 }
 
 const STORE_METHODS = ['insertIdentity', 'addSecret', 'findByDigest', 'getIdentity', 'listIdentities', 'revoke', 'touchLastUsed'] as const;
@@ -176,6 +190,7 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     clock = systemClock,
     crypto = defaultCrypto,
     logger,
+    onCacheLookup,
   } = options;
   const environments = resolveEnvironments(prefix);
   const accepted = schemes === undefined ? API_KEY_ONLY : resolveSchemes(schemes);
@@ -183,6 +198,7 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
     if (typeof store?.[method] !== 'function') throw new ConfigError(`store must implement KeyStore: ${method}() is missing`);
   }
   if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
+  if (onCacheLookup !== undefined && typeof onCacheLookup !== 'function') throw new ConfigError('onCacheLookup must be a function (result) => void');
   if (pepper !== undefined && peppers !== undefined) {
     throw new ConfigError('pepper and peppers were both given: use peppers alone, newest first ([pepper] is the same as pepper)');
   }
@@ -205,5 +221,5 @@ export function resolveKeyringOptions(options: KeyringOptions): ResolvedKeyringO
   }
   const lastUsedIntervalMs = lastUsed === false ? undefined : positiveInteger(lastUsed.intervalMs ?? 60_000, 'lastUsed.intervalMs');
 
-  return { store, prefix: environments.defaultPrefix, environments, rawDigest, peppers: ring, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, schemes: accepted, clock, crypto, logger };
+  return { store, prefix: environments.defaultPrefix, environments, rawDigest, peppers: ring, cache: resolvedCache, lastUsedIntervalMs, scopeWildcards, realm, schemes: accepted, clock, crypto, logger, onCacheLookup };
 }

@@ -14,6 +14,7 @@ import { bestEffortLog } from './internal/best-effort-log.ts';
 import { createKeyAuthenticator, type AuthenticateOptions, type AuthenticateRequest } from './key-authenticator.ts';
 import { createKeyChangeEmitter, type KeyChangeListener } from './key-change-emitter.ts';
 import type { VerifiedKey } from './key-record.ts';
+import type { PermissionQuery } from './permission-query.ts';
 import { createKeyVerifier } from './key-verifier.ts';
 import type { KeyringParts } from './keyring-parts.ts';
 import { resolveKeyringOptions, type KeyringOptions } from './keyring-options.ts';
@@ -24,7 +25,7 @@ import { PepperRehasher } from './pepper-rehasher.ts';
 // here so `keyring.ts` stays the one module to import the keyring's API from.
 export type { AuthenticateOptions, AuthenticateRequest } from './key-authenticator.ts';
 export type { KeyChangeEvent, KeyChangeListener } from './key-change-emitter.ts';
-export type { KeyringCacheOptions, KeyringLogger, KeyringOptions } from './keyring-options.ts';
+export type { KeyCacheResult, KeyringCacheOptions, KeyringLogger, KeyringOptions } from './keyring-options.ts';
 
 /**
  * Verifies keys. All methods reject with `KeysetError`s (`unavailable` when the store
@@ -43,11 +44,12 @@ export interface Keyring {
   authenticate(request: AuthenticateRequest, options?: AuthenticateOptions): Promise<VerifiedKey>;
   /**
    * Throws the 403 `insufficient_scope` (its `missing_scopes` member names them) when
-   * `key` lacks any of `scopes`; `authenticate` calls it with the endpoint's scopes. The
+   * `key` lacks any of `scopes` or does not satisfy `permissions` (a `PermissionQuery`,
+   * required beside `scopes`); `authenticate` calls it with the endpoint's. The
    * guard calls it on its own, after the key is identified, to charge the refused
    * request to the key's rate limits.
    */
-  authorize(key: VerifiedKey, scopes: readonly string[] | undefined): void;
+  authorize(key: VerifiedKey, scopes: readonly string[] | undefined, permissions?: PermissionQuery): void;
   /** Drops cached results of identity `id` (called by a revocation bus on other instances). */
   invalidate(identityId: string): void;
   /**

@@ -14,6 +14,7 @@ import { ConfigError } from '../errors.ts';
 import { freezeMetadata } from './key-metadata.ts';
 import type { Quota } from '../quota/types.ts';
 import type {
+  FoundKey,
   IdentityLimitsPatch,
   KeyStore,
   ListIdentitiesQuery,
@@ -21,9 +22,12 @@ import type {
   OwnerPatch,
   PepperCount,
   PepperRehash,
+  RolePatch,
+  RoleTarget,
   StoredIdentity,
   StoredKey,
   StoredOwner,
+  StoredRole,
   StoredSecret,
 } from './key-store.ts';
 import { applyQuotaPatch } from './quota-patch.ts';
@@ -80,6 +84,10 @@ function copyIdentity(i: StoredIdentity): StoredIdentity {
     expiresAt: copyDate(i.expiresAt),
     revokedAt: copyDate(i.revokedAt),
   };
+}
+
+function copyRole(r: StoredRole): StoredRole {
+  return { name: r.name, permissions: [...r.permissions], description: r.description, createdAt: new Date(r.createdAt.getTime()), updatedAt: new Date(r.updatedAt.getTime()) };
 }
 
 function copyQuota(q: Quota | null): Quota | null {
@@ -152,16 +160,38 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   const owners = new Map<string, StoredOwner>();
   // Incarnations for owners inserted without one: unique within this store, which is all they need.
   let incarnations = 0;
+  const roles = new Map<string, StoredRole>();
+  // Role names by holder: `key:<id>`, or `owner:<incarnation>` (so an owner created again under
+  // a deleted id holds none of the deleted one's roles).
+  const grants = new Map<string, string[]>();
 
-  function found(digest: string): { identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined {
+  function holder(target: RoleTarget): string | undefined {
+    if (target.type === 'key') return keys.has(target.id) ? `key:${target.id}` : undefined;
+    const owner = owners.get(target.id);
+    return owner === undefined ? undefined : `owner:${owner.incarnation}`;
+  }
+
+  /** The roles a found key holds: its own, then its owner's. */
+  function rolesHeld(identity: StoredIdentity, owner: StoredOwner | null): Pick<StoredRole, 'name' | 'permissions'>[] {
+    const names = [...(grants.get(`key:${identity.id}`) ?? []), ...(owner === null ? [] : (grants.get(`owner:${owner.incarnation}`) ?? []))];
+    return names.flatMap((name) => {
+      const role = roles.get(name);
+      return role === undefined ? [] : [{ name, permissions: [...role.permissions] }];
+    });
+  }
+
+  function found(digest: string): FoundKey | undefined {
     const key = byDigest.get(digest);
     const secret = key?.secrets.find((s) => s.digest === digest);
     if (key === undefined || secret === undefined) return undefined;
     const hit = { identity: copyIdentity(key.identity), secret: copySecret(secret) };
     const ownerId = key.identity.ownerId ?? null;
-    if (ownerId === null) return hit;
-    const owner = owners.get(ownerId);
-    return { ...hit, owner: owner === undefined || !owns(owner, key.identity) ? null : copyOwner(owner) };
+    const stored = ownerId === null ? undefined : owners.get(ownerId);
+    const owner = stored === undefined || !owns(stored, key.identity) ? null : stored;
+    // `roles` only when the key holds any, as the PostgreSQL store answers.
+    const held = rolesHeld(key.identity, owner);
+    const withRoles = held.length === 0 ? hit : { ...hit, roles: held };
+    return ownerId === null ? withRoles : { ...withRoles, owner: owner === null ? null : copyOwner(owner) };
   }
 
   /** Whether `owner` is the owner row `identity` was issued for (see `StoredIdentity.ownerIncarnation`). */
@@ -216,11 +246,11 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
       return true;
     },
 
-    async findByDigest(digest: string): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
+    async findByDigest(digest: string): Promise<FoundKey | undefined> {
       return found(digest);
     },
 
-    async findByDigests(digests: readonly string[]): Promise<{ identity: StoredIdentity; secret: StoredSecret; owner?: StoredOwner | null } | undefined> {
+    async findByDigests(digests: readonly string[]): Promise<FoundKey | undefined> {
       const digest = digests.find((d) => byDigest.has(d));
       return digest === undefined ? undefined : found(digest);
     },
@@ -354,6 +384,59 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
         if (patch.quota !== undefined) key.identity.quota = copyQuota(patch.quota);
       });
       return true;
+    },
+
+    async insertRole(role: StoredRole, audit?: AuditEntry): Promise<boolean> {
+      if (roles.has(role.name)) return false;
+      logged(audit, () => {
+        roles.set(role.name, copyRole(role));
+      });
+      return true;
+    },
+
+    async getRole(name: string): Promise<StoredRole | undefined> {
+      const role = roles.get(name);
+      return role === undefined ? undefined : copyRole(role);
+    },
+
+    async listRoles(): Promise<StoredRole[]> {
+      return [...roles.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(copyRole);
+    },
+
+    async updateRole(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined> {
+      const role = roles.get(name);
+      if (role === undefined) return undefined;
+      const next: StoredRole = { ...role, updatedAt: patch.updatedAt };
+      if (patch.permissions !== undefined) next.permissions = [...patch.permissions];
+      if (patch.description !== undefined) next.description = patch.description;
+      logged(audit, () => {
+        roles.set(name, copyRole(next));
+      });
+      return copyRole(next);
+    },
+
+    async deleteRole(name: string, audit?: AuditEntry): Promise<boolean> {
+      if (!roles.has(name)) return false;
+      logged(audit, () => {
+        roles.delete(name);
+        for (const [who, held] of grants) if (held.includes(name)) grants.set(who, held.filter((n) => n !== name));
+      });
+      return true;
+    },
+
+    async setRoles(target: RoleTarget, names: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'> {
+      const who = holder(target);
+      if (who === undefined) return 'not_found';
+      if (!names.every((name) => roles.has(name))) return 'unknown_role';
+      logged(audit, () => {
+        grants.set(who, [...new Set(names)].sort());
+      });
+      return 'set';
+    },
+
+    async rolesOf(target: RoleTarget): Promise<string[] | undefined> {
+      const who = holder(target);
+      return who === undefined ? undefined : [...(grants.get(who) ?? [])];
     },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {

@@ -43,6 +43,25 @@ export interface UsageCounterOptions {
   clock?: Clock;
   /** @default console.warn, tagged [keyset] */
   logger?: UsageLogger;
+  /**
+   * Called after each write to the store (one per `add`, a batch of up to 10,000
+   * key-minutes), and after a flush that only dropped counts, for metrics: how late the
+   * counts reached the store, and what was lost. A hook that throws is ignored.
+   * @default none
+   */
+  onFlush?: (event: UsageFlushEvent) => void;
+}
+
+/** One write, as `onFlush` receives it. Ids and counts only. */
+export interface UsageFlushEvent {
+  /** `false` when the store refused the write: the counts are kept and retried as they were. */
+  ok: boolean;
+  /** Key-minutes written (or, when `ok` is false, kept for the retry). */
+  keys: number;
+  /** Milliseconds from the oldest count in this write being made to the write ending: how far behind the store is. */
+  lagMs: number;
+  /** Requests whose counts were dropped (over `maxPendingKeys`) since the previous event. */
+  droppedRequests: number;
 }
 
 const USAGE_COUNTER_OPTIONS = {
@@ -52,6 +71,7 @@ const USAGE_COUNTER_OPTIONS = {
   maxPendingKeys: true,
   clock: true,
   logger: true,
+  onFlush: true,
 } as const satisfies KnownOptions<UsageCounterOptions>;
 
 /** The counter. `record` is a plain function: pass it as the limiter's `onDecision`. */
@@ -87,7 +107,7 @@ const OUTCOME_INDEX: Readonly<Record<string, number>> = Object.freeze(Object.fro
  */
 export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   assertKnownOptions('createUsageCounter', options, USAGE_COUNTER_OPTIONS);
-  const { store, flushIntervalMs = 5000, pruneIntervalMs = 3_600_000, maxPendingKeys = 100_000, clock = systemClock, logger = consoleWarnLogger } = options;
+  const { store, flushIntervalMs = 5000, pruneIntervalMs = 3_600_000, maxPendingKeys = 100_000, clock = systemClock, logger = consoleWarnLogger, onFlush } = options;
   if (typeof store?.add !== 'function' || typeof store.prune !== 'function') {
     throw new ConfigError('store must be a usage store (add, read, top, prune), e.g. createMemoryUsageStore()');
   }
@@ -102,6 +122,7 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   }
   if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning epoch milliseconds');
   if (typeof logger?.warn !== 'function') throw new ConfigError('logger must have a warn(details, message) method');
+  if (onFlush !== undefined && typeof onFlush !== 'function') throw new ConfigError('onFlush must be a function (event) => void');
 
   // What a crash may lose is in `unsent`; `batch` is what was taken for writing and not yet
   // confirmed. A batch is written in chunks of FLUSH_CHUNK key-minutes, each with its own
@@ -110,7 +131,12 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   const instance = crypto.randomUUID();
   let sequence = 0;
   let unsent = createPendingUsage(maxPendingKeys);
-  let batch: { cells: PendingUsage; written: number; sequence: number | undefined } | undefined;
+  // `since`: when the batch's oldest count was made, for `onFlush`'s lag.
+  let batch: { cells: PendingUsage; written: number; sequence: number | undefined; since: number } | undefined;
+  /** When the oldest count in `unsent` was made (NaN: none). */
+  let oldestUnsentAt = Number.NaN;
+  /** Dropped requests not yet told to `onFlush`. */
+  let droppedUnreported = 0;
   // The minute being counted, kept apart so a request looks up one Map, not two.
   let minuteStart = Number.NaN;
   let minuteEnd = Number.NaN;
@@ -139,8 +165,11 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
       // Unsent and unconfirmed together: a batch in doubt still holds its memory.
       if (unsent.size + (batch?.cells.size ?? 0) >= maxPendingKeys) {
         dropped++;
+        droppedUnreported++;
         return;
       }
+      // The first count since the last batch starts the lag: every later count is younger.
+      if (Number.isNaN(oldestUnsentAt)) oldestUnsentAt = now;
       slot = unsent.slot(current, minuteStart, event.keyId, event.ownerId ?? null);
     }
     const counts = unsent.counts;
@@ -149,12 +178,30 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
     (counts[at + CREDITS] as number) += event.cost;
   }
 
+  /** Tells `onFlush` about one write; a hook that throws cannot fail the flush. */
+  function report(ok: boolean, keys: number, since: number): void {
+    if (onFlush === undefined) return;
+    const event: UsageFlushEvent = { ok, keys, lagMs: Number.isNaN(since) ? 0 : Math.max(0, clock() - since), droppedRequests: droppedUnreported };
+    droppedUnreported = 0;
+    try {
+      onFlush(event);
+    } catch {
+      // Metrics are not worth a lost flush.
+    }
+  }
+
   /** Writes the batch, chunk by chunk, from the first chunk not yet confirmed. */
   async function writeBatch(taken: NonNullable<typeof batch>): Promise<void> {
     while (taken.written < taken.cells.size) {
       const end = Math.min(taken.written + FLUSH_CHUNK, taken.cells.size);
       taken.sequence ??= ++sequence;
-      await store.add(taken.cells.deltas(taken.written, end), { instance, sequence: taken.sequence });
+      try {
+        await store.add(taken.cells.deltas(taken.written, end), { instance, sequence: taken.sequence });
+      } catch (error) {
+        report(false, taken.cells.size - taken.written, taken.since);
+        throw error;
+      }
+      report(true, end - taken.written, taken.since);
       taken.written = end;
       taken.sequence = undefined;
     }
@@ -169,9 +216,12 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
       cells.seal();
       unsent = createPendingUsage(maxPendingKeys);
       minuteStart = minuteEnd = Number.NaN;
-      batch = { cells, written: 0, sequence: undefined };
+      batch = { cells, written: 0, sequence: undefined, since: oldestUnsentAt };
+      oldestUnsentAt = Number.NaN;
       await writeBatch(batch);
       batch = undefined;
+    } else if (droppedUnreported > 0) {
+      report(true, 0, Number.NaN);
     }
     if (failing || dropped > 0) {
       // Once per outage, not per flush: the first failure warned, this says it is over.

@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import type { Express } from 'express';
-import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, PERMITTED_QUERY, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
@@ -32,6 +32,9 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   app.get('/whoami', apiKey({ guard }), (_req, res) => {
     const { id, name, last4 } = res.locals.apiKey;
     res.json({ id, name, last4 });
+  });
+  app.get('/permitted', apiKey({ guard, permissions: PERMITTED_QUERY }), (_req, res) => {
+    res.json({ name: res.locals.apiKey.name });
   });
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (_req, res) => {
     res.json({ ok: true });
@@ -90,7 +93,7 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
     await sendPage(res, fixture.list(res.locals.page, queryOf(req.originalUrl)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } });
   });
   // Express lists no routes through a documented API: the table the routes above are registered from.
-  const routes = [...['/items', '/public/items', '/whoami', '/whoami/any-scheme', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
+  const routes = [...['/items', '/public/items', '/whoami', '/whoami/any-scheme', '/permitted', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
   if (!problems) return app; // Express's own error handler
   app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {

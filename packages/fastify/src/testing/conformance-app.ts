@@ -3,7 +3,7 @@
  * Test support only.
  * @module
  */
-import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, PERMITTED_QUERY, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
@@ -42,6 +42,7 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
     const { id, name, last4 } = request.apiKey;
     return { id, name, last4 };
   });
+  app.get('/permitted', { onRequest: apiKey({ guard, permissions: PERMITTED_QUERY }) }, async (request) => ({ name: request.apiKey.name }));
   app.get('/whoami/any-scheme', { onRequest: apiKey({ guard: fixture.anySchemeGuard }) }, async (request) => {
     const { id, name, last4 } = request.apiKey;
     return { id, name, last4 };

@@ -4,7 +4,7 @@
  * Test support only.
  * @module
  */
-import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, PERMITTED_QUERY, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance/fixture';
 import type { ConformanceFixture } from '@keyset/conformance/fixture';
 import { KeysetError } from '@keyset/core';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, problemResponse, sendPage } from '../index.ts';
@@ -40,6 +40,7 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     '/public/items': { GET: list },
     '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
     '/whoami/any-scheme': { GET: apiKey({ guard: fixture.anySchemeGuard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/permitted': { GET: apiKey({ guard, permissions: PERMITTED_QUERY, ...peer }, (_request, { name }) => Response.json({ name })) },
     '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
     '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' }, () => Response.json({ ok: true })) },
     '/echo': {

@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
-import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
+import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, PERMITTED_QUERY, inflightStatus, inflightStream, NON_ERROR, RETHROWN } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import type { StatusCode } from 'hono/utils/http-status';
 
@@ -35,6 +35,7 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
     const { id, name, last4 } = c.var.apiKey;
     return c.json({ id, name, last4 });
   });
+  app.get('/permitted', apiKey({ guard, permissions: PERMITTED_QUERY }), (c) => c.json({ name: c.var.apiKey.name }));
   app.get('/down', apiKey({ guard: fixture.downGuard }), (c) => c.text('unreachable'));
   app.get('/expensive', apiKey({ guard, cost: 2, route: 'GET /expensive' }), (c) => c.json({ ok: true }));
   // A body over 16 KiB is 413, as Hono's bodyLimit() answers it.

@@ -52,6 +52,10 @@ function toDate(value: unknown): Date {
   return new Date(Math.round(Number(value)));
 }
 
+function targetType(value: unknown): AuditEntry['target']['type'] {
+  return value === 'owner' || value === 'role' ? value : 'key';
+}
+
 /** An entry from a row of `auditColumns()`. */
 export function auditFrom(row: Record<string, unknown>): AuditEntry {
   const changes = typeof row['changes'] === 'string' ? JSON.parse(row['changes']) : row['changes'];
@@ -60,7 +64,7 @@ export function auditFrom(row: Record<string, unknown>): AuditEntry {
     at: toDate(row['at']),
     actor: String(row['actor']),
     action: String(row['action']) as AuditEntry['action'],
-    target: Object.freeze({ type: row['target_type'] === 'owner' ? 'owner' : 'key', id: String(row['target_id']) } as const),
+    target: Object.freeze({ type: targetType(row['target_type']), id: String(row['target_id']) }),
     changes: Object.freeze(changes as AuditEntry['changes']),
     requestId: typeof row['request_id'] === 'string' ? row['request_id'] : null,
   });

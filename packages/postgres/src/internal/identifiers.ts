@@ -50,6 +50,10 @@ export interface TableNames {
   /** The last flush sequence of each usage counter instance, and the index of hour and day rows (migration 14). */
   usageFlushes: string;
   usageCoarseIndex: string;
+  roles: string;
+  roleGrants: string;
+  roleGrantsRoleIndex: string;
+  auditTargetTypeCheck: string;
 }
 
 function quote(identifier: string): string {
@@ -102,5 +106,10 @@ export function tableNames(schema: string, tablePrefix: string): TableNames {
     usageBucketIndex: quote(`${tablePrefix}usage_bucket_idx`),
     usageFlushes: `${s}.${quote(`${tablePrefix}usage_flushes`)}`,
     usageCoarseIndex: quote(`${tablePrefix}usage_coarse_idx`),
+    roles: `${s}.${quote(`${tablePrefix}roles`)}`,
+    roleGrants: `${s}.${quote(`${tablePrefix}role_grants`)}`,
+    roleGrantsRoleIndex: quote(`${tablePrefix}role_grants_role_name_idx`),
+    // The name PostgreSQL gave the audit table's inline CHECK on target_type (version 11).
+    auditTargetTypeCheck: quote(`${tablePrefix}audit_target_type_check`),
   };
 }

@@ -72,6 +72,12 @@ function describeQuota(quota) {
   return `${quota.remaining} credits left${refill}${next}`;
 }
 
+/** A key's roles as the console shows them: its own, then its owner's. */
+function describeRoles(held) {
+  const own = held.roles.length === 0 ? 'none' : held.roles.join(', ');
+  return held.inheritedRoles.length === 0 ? own : `${own}; from its owner: ${held.inheritedRoles.join(', ')}`;
+}
+
 function describeLeak(record) {
   if (!record.leakedAt) return 'none reported';
   return record.leakUrl ? `reported leaked ${when(record.leakedAt)}, found at ${record.leakUrl}` : `reported leaked ${when(record.leakedAt)} (no location given)`;
@@ -79,7 +85,7 @@ function describeLeak(record) {
 
 /** The console, wired to the page's elements. */
 function createConsole() {
-  const state = { key: null, keys: [], keysTruncated: false, owners: [], ownersTruncated: false, current: null, owner: null };
+  const state = { key: null, keys: [], keysTruncated: false, owners: [], ownersTruncated: false, roles: [], current: null, held: null, owner: null };
 
   function setStatus(text, kind = 'info') {
     const status = $('status');
@@ -151,11 +157,13 @@ function createConsole() {
     state.key = null;
     state.keys = [];
     state.owners = [];
+    state.roles = [];
     state.current = null;
     state.owner = null;
     hideNewKey();
     $('keys-table').tBodies[0].replaceChildren();
     $('owners-table').tBodies[0].replaceChildren();
+    $('roles-table').tBodies[0].replaceChildren();
     $('key-detail').hidden = true;
     $('owner-detail').hidden = true;
     $('signed-in').hidden = true;
@@ -235,6 +243,25 @@ function createConsole() {
     $('owners-summary').textContent = `${shown.length} of ${state.owners.length} owners shown${more}.`;
   }
 
+  // Roles: few (the server keeps at most 1000), listed whole in one answer.
+  async function loadRoles() {
+    const reply = await api('GET', '/api/roles');
+    if (!reply.ok) throw new Error(problemText(reply));
+    state.roles = reply.data.items;
+    const rows = state.roles.map((role) =>
+      el(
+        'tr',
+        {},
+        el('td', { class: 'mono' }, role.name),
+        el('td', {}, role.permissions.length === 0 ? 'none' : role.permissions.join(', ')),
+        el('td', {}, role.description === '' ? '—' : role.description),
+        el('td', {}, when(role.updatedAt)),
+      ),
+    );
+    $('roles-table').tBodies[0].replaceChildren(...rows);
+    $('roles-summary').textContent = `${state.roles.length} roles.`;
+  }
+
   // One key: its record, its requests, its audit trail, and what can be done to it.
   async function openKey(id) {
     const reply = await api('GET', `/api/keys/${encodeURIComponent(id)}`);
@@ -242,7 +269,9 @@ function createConsole() {
       setStatus(`Could not open the key: ${problemText(reply)}`, 'error');
       return;
     }
-    renderKey(reply.data);
+    // Its roles and what they come to, beside the record (a failure leaves the record shown).
+    const roles = await api('GET', `/api/keys/${encodeURIComponent(id)}/roles`);
+    renderKey(reply.data, roles.ok ? roles.data : null);
     const section = $('key-detail');
     section.hidden = false;
     section.focus();
@@ -250,13 +279,17 @@ function createConsole() {
     await Promise.all([loadUsage(), loadAudit()]);
   }
 
-  function renderKey(record) {
+  /** `held`: the key's roles (`GET /api/keys/{id}/roles`); a re-render after a rotation keeps those read on opening. */
+  function renderKey(record, held = state.held) {
     state.current = record;
+    state.held = held;
     $('key-heading').textContent = `Key: ${record.name}`;
     const fields = [
       ['Id', record.id],
       ['State', keyState(record)],
-      ['Scopes', record.scopes.join(', ')],
+      ['Scopes', record.scopes.join(', ') || 'none of its own'],
+      ['Roles', held === null ? 'could not be read' : describeRoles(held)],
+      ['Permissions', held === null ? 'could not be read' : held.permissions.join(', ') || 'none'],
       ['Environment', record.environment ?? '—'],
       ['Owner', record.ownerId ?? 'none'],
       ['Created', when(record.createdAt)],
@@ -431,7 +464,7 @@ function createConsole() {
       void run(async () => {
         if (await signIn(key)) {
           setStatus('Admin key accepted. Loading keys and owners…');
-          await Promise.all([loadKeys(), loadOwners()]);
+          await Promise.all([loadKeys(), loadOwners(), loadRoles()]);
           setStatus(`Signed in: ${state.keys.length} keys and ${state.owners.length} owners loaded.`);
           $('key-search').focus();
         }
@@ -446,6 +479,10 @@ function createConsole() {
     $('reload-keys').addEventListener('click', () => void run(async () => {
       await loadKeys();
       setStatus(`${state.keys.length} keys loaded.`);
+    }));
+    $('reload-roles').addEventListener('click', () => void run(async () => {
+      await loadRoles();
+      setStatus(`${state.roles.length} roles loaded.`);
     }));
     $('reload-owners').addEventListener('click', () => void run(async () => {
       await loadOwners();
