@@ -23,7 +23,7 @@ export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetc
 
 /**
  * The ceiling the minimal handler is held to, in bytes (1 KB = 1,000 bytes), so that
- * test/bundle-size.test.ts catches growth: 93.7 KB from the sources today, what a verifying,
+ * test/bundle-size.test.ts catches growth: 99.0 KB from the sources today (99.1 built), what a verifying,
  * paginating request's default protections cost (docs/benchmarks.md, "Bundle size", lists
  * the modules). The request path written once, without synchronous twins, made room for the
  * opt-in credential schemes and the `Link` that keeps only declared parameters within 93.0
@@ -33,10 +33,16 @@ export const MINIMAL_FETCH: string = join(ROOT, 'bench', 'bundle', 'minimal-fetc
  * drivers' defaults (1.3 KB: `page()` refusing a sort value a driver rounded, a `Date` for
  * a microsecond timestamp or a number past 2^53 or for a decimal, with messages that name
  * the setting to change, and reading the exact values a query helper attaches), where a
- * page used to skip rows silently. Lower it as the handler shrinks; never raise it without
- * saying why.
+ * page used to skip rows silently. Raised to 99.1 KB (99.0 from the sources, 99.1 built) for what the
+ * same round added to every verifying request: roles and permission queries (the memory key
+ * store keeps roles and grants, the verifier evicts a role's keys, `and`/`or` queries are
+ * evaluated with the smallest missing set: about 3 KB), owner incarnations and the
+ * delete-versus-issue step of the memory store, the safe request-id form, the one-call
+ * request-store capability of the limiter, the keep-alive body check of early answers, and
+ * the keyring's cache-lookup hook. Lower it as the handler shrinks (a key store without
+ * roles, for one); never raise it without saying why.
  */
-export const MINIMAL_FETCH_LIMIT = 93_800;
+export const MINIMAL_FETCH_LIMIT = 99_100;
 
 export interface BundleSize {
   /** Minified bytes. */
