@@ -3,7 +3,7 @@
  * rows to `{ edges, pageInfo, totalCount }`, keyset's problems to GraphQL errors.
  * @module
  */
-import { isKeysetError, type Paginator, type PlanOptions, type SliceArgs, type SlicePlan } from '@keyset/core';
+import { isKeysetError, toProblem, type Paginator, type PlanOptions, type SliceArgs, type SlicePlan } from '@keyset/core';
 import { GraphQLError } from 'graphql';
 
 /** The arguments of a connection field: `first`/`after` forward, `last`/`before` backward. */
@@ -48,7 +48,18 @@ export interface ConnectionOptions {
  */
 export function toGraphQLError(error: unknown): unknown {
   if (!isKeysetError(error)) return error;
-  return new GraphQLError(error.detail, { extensions: { ...error.extensions, code: error.code } });
+  const { message, extensions } = graphQLErrorMembers(error);
+  return new GraphQLError(message, { extensions });
+}
+
+/**
+ * A keyset problem's members as a GraphQL error carries them: `message` is the problem's
+ * `detail` and `extensions` its `code` and extension members, both redacted as `toProblem`
+ * redacts a problem (no key text reaches a client).
+ */
+export function graphQLErrorMembers(error: Parameters<typeof toProblem>[0]): { message: string; extensions: Record<string, unknown> } {
+  const { type: _type, title: _title, status: _status, detail, instance: _instance, ...extensions } = toProblem(error).body;
+  return { message: detail, extensions };
 }
 
 /**

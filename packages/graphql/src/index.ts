@@ -1,7 +1,10 @@
 /**
  * @keyset/graphql: Relay Cursor Connections on keyset's signed, filter-bound cursors,
- * exactly as the specification's pagination algorithm states them.
+ * exactly as the specification's pagination algorithm states them, and API keys for
+ * GraphQL over HTTP (a graphql-yoga plugin).
  * @module
  */
-export { connection, connectionTypeDefs, planConnection, toGraphQLError } from './connection.ts';
+export { connection, connectionTypeDefs, graphQLErrorMembers, planConnection, toGraphQLError } from './connection.ts';
 export type { Connection, ConnectionArgs, ConnectionOptions, Edge, PageInfo } from './connection.ts';
+export { useApiKey } from './yoga.ts';
+export type { ApiKeyContext, ApiKeyYogaPlugin, UseApiKeyOptions } from './yoga.ts';
