@@ -74,7 +74,7 @@ async function post(query: string, variables: Record<string, unknown> = {}): Pro
 
 const FIELDS = 'edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }';
 async function page(args: ConnectionArgs & { status?: string }, field = 'orders'): Promise<Page> {
-  const body = await post(`query ($first: Int, $after: String, $last: Int, $before: String${field === 'orders' ? ', $status: String' : ''}) { page: ${field}(first: $first, after: $after, last: $last, before: $before${field === 'orders' ? ', status: $status' : ''}) { ${FIELDS} } }`, args);
+  const body = await post(`query ($first: Int, $after: String, $last: Int, $before: String${field === 'orders' ? ', $status: String' : ''}) { page: ${field}(first: $first, after: $after, last: $last, before: $before${field === 'orders' ? ', status: $status' : ''}) { ${FIELDS} } }`, { ...args });
   expect(body.errors).toBeUndefined();
   return body.data!.page!;
 }
