@@ -8,3 +8,5 @@ export { connection, connectionTypeDefs, graphQLErrorMembers, planConnection, to
 export type { Connection, ConnectionArgs, ConnectionOptions, Edge, PageInfo } from './connection.ts';
 export { useApiKey } from './yoga.ts';
 export type { ApiKeyContext, ApiKeyYogaPlugin, UseApiKeyOptions } from './yoga.ts';
+export { apolloApiKeyContext } from './apollo.ts';
+export type { ApolloApiKeyOptions, ApolloNodeContextArgs } from './apollo.ts';
