@@ -6,7 +6,7 @@
  */
 import { ConfigError, isKeysetError, toProblem, type ApiKeyGuard } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, nodeGuardRequest, releaseWhenClosed, type KnownOptions, type NodeIncomingRequest, type NodeServerResponse } from '@keyset/core/adapter';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLErrorOptions } from 'graphql';
 import { graphQLErrorMembers } from './connection.ts';
 import type { ApiKeyContext } from './yoga.ts';
 
@@ -60,7 +60,10 @@ export function apolloApiKeyContext(options: ApolloApiKeyOptions): (args: Apollo
       const { status, headers } = toProblem(error);
       const { 'content-type': _contentType, ...kept } = headers;
       const { message, extensions } = graphQLErrorMembers(error);
-      throw new GraphQLError(message, { extensions: { ...extensions, http: { status, headers: new Map(Object.entries(kept)) } } });
+      // Apollo Server reads `http.headers` as a Map (graphql-yoga's typing of `http`, merged
+      // into graphql's where both are installed, says a record: hence the cast).
+      const http = { status, headers: new Map(Object.entries(kept)) };
+      throw new GraphQLError(message, { extensions: { ...extensions, http } as unknown as GraphQLErrorOptions['extensions'] });
     }
   };
 }
