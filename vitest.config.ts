@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { DURATIONS_FILE } from './test/support/file-order.ts';
@@ -27,6 +28,12 @@ export default defineConfig({
       { find: /^@keyset\/drizzle$/, replacement: src('drizzle') },
       { find: /^@keyset\/opentelemetry$/, replacement: src('opentelemetry') },
       { find: /^@keyset\/prisma$/, replacement: src('prisma') },
+      { find: /^@keyset\/graphql$/, replacement: src('graphql') },
+      // graphql 16 ships CommonJS (`main`) and ESM (`module`) copies; Node's `import` takes
+      // the CommonJS one, as graphql-yoga and Apollo Server (run by Node) do. Vite would pick
+      // the ESM one for the sources under test: two GraphQLError classes, and a server that
+      // masks keyset's errors as not its own. One copy, Node's, as users run it.
+      { find: /^graphql$/, replacement: createRequire(new URL('./packages/graphql/package.json', import.meta.url)).resolve('graphql') },
       { find: /^@keyset\/conformance$/, replacement: src('conformance') },
       { find: /^@keyset\/conformance\/fixture$/, replacement: src('conformance', 'fixture.ts') },
       { find: /^@keyset\/test-support$/, replacement: fileURLToPath(new URL('./test/support/index.ts', import.meta.url)) },

@@ -93,7 +93,7 @@ export type { KeyScheme } from './keys/authorization-header.ts';
 
 // Pagination
 export { createPaginator } from './pagination/paginator.ts';
-export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions } from './pagination/paginator.ts';
+export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions, SliceArgs, SlicePlan, SliceResult } from './pagination/paginator.ts';
 export { cursorSecrets } from './pagination/cursor-secrets.ts';
 export type { CursorSecretsOptions } from './pagination/cursor-secrets.ts';
 export { defineSortSpec } from './pagination/sort-spec.ts';

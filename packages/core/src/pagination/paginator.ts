@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import { toSortValue } from '../internal/sort-values.ts';
+import { compareKey, toComparable, toSortValue } from '../internal/sort-values.ts';
 import { exactSortValues, withoutSortValues } from './exact-sort-values.ts';
 import { createPaginatorCursorCodec } from './cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
@@ -18,8 +18,8 @@ import { pageLinks, type KeepParam, type PageLinkTarget } from './page-links.ts'
 import { SORTABLE_FIELD_OPTIONS, createSortParam, type SortableField } from './sort-param.ts';
 import { SORT_KEY_OPTIONS, defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
-import type { CursorDirection, CursorPage, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
-import { ConfigError } from '../errors.ts';
+import type { CursorDirection, CursorPage, CursorPosition, LimitPolicy, OffsetPage, PagePlan, PaginationMode, SortKey, SortSpec, SortValue } from './types.ts';
+import { ConfigError, KeysetError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
@@ -168,6 +168,43 @@ export interface PageResult<Row> {
   headers: Record<string, string>;
 }
 
+/**
+ * The arguments of a Relay connection field (GraphQL Cursor Connections): `first` rows
+ * after `after`, and/or `last` rows before `before`. `null` and `undefined` mean absent.
+ */
+export interface SliceArgs {
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  last?: number | null | undefined;
+  before?: string | null | undefined;
+}
+
+/**
+ * A cursor plan for a slice (`Paginator.planSlice`): any cursor-plan source fetches it
+ * (`keysetWhere`, `keysetPage`, `paginateArray`), then `Paginator.slice` cuts the edges.
+ * `direction` is `'backward'` when only `last` is given; `after` is where the fetch
+ * starts (the `before` cursor's position for a backward fetch). `slice` holds what the
+ * fetch does not: the requested counts and the other cursor's position (`until`), the
+ * bound the rows are cut at.
+ */
+export type SlicePlan = Extract<PagePlan, { mode: 'cursor' }> & {
+  readonly slice: { readonly first: number | null; readonly last: number | null; readonly until: CursorPosition | null };
+};
+
+/**
+ * The edges of a slice, in the sort order whichever way it was fetched, each with its
+ * own cursor (usable as `after` and as `before`). `hasNext` and `hasPrevious` are as the
+ * Relay specification's algorithm states them: `hasNext` is whether more than `first` rows
+ * lie between the cursors (`false` when `first` was not given), `hasPrevious` whether more
+ * than `last` do (`false` when `last` was not given).
+ */
+export interface SliceResult<Row> {
+  items: Row[];
+  cursors: string[];
+  hasNext: boolean;
+  hasPrevious: boolean;
+}
+
 /** Plans and renders the pages of one endpoint. */
 export interface Paginator<Row> {
   readonly sort: SortSpec;
@@ -183,6 +220,23 @@ export interface Paginator<Row> {
    * `decimal` key) throws `ConfigError` naming the setting to change.
    */
   page(plan: PagePlan, rows: readonly Row[], options: PageOptions): Promise<PageResult<Row>>;
+  /**
+   * Plans a slice from Relay connection arguments, in the endpoint's default sort:
+   * `first` (with `after`, `before` or both) fetches forward, `last` alone backward; both
+   * `first` and `last` fetch forward and keep the last `last` of the first `first` rows;
+   * neither means `first` = the default page size. Counts go through the limit policy
+   * (a negative or non-integer count is 400 `invalid_limit`, one over the maximum
+   * `limit_too_large` or clamped; `0` is served); a cursor of another endpoint, sort or
+   * filters, expired or tampered with is 400 `invalid_cursor`. The filters bound into the
+   * cursors are `options.filters` (the paginator's `filters` parses a query string, which a
+   * connection does not have).
+   */
+  planSlice(args: SliceArgs, options?: PlanOptions): Promise<SlicePlan>;
+  /**
+   * `rows`: up to `plan.take` rows in fetch order, as fetched for `plan`. Cuts them at the
+   * plan's other cursor and counts, and makes every row's cursor (read as `page()` does).
+   */
+  slice(plan: SlicePlan, rows: readonly Row[]): Promise<SliceResult<Row>>;
 }
 
 /**
@@ -338,12 +392,90 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     return { body: { items: withoutSortValues(items), nextCursor, prevCursor }, headers };
   }
 
+  /** A Relay count: absent, or a non-negative integer resolved through the limit policy. */
+  const sliceCount = (name: 'first' | 'last', value: number | null | undefined): number | null => {
+    if (value === null || value === undefined) return null;
+    if (!Number.isSafeInteger(value) || value < 0) throw new KeysetError('invalid_limit', { detail: `\`${name}\` must be a non-negative integer, got ${String(value)}` });
+    return value === 0 ? 0 : limits.resolve(value);
+  };
+
+  /** The position a slice cursor names; a start or end cursor names none and is no edge's. */
+  const slicePosition = async (name: 'after' | 'before', text: string | null | undefined, fingerprint: string): Promise<CursorPosition | null> => {
+    if (text === null || text === undefined) return null;
+    if (typeof text !== 'string' || text === '') throw new KeysetError('invalid_cursor', { detail: `\`${name}\` must be a cursor of this connection` });
+    const { position } = await codec.decode(text, fingerprint, sort);
+    if (position === null) throw new KeysetError('invalid_cursor', { detail: `\`${name}\` must be an edge's cursor of this connection` });
+    return position;
+  };
+
+  async function planSlice(args: SliceArgs, planOptions: PlanOptions = NO_PLAN_OPTIONS): Promise<SlicePlan> {
+    // A connection has no query string: its filters are the field's arguments, given here.
+    const filters = planOptions.filters === undefined ? undefined : frozenFilters(planOptions.filters);
+    const lastCount = sliceCount('last', args.last);
+    const firstCount = sliceCount('first', args.first) ?? (lastCount === null ? limits.default : null);
+    const known = fingerprintsFor(sort).get(filters);
+    const fingerprint = typeof known === 'string' ? known : await known;
+    const after = await slicePosition('after', args.after, fingerprint);
+    const before = await slicePosition('before', args.before, fingerprint);
+    const backward = firstCount === null;
+    // Both counts: the forward fetch must hold `last` + 1 rows too, to tell hasPrevious.
+    const limit = Math.max(firstCount ?? 0, lastCount ?? 0);
+    const slice = Object.freeze({ first: firstCount, last: lastCount, until: backward ? after : before });
+    const base = { mode: 'cursor', limit, take: limit + 1, direction: backward ? 'backward' : 'forward', after: backward ? before : after, sort, fingerprint, slice } as const;
+    return Object.freeze(filters === undefined ? base : { ...base, filters });
+  }
+
+  async function slice(plan: SlicePlan, rows: readonly Row[]): Promise<SliceResult<Row>> {
+    const spec = plan.sort;
+    const { first, last, until } = plan.slice;
+    const backward = plan.direction === 'backward';
+    const bound = until === null ? null : spec.map((key, i) => toComparable(key.type, until[i] as SortValue));
+    // Rows in fetch order up to the other cursor (exclusive), with their positions.
+    const kept: Row[] = [];
+    const positions: SortValue[][] = [];
+    for (const row of rows.slice(0, plan.take)) {
+      const position = rowPosition(row as Record<string, unknown>, spec);
+      if (bound !== null) {
+        let c = 0;
+        for (let i = 0; i < spec.length && c === 0; i++) c = compareKey(spec[i] as SortKey, toComparable((spec[i] as SortKey).type, position[i] as SortValue), bound[i] as ReturnType<typeof toComparable>);
+        if (backward ? c <= 0 : c >= 0) break;
+      }
+      kept.push(row);
+      positions.push(position);
+    }
+    let items: Row[];
+    let itemPositions: SortValue[][];
+    let hasNext = false;
+    let hasPrevious = false;
+    if (backward) {
+      hasPrevious = kept.length > (last as number);
+      items = kept.slice(0, last as number).reverse();
+      itemPositions = positions.slice(0, last as number).reverse();
+    } else {
+      hasNext = kept.length > (first as number);
+      items = kept.slice(0, first as number);
+      itemPositions = positions.slice(0, first as number);
+      if (last !== null) {
+        hasPrevious = kept.length > last;
+        const from = Math.max(0, items.length - last);
+        items = items.slice(from);
+        itemPositions = itemPositions.slice(from);
+      }
+    }
+    const recheck = needsRecheck(spec);
+    const pending = itemPositions.map((position) => (recheck ? codec.encode(position, plan.fingerprint, spec, 'forward') : codec.encodeChecked(position, plan.fingerprint, spec, 'forward')));
+    const cursors = pending.some((c) => c instanceof Promise) ? await Promise.all(pending) : (pending as string[]);
+    return { items: withoutSortValues(items), cursors, hasNext, hasPrevious };
+  }
+
   return Object.freeze({
     sort,
     limits: limits.policy,
 
     plan,
     page,
+    planSlice,
+    slice,
   });
 }
 
