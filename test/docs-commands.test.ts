@@ -141,6 +141,8 @@ const RUN_ELSEWHERE: ReadonlyArray<{ file: string; starts: string; test: string;
   { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 install --filter-prod', test: 'test/readme-first-install.test.ts', via: 'README.md' },
   { file: 'README.md', starts: 'ADMIN_KEY=$(cat examples/orders-api/.data/admin.key)\n\n# Issue a key', test: 'test/readme-quickstart.test.ts' },
   { file: 'docs/getting-started.md', starts: 'npx -y pnpm@10.34.9 pack:fresh', test: 'test/pack-fresh.test.ts' },
+  // A published package's README steps, run in the project its samples run in.
+  { file: 'packages/prisma/README.md', starts: 'npx prisma generate', test: 'test/pack-install.test.ts' },
 ];
 
 /** The test that runs `block`, if another one does. */

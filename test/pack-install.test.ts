@@ -24,7 +24,7 @@ import { postgresUrl, redisUrl } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createDatabase, dropDatabase, startApi, type TestApi } from '../examples/orders-api/test/helpers.ts';
-import { npmInstalls, publishedReadmes, samples, type Sample } from './support/docs-samples.ts';
+import { filesToWrite, importsRelative, npmInstalls, publishedReadmes, samples, shellSteps, type Sample } from './support/docs-samples.ts';
 import { readmeUsingIt } from './support/readme-sample.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -218,7 +218,9 @@ console.log(verified.key.name, body.items.length, typeof body.nextCursor);`;
 
   it('type-checks every docs sample against the installed packages, as a user\'s ESM files', () => {
     // The private conformance kit is not published: its README's sample is for this repo.
-    const all = samples().filter((sample) => !sample.file.startsWith('packages/conformance/'));
+    // A sample importing a module of the reader's project (the Prisma client its README
+    // generates) is type-checked in the project where that step ran (below).
+    const all = samples().filter((sample) => !sample.file.startsWith('packages/conformance/') && !importsRelative(sample.code));
     expect(all.length).toBeGreaterThan(40);
     for (const peer of SAMPLE_IMPORTS) linkFromWorkspace(app, peer);
     const dir = join(app, 'samples');
@@ -415,6 +417,21 @@ const orders = createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', di
       project = join(guideDir, /mkdir (\S+)/.exec(block!)![1]!);
       const wanted = [...new Set(publishedReadmes().flatMap(npmInstalls))].map((name) => (name.startsWith('@keyset/') ? tarball(name) : name));
       execFileSync('npm', ['install', ...wanted], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], env: npmEnv() });
+      // Then what the READMEs have their reader write (`// prisma/schema.prisma`) and run in
+      // the project (`npx prisma generate`), as written, in README order.
+      for (const file of publishedReadmes()) {
+        for (const { path, content } of filesToWrite(file)) {
+          mkdirSync(dirname(join(project, path)), { recursive: true });
+          writeFileSync(join(project, path), content);
+        }
+        for (const step of shellSteps(file)) {
+          // The Prisma CLI looks for its schema engine before any command and downloads it
+          // when absent, which fails on this offline machine. Generating never runs that
+          // engine, so any existing file stands in (packages/prisma/scripts/generate.mjs);
+          // a reader online needs nothing.
+          execFileSync('sh', ['-e', '-c', step], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'], env: { ...npmEnv(), PRISMA_SCHEMA_ENGINE_BINARY: join(project, 'package.json') } });
+        }
+      }
 
       databaseName = `keyset_readme_${process.pid}_${randomBytes(3).toString('hex')}`;
       databaseUrl = await createDatabase(database!, databaseName);
@@ -476,6 +493,17 @@ const orders = createPaginator({ endpoint: 'GET /orders', sort: [{ key: 'id', di
     it.each(readmeSamples.map((sample) => [`${sample.file}:${sample.line}`, sample] as const))('%s runs as written', async (_where, sample: Sample) => {
       const name = `${sample.file.split('/')[1]}-L${sample.line}.ts`;
       writeFileSync(join(project, name), sample.code.replaceAll('https://api.example.com', api.api.url));
+      if (importsRelative(sample.code)) {
+        // Left out of the type-checks above: its imports exist only here, once its README's steps ran.
+        const tsc = [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '--pretty', 'false', '--strict', '--skipLibCheck', '--module', 'nodenext', '--target', 'es2022', '--allowImportingTsExtensions', '--typeRoots', join(root, 'node_modules', '@types'), '--types', 'node', name];
+        let output = '';
+        try {
+          run(process.execPath, tsc, project);
+        } catch (error) {
+          output = `${(error as { stdout?: string }).stdout ?? ''}${(error as { stderr?: string }).stderr ?? ''}` || String(error);
+        }
+        expect(output).toBe('');
+      }
       if (/^export const GET\b/m.test(sample.code)) {
         // A route module: Next.js imports it and calls GET with the request.
         writeFileSync(join(project, `drive-${name}`), `import { GET } from './${name}';\nconst response = await GET(new Request('http://127.0.0.1/api/orders?limit=2'));\nconsole.log(response.status, response.headers.get('content-type'));\n`);

@@ -118,3 +118,30 @@ export function sampleAsFunction(sample: Sample, returns: readonly string[], inj
   ].join('\n');
   return { module };
 }
+
+/**
+ * Whether a sample imports a module of the reader's project (`./generated/prisma/client.ts`,
+ * which the README's generate step writes): it type-checks only where that step ran, in the
+ * project test/pack-install.test.ts makes.
+ */
+export function importsRelative(code: string): boolean {
+  return /^\s*import\b[^'"]*?\bfrom\s+['"]\.\.?\//m.test(code);
+}
+
+/**
+ * The files a Markdown page has its reader write: each fenced block whose first line is a
+ * comment naming a relative path (`// prisma/schema.prisma`), with its content.
+ */
+export function filesToWrite(file: string): Array<{ path: string; content: string }> {
+  const markdown = readFileSync(join(root, file), 'utf8');
+  return [...markdown.matchAll(/^```[^\n]*\n\/\/ ((?:[\w.-]+\/)*[\w.-]+\.[a-z]+)\n([\s\S]*?)^```/gm)].map((m) => ({ path: m[1]!, content: `// ${m[1]}\n${m[2]}` }));
+}
+
+/**
+ * The shell blocks of a Markdown page a reader runs in their project (`npx prisma generate`):
+ * every ```sh block not marked `<!-- illustrative: … -->` on the line above.
+ */
+export function shellSteps(file: string): string[] {
+  const markdown = readFileSync(join(root, file), 'utf8');
+  return [...markdown.matchAll(/^(.*)\n```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)].filter((m) => !m[1]!.startsWith('<!-- illustrative:')).map((m) => m[2]!);
+}
