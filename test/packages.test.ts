@@ -119,11 +119,13 @@ describe("core's two entries", () => {
     expect(text).not.toMatch(/export\s+\{[^}]*\btype\s/);
   });
 
-  it('the root entry is small: at most 50 run-time names, and none is also in the adapter entry', async () => {
+  it('the root entry is small: at most 51 run-time names, and none is also in the adapter entry', async () => {
     const core = await import('@keyset/core');
     const adapter = await import('@keyset/core/adapter');
     const rootNames = Object.keys(core);
-    expect(rootNames.length).toBeLessThanOrEqual(50);
+    // 50 until roles came: createRoleAdmin is an admin factory like createKeyAdmin and
+    // createOwnerAdmin; the permission-query helpers went to the adapter entry instead.
+    expect(rootNames.length).toBeLessThanOrEqual(51);
     expect(rootNames.filter((n) => n in adapter)).toEqual([]);
     // The file's lists are what the module exports (the docs check below reads the lists).
     expect(exportedNames(entryFile('index')).values.sort()).toEqual(rootNames.sort());

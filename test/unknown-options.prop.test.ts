@@ -27,6 +27,7 @@ import {
   createMemoryAuditStore,
   createMemoryKeyStore,
   createOwnerAdmin,
+  createRoleAdmin,
   createMemoryQuotaStore,
   createMemoryRateLimitStore,
   createMemoryUsageStore,
@@ -50,6 +51,7 @@ import * as hono from '@keyset/hono';
 import * as kysely from '@keyset/kysely';
 import * as openapi from '@keyset/openapi';
 import * as prismaPages from '@keyset/prisma';
+import * as graphqlKeys from '@keyset/graphql';
 import { createPostgresAuditStore, createPostgresKeyStore, createPostgresQuotaStore, createPostgresRevocationBus, createPostgresUsageStore, migrate, migrationSql } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -408,6 +410,19 @@ const FIXTURES: Fixture[] = [
     { name: `${adapter} paginate`, valid: () => ({ filters: () => ({}), baseUrl: 'https://api.example.com' }), run: (o) => a.paginate(paginator(), o as never) },
     { name: `${adapter} problemHandler`, valid: () => ({ onError: () => {}, typeBase: 'https://example.com/problems/' }), run: (o) => a.problemHandler(o as never) },
   ]),
+  { name: 'createRoleAdmin', valid: () => ({ actor: 'billing-job' }), run: (o) => createRoleAdmin(keyring(), o as never) },
+  {
+    name: 'graphql useApiKey',
+    valid: () => ({ guard: createApiKeyGuard({ keyring: keyring() }), scopes: ['orders:read'], fieldScopes: { 'Query.orders': ['orders:read'] }, cost: 1, route: 'POST /graphql', clientAddress: () => undefined }),
+    required: ['guard'],
+    run: (o) => graphqlKeys.useApiKey(o as never),
+  },
+  {
+    name: 'graphql apolloApiKeyContext',
+    valid: () => ({ guard: createApiKeyGuard({ keyring: keyring() }), scopes: ['orders:read'], cost: 1, route: 'POST /graphql' }),
+    required: ['guard'],
+    run: (o) => graphqlKeys.apolloApiKeyContext(o as never),
+  },
   { name: 'opentelemetry createKeysetTelemetry', valid: () => ({ meter: 'global', tracer: 'global', ownerAttribute: true }), run: (o) => createKeysetTelemetry(o as never) },
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
   { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },
@@ -638,6 +653,11 @@ const NOT_CHECKED: Readonly<Record<string, string>> = {
   'core validateOverlap': "internal: a rotate call's overlap, validated as input",
   'core adminActor': "internal: the admin factories' actor, whose options they check",
   'core assertKnownOptions': 'the check itself',
+  'core missingPermissions': 'per request (a refused key); its one option is a boolean, left to TypeScript',
+  'core grantsQuery': 'per request (every permission check); its one option is a boolean, left to TypeScript',
+  'graphql planConnection': "per request; its options are the paginator's plan options, which planSlice checks",
+  'graphql connection': 'per request; left to TypeScript',
+  'graphql connectionTypeDefs': 'runs once per schema and returns SDL text; its one option is a boolean, left to TypeScript',
   'client assertKnownOptions': 'the check itself',
   ...Object.fromEntries(['hono', 'express', 'fastify', 'fetch'].map((a) => [`${a} sendPage`, 'per request; left to TypeScript'])),
 };

@@ -119,3 +119,5 @@ export type { SilenceWatch } from './internal/silence-timeout.ts';
 // Runtime seams
 export { systemClock } from './clock.ts';
 export { constantTimeEqual } from './crypto/crypto-provider.ts';
+// Permission queries as the guard evaluates them, for checks of one's own (a resolver, a job).
+export { grantsQuery, missingPermissions, permissionQuery } from './keys/permission-query.ts';

@@ -52,7 +52,6 @@ export type { MemoryKeyStoreOptions } from './keys/memory-key-store.ts';
 export type { FoundKey, KeyStore, ListOwnersQuery, OwnerPatch, RolePatch, RoleTarget, StoredOwner, StoredRole } from './keys/key-store.ts';
 export type { QuotaPatch } from './keys/quota-patch.ts';
 export { createApiKeyGuard } from './keys/api-key-guard.ts';
-export { grantsQuery, missingPermissions, permissionQuery } from './keys/permission-query.ts';
 export type { PermissionQuery } from './keys/permission-query.ts';
 export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
