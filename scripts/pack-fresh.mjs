@@ -3,7 +3,9 @@
 // The install takes the published packages' own dependencies (`--prod`: none of the test
 // runtimes, Next.js, the browser driver or vitest a full install brings) and those of the
 // private project tools/pack, the build toolchain: tsup, TypeScript and the peers whose
-// types the adapters' declarations are built against. Those are hoisted to the root's
+// types the adapters' declarations are built against (@keyset/prisma's peer @prisma/client
+// is no devDependency of it, so pnpm installs it as a peer, --prod or not, and
+// .pnpmfile.cjs keeps Prisma's CLI from coming with it). Those are hoisted to the root's
 // node_modules (`public-hoist-pattern`, by name), where the packages' `build` scripts and
 // their imports find them; all of them are root devDependencies too, so a later full
 // install leaves no link behind that it would not have made itself. Then `pack:all`

@@ -88,9 +88,11 @@ describe('`pack:fresh` in a fresh copy of the repository', () => {
 
   it('installs every peer the packages build their types against, with its types', () => {
     for (const manifest of published) {
-      // Where Node (and TypeScript) looks for a bare import from the package's sources; not
+      // Where TypeScript looks for a bare import from the package's sources: the
+      // node_modules folders of the copy, not Node's global folders (NODE_PATH, which the
+      // test runner's own launcher sets to this repository's full install); not
       // `require.resolve('x/package.json')`, which a package's `exports` may refuse.
-      const lookup = createRequire(join(copy, 'packages', manifest.dir, 'src', 'index.ts')).resolve.paths('x') ?? [];
+      const lookup = (createRequire(join(copy, 'packages', manifest.dir, 'src', 'index.ts')).resolve.paths('x') ?? []).filter((dir) => !relative(copy, dir).startsWith('..'));
       const find = (name: string): string | undefined => lookup.map((modules) => join(modules, name)).find((candidate) => existsSync(join(candidate, 'package.json')));
       for (const peer of Object.keys(manifest.peerDependencies ?? {})) {
         const dir = find(peer);
