@@ -16,7 +16,7 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { ownerQuotaKey } from '../quota/quota-period.ts';
 import { createQuotaSpender } from '../quota/quota-spender.ts';
-import { createRequestQuotas, quotaExhaustedError } from '../quota/request-quotas.ts';
+import { createRequestQuotas, quotaExhaustedError, type SpentQuotas } from '../quota/request-quotas.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
 import { containedHook, type DecisionHook } from './decision-event.ts';
 import { limitRequest, type LimitRequest } from './limit-request.ts';
@@ -292,7 +292,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
       throw quotaExhaustedError(request, spent, headers);
     }
-    emit?.(usageEvent(request, 'allowed', { decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
+    return admitted(request, limits, spent);
+  }
+
+  /** A request its limits and quotas admitted: its usage event, and its result with the quotas it spent from. */
+  function admitted(request: LimitRequest, limits: RateLimitCheckResult, spent: SpentQuotas): RateLimitCheckResult {
+    emit?.(usageEvent(request, 'allowed', { decision: limits.decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
     const result: RateLimitCheckResult = { ...limits };
     if (spent.key !== undefined) result.quota = spent.key;
     if (spent.owner !== undefined) result.ownerQuota = spent.owner;
@@ -332,11 +337,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
       throw quotaExhaustedError(request, spent, headers);
     }
-    emit?.(usageEvent(request, 'allowed', { decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
-    const result: RateLimitCheckResult = { ...limits };
-    if (spent.key !== undefined) result.quota = spent.key;
-    if (spent.owner !== undefined) result.ownerQuota = spent.owner;
-    return result;
+    return admitted(request, limits, spent);
   }
 
   return Object.freeze({
