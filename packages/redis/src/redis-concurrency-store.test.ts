@@ -2,7 +2,7 @@
  * In-flight leases on a real Redis: the lease store contract (any interleaving of acquire,
  * release and crash from two clients, checked against Redis TIME read around each
  * acquire), a burst from two clients at once, a crashed holder admitted again at its leases'
- * expiry and not before, NOSCRIPT recovery, and the set expiring with its last lease.
+ * expiry and not before, and the set expiring with its last lease.
  */
 import fc from 'fast-check';
 import { leaseCommand, redisUrl, runLeaseCommands } from '@keyset/test-support';
@@ -110,17 +110,6 @@ describe.skipIf(url === undefined)('Redis concurrency store', () => {
     expect((await store.acquire('renew', 'c', 1, 300)).acquired).toBe(true);
     await store.release('renew', 'c');
     expect(await store.renew('renew', 'c', 300)).toBe(false);
-  });
-
-  it('reloads its scripts after SCRIPT FLUSH', async () => {
-    const store = createRedisConcurrencyStore({ redis: one, prefix });
-    await store.acquire('flush', 'a', 2, 60_000);
-    await one.script('FLUSH');
-    expect((await store.acquire('flush', 'b', 2, 60_000)).acquired).toBe(true);
-    await one.script('FLUSH');
-    await store.release('flush', 'a');
-    expect((await store.acquire('flush', 'c', 2, 60_000)).acquired).toBe(true);
-    expect((await store.acquire('flush', 'd', 2, 60_000)).acquired).toBe(false);
   });
 
   it('refuses bad options', () => {

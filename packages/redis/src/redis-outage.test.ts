@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createRateLimiter, isKeysetError, type RateLimitLogger, type RateLimitPolicy } from '@keyset/core';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRedisRateLimitStore, type RedisScriptClient } from './index.ts';
+import { createRedisConcurrencyStore, createRedisRateLimitStore, type RedisScriptClient } from './index.ts';
 import { connectRedis as client, freePort, killRedis as kill, ownRedisAvailable, startRedis } from './own-redis-server.test-support.ts';
 
 const available = ownRedisAvailable();
@@ -66,6 +66,19 @@ describe.skipIf(!available)('Redis store outages (own redis-server)', () => {
     expect((await store.decide([{ key: 'noscript', policy }]))[0]!.remaining).toBe(1);
     expect((await store.decide([{ key: 'noscript', policy }]))[0]!.remaining).toBe(0);
     expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
+  });
+
+  // SCRIPT FLUSH runs on this file's own server: on the shared one it would send other
+  // files' scripts through EVAL too, and their call counts with them.
+  it('the concurrency store reloads its scripts after SCRIPT FLUSH', async () => {
+    const store = createRedisConcurrencyStore({ redis, prefix: 'keyset:test:outage:inflight:' });
+    await store.acquire('flush', 'a', 2, 60_000);
+    await redis.script('FLUSH');
+    expect((await store.acquire('flush', 'b', 2, 60_000)).acquired).toBe(true);
+    await redis.script('FLUSH');
+    await store.release('flush', 'a');
+    expect((await store.acquire('flush', 'c', 2, 60_000)).acquired).toBe(true);
+    expect((await store.acquire('flush', 'd', 2, 60_000)).acquired).toBe(false);
   });
 
   it('rejects a decision a stalled server does not answer within timeoutMs, without a late unhandled rejection', async () => {
