@@ -28,7 +28,7 @@ import { readFileSync } from 'node:fs';
 import { createKeyAdmin, createKeyring, type RateLimitPolicy } from '@keyset/core';
 import type { QuotaSpend } from '@keyset/core/adapter';
 import { createPostgresKeyStore, createPostgresQuotaStore, migrate } from '@keyset/postgres';
-import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore } from '@keyset/redis';
+import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ownRedis } from './own-redis.ts';
@@ -146,6 +146,9 @@ async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
     const limits = clients.map((redis) => createRedisRateLimitStore({ redis, prefix: `${prefix}rl:`, timeoutMs: 5_000 }));
     const quotas = clients.map((redis) => createRedisQuotaStore({ redis, prefix: `${prefix}q:`, timeoutMs: 5_000 }));
     const leases = clients.map((redis) => createRedisConcurrencyStore({ redis, prefix: `${prefix}in:`, timeoutMs: 5_000 }));
+    const requests = clients.map((redis) =>
+      createRedisRequestStore({ redis, timeoutMs: 5_000, prefixes: { rateLimits: `${prefix}one:rl:`, quotas: `${prefix}one:q:`, leases: `${prefix}one:in:` } }),
+    );
     const store = <T>(list: T[], client: Redis): T => list[clients.indexOf(client)]!;
     const perSecond: RateLimitPolicy = { limit: 100_000, windowSeconds: 1, name: 'second' };
     const perHour: RateLimitPolicy = { limit: 100_000_000, windowSeconds: 3600, name: 'hour' };
@@ -176,6 +179,28 @@ async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
         const lease = `lease-${i}`;
         await store(leases, c).acquire(holder, lease, 1_000, 30_000);
         await store(leases, c).release(holder, lease);
+      }),
+    );
+    rows.push(
+      // What the guard sends per admitted request with every feature on, a key with an owner:
+      // one call deciding both leases, both rate-limit pairs and both quotas, one giving the leases back.
+      await measureRedis(admin, 'every feature, one request store: decide + release (2 EVALSHA)', clients, async (c, i) => {
+        const key = keyOf(i * 7919);
+        const partition = ownerOf(i * 7919);
+        const leases = [
+          { holder: `key:${key}`, partition, leaseId: `lease-${i}`, max: 1_000, ttlMs: 30_000 },
+          { holder: partition, partition, leaseId: `lease-${i}`, max: 100_000, ttlMs: 30_000 },
+        ];
+        const one = store(requests, c);
+        await one.decideRequest({
+          limits: [
+            { key, policy: perSecond, partition },
+            { key: partition, policy: perHour, partition },
+          ],
+          quotas: [spend(key, partition), spend(partition, partition)],
+          leases,
+        });
+        await one.releaseLeases(leases);
       }),
     );
     rows.push(
