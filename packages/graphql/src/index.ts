@@ -9,4 +9,5 @@ export type { Connection, ConnectionArgs, ConnectionOptions, Edge, PageInfo } fr
 export { useApiKey } from './yoga.ts';
 export type { ApiKeyContext, ApiKeyYogaPlugin, UseApiKeyOptions } from './yoga.ts';
 export { apolloApiKeyContext } from './apollo.ts';
+export { redactFormattedError } from './redact-errors.ts';
 export type { ApolloApiKeyOptions, ApolloNodeContextArgs } from './apollo.ts';

@@ -8,6 +8,7 @@ import { ConfigError, isKeysetError, toProblem, type ApiKeyGuard, type ApiKeyGua
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, missingScopes, webGuardRequest, type KnownOptions } from '@keyset/core/adapter';
 import { GraphQLError, getNamedType, isInterfaceType, isObjectType, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import { graphQLErrorMembers } from './connection.ts';
+import { redactResult, redactResults } from './redact-errors.ts';
 
 /** Options of {@link useApiKey}. */
 export interface UseApiKeyOptions {
@@ -43,8 +44,12 @@ export interface ApiKeyYogaPlugin {
   onRequest(payload: { request: Request; endResponse(response: Response): void }): Promise<void>;
   onContextBuilding(payload: { context: { request?: Request }; extendContext(extension: ApiKeyContext): void }): void;
   onExecute(payload: { args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown }; setResultAndStopExecution(result: ExecutionResult): void }): void;
+  onResultProcess(payload: { result: YogaResult; setResult(result: YogaResult): void }): void;
   onResponse(payload: { request: Request; response: Response; setResponse(response: Response): void }): void;
 }
+
+/** What graphql-yoga hands its result processing: one result, a batch, or a stream of them. */
+type YogaResult = ExecutionResult | ExecutionResult[] | AsyncIterable<ExecutionResult>;
 
 /**
  * A graphql-yoga plugin that admits a GraphQL request only with a valid API key: missing,
@@ -53,7 +58,8 @@ export interface ApiKeyYogaPlugin {
  * `WWW-Authenticate`, 429 with `Retry-After` and `RateLimit`, …) and a GraphQL body whose
  * one error has keyset's problem code in `extensions.code`. Admitted responses carry the
  * `RateLimit` headers; resolvers read the key as `context.apiKey`. No key text appears in
- * any error.
+ * any error: key-shaped text in graphql-js's own messages (which quote the document) is
+ * redacted too.
  *
  * @example
  * ```ts
@@ -102,6 +108,13 @@ export function useApiKey(options: UseApiKeyOptions): ApiKeyYogaPlugin {
           errors: [new GraphQLError(`This operation needs the scopes ${missing.join(', ')}, which the API key does not hold.`, { extensions: { code: 'insufficient_scope', missing_scopes: missing, http: { status: 403 } } })],
         });
       }
+    },
+    // graphql-js quotes the document in its errors: key text a client put there is redacted
+    // before it is sent (and before a log of the response can hold it).
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result)) setResult(result.map(redactResult));
+      else if (Symbol.asyncIterator in result) setResult(redactResults(result));
+      else setResult(redactResult(result));
     },
     onResponse({ request, response, setResponse }) {
       const result = admitted.get(request);
