@@ -2,9 +2,12 @@
  * A keyset connection declared with Pothos (code first, `@pothos/plugin-relay`'s
  * `t.connection`, whose resolver returns what `connection()` returns), served by a real
  * graphql-yoga server over HTTP behind `useApiKey()` with a scope on the field, called with
- * Node's fetch. docs/graphql.md shows the same declaration.
+ * Node's fetch; and the same schema on Apollo Server 5. docs/graphql.md shows the same
+ * declaration.
  */
 import { createServer, type Server } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { startStandaloneServer } from '@apollo/server/standalone';
 import type { AddressInfo } from 'node:net';
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
@@ -12,7 +15,7 @@ import { createConformanceFixture, type ConformanceFixture } from '@keyset/confo
 import { createPaginator, paginateArray } from '@keyset/core';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connection, planConnection, useApiKey, type ApiKeyContext } from './index.ts';
+import { apolloApiKeyContext, apolloFieldScopes, connection, planConnection, useApiKey, type ApiKeyContext } from './index.ts';
 
 interface Order {
   id: number;
@@ -121,6 +124,9 @@ describe('a keyset connection declared with Pothos (plugin-relay t.connection), 
     const fields = (body.data as unknown as { __type: { fields: { name: string; type: { kind: string; ofType: { name: string } | null } }[] } }).__type.fields;
     expect(fields.map((f) => f.name).sort()).toEqual(['edges', 'pageInfo', 'totalCount']);
     expect(fields.find((f) => f.name === 'pageInfo')?.type).toEqual({ kind: 'NON_NULL', ofType: { name: 'PageInfo', kind: 'OBJECT' } });
+    const query = await post('{ __type(name: "Query") { fields { name args { name type { name } } } } }');
+    const orders = (query.body.data as unknown as { __type: { fields: { name: string; args: { name: string; type: { name: string } }[] }[] } }).__type.fields.find((f) => f.name === 'orders');
+    expect(Object.fromEntries(orders!.args.map((a) => [a.name, a.type.name]))).toEqual({ first: 'Int', after: 'String', last: 'Int', before: 'String', status: 'String' });
   });
 
   it('walks forward with first/after and back with last/before: every order once, edges in the sort order both ways', async () => {
@@ -174,5 +180,27 @@ describe('a keyset connection declared with Pothos (plugin-relay t.connection), 
     expect(refused.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'insufficient_scope', missing_scopes: ['items:read'] } })]);
     expect(counted).toBe(before);
     expect((await post('{ whoami }', {}, fixture.keys.writer)).body).toEqual({ data: { whoami: 'writer' } });
+  });
+});
+
+describe('the same Pothos schema on Apollo Server 5 (apolloApiKeyContext, apolloFieldScopes)', () => {
+  it('serves the connection both ways and refuses a key without the field\'s scope with HTTP 403', async () => {
+    const apollo = new ApolloServer<ApiKeyContext>({ schema: schema(), plugins: [apolloFieldScopes({ fieldScopes: { 'Query.orders': ['items:read'] } })] });
+    const { url: apolloUrl } = await startStandaloneServer(apollo, { listen: { port: 0, host: '127.0.0.1' }, context: apolloApiKeyContext({ guard: fixture.guard }) });
+    try {
+      const send = async (query: string, variables: Record<string, unknown>, key: string) => {
+        const res = await fetch(apolloUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `ApiKey ${key}` }, body: JSON.stringify({ query, variables }) });
+        return { status: res.status, body: (await res.json()) as Body };
+      };
+      const tail = await send(QUERY, { last: 3 }, fixture.keys.reader);
+      expect(ids(tail.body.data!.orders!)).toEqual(NEWEST_FIRST.slice(-3));
+      const before = await send(QUERY, { last: 3, before: tail.body.data!.orders!.pageInfo.startCursor }, fixture.keys.reader);
+      expect(ids(before.body.data!.orders!)).toEqual(NEWEST_FIRST.slice(-6, -3));
+      const refused = await send(QUERY, { first: 1 }, fixture.keys.writer);
+      expect(refused.status).toBe(403);
+      expect(refused.body.errors?.map((e) => e.extensions?.code)).toEqual(['insufficient_scope']);
+    } finally {
+      await apollo.stop();
+    }
   });
 });
