@@ -78,6 +78,11 @@ const sections = {
     if (!r) return undefined;
     return `${microTable(r.data.pageRows, 'plain cursor')}\n\nCursor length: keyset ${r.data.cursorLength.keyset} characters, plain ${r.data.cursorLength.plain}. ${stamp(r, 'cursor')}`;
   },
+  'graphql-page'() {
+    const r = load('graphql-page');
+    if (!r) return undefined;
+    return `In memory (the rows handed over as any source would, so the cursors and the connection alone):\n\n${microTable(r.data.memory, 'plain resolver')}\n\nOn PostgreSQL (${fmt(r.data.rows)} orders, the page's query in the price):\n\n${microTable(r.data.database, 'plain resolver')}\n\nOne page of ${r.data.pageSize} in the middle of the walk, through graphql-js \`execute\`. ${stamp(r, 'graphql-page')}`;
+  },
   keys() {
     const r = load('keys');
     return r && `${microTable(r.data.rows, 'naive SHA-256 + Map')}\n\n${stamp(r, 'keys')}`;

@@ -50,7 +50,7 @@ const redis = unbuilt.length > 0 ? undefined : await redisUrl();
 /** Peers a user installs beside the adapters, linked from the workspace's node_modules. */
 const PEERS = ['hono', 'express', 'fastify', 'ioredis', 'kysely', 'drizzle-orm', 'graphql', '@opentelemetry/api', '@types/express', '@types/node'];
 /** What the docs samples import besides keyset and the peers, linked the same way. */
-const SAMPLE_IMPORTS = ['@apollo/server', '@electric-sql/pglite', '@hono/node-server', 'graphql-yoga', '@opentelemetry/context-async-hooks', '@opentelemetry/sdk-metrics', '@opentelemetry/sdk-trace-base', 'got', 'mysql2', 'pg', '@types/pg', 'pino'];
+const SAMPLE_IMPORTS = ['@apollo/server', '@electric-sql/pglite', '@hono/node-server', 'graphql-yoga', '@pothos/core', '@pothos/plugin-relay', '@opentelemetry/context-async-hooks', '@opentelemetry/sdk-metrics', '@opentelemetry/sdk-trace-base', 'got', 'mysql2', 'pg', '@types/pg', 'pino'];
 
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });

@@ -423,6 +423,12 @@ const FIXTURES: Fixture[] = [
     required: ['guard'],
     run: (o) => graphqlKeys.apolloApiKeyContext(o as never),
   },
+  {
+    name: 'graphql apolloFieldScopes',
+    valid: () => ({ fieldScopes: { 'Query.orders': ['orders:read'], Mutation: ['orders:write'] } }),
+    required: ['fieldScopes'],
+    run: (o) => graphqlKeys.apolloFieldScopes(o as never),
+  },
   { name: 'opentelemetry createKeysetTelemetry', valid: () => ({ meter: 'global', tracer: 'global', ownerAttribute: true }), run: (o) => createKeysetTelemetry(o as never) },
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
   { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },

@@ -1,13 +1,15 @@
 /**
  * API keys for Apollo Server: a context function that runs keyset's guard on the Node
  * request (`startStandaloneServer`, `expressMiddleware`), refusing with the HTTP status and
- * headers keyset's REST adapters send.
+ * headers keyset's REST adapters send, and a plugin checking scopes per field or operation
+ * type before execution.
  * @module
  */
 import { ConfigError, isKeysetError, toProblem, type ApiKeyGuard } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, nodeGuardRequest, releaseWhenClosed, type KnownOptions, type NodeIncomingRequest, type NodeServerResponse } from '@keyset/core/adapter';
-import { GraphQLError, type GraphQLErrorOptions } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLErrorOptions, type GraphQLSchema } from 'graphql';
 import { graphQLErrorMembers } from './connection.ts';
+import { assertFieldScopes, scopeRefusal, type FieldScopes } from './required-scopes.ts';
 import type { ApiKeyContext } from './yoga.ts';
 
 /** Options of {@link apolloApiKeyContext}. */
@@ -65,5 +67,55 @@ export function apolloApiKeyContext(options: ApolloApiKeyOptions): (args: Apollo
       const http = { status, headers: new Map(Object.entries(kept)) };
       throw new GraphQLError(message, { extensions: { ...extensions, http } as unknown as GraphQLErrorOptions['extensions'] });
     }
+  };
+}
+
+/** Options of {@link apolloFieldScopes}. */
+export interface ApolloFieldScopesOptions {
+  /**
+   * Scopes per schema coordinate, as `useApiKey()` takes them: `'Query.orders':
+   * ['orders:read']` for one field, `'Mutation': ['orders:write']` for every field of a type.
+   */
+  fieldScopes: FieldScopes;
+}
+
+const FIELD_SCOPES_OPTIONS = { fieldScopes: true } as const satisfies KnownOptions<ApolloFieldScopesOptions>;
+
+/** The Apollo Server plugin hooks {@link apolloFieldScopes} uses, typed structurally (no import of Apollo Server). */
+export interface ApolloFieldScopesPlugin {
+  requestDidStart(): Promise<{
+    didResolveOperation(requestContext: { contextValue: unknown; document: DocumentNode; operationName: string | null | undefined; schema: GraphQLSchema }): Promise<void>;
+  }>;
+}
+
+/**
+ * An Apollo Server 5 plugin checking scopes per field or per operation type against the
+ * key `apolloApiKeyContext()` put in the context, once the operation is resolved and before
+ * it runs: an operation selecting a field (through fragments too) whose scopes the key
+ * lacks is answered with HTTP 403 and one `insufficient_scope` error listing
+ * `missing_scopes`, and no resolver runs. A context without a key (the context function not
+ * wired) is refused with 401 `missing_api_key`, never served.
+ *
+ * @example
+ * ```ts
+ * const server = new ApolloServer<ApiKeyContext>({ typeDefs, resolvers, plugins: [apolloFieldScopes({ fieldScopes: { 'Query.orders': ['orders:read'] } })] });
+ * ```
+ */
+export function apolloFieldScopes(options: ApolloFieldScopesOptions): ApolloFieldScopesPlugin {
+  assertKnownOptions('apolloFieldScopes', options, FIELD_SCOPES_OPTIONS);
+  const { fieldScopes } = options;
+  assertFieldScopes('apolloFieldScopes', fieldScopes);
+  const listener = {
+    async didResolveOperation({ contextValue, document, operationName, schema }: { contextValue: unknown; document: DocumentNode; operationName: string | null | undefined; schema: GraphQLSchema }) {
+      const key = (contextValue as Partial<ApiKeyContext> | null)?.apiKey;
+      if (key === undefined) throw new GraphQLError('An API key is required.', { extensions: { code: 'missing_api_key', http: { status: 401 } } });
+      const refused = scopeRefusal(key, schema, document, operationName, fieldScopes);
+      if (refused !== undefined) throw refused;
+    },
+  };
+  return {
+    async requestDidStart() {
+      return listener;
+    },
   };
 }

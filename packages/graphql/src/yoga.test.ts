@@ -34,6 +34,7 @@ beforeAll(async () => {
   const yoga = createYoga({
     schema: createSchema({ typeDefs, resolvers }),
     logging: false,
+    batching: true,
     plugins: [useApiKey({ guard: fixture.guard, fieldScopes: { 'Query.orders': ['items:read'], Mutation: ['items:write'] } })],
   });
   server = createServer(yoga);
@@ -104,5 +105,22 @@ describe('useApiKey(): the guard in a graphql-yoga server', () => {
     expect(await (await post('mutation { placeOrder }', fixture.keys.writer)).json()).toEqual({ data: { placeOrder: 3 } });
     // A field with no declared scope needs none.
     expect(await (await post('{ whoami }', fixture.keys.writer)).json()).toEqual({ data: { whoami: 'writer' } });
+  });
+
+  it('redacts key text graphql-js quotes from the document, in every result of a batch too', async () => {
+    const pasted = fixture.keys.reader;
+    const field = pasted.replace(/[^_0-9A-Za-z]/g, '_');
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `ApiKey ${fixture.keys.reader}` },
+      body: JSON.stringify([{ query: `{ ${field} }` }, { query: '{ whoami }' }, { query: 'query ($n: Boolean!) { whoami @include(if: $n) }', variables: { n: pasted } }]),
+    });
+    const text = await res.text();
+    const results = JSON.parse(text) as Body[];
+    expect(results).toHaveLength(3);
+    expect(results[0]!.errors![0]!.message).toBe(`Cannot query field "…${field.slice(-4)}" on type "Query".`);
+    expect(results[1]).toEqual({ data: { whoami: 'reader' } });
+    expect(results[2]!.errors![0]!.message).toContain(`…${pasted.slice(-4)}`);
+    expect(text).not.toContain(pasted.slice(-20));
   });
 });

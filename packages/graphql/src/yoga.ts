@@ -5,9 +5,11 @@
  * @module
  */
 import { ConfigError, isKeysetError, toProblem, type ApiKeyGuard, type ApiKeyGuardResult, type KeysetError, type VerifiedKey } from '@keyset/core';
-import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, missingScopes, webGuardRequest, type KnownOptions } from '@keyset/core/adapter';
-import { GraphQLError, getNamedType, isInterfaceType, isObjectType, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, webGuardRequest, type KnownOptions } from '@keyset/core/adapter';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { graphQLErrorMembers } from './connection.ts';
+import { redactResult, redactResults } from './redact-errors.ts';
+import { assertFieldScopes, scopeRefusal } from './required-scopes.ts';
 
 /** Options of {@link useApiKey}. */
 export interface UseApiKeyOptions {
@@ -43,8 +45,12 @@ export interface ApiKeyYogaPlugin {
   onRequest(payload: { request: Request; endResponse(response: Response): void }): Promise<void>;
   onContextBuilding(payload: { context: { request?: Request }; extendContext(extension: ApiKeyContext): void }): void;
   onExecute(payload: { args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; contextValue: unknown }; setResultAndStopExecution(result: ExecutionResult): void }): void;
+  onResultProcess(payload: { result: YogaResult; setResult(result: YogaResult): void }): void;
   onResponse(payload: { request: Request; response: Response; setResponse(response: Response): void }): void;
 }
+
+/** What graphql-yoga hands its result processing: one result, a batch, or a stream of them. */
+type YogaResult = ExecutionResult | ExecutionResult[] | AsyncIterable<ExecutionResult>;
 
 /**
  * A graphql-yoga plugin that admits a GraphQL request only with a valid API key: missing,
@@ -53,7 +59,8 @@ export interface ApiKeyYogaPlugin {
  * `WWW-Authenticate`, 429 with `Retry-After` and `RateLimit`, …) and a GraphQL body whose
  * one error has keyset's problem code in `extensions.code`. Admitted responses carry the
  * `RateLimit` headers; resolvers read the key as `context.apiKey`. No key text appears in
- * any error.
+ * any error: key-shaped text in graphql-js's own messages (which quote the document) is
+ * redacted too.
  *
  * @example
  * ```ts
@@ -65,10 +72,7 @@ export function useApiKey(options: UseApiKeyOptions): ApiKeyYogaPlugin {
   const { guard, scopes, fieldScopes = {}, cost, route, clientAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('useApiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (clientAddress !== undefined && typeof clientAddress !== 'function') throw new ConfigError('useApiKey() clientAddress must be a function (request) => address');
-  for (const [coordinate, needed] of Object.entries(fieldScopes)) {
-    if (!/^[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)?$/.test(coordinate)) throw new ConfigError(`useApiKey() fieldScopes: ${JSON.stringify(coordinate)} is not a type name or a Type.field coordinate`);
-    if (!Array.isArray(needed) || needed.some((s) => typeof s !== 'string')) throw new ConfigError(`useApiKey() fieldScopes['${coordinate}'] must be a list of scopes`);
-  }
+  assertFieldScopes('useApiKey', fieldScopes);
   const checkOptions = apiKeyCheckOptions({ ...(scopes === undefined ? {} : { scopes }), ...(cost === undefined ? {} : { cost }), ...(route === undefined ? {} : { route }) });
   // The admission of each request in flight, from the request hook to the response hook.
   const admitted = new WeakMap<Request, ApiKeyGuardResult>();
@@ -94,14 +98,15 @@ export function useApiKey(options: UseApiKeyOptions): ApiKeyYogaPlugin {
         setResultAndStopExecution({ errors: [new GraphQLError('An API key is required.', { extensions: { code: 'missing_api_key' } })] });
         return;
       }
-      if (Object.keys(fieldScopes).length === 0) return;
-      const required = requiredScopes(args.schema, args.document, args.operationName, fieldScopes);
-      const missing = missingScopes(result.key.scopes, required);
-      if (missing.length > 0) {
-        setResultAndStopExecution({
-          errors: [new GraphQLError(`This operation needs the scopes ${missing.join(', ')}, which the API key does not hold.`, { extensions: { code: 'insufficient_scope', missing_scopes: missing, http: { status: 403 } } })],
-        });
-      }
+      const refused = scopeRefusal(result.key, args.schema, args.document, args.operationName, fieldScopes);
+      if (refused !== undefined) setResultAndStopExecution({ errors: [refused] });
+    },
+    // graphql-js quotes the document in its errors: key text a client put there is redacted
+    // before it is sent (and before a log of the response can hold it).
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result)) setResult(result.map(redactResult));
+      else if (Symbol.asyncIterator in result) setResult(redactResults(result));
+      else setResult(redactResult(result));
     },
     onResponse({ request, response, setResponse }) {
       const result = admitted.get(request);
@@ -118,36 +123,4 @@ function refusal(error: KeysetError, request: Request): Response {
   const accept = request.headers.get('accept') ?? '';
   const contentType = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
   return new Response(JSON.stringify({ errors: [graphQLErrorMembers(error)] }), { status, headers: { ...headers, 'content-type': contentType } });
-}
-
-/** The scopes the operation's selected fields need, following fragments, by schema coordinate. */
-function requiredScopes(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, fieldScopes: Readonly<Record<string, readonly string[]>>): string[] {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  const operation = operationName == null ? (operations.length === 1 ? operations[0] : undefined) : operations.find((o) => o.name?.value === operationName);
-  if (operation === undefined) return [];
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === 'FragmentDefinition') fragments.set(d.name.value, d);
-  const required = new Set<string>();
-  const seen = new Set<string>();
-  const visit = (type: GraphQLNamedType | null | undefined, selections: SelectionSetNode): void => {
-    for (const selection of selections.selections) {
-      if (selection.kind === 'Field') {
-        if (type === null || type === undefined || !(isObjectType(type) || isInterfaceType(type))) continue;
-        const name = selection.name.value;
-        for (const s of fieldScopes[type.name] ?? []) required.add(s);
-        for (const s of fieldScopes[`${type.name}.${name}`] ?? []) required.add(s);
-        const field = type.getFields()[name];
-        if (field !== undefined && selection.selectionSet !== undefined) visit(getNamedType(field.type), selection.selectionSet);
-      } else if (selection.kind === 'InlineFragment') {
-        visit(selection.typeCondition === undefined ? type : schema.getType(selection.typeCondition.name.value), selection.selectionSet);
-      } else {
-        const fragment = fragments.get(selection.name.value);
-        if (fragment === undefined || seen.has(fragment.name.value)) continue;
-        seen.add(fragment.name.value);
-        visit(schema.getType(fragment.typeCondition.name.value), fragment.selectionSet);
-      }
-    }
-  };
-  visit(schema.getRootType(operation.operation), operation.selectionSet);
-  return [...required];
 }
