@@ -1,4 +1,4 @@
-import { describeAdapterConformance, describeProblemsWithoutHandler, describeRequestRules, inProcess, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeRequestRules, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 import { listen } from './testing/listen.ts';
 
@@ -11,9 +11,3 @@ const start = inProcessWithRaw(async (fixture) => {
 describeAdapterConformance('express (node:http over a socket)', { parsedQuery: { limit: '2', a: { b: 'c' }, x: ['1', '2'] }, start });
 describeRequestRules('express (node:http over a socket)', { start, transport: 'socket' });
 
-// No problemHandler(): checkRequest()'s default `refusals: 'answer'` sends keyset's problems.
-const withoutHandler = inProcess(async (fixture) => {
-  const { origin, close } = await listen(conformanceApp(fixture, { problems: false }));
-  return { request: overHttp(origin), close };
-});
-describeProblemsWithoutHandler('express (node:http over a socket)', { start: withoutHandler });
