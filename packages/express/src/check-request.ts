@@ -19,7 +19,9 @@ export const refusalOf = (req: Request): KeysetError | undefined =>
 export function sendProblem(req: Request, res: Response, status: number, headers: Record<string, string>, body: unknown): void {
   res.status(status).set(headers);
   if (nodeBodyPending(req)) res.set('connection', 'close');
-  res.send(JSON.stringify(body));
+  // Bytes, not a string, for which Express would add `; charset=utf-8`: the media type
+  // defines no charset parameter (RFC 8259 §11), and every adapter sends the same header.
+  res.send(Buffer.from(JSON.stringify(body)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describeAdapterConformance, describeAdapterFuzz, describeRequestRules, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeAdapterFuzz, describeOneErrorPath, describeRequestRules, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
 import type { AdapterUnderTest } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 
@@ -18,4 +18,5 @@ const overSockets: AdapterUnderTest = {
 describeAdapterConformance('fastify (over a socket)', overSockets);
 describeAdapterFuzz('fastify (over a socket)', overSockets);
 describeRequestRules('fastify (over a socket)', { start, transport: 'socket' });
+describeOneErrorPath('fastify (over a socket)', { start });
 

@@ -117,7 +117,9 @@ function clientError(error: unknown, request: FastifyRequest): KeysetError {
 function send(reply: FastifyReply, problem: ProblemResponse): FastifyReply {
   reply.code(problem.status).headers(problem.headers);
   if (nodeBodyPending(reply.request.raw)) reply.header('connection', 'close');
-  return reply.send(JSON.stringify(problem.body));
+  // Bytes, not a string, for which Fastify would add `; charset=utf-8`: the media type
+  // defines no charset parameter (RFC 8259 §11), and every adapter sends the same header.
+  return reply.send(Buffer.from(JSON.stringify(problem.body)));
 }
 
 declare module 'fastify' {

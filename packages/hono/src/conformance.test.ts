@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeAdapterConformance, describeRequestRules, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeOneErrorPath, describeRequestRules, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 
 // Hono's parsed query keeps every parameter as given: `c.req.queries()`.
@@ -31,4 +31,6 @@ describeAdapterConformance('hono (app.request)', { parsedQuery, peer: 'unknown',
 describeAdapterConformance('hono (@hono/node-server over a socket)', { parsedQuery, start: onNode });
 describeRequestRules('hono (app.request)', { start: inMemory, transport: 'request' });
 describeRequestRules('hono (@hono/node-server over a socket)', { start: onNode, transport: 'socket', serverRefusesFirst: true });
+describeOneErrorPath('hono (app.request)', { start: inMemory });
+describeOneErrorPath('hono (@hono/node-server over a socket)', { start: onNode });
 
