@@ -172,7 +172,7 @@ function expectAnswer(refusal: Refusal, status: number, headers: (name: string) 
   expect(headers('ratelimit') ?? null, where).toEqual(refusal.rateLimit === true ? expect.stringMatching(/r=\d+/) : null);
   const length = headers('content-length');
   if (length != null) expect(Number(length), where).toBe(Buffer.byteLength(text));
-  // A request without a body keeps its connection (docs/adapters.md, "Early answers").
+  // A request without a body keeps its connection: nothing of it is left on the way (RFC 9112 §6.3).
   expect(headers('connection')?.toLowerCase(), where).not.toBe('close');
 }
 
