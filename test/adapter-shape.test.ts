@@ -112,14 +112,13 @@ describe('adapter options', () => {
   const guard = { check: async () => ({ key: {} as never, headers: {}, clientAddress: undefined }) };
   const paginator = { plan: async () => ({}) as never, page: async () => ({ body: {}, headers: {} }) as never };
   const odd = { zzzzzzzzzzzzzzzz: 1 };
-  const handler = (): Response => new Response('ok');
 
   it.each(ADAPTERS)('%s: apiKey(), paginate() and problemHandler() know the same options as every other adapter', async (adapter) => {
     const api = (await import(`../packages/${adapter}/src/index.ts`)) as Record<string, (...args: unknown[]) => unknown>;
     const web = adapter === 'fetch';
-    expect(await knownOptions(() => (web ? api.apiKey!({ guard, ...odd }, handler) : api.apiKey!({ guard, ...odd })))).toEqual(['clientAddress', 'cost', 'guard', 'permissions', 'route', 'scopes']);
+    expect(await knownOptions(() => api.apiKey!({ guard, ...odd }))).toEqual(['clientAddress', 'cost', 'guard', 'permissions', 'route', 'scopes']);
     expect(await knownOptions(() => (web ? api.paginate!(new Request('http://h/'), paginator, odd) : api.paginate!(paginator, odd)))).toEqual(['baseUrl', 'filters']);
-    expect(await knownOptions(() => (web ? api.problemHandler!(odd, handler) : api.problemHandler!(odd)))).toEqual(['onError', 'typeBase']);
+    expect(await knownOptions(() => api.problemHandler!(odd))).toEqual(['onError', 'typeBase']);
   });
 
   it.each([

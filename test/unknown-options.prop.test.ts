@@ -432,20 +432,19 @@ const FIXTURES: Fixture[] = [
   { name: 'opentelemetry createKeysetTelemetry', valid: () => ({ meter: 'global', tracer: 'global', ownerAttribute: true }), run: (o) => createKeysetTelemetry(o as never) },
   { name: 'hono notFoundHandler', valid: () => ({ typeBase: 'urn:x:', app: { routes: [], router: { match: () => [[], []] } } }), run: (o) => hono.notFoundHandler(o as never) },
   { name: 'express notFoundHandler', valid: () => ({ routes: [{ method: 'GET', path: '/things/:id' }], typeBase: 'urn:x:' }), run: (o) => express.notFoundHandler(o as never) },
-  { name: 'express checkRequest', valid: () => ({ refusals: 'next' }), run: (o) => express.checkRequest(o as never) },
   { name: 'fastify notFoundHandler', valid: () => ({ typeBase: 'urn:x:' }), run: (o) => fastify.notFoundHandler(o as never) },
   {
     name: 'fetch apiKey',
     valid: () => ({ guard: createApiKeyGuard({ keyring: keyring() }), scopes: ['orders:read'], cost: 1, route: 'GET /things', clientAddress: () => undefined }),
     required: ['guard'],
-    run: (o) => fetchAdapter.apiKey(o as never, handler),
+    run: (o) => fetchAdapter.apiKey(o as never)(handler),
   },
   {
     name: 'fetch paginate',
     valid: () => ({ filters: () => ({ status: 'paid' }), baseUrl: 'https://api.example.com' }),
     run: (o) => fetchAdapter.paginate(new Request('https://api.example.com/things'), paginator(), o as never),
   },
-  { name: 'fetch problemHandler', valid: () => ({ onError: () => {}, typeBase: 'urn:x:' }), run: (o) => fetchAdapter.problemHandler(o as never, handler) },
+  { name: 'fetch problemHandler', valid: () => ({ onError: () => {}, typeBase: 'urn:x:' }), run: (o) => fetchAdapter.problemHandler(o as never)(handler) },
   { name: 'fetch notFoundHandler', valid: () => ({ typeBase: 'urn:x:', allowedMethods: () => ['GET'] }), run: (o) => fetchAdapter.notFoundHandler(o as never) },
   { name: 'fetch problemResponse', valid: () => ({ request: new Request('https://x.example/'), typeBase: 'urn:x:' }), run: (o) => fetchAdapter.problemResponse(new Error('x'), o as never) },
 

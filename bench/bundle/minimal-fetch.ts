@@ -21,8 +21,8 @@ const orders = createPaginator<Order>({
 });
 const rows: Order[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1 }));
 
-export const GET = problemHandler(
-  apiKey({ guard, scopes: ['orders:read'] }, async (request) => {
+export const GET = problemHandler()(
+  apiKey({ guard, scopes: ['orders:read'] })(async (request) => {
     const page = await paginate(request, orders);
     return sendPage(page, rows.slice(0, page.take));
   }),

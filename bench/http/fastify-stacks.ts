@@ -2,7 +2,7 @@
  * Fastify stacks for the HTTP benchmark, under the same rules as the others (the same
  * orders, key count, cursor walk and limits high enough that nothing is refused):
  * - `fastify`: bare Fastify, no auth, an unsigned base64 JSON cursor (like `hono`/`express`);
- * - `fastify-keyset`: `@keyset/fastify` (apiKey in onRequest, paginate, reply.sendPage);
+ * - `fastify-keyset`: `@keyset/fastify` (apiKey in onRequest, paginate, sendPage);
  * - `fastify-peer`: what a Fastify user picks instead, `@fastify/bearer-auth` with the
  *   `ApiKey` keyword over a `Map` of plaintext keys + `@fastify/rate-limit` per key.
  * Each export resolves a `node:http` request listener (through Fastify's `serverFactory`)
@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import bearerAuth from '@fastify/bearer-auth';
 import rateLimit from '@fastify/rate-limit';
-import { apiKey, keyset, paginate } from '@keyset/fastify';
+import { apiKey, keyset, paginate, sendPage } from '@keyset/fastify';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { keysetCore } from './keyset-stacks.ts';
@@ -71,7 +71,7 @@ export async function fastifyKeyset(keyCount?: number): Promise<{ listener: List
         if (plan.mode !== 'cursor') throw new Error('the benchmark walks in cursor mode');
         const after = plan.after === null ? null : { createdAt: plan.after[0] as string, id: plan.after[1] as number };
         const rows: Order[] = pageAfter(after, plan.take, statusOf(queryString(request.raw.url).get('status')));
-        return reply.sendPage(rows);
+        return sendPage(reply, rows);
       },
     );
   });

@@ -104,8 +104,8 @@ export async function keysetExpress(keyCount?: number): Promise<{ app: Express; 
 /** The Fetch adapter: one `Request → Response` handler (served on Node by `@hono/node-server`'s listener). */
 export async function keysetFetch(keyCount?: number): Promise<{ handler: (request: Request) => Promise<Response>; keys: string[] }> {
   const { keys, guard, paginator } = await keysetCore(keyCount);
-  const orders = fetchProblems(
-    fetchApiKey({ guard, scopes: ['orders:read'] }, async (request) => {
+  const orders = fetchProblems()(
+    fetchApiKey({ guard, scopes: ['orders:read'] })(async (request) => {
       const page = await fetchPaginate(request, paginator, { filters });
       return fetchSendPage(page, rows(page, statusOf(new URL(request.url).searchParams.get('status'))));
     }),

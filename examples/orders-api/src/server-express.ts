@@ -62,7 +62,7 @@ export function createExpressApp(app: OrdersApp, options: ServerOptions): expres
   // Before routing (Express would decode a `:param`, or match `/a/../b` as sent): a malformed
   // path or a dot segment is 400 on every server (core's policy, docs/adapters.md).
   // Refusals go to problemHandler() below, which records each for the request log line.
-  server.use(checkRequest({ refusals: 'next' }));
+  server.use(checkRequest());
 
   const { guard, scopes, costs } = app;
   const orders = apiKey({ guard, scopes: scopes.orders, cost: costs.orders, route: 'GET /api/orders' });

@@ -42,7 +42,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
   const clientAddress = (_request: Request, _params: Params, platform: Platform) => platform?.incoming?.socket.remoteAddress;
   const withKey =
     (checks: { scopes: readonly string[]; cost?: number; route?: string }, route: Route): Route =>
-      apiKey<[Params, Platform]>({ guard, ...checks, clientAddress }, (request, key, params, platform) => {
+      apiKey({ guard, ...checks, clientAddress })<[Params, Platform]>((request, key, params, platform) => {
         keys.set(request, key);
         return route(request, params, platform);
       });
@@ -172,7 +172,7 @@ export function createFetchHandler(app: OrdersApp, options: ServerOptions): Orde
 
   // checkRequest(): before routing, what servers could read differently (the target, the
   // Host, the Content-Type) is 400 on every server (core's policy, docs/adapters.md, "Requests").
-  const handle = problemHandler<[Platform]>({ onError: (error, request) => void errors.set(request, error) }, checkRequest(async (request, platform) => {
+  const handle = problemHandler({ onError: (error, request) => void errors.set(request, error) })(checkRequest()<[Platform]>(async (request, platform) => {
     const candidates = matching(new URL(request.url).pathname);
     // A GET route answers HEAD too (RFC 9110 §9.3.2); Node drops the body.
     const found =

@@ -3,7 +3,6 @@
  * translates between HTTP and the app layer (`src/app`).
  * @module
  */
-import { isKeysetError } from '@keyset/core';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '@keyset/hono';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -43,9 +42,9 @@ export function createHonoApp(app: OrdersApp, options: ServerOptions): Hono {
       status: c.res.status,
       durationMs: performance.now() - started,
       key: key && { id: key.id, last4: key.last4 },
-      // keyset's refusals reach Hono as an HTTPException carrying the problem; the log line
-      // wants the keyset error behind it (its code, and for a refused key the reason).
-      error: c.error instanceof HTTPException && isKeysetError(c.error.cause) ? c.error.cause : c.error,
+      // keyset's refusals reach app.onError as the KeysetError itself (its code, and for a
+      // refused key the reason), as the app's own errors do.
+      error: c.error,
       // On @hono/node-server, `env.incoming` is the Node request (absent with `app.request()`).
       aborted: requestAborted((c.env as { incoming?: IncomingRequestState } | undefined)?.incoming),
     });

@@ -8,10 +8,12 @@ export { aborted, conformanceItems, createConformanceFixture, INFLIGHT_STATUSES,
 export type { ConformanceFixture, Item, WorldReport } from './fixture.ts';
 export { checkResponse, fuzzAdapter, fuzzRequests, harvestCursors } from './fuzz.ts';
 export type { FuzzRequest } from './fuzz.ts';
-export { describeAdapterConformance, describeAdapterFuzz, describeProblemsWithoutHandler, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
+export { describeAdapterConformance, describeAdapterFuzz, expectProblem, PARSED_QUERY_SEARCH } from './suite.ts';
+export { describeOneErrorPath } from './one-error-path.ts';
+export type { OneErrorPathUnderTest } from './one-error-path.ts';
 export { fixtureWorld, inProcess, overHttp, remoteWorld } from './world.ts';
 export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequest } from './world.ts';
-export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';
-export type { RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';
+export { describeRequestRules, inProcessWithRaw, keptAlive, rawInProcess, rawOverSocket } from './request-rules.ts';
+export type { KeptAliveResponse, RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';
 export { describeLeaseRenewal } from './lease-renewal.ts';
 export type { LeaseApp, LeaseRenewalUnderTest, RealTimeLeaseStore } from './lease-renewal.ts';

@@ -46,7 +46,7 @@ export function rawOverSocket(origin: string): RawSend & { origin: string } {
 }
 
 /** One response read off a kept-alive socket, with whether the server then closed it. */
-interface KeptAliveResponse extends RawResponse {
+export interface KeptAliveResponse extends RawResponse {
   /** The socket ended (or was reset) after this response, before any more was sent. */
   closed: boolean;
 }
@@ -55,7 +55,7 @@ interface KeptAliveResponse extends RawResponse {
  * A socket to `origin` that stays open between requests, and reads one response at a time
  * (a `100 Continue` too).
  */
-function keptAlive(origin: string): Promise<{ write(text: string): void; read(): Promise<KeptAliveResponse>; ended(): Promise<boolean>; close(): void }> {
+export function keptAlive(origin: string): Promise<{ write(text: string): void; read(): Promise<KeptAliveResponse>; ended(): Promise<boolean>; close(): void }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);

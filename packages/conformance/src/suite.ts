@@ -711,67 +711,6 @@ export function describeAdapterConformance(name: string, adapter: AdapterUnderTe
 }
 
 /**
- * Registers, under `describe(name)`, the checks of an app that registered no problem
- * handler of its own (the same routes; Fastify's keyset plugin with its default handlers):
- * every request keyset refuses still gets its problem, with its status, media type and
- * headers, never the framework's 500 or HTML page.
- */
-export function describeProblemsWithoutHandler(name: string, adapter: Pick<AdapterUnderTest, 'start'>): void {
-  describe(`problems without a problem handler: ${name}`, () => {
-    let app: RunningApp;
-    beforeAll(async () => {
-      app = await adapter.start();
-    });
-    afterAll(async () => {
-      await app?.close();
-    });
-    const keyed = (key: 'reader' | 'writer' | 'limited'): RequestInit => auth(app.world.keys[key]);
-
-    it('answers no key with 401 missing_api_key and WWW-Authenticate, a bad key with 401 invalid_api_key', async () => {
-      const res = await app.request('/items');
-      expect(res.headers.get('www-authenticate')).toBe(`ApiKey realm="${REALM}"`);
-      await expectProblem(res, 401, 'missing_api_key');
-      await expectProblem(await app.request('/whoami', auth('nope')), 401, 'invalid_api_key');
-    });
-
-    it('answers a key without the scope with 403 insufficient_scope and the RateLimit headers', async () => {
-      const res = await app.request('/items', keyed('writer'));
-      expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
-      expect((await expectProblem(res, 403, 'insufficient_scope')).missing_scopes).toEqual(['items:read']);
-    });
-
-    it('answers bad paging with 400 problems, on a keyed route (with the RateLimit headers) and an open one', async () => {
-      const res = await app.request(`/items?limit=${LIMITS.max + 1}`, keyed('reader'));
-      expect(res.headers.get('ratelimit')).toMatch(/r=\d+/);
-      await expectProblem(res, 400, 'limit_too_large');
-      await expectProblem(await app.request('/public/items?limit=abc'), 400, 'invalid_limit');
-      await expectProblem(await app.request('/items?cursor=garbage', keyed('reader')), 400, 'invalid_cursor');
-    });
-
-    it('answers a key in the query with 400 api_key_in_query', async () => {
-      await expectProblem(await app.request('/whoami?api_key=x', keyed('reader')), 400, 'api_key_in_query');
-    });
-
-    it('answers over the rate limit with 429 rate_limited and Retry-After', async () => {
-      for (let i = 0; i < 2; i += 1) expect((await app.request('/whoami', keyed('limited'))).status).toBe(200);
-      const res = await app.request('/whoami', keyed('limited'));
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      await expectProblem(res, 429, 'rate_limited');
-    });
-
-    it('answers an unreachable key store with 503 unavailable, a request no route should see with 400 invalid_request', async () => {
-      await expectProblem(await app.request('/down', keyed('reader')), 503, 'unavailable');
-      const body = await expectProblem(await app.request('/public/items', { headers: { 'content-type': 'json' } }), 400, 'invalid_request');
-      expect(body.field).toBe('content-type');
-    });
-
-    it('still serves what it admits', async () => {
-      expect(await (await app.request('/whoami', keyed('reader'))).json()).toMatchObject({ name: 'reader' });
-    });
-  });
-}
-
-/**
  * Registers the fuzz under `describe(name)`: `numRuns` random requests (2,000 by default)
  * to one fresh app; never a 5xx, every 4xx a problem with a code.
  */

@@ -5,8 +5,7 @@
  */
 import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, type KnownOptions, nodeGuardRequest, releaseWhenClosed } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey, PermissionQuery } from '@keyset/core';
-import { refuse } from './check-request.ts';
+import type { ApiKeyGuard, VerifiedKey, PermissionQuery } from '@keyset/core';
 import type { Request, RequestHandler } from 'express';
 
 declare global {
@@ -52,9 +51,10 @@ export interface ApiKeyOptions {
 const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
 /**
- * Middleware that refuses the request unless it carries a valid API key with `scopes`,
- * with core's problems (400, 401, 403, 429, 503; see `checkRequest()`'s `refusals`); the
- * `RateLimit` headers go on every response of an authenticated request, errors included.
+ * Middleware that admits a request with a valid API key holding `scopes`. The guard's
+ * refusal (core's 400/401/403/429/503 `KeysetError`) goes to `next(error)`, for
+ * `problemHandler()` to answer; the `RateLimit` headers go on every response of an
+ * admitted request, errors included.
  *
  * @example
  * ```ts
@@ -70,16 +70,11 @@ export function apiKey(options: ApiKeyOptions): RequestHandler {
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (req) => address');
   const checkOptions = apiKeyCheckOptions(options);
-  // Express 5 passes a rejection to `next(error)`, as it does a throw.
+  // Express 5 passes a rejection to `next(error)`, as it does a throw: a refusal goes to the
+  // error handlers as the guard threw it.
   return async function apiKey(req, res, next) {
-    let admitted: ApiKeyGuardResult;
-    try {
-      // The target as sent (`originalUrl`): the guard looks for keys in its query string.
-      admitted = await guard.check(nodeGuardRequest(req, req.originalUrl, clientAddress(req)), checkOptions);
-    } catch (error) {
-      return refuse(error, req, res, next);
-    }
-    const { key, headers, release } = admitted;
+    // The target as sent (`originalUrl`): the guard looks for keys in its query string.
+    const { key, headers, release } = await guard.check(nodeGuardRequest(req, req.originalUrl, clientAddress(req)), checkOptions);
     // The in-flight lease ends with the response: sent, answered by an error handler, or the client gone.
     releaseWhenClosed(res, release);
     res.locals.apiKey = key;

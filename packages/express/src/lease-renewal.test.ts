@@ -3,10 +3,10 @@ import express from 'express';
 import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
-import { apiKey } from './index.ts';
+import { apiKey, problemHandler } from './index.ts';
 import { listen } from './testing/listen.ts';
 
-/** `GET /whoami` and `GET /held` behind `apiKey()`, on node:http over a socket. */
+/** `GET /whoami` and `GET /held` behind `apiKey()` and `problemHandler()`, on node:http over a socket. */
 async function serveLeaseApp({ guard, held }: LeaseApp) {
   const app = express();
   app.get('/whoami', apiKey({ guard }), (_req, res) => {
@@ -16,6 +16,7 @@ async function serveLeaseApp({ guard, held }: LeaseApp) {
     res.type('text/plain');
     pipeline(Readable.fromWeb(held() as never), res, () => {});
   });
+  app.use(problemHandler());
   const { origin, close } = await listen(app);
   return { request: overHttp(origin), close };
 }

@@ -7,7 +7,6 @@ import { ConfigError, KeysetError } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, normalizeBaseUrl, parseQueryString, requestOrigin } from '@keyset/core/adapter';
 import type { CountedTotal, PagePlan, Paginator } from '@keyset/core';
 import type { Request, RequestHandler, Response } from 'express';
-import { refuse } from './check-request.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express types its locals this way.
@@ -54,7 +53,8 @@ const slot = (res: Response): { [STATE]?: PageState } => res.locals as unknown a
 
 /**
  * Middleware that plans this request's page and stores the plan as `res.locals.page`.
- * Bad `limit`, `offset` or `cursor` parameters are core's 400 problems (see `checkRequest()`'s `refusals`).
+ * Bad `limit`, `offset` or `cursor` parameters are core's 400 `KeysetError`s, passed to
+ * `next(error)` for `problemHandler()` to answer.
  *
  * @example
  * ```ts
@@ -74,15 +74,9 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
   const base = normalizeBaseUrl(baseUrl);
   // Express 5 passes a rejection to `next(error)`, as it does a throw.
   return async function paginate(req, res, next) {
-    let url: URL;
-    let plan: PagePlan;
-    try {
-      url = publicUrl(req, base);
-      const query = parseQueryString(url.search);
-      plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, req) });
-    } catch (error) {
-      return refuse(error, req, res, next);
-    }
+    const url = publicUrl(req, base);
+    const query = parseQueryString(url.search);
+    const plan = await paginator.plan(query, filters === undefined ? {} : { filters: filters(query, req) });
     slot(res)[STATE] = { paginator: paginator as Paginator<never>, plan, url: url.href };
     res.locals.page = plan;
     next();

@@ -9,7 +9,7 @@ import { assertKnownOptions, clientErrorStatus, type KnownOptions, methodNotAllo
 import type { ProblemResponse } from '@keyset/core';
 import type { RouteEntry } from '@keyset/core/adapter';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import { instanceOf, refusalOf, refuse, sendProblem } from './check-request.ts';
+import { instanceOf, refusalOf, sendProblem } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -43,8 +43,11 @@ export interface NotFoundHandlerOptions extends Pick<ProblemHandlerOptions, 'typ
 const NOT_FOUND_HANDLER_OPTIONS = { routes: true, typeBase: true } as const satisfies KnownOptions<NotFoundHandlerOptions>;
 
 /**
- * Error middleware, registered last: keyset errors keep their status, code, extensions and
- * headers (`WWW-Authenticate`, `Retry-After`, `RateLimit`); anything else is a bare 500.
+ * Error middleware, registered last: the one place an Express app renders a `KeysetError`.
+ * Every refusal keyset's middleware passes to `next(error)`, and any your handlers throw,
+ * keep status, code, extensions and headers (`WWW-Authenticate`, `Retry-After`,
+ * `RateLimit`); Express's and body-parser's client errors are `invalid_request`; anything
+ * else is a bare 500.
  *
  * @example
  * ```ts
@@ -73,7 +76,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
 /**
  * Fallback middleware, registered after every route: 404 `not_found`, or 405
  * `method_not_allowed` with `Allow` (RFC 9110 §15.5.6) when `routes` has the path under
- * other methods (see `checkRequest()`'s `refusals`). Refuses what `checkRequest()` refuses first.
+ * other methods. Refuses what `checkRequest()` refuses first.
  *
  * @example
  * ```ts
@@ -84,12 +87,13 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ErrorReques
 export function notFoundHandler(options: NotFoundHandlerOptions = {}): RequestHandler {
   assertKnownOptions('notFoundHandler', options, NOT_FOUND_HANDLER_OPTIONS);
   const { routes, typeBase } = options;
-  return function notFoundHandler(req, res, next) {
+  return function notFoundHandler(req, res) {
     const error =
       refusalOf(req) ??
       (routes && methodNotAllowed(req.method, routeMethods(routes, req.path))) ??
       new KeysetError('not_found', { detail: 'No resource matches this path.' });
-    refuse(error, req, res, next, typeBase);
+    const { status, headers, body } = problemOf(error, req, typeBase);
+    sendProblem(req, res, status, headers, body);
   };
 }
 

@@ -6,7 +6,7 @@ import type { ConformanceFixture } from '@keyset/conformance';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { apiKey, keyset, notFoundHandler, paginate, problemHandler } from './index.ts';
+import { apiKey, keyset, notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
 import type { KeysetPluginOptions } from './index.ts';
 
 let fixture: ConformanceFixture;
@@ -80,12 +80,12 @@ describe('apiKey() in onRequest: the key before the body', () => {
     expect(await res.json()).toEqual({ name: 'reader', body: { a: 1 } });
   });
 
-  it('types request.apiKey, request.page and reply.sendPage()', () => {
+  it('types request.apiKey, request.page and sendPage(reply, )', () => {
     const app = Fastify();
     app.get('/typed', async (request, reply) => {
       expectTypeOf(request.apiKey).toEqualTypeOf<VerifiedKey>();
       expectTypeOf(request.page).toEqualTypeOf<PagePlan>();
-      expectTypeOf(reply.sendPage<{ id: number }>).returns.toEqualTypeOf<Promise<FastifyReply>>();
+      expectTypeOf(sendPage<{ id: number }>(reply, [])).toEqualTypeOf<Promise<FastifyReply>>();
       return null;
     });
     return app.close();
@@ -244,7 +244,7 @@ describe('the plugin and the handlers', () => {
 
   it('answers sendPage() without paginate() as a server bug', async () => {
     const origin = await serve((app) => {
-      app.get('/bad', async (_request, reply) => reply.sendPage([]));
+      app.get('/bad', async (_request, reply) => sendPage(reply, []));
     });
     await expectProblem(await fetch(`${origin}/bad`), 500, 'internal_error');
   });
@@ -254,7 +254,7 @@ describe('Link URLs', () => {
   const routes = (app: FastifyInstance): void => {
     app.get('/items', { preHandler: paginate(fixture.paginator) }, async (request, reply) => {
       const { rows } = paginateArray(fixture.items, request.page, fixture.sort);
-      return reply.sendPage(rows);
+      return sendPage(reply, rows);
     });
   };
 
@@ -267,7 +267,7 @@ describe('Link URLs', () => {
     expect((await fetch(`${direct}/items?limit=2`, { headers: forwarded })).headers.get('link')).toMatch(/^<http:\/\/127\.0\.0\.1:\d+\/items\?/);
     const based = await serve((app) => {
       app.get('/items', { preHandler: paginate(fixture.paginator, { baseUrl: 'https://public.example.com/v1/' }) }, async (request, reply) =>
-        reply.sendPage(paginateArray(fixture.items, request.page, fixture.sort).rows),
+        sendPage(reply, paginateArray(fixture.items, request.page, fixture.sort).rows),
       );
     });
     expect((await fetch(`${based}/items?limit=2`)).headers.get('link')).toMatch(/^<https:\/\/public\.example\.com\/v1\/items\?limit=2&cursor=/);
@@ -286,7 +286,7 @@ describe("hooks: with Fastify's done, or awaited by hand", () => {
   const asyncGuard = (): ConformanceFixture['guard'] => ({ ...fixture.guard, check: (request, options) => fixture.guard.check(request, options) });
   const asyncPaginator = (): ConformanceFixture['paginator'] => ({ ...fixture.paginator, plan: (query, options) => fixture.paginator.plan(query, options) });
   const list = async (request: { page: PagePlan }, reply: FastifyReply): Promise<FastifyReply> =>
-    reply.sendPage(paginateArray(fixture.items, request.page, fixture.sort).rows);
+    sendPage(reply, paginateArray(fixture.items, request.page, fixture.sort).rows);
 
   it('answers the same through a synchronous and an asynchronous guard and paginator', async () => {
     const origin = await serve((app) => {

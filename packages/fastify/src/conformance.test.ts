@@ -1,4 +1,4 @@
-import { describeAdapterConformance, describeAdapterFuzz, describeProblemsWithoutHandler, describeRequestRules, inProcess, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeAdapterFuzz, describeOneErrorPath, describeRequestRules, inProcessWithRaw, overHttp, rawOverSocket } from '@keyset/conformance';
 import type { AdapterUnderTest } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 
@@ -18,11 +18,5 @@ const overSockets: AdapterUnderTest = {
 describeAdapterConformance('fastify (over a socket)', overSockets);
 describeAdapterFuzz('fastify (over a socket)', overSockets);
 describeRequestRules('fastify (over a socket)', { start, transport: 'socket' });
+describeOneErrorPath('fastify (over a socket)', { start });
 
-// No error handler of the app's: the keyset plugin's own problemHandler() answers.
-const withoutHandler = inProcess(async (fixture) => {
-  const app = await conformanceApp(fixture, { problems: false });
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { request: overHttp(address), close: () => app.close() };
-});
-describeProblemsWithoutHandler('fastify (over a socket)', { start: withoutHandler });

@@ -1,6 +1,6 @@
 /**
  * `paginate()` plans the page from the raw query string (never `request.query`);
- * `reply.sendPage()` / `sendPage()` sends it with its `Link` header (RFC 8288).
+ * `sendPage(reply, rows)` sends it with its `Link` header (RFC 8288).
  * @module
  */
 import { ConfigError, KeysetError } from '@keyset/core';
@@ -44,7 +44,7 @@ const slot = (request: FastifyRequest): { [STATE]?: PageState } => request as un
  * ```ts
  * app.get('/orders', { preHandler: paginate(orders) }, async (request, reply) => {
  *   const { rows, total } = paginateArray(allOrders, request.page, orders.sort);
- *   return reply.sendPage(rows, { total });
+ *   return sendPage(reply, rows, { total });
  * });
  * ```
  */
@@ -67,7 +67,7 @@ export function paginate<Row>(paginator: Paginator<Row>, options: PaginateOption
 
 /**
  * Sends `rows` (fetched with `request.page`) as the page envelope, with a `Link` header
- * when there is a next page. `reply.sendPage(rows, options)` is the same call.
+ * when there is a next page.
  *
  * @example
  * ```ts

@@ -9,8 +9,6 @@ import type { PagePlan, ProblemResponse, VerifiedKey } from '@keyset/core';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { checkRequest, instanceOf, refusalOf } from './check-request.ts';
-import { sendPage } from './paginate.ts';
-import type { SendPageOptions } from './paginate.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -119,7 +117,9 @@ function clientError(error: unknown, request: FastifyRequest): KeysetError {
 function send(reply: FastifyReply, problem: ProblemResponse): FastifyReply {
   reply.code(problem.status).headers(problem.headers);
   if (nodeBodyPending(reply.request.raw)) reply.header('connection', 'close');
-  return reply.send(JSON.stringify(problem.body));
+  // Bytes, not a string, for which Fastify would add `; charset=utf-8`: the media type
+  // defines no charset parameter (RFC 8259 §11), and every adapter sends the same header.
+  return reply.send(Buffer.from(JSON.stringify(problem.body)));
 }
 
 declare module 'fastify' {
@@ -128,10 +128,6 @@ declare module 'fastify' {
     apiKey: VerifiedKey;
     /** This request's page plan, set by `paginate()`: pass it to your source. */
     page: PagePlan;
-  }
-  interface FastifyReply {
-    /** Sends `rows` (fetched with `request.page`) as the page, with its `Link` header. */
-    sendPage<Row>(rows: readonly Row[], options?: SendPageOptions): Promise<FastifyReply>;
   }
 }
 
@@ -152,9 +148,6 @@ const plugin: FastifyPluginCallback<KeysetPluginOptions> = (app, options, done) 
   // Fastify 5 wants reference-typed request decorations to start as null.
   app.decorateRequest('apiKey', null as never);
   app.decorateRequest('page', null as never);
-  app.decorateReply('sendPage', function sendPageDecoration<Row>(this: FastifyReply, rows: readonly Row[], sendOptions?: SendPageOptions) {
-    return sendPage(this, rows, sendOptions);
-  });
   if (checkRequests) app.addHook('onRequest', checkRequest());
   if (handlers) {
     app.setErrorHandler(problemHandler({ ...(onError !== undefined && { onError }), ...(typeBase !== undefined && { typeBase }) }));
@@ -165,14 +158,16 @@ const plugin: FastifyPluginCallback<KeysetPluginOptions> = (app, options, done) 
 
 /**
  * Registers keyset on a Fastify 5 app (no encapsulation): `request.apiKey`, `request.page`,
- * `reply.sendPage()`, the request checks and the problem handlers.
+ * the request checks, and the problem handlers: `problemHandler()` as the error handler,
+ * the one place a Fastify app renders a `KeysetError` (every hook of keyset's throws its
+ * refusal to it).
  *
  * @example
  * ```ts
  * const app = Fastify({ frameworkErrors: problemHandler() });
  * await app.register(keyset, { onError: (err, request, status) => status >= 500 && request.log.error(err) });
  * app.get('/orders', { onRequest: apiKey({ guard, scopes: ['orders:read'] }), preHandler: paginate(orders) }, async (request, reply) =>
- *   reply.sendPage(await listOrders(request.page)),
+ *   sendPage(reply, await listOrders(request.page)),
  * );
  * ```
  */

@@ -1,8 +1,8 @@
 /** `apiKey()` wraps a handler that runs only for a valid API key holding `scopes`. @module */
-import { ConfigError, isKeysetError } from '@keyset/core';
+import { ConfigError } from '@keyset/core';
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
-import type { ApiKeyGuard, ApiKeyGuardResult, VerifiedKey, PermissionQuery } from '@keyset/core';
-import { refusalResponse, type AsyncFetchHandler } from './check-request.ts';
+import type { ApiKeyGuard, VerifiedKey, PermissionQuery } from '@keyset/core';
+import type { AsyncFetchHandler } from './check-request.ts';
 
 /** Options of `apiKey()`. */
 export interface ApiKeyOptions<Rest extends unknown[] = []> {
@@ -25,44 +25,43 @@ const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: tr
 /** A handler behind `apiKey()`: the verified key comes second, the platform's arguments after it. */
 export type ApiKeyHandler<Rest extends unknown[] = []> = (request: Request, key: VerifiedKey, ...rest: Rest) => Response | Promise<Response>;
 
+/** What `apiKey()` returns: a wrapper around the handler it protects, keeping its platform arguments. */
+export type ApiKeyMiddleware = <Rest extends unknown[] = []>(handler: ApiKeyHandler<Rest>) => AsyncFetchHandler<Rest>;
+
 /**
- * Wraps `handler` so that it runs only for a valid API key with `scopes`. A refused request,
- * and a keyset error the handler throws (`paginate()`'s 400s), are answered with their
- * problem response, which an outer `problemHandler()` reports and renders with its options;
- * the guard's `RateLimit` headers go on every response, and its in-flight lease ends with it.
+ * Middleware that runs the handler it wraps only for a valid API key with `scopes`. The
+ * guard's refusal (core's 400/401/403/429/503 `KeysetError`), and whatever the handler
+ * throws, go up to the outer `problemHandler()`, which answers them with the guard's
+ * `RateLimit` headers; an admitted request's response gets those headers too, and its
+ * in-flight lease ends with it.
  *
  * @example
  * ```ts
- * export const GET = apiKey({ guard, scopes: ['orders:read'] }, (request, key) => Response.json({ caller: key.name }));
+ * export const GET = problemHandler()(apiKey({ guard, scopes: ['orders:read'] })((request, key) => Response.json({ caller: key.name })));
  * ```
  */
-export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>, handler: ApiKeyHandler<Rest>): AsyncFetchHandler<Rest> {
+export function apiKey<Rest extends unknown[] = []>(options: ApiKeyOptions<Rest>): ApiKeyMiddleware {
   assertKnownOptions('apiKey', options, API_KEY_OPTIONS);
   const { guard, clientAddress } = options;
   if (typeof guard?.check !== 'function') throw new ConfigError('apiKey() needs `guard`: pass createApiKeyGuard({ keyring })');
-  if (typeof handler !== 'function') throw new ConfigError('apiKey(options, handler) needs the handler to protect');
   if (clientAddress !== undefined && typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (request, ...platformArgs) => address');
   const checkOptions = apiKeyCheckOptions(options);
-  return async function apiKey(request, ...rest) {
-    let admitted: ApiKeyGuardResult;
-    try {
-      admitted = await guard.check(webGuardRequest(request, clientAddress?.(request, ...rest)), checkOptions);
-    } catch (error) {
-      if (isKeysetError(error)) return refusalResponse(error, request, rest[0]);
-      throw error;
-    }
-    (request as Slots)[HEADERS] = admitted.headers;
-    let response: Response;
-    try {
-      response = await handler(request, admitted.key, ...rest);
-    } catch (error) {
-      if (!isKeysetError(error)) {
+  return function apiKeyMiddleware(handler) {
+    if (typeof handler !== 'function') throw new ConfigError('apiKey(options) wraps the handler to protect: apiKey(options)(handler)');
+    return async function apiKey(request, ...rest) {
+      // `clientAddress` reads the platform's arguments the handler is given (its own type says which).
+      const admitted = await guard.check(webGuardRequest(request, clientAddress?.(request, ...(rest as unknown[] as Rest))), checkOptions);
+      (request as Slots)[HEADERS] = admitted.headers;
+      let response: Response;
+      try {
+        response = await handler(request, admitted.key, ...rest);
+      } catch (error) {
+        // No response of this request will carry the lease: `problemHandler()` answers the error.
         admitted.release?.();
         throw error;
       }
-      response = refusalResponse(error, request, rest[0]);
-    }
-    return finishWebResponse(request.method, response, admitted);
+      return finishWebResponse(request.method, response, admitted);
+    };
   };
 }
 

@@ -3,15 +3,17 @@
  * target servers could read differently, a bad Host or Content-Type): one rule everywhere.
  * @module
  */
-import { isKeysetError, toProblem } from '@keyset/core';
 import type { KeysetError } from '@keyset/core';
 import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
 
 /** A `Request → Response` handler; `Rest` is what the platform passes after the request (a Next.js route's `{ params }`, a Worker's `env` and `ctx`). */
 export type FetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Response | Promise<Response>;
 
-/** What `apiKey()`, `checkRequest()` and `problemHandler()` return: a handler that always answers asynchronously. */
+/** What `apiKey()`, `checkRequest()` and `problemHandler()` wrap a handler into: one that always answers asynchronously. */
 export type AsyncFetchHandler<Rest extends unknown[] = []> = (request: Request, ...rest: Rest) => Promise<Response>;
+
+/** What `checkRequest()` and `problemHandler()` return: a wrapper around the handler it is given, keeping its platform arguments. */
+export type FetchMiddleware = <Rest extends unknown[] = []>(handler: FetchHandler<Rest>) => AsyncFetchHandler<Rest>;
 
 /** The Node request `@hono/node-server` passes after the `Request` (its documented `HttpBindings`), read structurally. */
 type NodeIncoming = { url?: unknown; complete?: unknown; readableEnded?: unknown; headers?: { host?: unknown } };
@@ -42,46 +44,22 @@ export function refusalOf(request: Request, platform?: unknown): KeysetError | u
   return requestError({ target: targetOf(request, platform), host, contentType: request.headers.get('content-type') });
 }
 
-// The keyset error a problem response answers, on the `Response`, so that an outer
-// `problemHandler()` reports it and renders it with its own options.
-const ANSWERS = Symbol('keyset.answeredError');
-type Answered = Response & { [ANSWERS]?: KeysetError };
-
 /**
- * keyset's problem response to a request it refuses (default `typeBase`, the path as sent as
- * `instance`), so that an app with no `problemHandler()` still answers the right problem.
- */
-export function refusalResponse(error: KeysetError, request: Request, platform: unknown): Response {
-  const { status, headers, body } = toProblem(error, { instance: instanceOf(request, platform) });
-  const response: Answered = new Response(JSON.stringify(body), { status, headers: problemHeaders(request, platform, headers) });
-  response[ANSWERS] = error;
-  return response;
-}
-
-/** The keyset error `response` answers, when `refusalResponse()` made it. */
-export const answeredError = (response: Response): KeysetError | undefined => (response as Answered)[ANSWERS];
-
-/**
- * Wraps `handler` so that a request no route should see is refused (core's 400
- * `invalid_request`) before it runs; that refusal, and a keyset error `handler` throws
- * (`paginate()`'s 400s on a route without `apiKey()`), are answered with their problem
- * response. Put it inside `problemHandler()`, which reports them.
+ * Wraps a handler so that a request no route should see is refused before it runs: core's
+ * 400 `invalid_request` is thrown, for the outer `problemHandler()` to answer.
  *
  * @example
  * ```ts
- * export default { fetch: problemHandler(checkRequest(router)) };
+ * export default { fetch: problemHandler()(checkRequest()(router)) };
  * ```
  */
-export function checkRequest<Rest extends unknown[] = []>(handler: FetchHandler<Rest>): AsyncFetchHandler<Rest> {
-  if (typeof handler !== 'function') throw new TypeError('checkRequest(handler) needs the handler to wrap');
-  return async function checkRequest(request, ...rest) {
-    const refused = refusalOf(request, rest[0]);
-    if (refused !== undefined) return refusalResponse(refused, request, rest[0]);
-    try {
-      return await handler(request, ...rest);
-    } catch (error) {
-      if (isKeysetError(error)) return refusalResponse(error, request, rest[0]);
-      throw error;
-    }
+export function checkRequest(): FetchMiddleware {
+  return function checkRequestMiddleware(handler) {
+    if (typeof handler !== 'function') throw new TypeError('checkRequest() wraps a handler: checkRequest()(handler)');
+    return async function checkRequest(request, ...rest) {
+      const refused = refusalOf(request, rest[0]);
+      if (refused !== undefined) throw refused;
+      return handler(request, ...rest);
+    };
   };
 }

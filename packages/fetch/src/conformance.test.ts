@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeAdapterConformance, describeAdapterFuzz, describeProblemsWithoutHandler, describeRequestRules, inProcess, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeAdapterFuzz, describeOneErrorPath, describeRequestRules, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
 import { conformanceApp, PARSED_QUERY } from './testing/conformance-app.ts';
 
 const inMemory = {
@@ -41,10 +41,6 @@ describeAdapterConformance('fetch (Node, @hono/node-server over a socket)', onNo
 describeAdapterFuzz('fetch (Node, @hono/node-server over a socket)', onNode);
 describeRequestRules('fetch (handler called with a Request)', { start: inMemory.start, transport: 'request' });
 describeRequestRules('fetch (Node, @hono/node-server over a socket)', { start: onNode.start, transport: 'socket', serverRefusesFirst: true });
+describeOneErrorPath('fetch (handler called with a Request)', { start: inMemory.start });
+describeOneErrorPath('fetch (Node, @hono/node-server over a socket)', { start: onNode.start });
 
-// No problemHandler(): apiKey() and checkRequest() answer keyset's refusals themselves.
-const withoutHandler = inProcess(async (fixture) => {
-  const app = conformanceApp(fixture, undefined, { problems: false });
-  return { request: (path: string, init?: RequestInit) => app(new Request(new URL(path, 'http://localhost'), init)), close: async () => {} };
-});
-describeProblemsWithoutHandler('fetch (handler called with a Request)', { start: withoutHandler });

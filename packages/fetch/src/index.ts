@@ -4,9 +4,9 @@
  * @module
  */
 export { apiKey } from './api-key.ts';
-export type { ApiKeyHandler, ApiKeyOptions } from './api-key.ts';
+export type { ApiKeyHandler, ApiKeyMiddleware, ApiKeyOptions } from './api-key.ts';
 export { checkRequest } from './check-request.ts';
-export type { AsyncFetchHandler, FetchHandler } from './check-request.ts';
+export type { AsyncFetchHandler, FetchHandler, FetchMiddleware } from './check-request.ts';
 export { paginate, sendPage } from './paginate.ts';
 export type { PaginateOptions, SendPageOptions } from './paginate.ts';
 export { notFoundHandler, problemHandler, problemResponse } from './problem-handler.ts';

@@ -18,7 +18,7 @@ afterAll(() => fixture.close());
 describe('sendPage() behind two apiKey() layers', () => {
   it.each(['sendPage', 'own'] as const)('a %s response gets the headers of both guards', async (answer) => {
     const outer = createApiKeyGuard({ keyring: fixture.keyring, limiter: createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 60 }, headers: 'legacy' }) });
-    const handler = apiKey({ guard: outer }, apiKey({ guard: fixture.guard, scopes: ['items:read'] }, async (request) => {
+    const handler = apiKey({ guard: outer })(apiKey({ guard: fixture.guard, scopes: ['items:read'] })(async (request) => {
       const page = await paginate(request, fixture.paginator);
       const { rows } = paginateArray(fixture.items, page, fixture.sort);
       return answer === 'sendPage' ? sendPage(page, rows) : Response.json({ rows });

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => fixture.close());
 
 const route = (options?: PaginateOptions) =>
-  problemHandler(async (request) => {
+  problemHandler()(async (request) => {
     const page = await paginate(request, fixture.paginator, options);
     const status = new URL(request.url).searchParams.get('status');
     const rows = status === null ? fixture.items : fixture.items.filter((item) => item.status === status);

@@ -12,9 +12,8 @@ const post = (body: string | null, type = 'application/json'): Request =>
 describe('problemHandler()', () => {
   it('answers a malformed JSON body with 400 invalid_request and reports the error without the body', async () => {
     const reported: { error: unknown; status: number }[] = [];
-    const handler = problemHandler({ onError: (error, _request, status) => reported.push({ error, status }) }, async (request) =>
-      Response.json(await request.json()),
-    );
+    const handler = problemHandler({ onError: (error, _request, status) => reported.push({ error, status }) })(async (request) =>
+      Response.json(await request.json()));
     const secret = 'conf_test_abcdefghijklmnopqrstuvwxyz012345';
     const body = await expectProblem(await handler(post(`{"key": "${secret}",`)), 400, 'invalid_request');
     expect(body).toMatchObject({ field: 'body', instance: '/echo' });
@@ -24,28 +23,26 @@ describe('problemHandler()', () => {
   });
 
   it('treats an empty body declared as JSON as the client mistake it is (Bun gives it no stream)', async () => {
-    const handler = problemHandler(async (request) => Response.json(await request.json()));
+    const handler = problemHandler()(async (request) => Response.json(await request.json()));
     await expectProblem(await handler(post(null)), 400, 'invalid_request');
   });
 
   it("answers a SyntaxError that is not the body's with a bare 500", async () => {
-    const handler = problemHandler(() => Response.json(JSON.parse('{broken')));
+    const handler = problemHandler()(() => Response.json(JSON.parse('{broken')));
     await expectProblem(await handler(new Request('http://localhost/x')), 500, 'internal_error');
     await expectProblem(await handler(post(null, 'text/plain')), 500, 'internal_error');
   });
 
   it('still answers the problem when onError throws', async () => {
-    const handler = problemHandler(
-      {
+    const handler = problemHandler({
         onError: () => {
           throw new Error('logger down');
         },
         typeBase: 'https://errors.example.com/',
-      },
+      })(
       () => {
         throw new KeysetError('invalid_limit');
-      },
-    );
+      });
     const body = await expectProblem(await handler(new Request('http://localhost/items?limit=0')), 400, 'invalid_limit');
     expect(body.type).toBe('https://errors.example.com/invalid_limit');
   });

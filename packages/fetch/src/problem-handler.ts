@@ -7,8 +7,8 @@ import { KeysetError, isKeysetError, toProblem } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions, methodNotAllowed, scrubSyntaxError } from '@keyset/core/adapter';
 import type { ProblemResponse } from '@keyset/core';
 import { rememberedHeaders } from './api-key.ts';
-import type { AsyncFetchHandler, FetchHandler } from './check-request.ts';
-import { answeredError, instanceOf, problemHeaders, refusalOf } from './check-request.ts';
+import type { FetchMiddleware } from './check-request.ts';
+import { instanceOf, problemHeaders, refusalOf } from './check-request.ts';
 
 /** Options of `problemHandler()`. */
 export interface ProblemHandlerOptions {
@@ -35,41 +35,35 @@ export interface ProblemResponseOptions extends Pick<ProblemHandlerOptions, 'typ
 const PROBLEM_RESPONSE_OPTIONS = { request: true, typeBase: true, platform: true } as const satisfies KnownOptions<ProblemResponseOptions>;
 
 /**
- * Wraps `handler` (outermost) so that what it throws is a problem: keyset errors keep status,
- * code, members and headers; a malformed JSON body is 400 `field: 'body'`; else a 500. The
- * refusals `apiKey()` and `checkRequest()` answered are reported too, rendered with `typeBase`.
+ * The outermost wrapper, the one place a Fetch app renders a `KeysetError`: every refusal
+ * keyset's wrappers throw (`apiKey()`, `checkRequest()`, `paginate()`), and whatever the
+ * handler throws, becomes a problem. keyset errors keep status, code, members and headers
+ * (with the `RateLimit` headers of an admitted request); a malformed JSON body is 400
+ * `field: 'body'`; anything else a bare 500.
  *
  * @example
  * ```ts
- * export const GET = problemHandler({ onError: (err, request, status) => status >= 500 && console.error(err) }, handler);
+ * export const GET = problemHandler({ onError: (err, request, status) => status >= 500 && console.error(err) })(handler);
  * ```
  */
-export function problemHandler<Rest extends unknown[] = []>(handler: FetchHandler<Rest>): AsyncFetchHandler<Rest>;
-export function problemHandler<Rest extends unknown[] = []>(options: ProblemHandlerOptions, handler: FetchHandler<Rest>): AsyncFetchHandler<Rest>;
-export function problemHandler<Rest extends unknown[]>(first: ProblemHandlerOptions | FetchHandler<Rest>, second?: FetchHandler<Rest>): AsyncFetchHandler<Rest> {
-  const [options, handler] = typeof first === 'function' ? [{}, first] : [first, second];
+export function problemHandler(options: ProblemHandlerOptions = {}): FetchMiddleware {
   assertKnownOptions('problemHandler', options, PROBLEM_HANDLER_OPTIONS);
-  if (typeof handler !== 'function') throw new TypeError('problemHandler(options, handler) needs the handler to wrap');
-  const { onError, typeBase } = options ?? {};
-  return async function problemHandler(request, ...rest) {
-    let error: unknown;
-    try {
-      const response = await handler(request, ...rest);
-      error = answeredError(response);
-      if (error === undefined) return response;
-      // keyset answered a refusal: reported here, and rendered with these options (its body,
-      // which may hold an in-flight lease until it ends, is let go).
-      await response.body?.cancel();
-    } catch (thrown) {
-      error = thrown;
-    }
-    const { problem, reported } = clientProblem(error, request, typeBase, instanceOf(request, rest[0]));
-    try {
-      onError?.(reported, request, problem.status);
-    } catch {
-      // A failing logger must not turn a problem response into a crash.
-    }
-    return send(problem, rememberedHeaders(request), request, rest[0]);
+  const { onError, typeBase } = options;
+  return function problemHandlerMiddleware(handler) {
+    if (typeof handler !== 'function') throw new TypeError('problemHandler(options) wraps a handler: problemHandler(options)(handler)');
+    return async function problemHandler(request, ...rest) {
+      try {
+        return await handler(request, ...rest);
+      } catch (error) {
+        const { problem, reported } = clientProblem(error, request, typeBase, instanceOf(request, rest[0]));
+        try {
+          onError?.(reported, request, problem.status);
+        } catch {
+          // A failing logger must not turn a problem response into a crash.
+        }
+        return send(problem, rememberedHeaders(request), request, rest[0]);
+      }
+    };
   };
 }
 

@@ -16,15 +16,13 @@ beforeAll(async () => {
 afterAll(() => fixture.close());
 
 const route = (answer: 'sendPage' | 'sendPage-then-own' | 'extra') =>
-  problemHandler(
-    apiKey({ guard: fixture.guard, scopes: ['items:read'] }, async (request) => {
+  problemHandler()(apiKey({ guard: fixture.guard, scopes: ['items:read'] })(async (request) => {
       const page = await paginate(request, fixture.paginator);
       const { rows } = paginateArray(fixture.items, page, fixture.sort);
       if (answer === 'extra') return sendPage(page, rows, { headers: { 'cache-control': 'no-store' } });
       const sent = await sendPage(page, rows);
       return answer === 'sendPage' ? sent : Response.json({ own: true }, { status: 202 });
-    }),
-  );
+    }));
 
 const get = (answer: Parameters<typeof route>[0]) =>
   route(answer)(new Request('http://localhost/items?limit=2', { headers: { authorization: `ApiKey ${fixture.keys.reader}` } }));

@@ -1,7 +1,6 @@
 import { ConfigError, isKeysetError, createApiKeyGuard, createKeyAdmin, createKeyring, createMemoryKeyStore, createRateLimiter } from '@keyset/core';
 import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import { Hono } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { apiKey, problemHandler } from './index.ts';
 import { createConformanceFixture, expectProblem } from '@keyset/conformance';
@@ -16,18 +15,21 @@ afterAll(() => fixture.close());
 const auth = (key: string): RequestInit => ({ headers: { authorization: `ApiKey ${key}` } });
 
 describe('apiKey() for Hono', () => {
-  it("answers a refusal with its problem without app.onError; an app's own onError sees it (an HTTPException, its cause keyset's error) and may replace it", async () => {
-    const bare = new Hono();
-    bare.get('/', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), (c) => c.text('ok'));
-    const missing = await bare.request('/');
+  it("throws the guard's refusal as it is: app.onError(problemHandler()) renders and reports it once, with the RateLimit headers of an admitted key; an app's own onError sees the KeysetError itself", async () => {
+    const reported: unknown[] = [];
+    const app = new Hono();
+    app.onError(problemHandler({ onError: (error, _c, status) => reported.push([(error as { code?: string }).code, status]) }));
+    app.get('/', apiKey({ guard: fixture.guard, scopes: ['items:read'] }), (c) => c.text('ok'));
+    const missing = await app.request('/');
     expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey realm=/);
     await expectProblem(missing, 401, 'missing_api_key');
-    const scope = await bare.request('/', auth(fixture.keys.writer));
+    const scope = await app.request('/', auth(fixture.keys.writer));
     expect(scope.headers.get('ratelimit')).toMatch(/r=\d+/);
     await expectProblem(scope, 403, 'insufficient_scope');
+    expect(reported).toEqual([['missing_api_key', 401], ['insufficient_scope', 403]]);
     const own = new Hono();
     own.get('/', apiKey({ guard: fixture.guard }), (c) => c.text('ok'));
-    own.onError((error, c) => (error instanceof HTTPException && isKeysetError(error.cause) ? c.json({ mine: error.cause.code }, 418) : c.text('other', 500)));
+    own.onError((error, c) => (isKeysetError(error) ? c.json({ mine: error.code }, 418) : c.text('other', 500)));
     const replaced = await own.request('/');
     expect(replaced.status).toBe(418);
     expect(await replaced.json()).toEqual({ mine: 'missing_api_key' });
@@ -136,7 +138,7 @@ describe('apiKey() for Hono', () => {
     }
   });
 
-  it('returns a promise as an async middleware would: rejected (an HTTPException carrying the problem), never thrown, when refused; resolved with nothing after the chain', async () => {
+  it("returns a promise as an async middleware would: rejected with the guard's KeysetError, never thrown, when refused; resolved with nothing after the chain", async () => {
     // A guard answering at once (the twin), one answering later, and one giving a non-native thenable.
     const later: ApiKeyGuard = { check: async (request, options) => fixture.guard.check(request, options) };
     const thenable: ApiKeyGuard = { check: (request, options) => ({ then: (ok: (v: unknown) => void, fail: (e: unknown) => void) => fixture.guard.check(request, options).then(ok, fail) }) as never };
@@ -156,7 +158,7 @@ describe('apiKey() for Hono', () => {
         expect(returned).toBeInstanceOf(Promise);
         const outcome = await (returned as Promise<unknown>).then(
           (value) => `resolved ${String(value)} after next: ${ranNext}`,
-          (error: { cause?: { code?: string }; getResponse?: () => Response }) => `rejected ${error.cause?.code} ${error.getResponse?.().status}`,
+          (error: { code?: string; status?: number }) => `rejected ${error.code} ${error.status}`,
         );
         return c.text(outcome);
       });

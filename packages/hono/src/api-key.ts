@@ -3,9 +3,9 @@
  * @module
  */
 import { apiKeyCheckOptions, assertKnownOptions, finishWebResponse, type KnownOptions, webGuardRequest } from '@keyset/core/adapter';
-import { ConfigError, type ApiKeyGuard, type ApiKeyGuardResult, type PermissionQuery, type VerifiedKey } from '@keyset/core';
+import { ConfigError, type ApiKeyGuard, type PermissionQuery, type VerifiedKey } from '@keyset/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { nodeSocketAddress, refusal } from './check-request.ts';
+import { nodeSocketAddress } from './check-request.ts';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -32,31 +32,11 @@ export interface ApiKeyOptions {
 
 const API_KEY_OPTIONS = { guard: true, scopes: true, permissions: true, cost: true, route: true, clientAddress: true } as const satisfies KnownOptions<ApiKeyOptions>;
 
-/** The guard's headers for this request, for `sendPage()` (a context variable). */
-export const GUARD_HEADERS = 'keyset:guardHeaders';
-
 /**
- * A response `sendPage()` built from a plain header record, and the guard headers it
- * holds (a context variable): `apiKey()` leaves its headers alone when it answers the request.
- */
-export const SENT_PAGE = 'keyset:sentPage';
-
-/** What `SENT_PAGE` holds. */
-export interface SentPage {
-  readonly response: Response;
-  readonly guardHeaders: Readonly<Record<string, string>> | undefined;
-}
-
-const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
-/** `admitted`'s lease without its headers, for a response that holds them already. */
-const leaseOnly = ({ release }: ApiKeyGuardResult): Pick<ApiKeyGuardResult, 'headers' | 'release'> => (release === undefined ? { headers: NO_HEADERS } : { headers: NO_HEADERS, release });
-
-/**
- * Middleware that refuses a request without a valid API key holding `scopes` (core's
- * 400/401/403/429/503, thrown as an `HTTPException` carrying the problem response); the
- * guard's `RateLimit` headers go on every response of an admitted request, and its
- * in-flight lease ends with the response.
+ * Middleware that admits a request with a valid API key holding `scopes`. The guard's
+ * refusal (core's 400/401/403/429/503 `KeysetError`) is thrown as it is, for
+ * `app.onError(problemHandler())` to answer; an admitted request's response gets the
+ * guard's `RateLimit` headers, and its in-flight lease ends with that response.
  *
  * @example
  * ```ts
@@ -71,14 +51,8 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
   if (typeof clientAddress !== 'function') throw new ConfigError('apiKey() clientAddress must be a function (c) => address');
   const checkOptions = apiKeyCheckOptions(options);
   return async function apiKey(c, next) {
-    let admitted: ApiKeyGuardResult;
-    try {
-      admitted = await guard.check(webGuardRequest(c.req.raw, clientAddress(c)), checkOptions);
-    } catch (error) {
-      throw refusal(error, c);
-    }
+    const admitted = await guard.check(webGuardRequest(c.req.raw, clientAddress(c)), checkOptions);
     c.set('apiKey', admitted.key);
-    c.set(GUARD_HEADERS, admitted.headers);
     try {
       // Hono answers an `Error` thrown below through the app's error handler, so next()
       // rejects only for a thrown non-`Error` or an error handler that throws.
@@ -87,11 +61,7 @@ export function apiKey(options: ApiKeyOptions): MiddlewareHandler {
       admitted.release?.();
       throw error;
     }
-    // A page whose record already holds these headers: reading `headers` would turn its
-    // record into a `Headers` object only to find them there (see `sendPage()`).
-    const sent = c.get(SENT_PAGE) as SentPage | undefined;
-    const carried = sent !== undefined && sent.response === c.res && sent.guardHeaders === admitted.headers;
-    const res = finishWebResponse(c.req.method, c.res, carried ? leaseOnly(admitted) : admitted);
+    const res = finishWebResponse(c.req.method, c.res, admitted);
     // Hono's documented way to replace the response after next() (assigning `c.res`, as
     // its own etag middleware does): only when the headers or the lease need it.
     if (res !== c.res) c.res = res;

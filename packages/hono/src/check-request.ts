@@ -3,11 +3,9 @@
  * servers could read differently, a bad Host or Content-Type): one rule on every adapter.
  * @module
  */
-import { isKeysetError, toProblem } from '@keyset/core';
+import type { KeysetError } from '@keyset/core';
 import { requestError, requestInstance, webBodyPending } from '@keyset/core/adapter';
 import type { Context, MiddlewareHandler } from 'hono';
-import { HTTPException } from 'hono/http-exception';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /** `@hono/node-server`'s documented `HttpBindings` (`c.env.incoming`, or under `server`), read structurally. */
 interface NodeBindings {
@@ -43,7 +41,7 @@ export function problemHeaders(c: Context, headers: Record<string, string>): Rec
 }
 
 /** core's refusal of this request before routing, or `undefined`. */
-export function refusalOf(c: Context): Error | undefined {
+export function refusalOf(c: Context): KeysetError | undefined {
   const host = incomingOf(c)?.headers?.host;
   return requestError({
     target: targetOf(c),
@@ -53,21 +51,8 @@ export function refusalOf(c: Context): Error | undefined {
 }
 
 /**
- * What keyset throws for a request it refuses: a keyset error becomes Hono's
- * `HTTPException` carrying the problem response (its `cause` the keyset error), so Hono's
- * default error handler answers it as is, and an app's own `onError` sees it and may
- * replace it (`problemHandler()` renders the cause with its own `typeBase`). Anything else
- * (a bug) is returned unchanged.
- */
-export function refusal(error: unknown, c: Context): unknown {
-  if (!isKeysetError(error)) return error;
-  const { status, headers, body } = toProblem(error, { instance: instanceOf(c) });
-  const res = new Response(JSON.stringify(body), { status, headers: problemHeaders(c, headers) });
-  return new HTTPException(status as ContentfulStatusCode, { res, message: error.message, cause: error });
-}
-
-/**
- * Middleware, registered first, that refuses with core's 400 `invalid_request` (see `refusal()`).
+ * Middleware, registered first, that throws core's 400 `invalid_request` for a request no
+ * route should see; `app.onError(problemHandler())` answers it, as every keyset refusal.
  *
  * @example
  * ```ts
@@ -78,7 +63,7 @@ export function refusal(error: unknown, c: Context): unknown {
 export function checkRequest(): MiddlewareHandler {
   return async function checkRequest(c, next) {
     const refused = refusalOf(c);
-    if (refused !== undefined) throw refusal(refused, c);
+    if (refused !== undefined) throw refused;
     await next();
   };
 }

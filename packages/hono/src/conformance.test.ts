@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeAdapterConformance, describeProblemsWithoutHandler, describeRequestRules, inProcess, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
+import { describeAdapterConformance, describeOneErrorPath, describeRequestRules, inProcessWithRaw, overHttp, rawInProcess, rawOverSocket } from '@keyset/conformance';
 import { conformanceApp } from './testing/conformance-app.ts';
 
 // Hono's parsed query keeps every parameter as given: `c.req.queries()`.
@@ -31,13 +31,6 @@ describeAdapterConformance('hono (app.request)', { parsedQuery, peer: 'unknown',
 describeAdapterConformance('hono (@hono/node-server over a socket)', { parsedQuery, start: onNode });
 describeRequestRules('hono (app.request)', { start: inMemory, transport: 'request' });
 describeRequestRules('hono (@hono/node-server over a socket)', { start: onNode, transport: 'socket', serverRefusesFirst: true });
+describeOneErrorPath('hono (app.request)', { start: inMemory });
+describeOneErrorPath('hono (@hono/node-server over a socket)', { start: onNode });
 
-// No app.onError(problemHandler()): Hono's own error handler answers keyset's HTTPExceptions.
-const withoutHandler = inProcess(async (fixture) => {
-  const app = conformanceApp(fixture, { problems: false });
-  const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve({ server, origin: `http://127.0.0.1:${info.port}` }));
-  });
-  return { request: overHttp(origin), close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))) };
-});
-describeProblemsWithoutHandler('hono (@hono/node-server over a socket)', { start: withoutHandler });

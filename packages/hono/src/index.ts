@@ -7,6 +7,6 @@ export { apiKey } from './api-key.ts';
 export type { ApiKeyOptions } from './api-key.ts';
 export { checkRequest } from './check-request.ts';
 export { paginate, sendPage } from './paginate.ts';
-export type { PaginateOptions, SendPageOptions } from './paginate.ts';
+export type { PageContext, PaginateOptions, SendPageOptions } from './paginate.ts';
 export { notFoundHandler, problemHandler } from './problem-handler.ts';
 export type { NotFoundHandlerOptions, ProblemHandlerOptions } from './problem-handler.ts';

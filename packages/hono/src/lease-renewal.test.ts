@@ -4,11 +4,12 @@ import { Hono } from 'hono';
 import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
-import { apiKey } from './index.ts';
+import { apiKey, problemHandler } from './index.ts';
 
-/** `GET /whoami` and `GET /held` behind `apiKey()`, on @hono/node-server over a socket. */
+/** `GET /whoami` and `GET /held` behind `apiKey()` with `app.onError(problemHandler())`, on @hono/node-server over a socket. */
 async function serveLeaseApp({ guard, held }: LeaseApp) {
   const app = new Hono();
+  app.onError(problemHandler());
   app.get('/whoami', apiKey({ guard }), (c) => c.json({ name: c.var.apiKey.name }));
   app.get('/held', apiKey({ guard }), (c) => c.body(held(), 200, { 'content-type': 'text/plain' }));
   const { server, origin } = await new Promise<{ server: ReturnType<typeof serve>; origin: string }>((resolve) => {

@@ -22,7 +22,9 @@ export interface ProblemHandlerOptions {
 const PROBLEM_HANDLER_OPTIONS = { onError: true, typeBase: true } as const satisfies KnownOptions<ProblemHandlerOptions>;
 
 /**
- * `app.onError()` handler: keyset errors keep status, code, members and headers; else a 500.
+ * `app.onError()` handler, the one place a Hono app renders a `KeysetError`: every refusal
+ * keyset's middleware throws, and any thrown by your handlers, keep status, code, members
+ * and headers; Hono's own client errors are `invalid_request`; anything else is a bare 500.
  *
  * @example
  * ```ts
@@ -80,8 +82,6 @@ function problemOf(error: unknown, c: Context, typeBase: string | undefined): Pr
 /** The problem to send, and the error to report (the client's body scrubbed from it). */
 async function clientProblem(error: unknown, c: Context, typeBase: string | undefined): Promise<{ problem: ProblemResponse; reported: unknown }> {
   if (isKeysetError(error)) return { problem: problemOf(error, c, typeBase), reported: error };
-  // keyset's own refusal (see `refusal()`): the keyset error it carries.
-  if (isHttpException(error) && isKeysetError(error.cause)) return { problem: problemOf(error.cause, c, typeBase), reported: error.cause };
   if (isHttpException(error) && error.status >= 400 && error.status < 500) {
     if (error.status === 404) return { problem: problemOf(new KeysetError('not_found', { cause: error }), c, typeBase), reported: error };
     // Hono's message is the body it would have sent: meant for the client.

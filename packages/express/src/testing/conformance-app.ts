@@ -10,14 +10,13 @@ import type { ConformanceFixture } from '@keyset/conformance';
 import { Readable, pipeline } from 'node:stream';
 import { apiKey, checkRequest, notFoundHandler, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler. */
-export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Express {
+/** Builds the conformance app over `fixture`. */
+export function conformanceApp(fixture: ConformanceFixture): Express {
   const { guard, paginator } = fixture;
   const app = express();
   // `qs` turns `a[b]=c` into objects and repeats into arrays: paginate() must not care.
   app.set('query parser', 'extended');
-  // With a problem handler, keyset's refusals go to it (it reports them); without, they are answered at once.
-  app.use(checkRequest(problems ? { refusals: 'next' } : {}));
+  app.use(checkRequest());
   const queryOf = (url: string): URLSearchParams => new URL(url, 'http://x').searchParams;
   const list = paginate(paginator, { filters: (query) => fixture.filters(query) });
 
@@ -95,7 +94,6 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
   // Express lists no routes through a documented API: the table the routes above are registered from.
   const routes = [...['/items', '/public/items', '/whoami', '/whoami/any-scheme', '/permitted', '/expensive', '/down', '/query', '/throws', '/options/peer', '/options/proxied', '/options/page'].map((path) => ({ method: 'GET', path })), { method: 'POST', path: '/echo' }];
   app.use(notFoundHandler({ routes }));
-  if (!problems) return app; // Express's own error handler
   app.use((error: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) => {
     if ((error as Error | undefined)?.message === RETHROWN) throw error;
     if ((error as Error | undefined)?.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for

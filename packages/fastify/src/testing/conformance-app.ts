@@ -10,17 +10,17 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { apiKey, keyset, paginate, problemHandler, sendPage } from '../index.ts';
 
-/** Builds the conformance app over `fixture` (not yet listening); `problems: false` registers no problem handler. */
-export async function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Promise<FastifyInstance> {
+/** Builds the conformance app over `fixture` (not yet listening). */
+export async function conformanceApp(fixture: ConformanceFixture): Promise<FastifyInstance> {
   const { guard, paginator } = fixture;
   const onError = (error: unknown, _request: unknown, status: number): void => {
     fixture.reported.push({ error, status });
   };
   // A bad %-encoding in the path never reaches the error handler: `frameworkErrors` does.
-  const app = problems ? Fastify({ frameworkErrors: problemHandler({ onError }) }) : Fastify();
-  // Without: the app sets no error handler of its own; the keyset plugin installs keyset's
-  // problemHandler() unless told `handlers: false` (then the app sets its own).
-  await app.register(keyset, problems ? { onError } : {});
+  const app = Fastify({ frameworkErrors: problemHandler({ onError }) });
+  // The keyset plugin installs keyset's problemHandler() as the app's error handler (unless
+  // told `handlers: false`, and then the app sets its own).
+  await app.register(keyset, { onError });
   // The route-level error handler of the two routes whose error handler fails; keyset's answers after it.
   const failing = (error: Error): never => {
     if (error.message === NON_ERROR) throw NON_ERROR; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
@@ -32,7 +32,7 @@ export async function conformanceApp(fixture: ConformanceFixture, { problems = t
   // The key is checked in onRequest, before Fastify reads a body.
   app.get('/items', { onRequest: apiKey({ guard, scopes: ['items:read'] }), preHandler: list }, async (request, reply) => {
     const { rows, total } = fixture.list(request.page, queryOf(request.raw.url));
-    return reply.sendPage(rows, { total });
+    return sendPage(reply, rows, { total });
   });
   app.get('/public/items', { preHandler: list }, async (request, reply) => {
     const { rows, total } = fixture.list(request.page, queryOf(request.raw.url));

@@ -24,10 +24,9 @@ export type ClientAddress = (request: Request, platform: unknown) => string | nu
 
 /**
  * Builds the conformance app over `fixture`; `clientAddress` reads the socket peer from
- * the platform's argument (none: keys with an IP allowlist are refused); `problems: false`
- * wraps it in no `problemHandler()`.
+ * the platform's argument (none: keys with an IP allowlist are refused).
  */
-export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress, { problems = true }: { problems?: boolean } = {}): (request: Request, platform?: unknown) => Promise<Response> {
+export function conformanceApp(fixture: ConformanceFixture, clientAddress?: ClientAddress): (request: Request, platform?: unknown) => Promise<Response> {
   const { guard, paginator } = fixture;
   const peer = clientAddress === undefined ? {} : { clientAddress };
   const list: FetchHandler<[unknown]> = async (request) => {
@@ -36,15 +35,15 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     return sendPage(page, rows, { total });
   };
   const routes: Record<string, Record<string, FetchHandler<[unknown]>>> = {
-    '/items': { GET: apiKey({ guard, scopes: ['items:read'], ...peer }, list) },
+    '/items': { GET: apiKey({ guard, scopes: ['items:read'], ...peer })(list) },
     '/public/items': { GET: list },
-    '/whoami': { GET: apiKey({ guard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
-    '/whoami/any-scheme': { GET: apiKey({ guard: fixture.anySchemeGuard, ...peer }, (_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
-    '/permitted': { GET: apiKey({ guard, permissions: PERMITTED_QUERY, ...peer }, (_request, { name }) => Response.json({ name })) },
-    '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer }, () => new Response('unreachable')) },
-    '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' }, () => Response.json({ ok: true })) },
+    '/whoami': { GET: apiKey({ guard, ...peer })((_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/whoami/any-scheme': { GET: apiKey({ guard: fixture.anySchemeGuard, ...peer })((_request, { id, name, last4 }) => Response.json({ id, name, last4 })) },
+    '/permitted': { GET: apiKey({ guard, permissions: PERMITTED_QUERY, ...peer })((_request, { name }) => Response.json({ name })) },
+    '/down': { GET: apiKey({ guard: fixture.downGuard, ...peer })(() => new Response('unreachable')) },
+    '/expensive': { GET: apiKey({ guard, ...peer, cost: 2, route: 'GET /expensive' })(() => Response.json({ ok: true })) },
     '/echo': {
-      POST: apiKey({ guard, ...peer }, async (request) => {
+      POST: apiKey({ guard, ...peer })(async (request) => {
         // A body over 16 KiB is 413, by its Content-Length, before it is read.
         if (Number(request.headers.get('content-length') ?? '0') > MAX_ECHO_BYTES) return tooLarge(request);
         return Response.json({ received: (await request.json()) as unknown });
@@ -57,46 +56,46 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
       },
     },
     '/inflight/throws': {
-      GET: apiKey({ guard, ...peer }, () => {
+      GET: apiKey({ guard, ...peer })(() => {
         throw new Error('boom after admission');
       }),
     },
     '/inflight/stream': {
-      GET: apiKey({ guard, ...peer }, (request) => new Response(inflightStream(inflightChunks(new URL(request.url).searchParams)), { headers: { 'content-type': 'text/plain' } })),
+      GET: apiKey({ guard, ...peer })((request) => new Response(inflightStream(inflightChunks(new URL(request.url).searchParams)), { headers: { 'content-type': 'text/plain' } })),
     },
-    '/inflight/slow': { GET: apiKey({ guard, ...peer }, async (request) => (await aborted(request.signal), new Response('too late'))) },
+    '/inflight/slow': { GET: apiKey({ guard, ...peer })(async (request) => (await aborted(request.signal), new Response('too late'))) },
     '/inflight/status': Object.fromEntries(
       ['GET', 'POST', 'OPTIONS', 'DELETE'].map((method) => [
         method,
-        apiKey({ guard, ...peer }, (request) => {
+        apiKey({ guard, ...peer })((request) => {
           const { status, body } = inflightStatus(new URL(request.url).searchParams);
           return new Response(body, { status, headers: body === null ? {} : { 'content-type': 'text/plain' } });
         }),
       ]),
     ),
     '/inflight/rejects': {
-      GET: apiKey({ guard, ...peer }, async () => {
+      GET: apiKey({ guard, ...peer })(async () => {
         await Promise.resolve();
         throw new Error('async boom after admission');
       }),
     },
     '/inflight/throws-value': {
-      GET: apiKey({ guard, ...peer }, () => {
+      GET: apiKey({ guard, ...peer })(() => {
         throw 'a plain value'; // eslint-disable-line @typescript-eslint/only-throw-error -- what the route is for
       }),
     },
     '/inflight/rethrown': {
-      GET: apiKey({ guard, ...peer }, () => {
+      GET: apiKey({ guard, ...peer })(() => {
         throw new Error(RETHROWN);
       }),
     },
     '/inflight/non-error': {
-      GET: apiKey({ guard, ...peer }, () => {
+      GET: apiKey({ guard, ...peer })(() => {
         throw new Error(NON_ERROR);
       }),
     },
-    '/options/peer': { GET: apiKey({ guard, clientAddress: () => OPTION_PEER }, (_request, key) => Response.json({ name: key.name })) },
-    '/options/proxied': { GET: apiKey({ guard: fixture.proxyGuard, ...peer }, (_request, key) => Response.json({ name: key.name })) },
+    '/options/peer': { GET: apiKey({ guard, clientAddress: () => OPTION_PEER })((_request, key) => Response.json({ name: key.name })) },
+    '/options/proxied': { GET: apiKey({ guard: fixture.proxyGuard, ...peer })((_request, key) => Response.json({ name: key.name })) },
     '/options/page': {
       GET: async (request) => {
         const page = await paginate(request, paginator, { filters: (_query, req) => ({ tenant: req.headers.get('x-tenant') }) });
@@ -117,8 +116,7 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
     const route = at[request.method] ?? (request.method === 'HEAD' ? at.GET : undefined);
     return route === undefined ? notFound(request) : route(request, platform);
   };
-  const app = checkRequest(router);
-  if (!problems) return app;
+  const app = checkRequest()(router);
   // The app's own error handling around keyset's: it rethrows one error and throws a string for another.
   const failing = async (request: Request, platform?: unknown): Promise<Response> => {
     try {
@@ -128,5 +126,5 @@ export function conformanceApp(fixture: ConformanceFixture, clientAddress?: Clie
       throw error;
     }
   };
-  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) }, failing);
+  return problemHandler({ onError: (error, _request, status) => fixture.reported.push({ error, status }) })(failing);
 }

@@ -11,8 +11,8 @@ import { aborted, inflightChunks, MAX_ECHO_BYTES, OPTION_PEER, PERMITTED_QUERY, 
 import type { ConformanceFixture } from '@keyset/conformance';
 import type { StatusCode } from 'hono/utils/http-status';
 
-/** Builds the conformance app over `fixture`; `problems: false` registers no problem handler (`app.onError`). */
-export function conformanceApp(fixture: ConformanceFixture, { problems = true }: { problems?: boolean } = {}): Hono {
+/** Builds the conformance app over `fixture`. */
+export function conformanceApp(fixture: ConformanceFixture): Hono {
   const { guard, paginator } = fixture;
   const app = new Hono();
   app.use(checkRequest());
@@ -76,7 +76,6 @@ export function conformanceApp(fixture: ConformanceFixture, { problems = true }:
     sendPage(c, fixture.list(c.var.page, queryOf(c.req.url)).rows, { headers: { 'cache-control': 'no-store', link: 'ignored' } }),
   );
   app.notFound(notFoundHandler({ app }));
-  if (!problems) return app; // Hono's own error handler: an HTTPException answers with its response
   const answer = problemHandler({ onError: (error, _c, status) => fixture.reported.push({ error, status }) });
   app.onError((error, c) => {
     if (error.message === RETHROWN) throw error;
