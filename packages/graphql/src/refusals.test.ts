@@ -11,7 +11,7 @@ import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { createConformanceFixture, type ConformanceFixture } from '@keyset/conformance';
 import { createKeyAdmin } from '@keyset/core';
-import { apiKey } from '@keyset/fetch';
+import { apiKey, problemHandler } from '@keyset/fetch';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apolloApiKeyContext, useApiKey, type ApiKeyContext } from './index.ts';
@@ -36,7 +36,7 @@ const resolvers = {
 
 beforeAll(async () => {
   fixture = await createConformanceFixture();
-  rest = apiKey({ guard: fixture.guard }, () => new Response('{}', { headers: { 'content-type': 'application/json' } }));
+  rest = problemHandler()(apiKey({ guard: fixture.guard })(() => new Response('{}', { headers: { 'content-type': 'application/json' } })));
   const yoga = createYoga({ schema: createSchema({ typeDefs, resolvers }), logging: false, plugins: [useApiKey({ guard: fixture.guard })] });
   yogaServer = createServer(yoga);
   await new Promise<void>((resolve) => yogaServer.listen(0, '127.0.0.1', resolve));
