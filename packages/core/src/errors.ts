@@ -5,8 +5,8 @@
  * `toProblem()` redacts every member it sends anyway (members often hold client input).
  * @module
  */
-import { redactRuns } from './keys/redact-runs.ts';
-import { redactEncodedText, redactText } from './keys/redact-text.ts';
+import { redactRuns } from './redaction/redact-runs.ts';
+import { redactEncodedText, redactText } from './redaction/redact-text.ts';
 
 /** Stable problem codes: clients may branch on them, so none is renamed once published. */
 export type ErrorCode =

@@ -4,7 +4,7 @@
  * given back. Node's types are described structurally: core imports nothing from Node.
  * @module
  */
-import type { ApiKeyGuardRequest } from '../keys/api-key-guard.ts';
+import type { ApiKeyGuardRequest } from '../auth/api-key-guard.ts';
 import { declaresBody } from './message-body.ts';
 
 /** What the guard reads of Node's `IncomingMessage`. */

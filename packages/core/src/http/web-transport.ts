@@ -5,7 +5,7 @@
  * @module
  */
 import { NO_LEASE } from '../concurrency/concurrency-limit.ts';
-import type { ApiKeyGuardRequest, ApiKeyGuardResult } from '../keys/api-key-guard.ts';
+import type { ApiKeyGuardRequest, ApiKeyGuardResult } from '../auth/api-key-guard.ts';
 import { declaresBody } from './message-body.ts';
 
 /**

@@ -12,7 +12,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { containsKeyShapedText } from '../keys/redact-text.ts';
+import { containsKeyShapedText } from '../redaction/redact-text.ts';
 import { isValidHost } from './base-url.ts';
 
 /** Relation types a page links to (RFC 8288 §2.1.1; IANA link relations registry). */
