@@ -23,6 +23,7 @@ export default defineConfig({
       'packages/core/src/admin/**/*.test.ts',
       'packages/core/src/redaction/**/*.test.ts',
       'packages/core/src/pagination/**/*.test.ts',
+      'packages/core/src/cursor/**/*.test.ts',
       'packages/core/src/rate-limit/**/*.test.ts',
       'packages/core/src/quota/**/*.test.ts',
     ],

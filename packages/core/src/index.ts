@@ -93,8 +93,8 @@ export type { KeyScheme } from './auth/authorization-header.ts';
 // Pagination
 export { createPaginator } from './pagination/paginator.ts';
 export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions, SliceArgs, SlicePlan, SliceResult } from './pagination/paginator.ts';
-export { cursorSecrets } from './pagination/cursor-secrets.ts';
-export type { CursorSecretsOptions } from './pagination/cursor-secrets.ts';
+export { cursorSecrets } from './cursor/cursor-secrets.ts';
+export type { CursorSecretsOptions } from './cursor/cursor-secrets.ts';
 export { defineSortSpec } from './pagination/sort-spec.ts';
 export type { SortableField } from './pagination/sort-param.ts';
 export { keysetWhere } from './pagination/keyset-where.ts';
@@ -103,9 +103,9 @@ export { paginateArray } from './pagination/paginate-array.ts';
 export { isoTimestamp } from './pagination/iso-timestamp.ts';
 export { countTotal } from './pagination/total-policy.ts';
 export type { CountedTotal, TotalCounters, TotalOption } from './pagination/total-policy.ts';
-export { createCursorCodec } from './pagination/cursor-codec.ts';
-export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './pagination/cursor-codec.ts';
-export type { CursorScope } from './pagination/cursor-fingerprint.ts';
+export { createCursorCodec } from './cursor/cursor-codec.ts';
+export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './cursor/cursor-codec.ts';
+export type { CursorScope } from './cursor/cursor-fingerprint.ts';
 export type {
   CursorDirection,
   CursorPage,

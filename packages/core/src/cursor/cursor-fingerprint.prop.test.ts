@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { createFingerprintCache, fingerprintWith, scopePrefix } from './cursor-fingerprint.ts';
-import { defineSortSpec } from './sort-spec.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
 
 const sort = defineSortSpec([{ key: 'id', dir: 'asc', type: 'int', unique: true }]);
 const prefix = scopePrefix('GET /things', sort);

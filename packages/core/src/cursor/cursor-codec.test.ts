@@ -5,8 +5,8 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { decodeBase64url, encodeBase64url, utf8Decode, utf8Encode } from '../internal/base64url.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { cursorFingerprint } from './cursor-fingerprint.ts';
-import { defineSortSpec } from './sort-spec.ts';
-import type { CursorPosition } from './types.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
+import type { CursorPosition } from '../pagination/types.ts';
 
 const OLD = 'old-secret-old-secret-old-secret-0';
 const NEW = new TextEncoder().encode('new-secret-new-secret-new-secret-1');

@@ -32,7 +32,7 @@ import { assertKnownOptions, type KnownOptions } from '../internal/check-options
 import { toByteString } from '../internal/hex.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import { THROWAWAY_SECRET_PREFIX } from './cursor-secrets.ts';
-import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
+import type { CursorDirection, CursorPosition, SortKey, SortSpec } from '../pagination/types.ts';
 
 const VERSION = 2;
 const TAG_BYTES = 16;

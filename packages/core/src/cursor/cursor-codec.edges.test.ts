@@ -13,7 +13,7 @@ import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { KeysetError } from '../errors.ts';
 import { encodeBase64url } from '../internal/base64url.ts';
 import { createCursorCodec } from './cursor-codec.ts';
-import { defineSortSpec } from './sort-spec.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
 
 const SECRET = 'edges-secret-edges-secret-edges-0';
 const OTHER = 'other-secret-other-secret-other-1';

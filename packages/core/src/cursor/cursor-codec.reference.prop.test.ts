@@ -16,8 +16,8 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { isKeysetError } from '../errors.ts';
 import { createPaginatorCursorCodec, type CursorCodecOptions, type PaginatorCursorCodec } from './cursor-codec.ts';
 import { createReferenceCursorCodec } from './cursor-codec.reference.test-support.ts';
-import { defineSortSpec } from './sort-spec.ts';
-import type { SortKey, SortSpec, SortValueType } from './types.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
+import type { SortKey, SortSpec, SortValueType } from '../pagination/types.ts';
 
 const SECRETS = ['reference-test-secret-reference-test-secret', 'older-secret-older-secret-older-secret-0000'];
 const NOW = 1_790_000_000_500;

@@ -8,7 +8,7 @@ import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { encodeBase64url } from '../internal/base64url.ts';
 import { canonicalJson } from '../internal/canonical-json.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import type { SortSpec } from './types.ts';
+import type { SortSpec } from '../pagination/types.ts';
 
 /** What a cursor is bound to. */
 export interface CursorScope {

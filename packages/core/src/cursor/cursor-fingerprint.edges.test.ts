@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { createFingerprintCache, cursorFingerprint, fingerprintWith, scopePrefix } from './cursor-fingerprint.ts';
-import { defineSortSpec } from './sort-spec.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
 
 const sha256Base64url = (text: string): string => createHash('sha256').update(text, 'utf8').digest('base64url');
 

@@ -14,8 +14,8 @@ import { webCrypto } from '../crypto/crypto.web.ts';
 import { isKeysetError } from '../errors.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { cursorFingerprint } from './cursor-fingerprint.ts';
-import { defineSortSpec } from './sort-spec.ts';
-import type { CursorDirection, CursorPosition, SortKey } from './types.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
+import type { CursorDirection, CursorPosition, SortKey } from '../pagination/types.ts';
 
 interface Scope {
   endpoint: string;

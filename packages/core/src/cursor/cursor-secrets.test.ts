@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, isKeysetError } from '../errors.ts';
 import { createCursorCodec } from './cursor-codec.ts';
 import { cursorSecrets } from './cursor-secrets.ts';
-import { createPaginator } from './paginator.ts';
+import { createPaginator } from '../pagination/paginator.ts';
 
 describe('cursorSecrets', () => {
   it('reads comma-separated secrets, newest first', () => {

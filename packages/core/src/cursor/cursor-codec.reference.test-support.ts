@@ -13,7 +13,7 @@ import { decodeBase64url, encodeBase64url, utf8Decode } from '../internal/base64
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { isSortValue, positionMismatch } from '../internal/sort-values.ts';
 import type { CursorCodecOptions, DecodedCursor, PaginatorCursorCodec } from './cursor-codec.ts';
-import type { CursorDirection, CursorPosition, SortKey, SortSpec } from './types.ts';
+import type { CursorDirection, CursorPosition, SortKey, SortSpec } from '../pagination/types.ts';
 
 const VERSION = 2;
 const TAG_BYTES = 16;

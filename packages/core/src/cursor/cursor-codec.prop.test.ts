@@ -14,8 +14,8 @@ import { isKeysetError } from '../errors.ts';
 import { decodeBase64url, utf8Encode } from '../internal/base64url.ts';
 import { createCursorCodec, createPaginatorCursorCodec } from './cursor-codec.ts';
 import { cursorFingerprint } from './cursor-fingerprint.ts';
-import { defineSortSpec } from './sort-spec.ts';
-import type { CursorPosition, SortKey, SortSpec, SortValue, SortValueType } from './types.ts';
+import { defineSortSpec } from '../pagination/sort-spec.ts';
+import type { CursorPosition, SortKey, SortSpec, SortValue, SortValueType } from '../pagination/types.ts';
 
 const SECRET = 'property-test-secret-property-test-secret';
 const OTHER = 'another-secret-another-secret-another-secret';
