@@ -38,7 +38,7 @@ describe.each(sources)('bundled from %s', (from) => {
     // through rate-limit/store-decider.ts, not through createRateLimiter.
     const { inputs, text } = await bundleSize({ contents: "export { createApiKeyGuard, createKeyring, createMemoryKeyStore } from '@keyset/core';" }, from);
     const files = inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''));
-    expect(files).toContain('keys/refused-credentials.' + (from === 'src' ? 'ts' : 'js'));
+    expect(files).toContain('auth/refused-credentials.' + (from === 'src' ? 'ts' : 'js'));
     expect(files.filter((f) => /^(keys\/(key-admin|key-input|issued-key)|rate-limit\/(rate-limiter|rate-limit-headers|decision-event)|quota\/|concurrency\/memory-concurrency-store)/.test(f))).toEqual([]);
     // The in-flight limit is built by the app (createConcurrencyLimit): only NO_LEASE, a no-op, is left of its module.
     const lease = inputs.find((i) => /concurrency\/concurrency-limit\.(ts|js)$/.test(i.file));
@@ -50,7 +50,7 @@ describe.each(sources)('bundled from %s', (from) => {
 
   it('an app that only pages brings no keyring, guard, rate-limit, quota or address module', async () => {
     const { inputs } = await bundleSize({ contents: "export { createPaginator, keysetWhere } from '@keyset/core';" }, from);
-    // Redaction (keys/redact-*) is in: every problem's text goes through it.
+    // Redaction (redaction/redact-*) is in: every problem's text goes through it.
     const files = inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''));
     expect(files.filter((f) => /^(keys\/(?!redact-)|rate-limit\/|quota\/|net\/)/.test(f))).toEqual([]);
   }, 60_000);
