@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { MIGRATION_VERSIONS, SCHEMA_VERSION, migrate, migrationSql } from './migrate.ts';
 import type { MultiStatementQueryable, Queryable } from './queryable.ts';
-import { describeKeyStoreContract, makeIdentity, makeSecret, mostLiveAtOnce, randomDigest, walkCursor } from './key-store.contract.ts';
+import { describeKeyStoreContract } from './key-store.contract.ts';
+import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest, walkCursor } from './key-store-fixtures.test-support.ts';
 
 /** A database to test against; `schema` is this test file's own. */
 export interface PostgresBackend {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
-import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest } from './key-store.contract.ts';
+import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest } from './key-store-fixtures.test-support.ts';
 import {
   ALL_VERSIONS,
   describePostgresKeyStore,
