@@ -9,10 +9,8 @@
 import type { AuditEntry } from '../audit/audit-store.ts';
 import type { MemoryAuditStore } from '../audit/memory-audit-store.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import { NODE_INSPECT } from '../internal/node-inspect.ts';
 import { ConfigError } from '../errors.ts';
 import { freezeMetadata } from './key-metadata.ts';
-import type { Quota } from '../quota/types.ts';
 import type {
   FoundKey,
   IdentityLimitsPatch,
@@ -22,111 +20,15 @@ import type {
   OwnerPatch,
   PepperCount,
   PepperRehash,
-  RolePatch,
-  RoleTarget,
   StoredIdentity,
   StoredKey,
   StoredOwner,
-  StoredRole,
   StoredSecret,
 } from './key-store.ts';
 import { applyQuotaPatch } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
-
-/** Secrets print without their digest: a digest is not key text, but it has no business in logs. */
-const SECRET_PROTO: object = Object.freeze(
-  Object.create(Object.prototype, {
-    toJSON: {
-      value(this: StoredSecret) {
-        return { last4: this.last4, createdAt: this.createdAt, lastUsedAt: this.lastUsedAt, expiresAt: this.expiresAt };
-      },
-    },
-    [NODE_INSPECT]: {
-      value(this: StoredSecret) {
-        return `StoredSecret { last4: '${this.last4}' }`;
-      },
-    },
-  }),
-);
-
-const copyDate = (d: Date | null): Date | null => (d === null ? null : new Date(d.getTime()));
-const minDate = (a: Date | null, b: Date): Date => (a !== null && a.getTime() <= b.getTime() ? a : new Date(b.getTime()));
-
-function copySecret(s: StoredSecret): StoredSecret {
-  return Object.assign(Object.create(SECRET_PROTO) as StoredSecret, {
-    digest: s.digest,
-    last4: s.last4,
-    createdAt: new Date(s.createdAt.getTime()),
-    lastUsedAt: copyDate(s.lastUsedAt),
-    expiresAt: copyDate(s.expiresAt),
-    ...(typeof s.pepperId === 'string' ? { pepperId: s.pepperId } : {}),
-  });
-}
-
-function copyIdentity(i: StoredIdentity): StoredIdentity {
-  return {
-    id: i.id,
-    name: i.name,
-    scopes: [...i.scopes],
-    rateLimit: i.rateLimit === null ? null : { limit: i.rateLimit.limit, windowSeconds: i.rateLimit.windowSeconds },
-    prefix: i.prefix ?? null,
-    // Frozen deep copies: sharing them is safe, and no caller can edit stored metadata.
-    metadata: freezeMetadata(i.metadata),
-    ipAllowlist: i.ipAllowlist ? Object.freeze([...i.ipAllowlist]) : null,
-    // Canonical like the PostgreSQL store: the list, else the single legacy limit as a list.
-    rateLimits: (i.rateLimits ?? (i.rateLimit === null ? null : [i.rateLimit]))?.map((l) => ({ ...l })) ?? null,
-    quota: copyQuota(i.quota ?? null),
-    ...(i.ownerId === null || i.ownerId === undefined ? {} : { ownerId: i.ownerId }),
-    ...(i.ownerId === null || i.ownerId === undefined || typeof i.ownerIncarnation !== 'string' ? {} : { ownerIncarnation: i.ownerIncarnation }),
-    // Present only once reported, as the PostgreSQL store gives them back.
-    ...(i.leakedAt === null || i.leakedAt === undefined ? {} : { leakedAt: new Date(i.leakedAt.getTime()), leakUrl: i.leakUrl ?? null }),
-    createdAt: new Date(i.createdAt.getTime()),
-    expiresAt: copyDate(i.expiresAt),
-    revokedAt: copyDate(i.revokedAt),
-  };
-}
-
-function copyRole(r: StoredRole): StoredRole {
-  return { name: r.name, permissions: [...r.permissions], description: r.description, createdAt: new Date(r.createdAt.getTime()), updatedAt: new Date(r.updatedAt.getTime()) };
-}
-
-function copyQuota(q: Quota | null): Quota | null {
-  return q === null ? null : { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
-}
-
-function copyKey(k: StoredKey): StoredKey {
-  return { identity: copyIdentity(k.identity), secrets: k.secrets.map(copySecret) };
-}
-
-function copyOwner(o: StoredOwner): StoredOwner {
-  return {
-    id: o.id,
-    ...(typeof o.incarnation === 'string' ? { incarnation: o.incarnation } : {}),
-    metadata: freezeMetadata(o.metadata),
-    rateLimits: o.rateLimits === null ? null : o.rateLimits.map((l) => ({ ...l })),
-    quota: copyQuota(o.quota ?? null),
-    createdAt: new Date(o.createdAt.getTime()),
-    disabledAt: copyDate(o.disabledAt),
-  };
-}
-
-/** One keyset page of `rows` (sorted newest first) per `query`, as both list methods answer it. */
-function pageOf<T extends { createdAt: Date; id: string }>(all: T[], query: ListOwnersQuery): T[] {
-  const { after, direction = 'forward' } = query;
-  const backward = direction === 'backward';
-  let rows = backward ? [...all].reverse() : all;
-  // Past the cursor in walking order: older than it going forward, newer going backward.
-  if (after !== undefined) rows = rows.filter((i) => (backward ? newestFirst(i, after) : newestFirst(after, i)) < 0);
-  if (query.offset !== undefined) rows = rows.slice(query.offset);
-  return rows.slice(0, Math.max(0, query.take));
-}
-
-/** `createdAt DESC, id DESC`: negative when `a` comes first. */
-function newestFirst(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
-  const t = b.createdAt.getTime() - a.createdAt.getTime();
-  if (t !== 0) return t;
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-}
+import { copyDate, copyIdentity, copyKey, copyOwner, copyQuota, copySecret, minDate, newestFirst, pageOf } from './internal/memory-copies.ts';
+import { memoryRoles } from './internal/memory-roles.ts';
 
 /** Options of `createMemoryKeyStore`. */
 export interface MemoryKeyStoreOptions {
@@ -160,25 +62,8 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   const owners = new Map<string, StoredOwner>();
   // Incarnations for owners inserted without one: unique within this store, which is all they need.
   let incarnations = 0;
-  const roles = new Map<string, StoredRole>();
-  // Role names by holder: `key:<id>`, or `owner:<incarnation>` (so an owner created again under
-  // a deleted id holds none of the deleted one's roles).
-  const grants = new Map<string, string[]>();
-
-  function holder(target: RoleTarget): string | undefined {
-    if (target.type === 'key') return keys.has(target.id) ? `key:${target.id}` : undefined;
-    const owner = owners.get(target.id);
-    return owner === undefined ? undefined : `owner:${owner.incarnation}`;
-  }
-
-  /** The roles a found key holds: its own, then its owner's. */
-  function rolesHeld(identity: StoredIdentity, owner: StoredOwner | null): Pick<StoredRole, 'name' | 'permissions'>[] {
-    const names = [...(grants.get(`key:${identity.id}`) ?? []), ...(owner === null ? [] : (grants.get(`owner:${owner.incarnation}`) ?? []))];
-    return names.flatMap((name) => {
-      const role = roles.get(name);
-      return role === undefined ? [] : [{ name, permissions: [...role.permissions] }];
-    });
-  }
+  // Roles live beside the keys and owners; a found key carries the ones it holds.
+  const roles = memoryRoles(keys, owners, logged);
 
   function found(digest: string): FoundKey | undefined {
     const key = byDigest.get(digest);
@@ -189,7 +74,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
     const stored = ownerId === null ? undefined : owners.get(ownerId);
     const owner = stored === undefined || !owns(stored, key.identity) ? null : stored;
     // `roles` only when the key holds any, as the PostgreSQL store answers.
-    const held = rolesHeld(key.identity, owner);
+    const held = roles.held(key.identity, owner);
     const withRoles = held.length === 0 ? hit : { ...hit, roles: held };
     return ownerId === null ? withRoles : { ...withRoles, owner: owner === null ? null : copyOwner(owner) };
   }
@@ -386,58 +271,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
       return true;
     },
 
-    async insertRole(role: StoredRole, audit?: AuditEntry): Promise<boolean> {
-      if (roles.has(role.name)) return false;
-      logged(audit, () => {
-        roles.set(role.name, copyRole(role));
-      });
-      return true;
-    },
-
-    async getRole(name: string): Promise<StoredRole | undefined> {
-      const role = roles.get(name);
-      return role === undefined ? undefined : copyRole(role);
-    },
-
-    async listRoles(): Promise<StoredRole[]> {
-      return [...roles.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(copyRole);
-    },
-
-    async updateRole(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined> {
-      const role = roles.get(name);
-      if (role === undefined) return undefined;
-      const next: StoredRole = { ...role, updatedAt: patch.updatedAt };
-      if (patch.permissions !== undefined) next.permissions = [...patch.permissions];
-      if (patch.description !== undefined) next.description = patch.description;
-      logged(audit, () => {
-        roles.set(name, copyRole(next));
-      });
-      return copyRole(next);
-    },
-
-    async deleteRole(name: string, audit?: AuditEntry): Promise<boolean> {
-      if (!roles.has(name)) return false;
-      logged(audit, () => {
-        roles.delete(name);
-        for (const [who, held] of grants) if (held.includes(name)) grants.set(who, held.filter((n) => n !== name));
-      });
-      return true;
-    },
-
-    async setRoles(target: RoleTarget, names: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'> {
-      const who = holder(target);
-      if (who === undefined) return 'not_found';
-      if (!names.every((name) => roles.has(name))) return 'unknown_role';
-      logged(audit, () => {
-        grants.set(who, [...new Set(names)].sort());
-      });
-      return 'set';
-    },
-
-    async rolesOf(target: RoleTarget): Promise<string[] | undefined> {
-      const who = holder(target);
-      return who === undefined ? undefined : [...(grants.get(who) ?? [])];
-    },
+    ...roles.methods,
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {
       for (const { digest, at } of updates) {
