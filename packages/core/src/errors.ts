@@ -121,7 +121,7 @@ export class KeysetError extends Error {
     const { status, title } = ERROR_CATALOGUE[code];
     const { detail = title, cause, extensions = {}, headers = {} } = options;
     // A client's mistake needs no stack trace, and capturing one is most of what a
-    // refusal costs (~4 µs): under a flood of bad keys that is the server's CPU. The
+    // refusal costs: under a flood of bad keys that is the server's CPU. The
     // underlying failure, when there is one, keeps its own stack in `cause`.
     const limits = Error as { stackTraceLimit?: number | undefined };
     const stackTraceLimit = limits.stackTraceLimit;

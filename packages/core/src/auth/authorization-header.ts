@@ -77,7 +77,8 @@ function schemeText(value: string | null | undefined, scheme: string): string | 
   // No space after the scheme: `ApiKey`, `ApiKey\tk…`. The empty text is malformed downstream.
   if (i === start + length) return value.slice(i);
   // Trailing OWS dropped by a loop, not `/[ \t]+$/`: that regex backtracks quadratically
-  // over a run of spaces that is not at the end (16 KB of them cost ~100 ms per request).
+  // over a run of spaces that is not at the end, so one large header would hold the CPU
+  // for as long as its length squared.
   let end = value.length;
   while (end > i && (value.charCodeAt(end - 1) === 32 || value.charCodeAt(end - 1) === 9)) end--;
   return value.slice(i, end);
