@@ -20,15 +20,18 @@ import type {
   OwnerPatch,
   PepperCount,
   PepperRehash,
+  RolePatch,
+  RoleTarget,
   StoredIdentity,
   StoredKey,
   StoredOwner,
+  StoredRole,
   StoredSecret,
 } from './key-store.ts';
 import { applyQuotaPatch } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
-import { copyDate, copyIdentity, copyKey, copyOwner, copyQuota, copySecret, minDate, newestFirst, pageOf } from './internal/memory-copies.ts';
-import { memoryRoles } from './internal/memory-roles.ts';
+import { copyDate, copyIdentity, copyKey, copyOwner, copyQuota, copyRole, copySecret, minDate, newestFirst, pageOf } from './internal/memory-copies.ts';
+
 
 /** Options of `createMemoryKeyStore`. */
 export interface MemoryKeyStoreOptions {
@@ -62,8 +65,25 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
   const owners = new Map<string, StoredOwner>();
   // Incarnations for owners inserted without one: unique within this store, which is all they need.
   let incarnations = 0;
-  // Roles live beside the keys and owners; a found key carries the ones it holds.
-  const roles = memoryRoles(keys, owners, logged);
+  const roles = new Map<string, StoredRole>();
+  // Role names by holder: `key:<id>`, or `owner:<incarnation>` (so an owner created again under
+  // a deleted id holds none of the deleted one's roles).
+  const grants = new Map<string, string[]>();
+
+  function holder(target: RoleTarget): string | undefined {
+    if (target.type === 'key') return keys.has(target.id) ? `key:${target.id}` : undefined;
+    const owner = owners.get(target.id);
+    return owner === undefined ? undefined : `owner:${owner.incarnation}`;
+  }
+
+  /** The roles a found key holds: its own, then its owner's. */
+  function rolesHeld(identity: StoredIdentity, owner: StoredOwner | null): Pick<StoredRole, 'name' | 'permissions'>[] {
+    const names = [...(grants.get(`key:${identity.id}`) ?? []), ...(owner === null ? [] : (grants.get(`owner:${owner.incarnation}`) ?? []))];
+    return names.flatMap((name) => {
+      const role = roles.get(name);
+      return role === undefined ? [] : [{ name, permissions: [...role.permissions] }];
+    });
+  }
 
   function found(digest: string): FoundKey | undefined {
     const key = byDigest.get(digest);
@@ -74,7 +94,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
     const stored = ownerId === null ? undefined : owners.get(ownerId);
     const owner = stored === undefined || !owns(stored, key.identity) ? null : stored;
     // `roles` only when the key holds any, as the PostgreSQL store answers.
-    const held = roles.held(key.identity, owner);
+    const held = rolesHeld(key.identity, owner);
     const withRoles = held.length === 0 ? hit : { ...hit, roles: held };
     return ownerId === null ? withRoles : { ...withRoles, owner: owner === null ? null : copyOwner(owner) };
   }
@@ -271,7 +291,58 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
       return true;
     },
 
-    ...roles.methods,
+    async insertRole(role: StoredRole, audit?: AuditEntry): Promise<boolean> {
+      if (roles.has(role.name)) return false;
+      logged(audit, () => {
+        roles.set(role.name, copyRole(role));
+      });
+      return true;
+    },
+
+    async getRole(name: string): Promise<StoredRole | undefined> {
+      const role = roles.get(name);
+      return role === undefined ? undefined : copyRole(role);
+    },
+
+    async listRoles(): Promise<StoredRole[]> {
+      return [...roles.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map(copyRole);
+    },
+
+    async updateRole(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined> {
+      const role = roles.get(name);
+      if (role === undefined) return undefined;
+      const next: StoredRole = { ...role, updatedAt: patch.updatedAt };
+      if (patch.permissions !== undefined) next.permissions = [...patch.permissions];
+      if (patch.description !== undefined) next.description = patch.description;
+      logged(audit, () => {
+        roles.set(name, copyRole(next));
+      });
+      return copyRole(next);
+    },
+
+    async deleteRole(name: string, audit?: AuditEntry): Promise<boolean> {
+      if (!roles.has(name)) return false;
+      logged(audit, () => {
+        roles.delete(name);
+        for (const [who, held] of grants) if (held.includes(name)) grants.set(who, held.filter((n) => n !== name));
+      });
+      return true;
+    },
+
+    async setRoles(target: RoleTarget, names: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'> {
+      const who = holder(target);
+      if (who === undefined) return 'not_found';
+      if (!names.every((name) => roles.has(name))) return 'unknown_role';
+      logged(audit, () => {
+        grants.set(who, [...new Set(names)].sort());
+      });
+      return 'set';
+    },
+
+    async rolesOf(target: RoleTarget): Promise<string[] | undefined> {
+      const who = holder(target);
+      return who === undefined ? undefined : [...(grants.get(who) ?? [])];
+    },
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {
       for (const { digest, at } of updates) {
