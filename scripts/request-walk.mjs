@@ -18,9 +18,9 @@
 // during that request. Frameworks, Node and the benchmark's own code are left out.
 //
 // Per file it prints the file's code lines (non-blank lines that are not only a comment:
-// not starting with `//`, `/*` or `*`) and, of those, the lines that ran (source-mapped
-// from the ranges V8 counted at least once). Run with the walk's own process: nothing
-// else of keyset runs in it between the two takes.
+// not starting with `//`, `/*` or `*`) and, of those, the lines in the functions that ran
+// (whole bodies) and the lines that ran (the blocks V8 counted at least once; both
+// source-mapped to the file). Nothing else of keyset runs in the process between the takes.
 import { createServer } from 'node:http';
 import inspector from 'node:inspector/promises';
 import { SourceMap } from 'node:module';
@@ -81,14 +81,18 @@ function codeLines(text) {
   return lines;
 }
 
-/** The lines of `file`'s original source that the ranges counted at least once cover. */
-function executedLines(generated, functions) {
+/**
+ * The lines of a file's original source that ranges counted at least once cover: every
+ * range (`blocks`: the branches and blocks that ran), or each function's own range only
+ * (the whole body of a function that ran, less the functions nested in it that did not).
+ */
+function executedLines(generated, functions, blocks) {
   const match = /\/\/# sourceMappingURL=data:application\/json;base64,([A-Za-z0-9+/=]+)\s*$/.exec(generated);
   if (match === null) throw new Error('a source file loaded without an inline source map: run with --import tsx');
   const map = new SourceMap(JSON.parse(Buffer.from(match[1], 'base64').toString('utf8')));
   // Each offset takes the count of the innermost range holding it (ranges nest; outer first).
   const counts = new Int32Array(generated.length);
-  const ranges = functions.flatMap((fn) => fn.ranges).sort((a, b) => a.startOffset - b.startOffset || b.endOffset - a.endOffset);
+  const ranges = functions.flatMap((fn) => (blocks ? fn.ranges : fn.ranges.slice(0, 1))).sort((a, b) => a.startOffset - b.startOffset || b.endOffset - a.endOffset);
   for (const range of ranges) counts.fill(range.count, range.startOffset, Math.min(range.endOffset, generated.length));
   const lines = new Set();
   let line = 0;
@@ -119,8 +123,9 @@ async function walkSinceLastTake() {
     const path = fileURLToPath(script.url);
     const code = codeLines(readFileSync(path, 'utf8'));
     const { scriptSource } = await session.post('Debugger.getScriptSource', { scriptId: script.scriptId });
-    const ran = [...executedLines(scriptSource, script.functions)].filter((n) => code.has(n));
-    files.push({ file: relative(root, path), code: code.size, ran: ran.length });
+    const ran = [...executedLines(scriptSource, script.functions, true)].filter((n) => code.has(n));
+    const inFunctions = [...executedLines(scriptSource, script.functions, false)].filter((n) => code.has(n));
+    files.push({ file: relative(root, path), code: code.size, inFunctions: inFunctions.length, ran: ran.length });
   }
   return files.sort((a, b) => a.file.localeCompare(b.file));
 }
@@ -169,12 +174,16 @@ if (markdown) {
   }
   console.log(`| **files** | | ${walks.map((w) => `**${w.files.length}**`).join(' | ')} |`);
   console.log(`| **code lines of those files** | | ${walks.map((w) => `**${format(total(w.files, 'code'))}**`).join(' | ')} |`);
+  console.log(`| **code lines of the functions run** | | ${walks.map((w) => `**${format(total(w.files, 'inFunctions'))}**`).join(' | ')} |`);
   console.log(`| **lines run** | | ${walks.map((w) => `**${format(total(w.files, 'ran'))}**`).join(' | ')} |`);
 } else {
   for (const { adapter, files } of walks) {
-    console.log(`\n${adapter}: ${files.length} files, ${format(total(files, 'code'))} code lines in them, ${format(total(files, 'ran'))} of them run`);
+    console.log(
+      `\n${adapter}: ${files.length} files, ${format(total(files, 'code'))} code lines in them, ${format(total(files, 'inFunctions'))} in the functions run, ${format(total(files, 'ran'))} run`,
+    );
     const width = Math.max(...files.map((f) => f.file.length));
-    for (const f of files) console.log(`  ${f.file.padEnd(width)}  ${String(f.code).padStart(4)}  ${String(f.ran).padStart(4)}`);
+    console.log(`  ${'file'.padEnd(width)}  code  in functions run  run`);
+    for (const f of files) console.log(`  ${f.file.padEnd(width)}  ${String(f.code).padStart(4)}  ${String(f.inFunctions).padStart(17)}  ${String(f.ran).padStart(3)}`);
   }
 }
 await session.post('Profiler.stopPreciseCoverage');
