@@ -19,7 +19,11 @@ export default defineConfig({
     pool: 'forks',
     include: process.env.MUTATE_TESTS?.split(',') ?? [
       'packages/core/src/keys/**/*.test.ts',
+      'packages/core/src/auth/**/*.test.ts',
+      'packages/core/src/admin/**/*.test.ts',
+      'packages/core/src/redaction/**/*.test.ts',
       'packages/core/src/pagination/**/*.test.ts',
+      'packages/core/src/cursor/**/*.test.ts',
       'packages/core/src/rate-limit/**/*.test.ts',
       'packages/core/src/quota/**/*.test.ts',
     ],

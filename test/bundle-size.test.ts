@@ -29,17 +29,17 @@ describe.each(sources)('bundled from %s', (from) => {
 
   it('keeps only the modules an app reaches: one small function brings no other module', async () => {
     const { bytes, inputs } = await bundleSize({ contents: "export { redactKey } from '@keyset/core';" }, from);
-    expect(inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''))).toEqual([expect.stringMatching(/^keys\/redact-key\.(ts|js)$/)]);
+    expect(inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''))).toEqual([expect.stringMatching(/^redaction\/redact-key\.(ts|js)$/)]);
     expect(bytes).toBeLessThan(1_000);
   }, 60_000);
 
-  it('a service that only verifies keys brings no key administration, rate limiter, RateLimit headers, quota or in-flight lease module', async () => {
+  it('a service that only verifies keys brings no administration module (admin/), rate limiter, RateLimit headers, quota or in-flight lease module', async () => {
     // Administration is createKeyAdmin(keyring); the guard's refused-credentials budget decides
     // through rate-limit/store-decider.ts, not through createRateLimiter.
     const { inputs, text } = await bundleSize({ contents: "export { createApiKeyGuard, createKeyring, createMemoryKeyStore } from '@keyset/core';" }, from);
     const files = inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''));
-    expect(files).toContain('keys/refused-credentials.' + (from === 'src' ? 'ts' : 'js'));
-    expect(files.filter((f) => /^(keys\/(key-admin|key-input|issued-key)|rate-limit\/(rate-limiter|rate-limit-headers|decision-event)|quota\/|concurrency\/memory-concurrency-store)/.test(f))).toEqual([]);
+    expect(files).toContain('auth/refused-credentials.' + (from === 'src' ? 'ts' : 'js'));
+    expect(files.filter((f) => /^(admin\/|rate-limit\/(rate-limiter|rate-limit-headers|decision-event)|quota\/|concurrency\/memory-concurrency-store)/.test(f))).toEqual([]);
     // The in-flight limit is built by the app (createConcurrencyLimit): only NO_LEASE, a no-op, is left of its module.
     const lease = inputs.find((i) => /concurrency\/concurrency-limit\.(ts|js)$/.test(i.file));
     expect(lease?.bytes ?? 0).toBeLessThan(100);
@@ -50,8 +50,8 @@ describe.each(sources)('bundled from %s', (from) => {
 
   it('an app that only pages brings no keyring, guard, rate-limit, quota or address module', async () => {
     const { inputs } = await bundleSize({ contents: "export { createPaginator, keysetWhere } from '@keyset/core';" }, from);
-    // Redaction (keys/redact-*) is in: every problem's text goes through it.
+    // Redaction (redaction/redact-*) is in: every problem's text goes through it.
     const files = inputs.map((i) => i.file.replace(/^.*packages\/core\/(src|dist)\//, ''));
-    expect(files.filter((f) => /^(keys\/(?!redact-)|rate-limit\/|quota\/|net\/)/.test(f))).toEqual([]);
+    expect(files.filter((f) => /^(auth\/|admin\/|keys\/|rate-limit\/|quota\/|net\/)/.test(f))).toEqual([]);
   }, 60_000);
 });

@@ -22,7 +22,7 @@ export type { KnownOptions, OptionRule, OptionShape } from './internal/check-opt
 
 // The guard, as adapters drive it, by transport: Web `Request`/`Response` (Hono, Fetch)
 // and Node's `http` (Express, Fastify)
-export { apiKeyCheckOptions } from './keys/api-key-guard.ts';
+export { apiKeyCheckOptions } from './auth/api-key-guard.ts';
 export { finishWebResponse, webBodyPending, webGuardRequest } from './http/web-transport.ts';
 export { nodeBodyPending, nodeGuardRequest, releaseWhenClosed } from './http/node-transport.ts';
 export type { NodeIncomingRequest, NodeServerResponse } from './http/node-transport.ts';
@@ -38,10 +38,10 @@ export { createSortParam } from './pagination/sort-param.ts';
 export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
 export { pageItems } from './pagination/page-items.ts';
-export { SORT_VALUES_FIELD } from './pagination/exact-sort-values.ts';
+export { SORT_VALUES_FIELD } from './cursor/exact-sort-values.ts';
 export { exactSortColumns } from './pagination/keyset-where.ts';
 export type { ExactSortColumn } from './pagination/keyset-where.ts';
-export { cursorFingerprint } from './pagination/cursor-fingerprint.ts';
+export { cursorFingerprint } from './cursor/cursor-fingerprint.ts';
 export { pageLinks } from './pagination/page-links.ts';
 export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';
 export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
@@ -51,13 +51,13 @@ export type { SettledTotal, TotalPolicy } from './pagination/total-policy.ts';
 export type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from './keys/key-store.ts';
 export { KEY_CHECKSUM_LENGTH, KEY_RANDOM_LENGTH, isValidKeyPrefix } from './keys/key-format.ts';
 export { MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_METADATA_ENTRIES } from './keys/key-metadata.ts';
-export { MAX_IP_ALLOWLIST } from './keys/ip-allowlist.ts';
+export { MAX_IP_ALLOWLIST } from './auth/ip-allowlist.ts';
 export { isValidScope, missingScopes } from './keys/scopes.ts';
-export { CREDENTIAL_QUERY_PARAMS } from './keys/query-credentials.ts';
+export { CREDENTIAL_QUERY_PARAMS } from './auth/query-credentials.ts';
 
 // Revocation buses
-export { createRevocationProtocol, isRevocationEvent } from './keys/revocation-protocol.ts';
-export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './keys/revocation-protocol.ts';
+export { createRevocationProtocol, isRevocationEvent } from './admin/revocation-protocol.ts';
+export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './admin/revocation-protocol.ts';
 
 // Rate-limit stores: the one GCRA every store runs
 export { evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } from './rate-limit/gcra.ts';
@@ -120,4 +120,4 @@ export type { SilenceWatch } from './internal/silence-timeout.ts';
 export { systemClock } from './clock.ts';
 export { constantTimeEqual } from './crypto/crypto-provider.ts';
 // Permission queries as the guard evaluates them, for checks of one's own (a resolver, a job).
-export { grantsQuery, missingPermissions, permissionQuery } from './keys/permission-query.ts';
+export { grantsQuery, missingPermissions, permissionQuery } from './auth/permission-query.ts';

@@ -5,8 +5,8 @@
  * `toProblem()` redacts every member it sends anyway (members often hold client input).
  * @module
  */
-import { redactRuns } from './keys/redact-runs.ts';
-import { redactEncodedText, redactText } from './keys/redact-text.ts';
+import { redactRuns } from './redaction/redact-runs.ts';
+import { redactEncodedText, redactText } from './redaction/redact-text.ts';
 
 /** Stable problem codes: clients may branch on them, so none is renamed once published. */
 export type ErrorCode =
@@ -121,7 +121,7 @@ export class KeysetError extends Error {
     const { status, title } = ERROR_CATALOGUE[code];
     const { detail = title, cause, extensions = {}, headers = {} } = options;
     // A client's mistake needs no stack trace, and capturing one is most of what a
-    // refusal costs (~4 µs): under a flood of bad keys that is the server's CPU. The
+    // refusal costs: under a flood of bad keys that is the server's CPU. The
     // underlying failure, when there is one, keeps its own stack in `cause`.
     const limits = Error as { stackTraceLimit?: number | undefined };
     const stackTraceLimit = limits.stackTraceLimit;

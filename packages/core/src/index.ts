@@ -20,7 +20,7 @@ export type {
 } from './errors.ts';
 
 // API keys
-export { createKeyring } from './keys/keyring.ts';
+export { createKeyring } from './auth/keyring.ts';
 export type {
   AuthenticateOptions,
   AuthenticateRequest,
@@ -31,10 +31,10 @@ export type {
   KeyringCacheOptions,
   KeyringLogger,
   KeyringOptions,
-} from './keys/keyring.ts';
-export type { KeyringParts } from './keys/keyring-parts.ts';
-export { createKeyAdmin } from './keys/key-admin.ts';
-export type { AdminOptions, KeyAdmin, KeyListResult, PepperUsage } from './keys/key-admin.ts';
+} from './auth/keyring.ts';
+export type { KeyringParts } from './auth/keyring-parts.ts';
+export { createKeyAdmin } from './admin/key-admin.ts';
+export type { AdminOptions, KeyAdmin, KeyListResult, PepperUsage } from './admin/key-admin.ts';
 
 export type { AuditAction, AuditChange, AuditEntry, AuditFilters, AuditListSort, AuditQuery, AuditStore } from './audit/audit-store.ts';
 export type { AuditContext } from './audit/audit-entry.ts';
@@ -42,18 +42,18 @@ export { createMemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { MemoryAuditStore } from './audit/memory-audit-store.ts';
 export type { AuditListResult } from './audit/list-audit.ts';
 export type { Pepper } from './keys/pepper-ring.ts';
-export { createOwnerAdmin } from './keys/owner-admin.ts';
-export { createRoleAdmin } from './keys/role-admin.ts';
-export type { CreateRoleInput, HeldRoles, RoleAdmin, RoleRecord, UpdateRoleInput } from './keys/role-admin.ts';
-export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, UpdateOwnerInput } from './keys/owner-admin.ts';
-export type { IssuedKey } from './keys/issued-key.ts';
+export { createOwnerAdmin } from './admin/owner-admin.ts';
+export { createRoleAdmin } from './admin/role-admin.ts';
+export type { CreateRoleInput, HeldRoles, RoleAdmin, RoleRecord, UpdateRoleInput } from './admin/role-admin.ts';
+export type { CreateOwnerInput, OwnerAdmin, OwnerListResult, OwnerRecord, UpdateOwnerInput } from './admin/owner-admin.ts';
+export type { IssuedKey } from './admin/issued-key.ts';
 export { createMemoryKeyStore } from './keys/memory-key-store.ts';
 export type { MemoryKeyStoreOptions } from './keys/memory-key-store.ts';
 export type { FoundKey, KeyStore, ListOwnersQuery, OwnerPatch, RolePatch, RoleTarget, StoredOwner, StoredRole } from './keys/key-store.ts';
 export type { QuotaPatch } from './keys/quota-patch.ts';
-export { createApiKeyGuard } from './keys/api-key-guard.ts';
-export type { PermissionQuery } from './keys/permission-query.ts';
-export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './keys/api-key-guard.ts';
+export { createApiKeyGuard } from './auth/api-key-guard.ts';
+export type { PermissionQuery } from './auth/permission-query.ts';
+export type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from './auth/api-key-guard.ts';
 export { generateKey, keyPattern, parseKey } from './keys/key-format.ts';
 export { isWellFormedKey } from './keys/is-well-formed-key.ts';
 export { createLeakAlertHandler } from './secret-scanning/leak-alert-handler.ts';
@@ -63,9 +63,9 @@ export type { GitHubPublicKey, PublicKeySource } from './secret-scanning/github-
 export type { ParseKeyResult, ParsedKey } from './keys/key-format.ts';
 export { digestKey } from './keys/key-digest.ts';
 export type { DigestKeyOptions } from './keys/key-digest.ts';
-export { keyListSort } from './keys/key-list-sort.ts';
-export type { KeyListSort } from './keys/key-list-sort.ts';
-export type { IssueKeyInput, KeyListPlan, QuotaInput, RotateKeyOptions, UpdateKeyInput, UpdateLimitsInput } from './keys/key-input.ts';
+export { keyListSort } from './admin/key-list-sort.ts';
+export type { KeyListSort } from './admin/key-list-sort.ts';
+export type { IssueKeyInput, KeyListPlan, QuotaInput, RotateKeyOptions, UpdateKeyInput, UpdateLimitsInput } from './admin/key-input.ts';
 export type { JsonValue, KeyMetadata } from './keys/key-metadata.ts';
 export type {
   KeyRateLimit,
@@ -80,21 +80,21 @@ export type {
 } from './keys/key-record.ts';
 
 // Redaction
-export { redactKey } from './keys/redact-key.ts';
-export { containsKeyShapedText, redactText } from './keys/redact-text.ts';
-export { redactRuns } from './keys/redact-runs.ts';
-export { redactUrl } from './keys/query-credentials.ts';
-export { redactUrlForLog } from './keys/redact-url-for-log.ts';
+export { redactKey } from './redaction/redact-key.ts';
+export { containsKeyShapedText, redactText } from './redaction/redact-text.ts';
+export { redactRuns } from './redaction/redact-runs.ts';
+export { redactUrl } from './auth/query-credentials.ts';
+export { redactUrlForLog } from './redaction/redact-url-for-log.ts';
 export { clipInput } from './internal/clip-input.ts';
-export { echoAuthScheme, echoContentCoding, echoMediaType } from './keys/redact-echo.ts';
-export { KEY_SCHEMES } from './keys/authorization-header.ts';
-export type { KeyScheme } from './keys/authorization-header.ts';
+export { echoAuthScheme, echoContentCoding, echoMediaType } from './redaction/redact-echo.ts';
+export { KEY_SCHEMES } from './auth/authorization-header.ts';
+export type { KeyScheme } from './auth/authorization-header.ts';
 
 // Pagination
 export { createPaginator } from './pagination/paginator.ts';
 export type { PageOptions, PageResult, Paginator, PaginatorOptions, PlanOptions, SliceArgs, SlicePlan, SliceResult } from './pagination/paginator.ts';
-export { cursorSecrets } from './pagination/cursor-secrets.ts';
-export type { CursorSecretsOptions } from './pagination/cursor-secrets.ts';
+export { cursorSecrets } from './cursor/cursor-secrets.ts';
+export type { CursorSecretsOptions } from './cursor/cursor-secrets.ts';
 export { defineSortSpec } from './pagination/sort-spec.ts';
 export type { SortableField } from './pagination/sort-param.ts';
 export { keysetWhere } from './pagination/keyset-where.ts';
@@ -103,9 +103,9 @@ export { paginateArray } from './pagination/paginate-array.ts';
 export { isoTimestamp } from './pagination/iso-timestamp.ts';
 export { countTotal } from './pagination/total-policy.ts';
 export type { CountedTotal, TotalCounters, TotalOption } from './pagination/total-policy.ts';
-export { createCursorCodec } from './pagination/cursor-codec.ts';
-export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './pagination/cursor-codec.ts';
-export type { CursorScope } from './pagination/cursor-fingerprint.ts';
+export { createCursorCodec } from './cursor/cursor-codec.ts';
+export type { CursorCodec, CursorCodecOptions, DecodedCursor } from './cursor/cursor-codec.ts';
+export type { CursorScope } from './cursor/cursor-fingerprint.ts';
 export type {
   CursorDirection,
   CursorPage,

@@ -6,7 +6,7 @@
  */
 import type { AuditEntry, AuditStore, KeyStore } from '@keyset/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeIdentity, makeSecret, randomDigest } from './key-store.contract.ts';
+import { makeIdentity, makeSecret, randomDigest } from './key-store-fixtures.test-support.ts';
 
 /** A key store over EMPTY tables and the audit log it writes, per test. */
 export interface AuditSubject {

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
-import { freshPrefix } from './postgres-key-store.contract.ts';
+import { freshPrefix } from './postgres-fixtures.test-support.ts';
 import type { Queryable } from './queryable.ts';
 
 const url = await postgresUrl();

@@ -5,8 +5,8 @@ import { describeAuditStoreContract, makeEntry } from './audit-store.contract.ts
 import { migrate } from './migrate.ts';
 import { createPostgresAuditStore } from './postgres-audit-store.ts';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
-import { freshPrefix } from './postgres-key-store.contract.ts';
-import { makeIdentity, makeSecret } from './key-store.contract.ts';
+import { freshPrefix } from './postgres-fixtures.test-support.ts';
+import { makeIdentity, makeSecret } from './key-store-fixtures.test-support.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_audit');

@@ -5,7 +5,7 @@ import { describeAuditStoreContract, makeEntry } from './audit-store.contract.ts
 import { migrate } from './migrate.ts';
 import { createPostgresAuditStore } from './postgres-audit-store.ts';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
-import { freshPrefix } from './postgres-key-store.contract.ts';
+import { freshPrefix } from './postgres-fixtures.test-support.ts';
 
 // One embedded database for the whole file: starting PGlite takes seconds.
 let db: PGlite;

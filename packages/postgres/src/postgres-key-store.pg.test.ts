@@ -5,14 +5,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
-import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest } from './key-store.contract.ts';
-import {
-  ALL_VERSIONS,
-  describePostgresKeyStore,
-  expectUnavailable,
-  freshPrefix,
-  versions,
-} from './postgres-key-store.contract.ts';
+import { makeIdentity, makeSecret, mostLiveAtOnce, randomDigest } from './key-store-fixtures.test-support.ts';
+import { describePostgresKeyStore } from './postgres-key-store.contract.ts';
+import { ALL_VERSIONS, versions } from './postgres-migrate.contract.ts';
+import { expectUnavailable, freshPrefix } from './postgres-fixtures.test-support.ts';
 
 const url = await postgresUrl();
 const schema = uniqueSchema('keyset_pg');

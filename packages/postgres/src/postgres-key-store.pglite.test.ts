@@ -3,8 +3,9 @@ import { createPglite } from '@keyset/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
-import { randomDigest } from './key-store.contract.ts';
-import { describePostgresKeyStore, expectUnavailable, freshPrefix } from './postgres-key-store.contract.ts';
+import { randomDigest } from './key-store-fixtures.test-support.ts';
+import { describePostgresKeyStore } from './postgres-key-store.contract.ts';
+import { expectUnavailable, freshPrefix } from './postgres-fixtures.test-support.ts';
 
 // One embedded database for the whole file: starting PGlite takes seconds.
 let db: PGlite;

@@ -7,19 +7,20 @@
  * @module
  */
 import { ConfigError } from '@keyset/core';
-import type { AuditEntry, FoundKey, KeyStore, ListOwnersQuery, OwnerPatch, RolePatch, RoleTarget, StoredOwner, StoredRole } from '@keyset/core';
+import type { AuditEntry, FoundKey, KeyStore, StoredRole } from '@keyset/core';
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import type { IdentityLimitsPatch, ListIdentitiesQuery, PepperCount, PepperRehash, StoredIdentity, StoredKey, StoredSecret } from '@keyset/core/adapter';
 import { auditInsertCte, withAudit } from './internal/audit-rows.ts';
 import { tableNames } from './internal/identifiers.ts';
+import { ownerMethods } from './internal/owner-methods.ts';
+import { pageQuery } from './internal/page-query.ts';
+import { roleMethods } from './internal/role-methods.ts';
 import {
-  epochMs,
   identityColumns,
   identityFrom,
+  isTrue,
   ownerColumns,
   ownerFrom,
-  quotaParam,
-  quotaPatchParam,
   limitsParams,
   secretColumns,
   secretFromColumns,
@@ -43,40 +44,9 @@ export interface PostgresKeyStoreOptions extends TableOptions {
 /** Every name `PostgresKeyStoreOptions` knows, checked when the store is made. */
 const KEY_STORE_OPTIONS = { client: true, schema: true, tablePrefix: true } as const satisfies KnownOptions<PostgresKeyStoreOptions>;
 
-/** A boolean column, whether or not the driver parses booleans. */
 /** The `roles` column of a found key: `[{ name, permissions }]` as JSON text. */
 function rolesFrom(text: string): Pick<StoredRole, 'name' | 'permissions'>[] {
   return (JSON.parse(text) as { name: unknown; permissions: unknown[] }[]).map((role) => ({ name: String(role.name), permissions: role.permissions.map(String) }));
-}
-
-function isTrue(value: unknown): boolean {
-  return value === true || value === 't';
-}
-
-function checkCount(name: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
-    throw new RangeError(`${name} must be a non-negative integer, got ${String(value)}`);
-  }
-}
-
-/**
- * What a page of a list over the `(created_at DESC, id DESC)` index needs, for keys and for
- * owners alike: the direction checked and turned into the comparison and order (backward, a
- * page reached through a prevCursor, reads the same index the other way), `take` and `offset`
- * checked, and a parameter list with its `$n` placeholder maker.
- */
-function pageQuery(query: { take: number; offset?: number | undefined; direction?: 'forward' | 'backward' | undefined }): {
-  cmp: '<' | '>';
-  order: 'DESC' | 'ASC';
-  params: unknown[];
-  param: (value: unknown) => string;
-} {
-  const { take, offset, direction = 'forward' } = query;
-  if (direction !== 'forward' && direction !== 'backward') throw new TypeError(`direction must be 'forward' or 'backward'`);
-  checkCount('take', take);
-  checkCount('offset', offset);
-  const params: unknown[] = [];
-  return { cmp: direction === 'forward' ? '<' : '>', order: direction === 'forward' ? 'DESC' : 'ASC', params, param: (value) => `$${params.push(value)}` };
 }
 
 /**
@@ -201,7 +171,6 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
   const getIdentitySql = `SELECT ${identityColumns()}, ${secretsColumn(t.secrets)} FROM ${t.identities} i WHERE i.id = $1`;
 
   const revokeSql = `SELECT ${t.revokeFunction}($1, $2::timestamptz) AS revoked`;
-  const deleteOwnerSql = `SELECT ${t.deleteOwnerFunction}($1, $2::timestamptz) AS deleted`;
 
   // The first report is kept whole: every SET expression reads the row as it was, so a
   // row already reported keeps both columns, and two reports at once keep one of them.
@@ -249,32 +218,6 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
     const rolesText = row['roles'];
     const found: FoundKey = typeof rolesText === 'string' ? { identity, secret, roles: rolesFrom(rolesText) } : { identity, secret };
     return identity.ownerId === null || identity.ownerId === undefined ? found : { ...found, owner: ownerFrom(row) };
-  }
-
-  const roleSelect = `SELECT name, to_json(permissions)::text AS permissions, description, ${epochMs('created_at')} AS created_at, ${epochMs('updated_at')} AS updated_at`;
-
-  function roleRow(row: Record<string, unknown>): StoredRole {
-    return {
-      name: String(row['name']),
-      permissions: (JSON.parse(String(row['permissions'])) as unknown[]).map(String),
-      description: String(row['description']),
-      createdAt: new Date(Math.round(Number(row['created_at']))),
-      updatedAt: new Date(Math.round(Number(row['updated_at']))),
-    };
-  }
-
-  /**
-   * The holder a grant names: the key's id, or the owner's incarnation (see migration 15),
-   * locked FOR KEY SHARE so a concurrent delete of the owner waits for the grant.
-   */
-  function holderSql(target: RoleTarget): string {
-    return target.type === 'key' ? `SELECT id AS hid FROM ${t.identities} WHERE id = $1` : `SELECT incarnation AS hid FROM ${t.owners} WHERE id = $1 FOR KEY SHARE`;
-  }
-
-  const ownerSelect = `SELECT id, incarnation, metadata::text AS metadata, rate_limits, quota, ${epochMs('created_at')} AS created_at, ${epochMs('disabled_at')} AS disabled_at`;
-
-  function ownerRow(row: Record<string, unknown>): StoredOwner {
-    return ownerFrom(row, '') as StoredOwner;
   }
 
   function keyFrom(row: Record<string, unknown>): StoredKey {
@@ -414,85 +357,6 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       };
     },
 
-    async insertOwner(owner: StoredOwner, audit?: AuditEntry): Promise<boolean> {
-      const query = withAudit(
-        t,
-        `INSERT INTO ${t.owners} (id, metadata, rate_limits, quota, created_at, disabled_at, incarnation)
-         VALUES ($1, $2::json, $3::jsonb, $4::jsonb, $5::timestamptz, $6::timestamptz, coalesce($7::text, gen_random_uuid()::text))
-         ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [
-          owner.id,
-          JSON.stringify(owner.metadata ?? {}),
-          owner.rateLimits === null ? null : JSON.stringify(owner.rateLimits),
-          quotaParam(owner.quota ?? null),
-          timestampParam(owner.createdAt),
-          timestampParam(owner.disabledAt),
-          owner.incarnation ?? null,
-        ],
-        audit,
-      );
-      const rows = await runQuery(client, query.sql, query.params);
-      return rows.length > 0;
-    },
-
-    async getOwner(id: string): Promise<StoredOwner | undefined> {
-      const [row] = await runQuery(client, `${ownerSelect} FROM ${t.owners} WHERE id = $1`, [id]);
-      return row === undefined ? undefined : ownerRow(row);
-    },
-
-    async listOwners(query: ListOwnersQuery): Promise<{ owners: StoredOwner[]; total?: number }> {
-      const { take, offset, after, withTotal = false } = query;
-      const { cmp, order, params, param } = pageQuery(query);
-      const where = after === undefined ? '' : `WHERE (created_at, id) ${cmp} (${param(timestampParam(after.createdAt))}::timestamptz, ${param(after.id)}::text)`;
-      const rows = await runQuery(
-        client,
-        `${ownerSelect}${withTotal ? `, (SELECT count(*) FROM ${t.owners}) AS total` : ''} FROM ${t.owners} ${where}
-         ORDER BY created_at ${order}, id ${order} LIMIT ${param(take)}::int8${offset === undefined ? '' : ` OFFSET ${param(offset)}::int8`}`,
-        params,
-      );
-      const owners = rows.map(ownerRow);
-      if (!withTotal) return { owners };
-      // An offset past the end returns no row to carry the count: ask for it alone.
-      const total = rows[0] !== undefined ? Number(rows[0].total) : Number((await runQuery(client, `SELECT count(*) AS n FROM ${t.owners}`, []))[0]?.n ?? 0);
-      return { owners, total };
-    },
-
-    async updateOwner(id: string, patch: OwnerPatch, audit?: AuditEntry): Promise<StoredOwner | undefined> {
-      const sets: string[] = [];
-      const params: unknown[] = [id];
-      const param = (value: unknown): string => `$${params.push(value)}`;
-      if (patch.metadata !== undefined) sets.push(`metadata = ${param(JSON.stringify(patch.metadata ?? {}))}::json`);
-      if (patch.rateLimits !== undefined) sets.push(`rate_limits = ${param(patch.rateLimits === null ? null : JSON.stringify(patch.rateLimits))}::jsonb`);
-      // Both merges read the row the UPDATE locks, so concurrent updates apply one after the
-      // other: the stored refill is kept when the patch names none, setAt moves past the
-      // stored one (a quota store restarts its count only for a later one), and an owner
-      // disabled already keeps its first instant.
-      if (patch.quota === null) sets.push('quota = NULL');
-      else if (patch.quota !== undefined) {
-        const q = `${param(quotaPatchParam(patch.quota))}::jsonb`;
-        sets.push(
-          `quota = jsonb_build_object('remaining', ${q}->'remaining',
-             'refill', CASE WHEN ${q} ? 'refill' THEN ${q}->'refill' ELSE COALESCE(quota->'refill', 'null'::jsonb) END,
-             'setAt', GREATEST((${q}->>'setAt')::int8, COALESCE((quota->>'setAt')::int8 + 1, 0)))`,
-        );
-      }
-      if (patch.disabledAt === null) sets.push('disabled_at = NULL');
-      else if (patch.disabledAt !== undefined) sets.push(`disabled_at = COALESCE(disabled_at, ${param(timestampParam(patch.disabledAt))}::timestamptz)`);
-      const changed = sets.length === 0 ? `SELECT * FROM ${t.owners} WHERE id = $1` : `UPDATE ${t.owners} SET ${sets.join(', ')} WHERE id = $1 RETURNING *`;
-      const logged = audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM u)')}`;
-      const sql = `WITH u AS (${changed})${logged} ${ownerSelect} FROM u`;
-      const [row] = await runQuery(client, sql, params);
-      return row === undefined ? undefined : ownerRow(row);
-    },
-
-    async deleteOwner(id: string, at: Date, audit?: AuditEntry): Promise<boolean> {
-      // One statement: the owner row goes and each of its keys is revoked as revoke() does,
-      // or nothing happens; see migration 13 for why this is a function.
-      const query = withAudit(t, deleteOwnerSql, [id, timestampParam(at)], audit, 'deleted');
-      const rows = await runQuery(client, query.sql, query.params);
-      return isTrue(rows[0]?.deleted);
-    },
-
     async recordLeak(id: string, at: Date, url: string | null, audit?: AuditEntry): Promise<boolean> {
       const query = withAudit(t, recordLeakSql, [id, timestampParam(at), url], audit);
       const rows = await runQuery(client, query.sql, query.params);
@@ -505,77 +369,8 @@ export function createPostgresKeyStore(options: PostgresKeyStoreOptions): KeySto
       return isTrue(rows[0]?.revoked);
     },
 
-    async insertRole(role: StoredRole, audit?: AuditEntry): Promise<boolean> {
-      const query = withAudit(
-        t,
-        `INSERT INTO ${t.roles} (name, permissions, description, created_at, updated_at) VALUES ($1, $2::text[], $3, $4::timestamptz, $5::timestamptz)
-         ON CONFLICT (name) DO NOTHING RETURNING name`,
-        [role.name, [...role.permissions], role.description, timestampParam(role.createdAt), timestampParam(role.updatedAt)],
-        audit,
-      );
-      return (await runQuery(client, query.sql, query.params)).length > 0;
-    },
-
-    async getRole(name: string): Promise<StoredRole | undefined> {
-      const [row] = await runQuery(client, `${roleSelect} FROM ${t.roles} WHERE name = $1`, [name]);
-      return row === undefined ? undefined : roleRow(row);
-    },
-
-    async listRoles(): Promise<StoredRole[]> {
-      return (await runQuery(client, `${roleSelect} FROM ${t.roles} ORDER BY name COLLATE "C"`, [])).map(roleRow);
-    },
-
-    async updateRole(name: string, patch: RolePatch, audit?: AuditEntry): Promise<StoredRole | undefined> {
-      const query = withAudit(
-        t,
-        `UPDATE ${t.roles} SET
-           permissions = CASE WHEN $2::boolean THEN $3::text[] ELSE permissions END,
-           description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
-           updated_at = $6::timestamptz
-         WHERE name = $1
-         RETURNING name, to_json(permissions)::text AS permissions, description, ${epochMs('created_at')} AS created_at, ${epochMs('updated_at')} AS updated_at`,
-        [name, patch.permissions !== undefined, patch.permissions === undefined ? null : [...patch.permissions], patch.description !== undefined, patch.description ?? null, timestampParam(patch.updatedAt)],
-        audit,
-      );
-      const [row] = await runQuery(client, query.sql, query.params);
-      return row === undefined ? undefined : roleRow(row);
-    },
-
-    async deleteRole(name: string, audit?: AuditEntry): Promise<boolean> {
-      const query = withAudit(t, `DELETE FROM ${t.roles} WHERE name = $1 RETURNING name`, [name], audit);
-      return (await runQuery(client, query.sql, query.params)).length > 0;
-    },
-
-    async setRoles(target: RoleTarget, names: readonly string[], audit?: AuditEntry): Promise<'set' | 'not_found' | 'unknown_role'> {
-      // ONE statement: the roles are locked FOR KEY SHARE (a concurrent deleteRole waits, or
-      // has deleted them and they are not found), then the holder's other grants go and the
-      // missing ones come, only when the holder exists and every name is a role.
-      const params: unknown[] = [target.id, [...new Set(names)], target.type];
-      const param = (value: unknown): string => `$${params.push(value)}`;
-      const sql = `
-        WITH holder AS (${holderSql(target)}),
-        known AS (SELECT name FROM ${t.roles} WHERE name = ANY($2::text[]) FOR KEY SHARE),
-        ok AS (SELECT hid FROM holder WHERE (SELECT count(*) FROM known) = cardinality($2::text[])),
-        dropped AS (DELETE FROM ${t.roleGrants} g USING ok WHERE g.holder_type = $3::text AND g.holder_id = ok.hid AND g.role_name <> ALL($2::text[])),
-        added AS (INSERT INTO ${t.roleGrants} (holder_type, holder_id, role_name) SELECT $3::text, ok.hid, r FROM ok, unnest($2::text[]) r ON CONFLICT DO NOTHING)
-        ${audit === undefined ? '' : `, ${auditInsertCte(t, audit, param, 'EXISTS (SELECT 1 FROM ok)')}`}
-        SELECT EXISTS (SELECT 1 FROM holder) AS found, EXISTS (SELECT 1 FROM ok) AS ok`;
-      const [row] = await runQuery(client, sql, params);
-      if (!isTrue(row?.['found'])) return 'not_found';
-      return isTrue(row?.['ok']) ? 'set' : 'unknown_role';
-    },
-
-    async rolesOf(target: RoleTarget): Promise<string[] | undefined> {
-      const [row] = await runQuery(
-        client,
-        `WITH holder AS (${target.type === 'key' ? `SELECT id AS hid FROM ${t.identities} WHERE id = $1` : `SELECT incarnation AS hid FROM ${t.owners} WHERE id = $1`})
-         SELECT EXISTS (SELECT 1 FROM holder) AS found,
-           (SELECT to_json(coalesce(array_agg(g.role_name ORDER BY g.role_name COLLATE "C"), '{}'))::text FROM ${t.roleGrants} g JOIN holder ON g.holder_id = holder.hid WHERE g.holder_type = $2) AS roles`,
-        [target.id, target.type],
-      );
-      if (!isTrue(row?.['found'])) return undefined;
-      return (JSON.parse(String(row?.['roles'])) as unknown[]).map(String);
-    },
+    ...ownerMethods(client, t),
+    ...roleMethods(client, t),
 
     async touchLastUsed(updates: readonly { digest: string; at: Date }[]): Promise<void> {
       if (updates.length === 0) return;

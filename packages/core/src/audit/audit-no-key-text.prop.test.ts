@@ -7,11 +7,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeysetError } from '../errors.ts';
-import { createKeyAdmin } from '../keys/key-admin.ts';
+import { createKeyAdmin } from '../admin/key-admin.ts';
 import { generateKey } from '../keys/key-format.ts';
-import { createKeyring } from '../keys/keyring.ts';
+import { createKeyring } from '../auth/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
-import { createOwnerAdmin } from '../keys/owner-admin.ts';
+import { createOwnerAdmin } from '../admin/owner-admin.ts';
 import { createMemoryAuditStore } from './memory-audit-store.ts';
 import { secretLeak } from '@keyset/test-support';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KeysetError } from '../errors.ts';
-import { createKeyAdmin } from '../keys/key-admin.ts';
-import { createKeyring } from '../keys/keyring.ts';
+import { createKeyAdmin } from '../admin/key-admin.ts';
+import { createKeyring } from '../auth/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createMemoryAuditStore } from './memory-audit-store.ts';
-import { createOwnerAdmin } from '../keys/owner-admin.ts';
+import { createOwnerAdmin } from '../admin/owner-admin.ts';
 import type { AuditEntry } from './audit-store.ts';
 import { listAudit } from './list-audit.ts';
 

@@ -5,7 +5,7 @@
  */
 import { KeysetError } from '../errors.ts';
 import { isInstantInRange } from '../instant.ts';
-import { toListQuery, type KeyListPlan } from '../keys/key-input.ts';
+import { toListQuery, type KeyListPlan } from '../admin/key-input.ts';
 import { AUDIT_ACTIONS, type AuditEntry, type AuditFilters, type AuditStore } from './audit-store.ts';
 
 /** One page of `listAudit`, as `Paginator.page()` takes it (see `KeyListResult`). */

@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
-import { createApiKeyGuard, type ApiKeyGuardOptions } from '../keys/api-key-guard.ts';
+import { createApiKeyGuard, type ApiKeyGuardOptions } from '../auth/api-key-guard.ts';
 import { createConcurrencyLimit, type ConcurrencyOptions } from './concurrency-limit.ts';
-import { createKeyAdmin } from '../keys/key-admin.ts';
-import { createOwnerAdmin } from '../keys/owner-admin.ts';
-import { createKeyring } from '../keys/keyring.ts';
+import { createKeyAdmin } from '../admin/key-admin.ts';
+import { createOwnerAdmin } from '../admin/owner-admin.ts';
+import { createKeyring } from '../auth/keyring.ts';
 import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { ConcurrencyStore } from './types.ts';

@@ -1,6 +1,6 @@
 /**
  * The one seam between keyset's logic and a runtime's cryptography. Node gets
- * `node:crypto` (synchronous, ~1 µs per digest); every other runtime gets Web Crypto.
+ * `node:crypto` (synchronous, nothing to await per digest); every other runtime gets Web Crypto.
  * The choice is made by the `#crypto` import condition in package.json, never by
  * runtime sniffing in logic. Results may be synchronous or promises: callers `await`.
  * @module

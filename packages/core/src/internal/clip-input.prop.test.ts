@@ -11,7 +11,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KeysetError, toProblem } from '../errors.ts';
-import { validateIpAllowlist } from '../keys/ip-allowlist.ts';
+import { validateIpAllowlist } from '../auth/ip-allowlist.ts';
 import { validateMetadata } from '../keys/key-metadata.ts';
 import { createSortParam } from '../pagination/sort-param.ts';
 import { defineSortSpec } from '../pagination/sort-spec.ts';

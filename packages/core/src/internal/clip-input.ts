@@ -5,7 +5,7 @@
  * a message names it instead, or echoes a word of a closed vocabulary (redact-echo.ts).
  * @module
  */
-import { redactRuns } from '../keys/redact-runs.ts';
+import { redactRuns } from '../redaction/redact-runs.ts';
 
 /**
  * `text` through `redactRuns` (whole keys `…abcd`, every other run of 8 or more letters

@@ -2,8 +2,8 @@
  * Byte encodings without `Buffer` (the core imports nothing from Node): lowercase hex for
  * digests at rest, and a one-byte-per-char string for in-memory map keys.
  * Both build flat strings (`join`, one `String.fromCharCode` call): a string grown by `+=`
- * is a rope that V8 must flatten before hashing it as a `Map` key, which cost ~0.6 µs per
- * lookup on the verification hot path.
+ * is a rope that V8 must flatten before hashing it as a `Map` key, on every lookup of the
+ * verification hot path.
  * @module
  */
 

@@ -27,7 +27,7 @@ export interface LruSlot {
 
 /**
  * Bounded cache with TTL and second-chance eviction, keyed by strings or, where a key
- * can be a small integer (`keys/internal/digest-cache.ts`), by numbers. Not exported
+ * can be a small integer (`auth/internal/digest-cache.ts`), by numbers. Not exported
  * from the package.
  */
 export class LruCache<V extends LruSlot, K extends string | number = string> {

@@ -7,9 +7,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
 import { isWellFormedKey } from './is-well-formed-key.ts';
-import { createKeyAdmin } from './key-admin.ts';
+import { createKeyAdmin } from '../admin/key-admin.ts';
 import { keyPattern } from './key-format.ts';
-import { createKeyring } from './keyring.ts';
+import { createKeyring } from '../auth/keyring.ts';
 import { createMemoryKeyStore } from './memory-key-store.ts';
 
 const prefixArb = fc.stringMatching(/^[a-z][a-z0-9]{0,6}(_[a-z0-9]{1,5}){0,2}$/);

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { BASE62_ALPHABET, randomBase62 } from '../internal/base62.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { generateKey, parseKey } from './key-format.ts';
-import { redactUrl } from './query-credentials.ts';
-import { redactKey } from './redact-key.ts';
+import { redactUrl } from '../auth/query-credentials.ts';
+import { redactKey } from '../redaction/redact-key.ts';
 
 const prefixArb = fc.stringMatching(/^[a-z][a-z0-9]{0,6}(_[a-z0-9]{1,5}){0,2}$/);
 /** A key from fast-check's bytes (so failures replay by seed) through the real generator. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { containsKeyShapedText } from './redact-text.ts';
+import { containsKeyShapedText } from '../redaction/redact-text.ts';
 
 /** A JSON value as metadata holds it. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };

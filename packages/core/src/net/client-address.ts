@@ -68,7 +68,7 @@ const PEER_MEMO_SIZE = 256;
 
 /**
  * The socket peer's canonical address (`undefined` when it is not an address), remembered
- * per text: parsing and printing an IPv6 address by hand costs about 2 µs, and a server
+ * per text: parsing and printing an IPv6 address by hand is costly next to a lookup, and a server
  * sees the same few peers (its load balancers, keep-alive clients) request after
  * request. The canonical form depends on the text alone, so a remembered answer is always
  * the one parsing would give; the memo is bounded, and cleared when full.

@@ -5,7 +5,7 @@
  * @module
  */
 import { ConfigError, KeysetError } from '../errors.ts';
-import { containsKeyShapedText } from '../keys/redact-text.ts';
+import { containsKeyShapedText } from '../redaction/redact-text.ts';
 
 /**
  * Validates `baseUrl` and returns it without a trailing slash (`undefined` stays

@@ -6,8 +6,8 @@
 /**
  * `Object.freeze({ ...given })`, made faster for the filters every request brings. The
  * own enumerable string keys are copied by plain stores into a fresh object, which V8
- * freezes along a cached map transition (~50 ns); an object made by spread has a map
- * with no frozen twin, and freezing it cost ~250 ns on every request. A store is not a
+ * freezes along a cached map transition; an object made by spread has a map with no
+ * frozen twin, and freezing it makes a new one on every request. A store is not a
  * spread's define for a key the prototype holds (`__proto__`'s setter, an accessor added
  * to `Object.prototype`), and a spread also copies symbol keys: such filters, and values
  * that are not objects, still take the spread, checked before any value is read so no

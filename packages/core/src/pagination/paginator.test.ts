@@ -4,8 +4,8 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { paginateArray } from './paginate-array.ts';
 import { createPaginator, type Paginator, type PaginatorOptions } from './paginator.ts';
 import type { CursorPage, OffsetPage, SortKey } from './types.ts';
-import { createCursorCodec } from './cursor-codec.ts';
-import { cursorFingerprint } from './cursor-fingerprint.ts';
+import { createCursorCodec } from '../cursor/cursor-codec.ts';
+import { cursorFingerprint } from '../cursor/cursor-fingerprint.ts';
 
 interface Order {
   id: bigint;

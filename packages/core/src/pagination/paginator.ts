@@ -7,9 +7,9 @@ import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { compareKey, toComparable, toSortValue } from '../internal/sort-values.ts';
-import { exactSortValues, withoutSortValues } from './exact-sort-values.ts';
-import { createPaginatorCursorCodec } from './cursor-codec.ts';
-import { createFingerprintCache, scopePrefix } from './cursor-fingerprint.ts';
+import { exactSortValues, withoutSortValues } from '../cursor/exact-sort-values.ts';
+import { createPaginatorCursorCodec } from '../cursor/cursor-codec.ts';
+import { createFingerprintCache, scopePrefix } from '../cursor/cursor-fingerprint.ts';
 import { frozenFilters } from './frozen-filters.ts';
 import { LIMIT_OPTIONS, createLimitPolicy } from './limit-policy.ts';
 import { parseWithModes, resolveModes } from './parse-page-query.ts';
@@ -321,7 +321,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     const fingerprint = typeof known === 'string' ? known : await known;
     if (parsed.mode === 'offset') {
       // Literals, not a spread: a spread object's shape has no frozen twin to move to, and
-      // freezing it cost about 1 µs (a new hidden class per call).
+      // freezing it makes a new hidden class per call.
       const offset = limits.resolveOffset(parsed.offset);
       return Object.freeze(
         filters === undefined

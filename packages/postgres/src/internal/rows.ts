@@ -187,3 +187,8 @@ export function secretsFrom(value: unknown): StoredSecret[] {
 function pepperIdFrom(value: unknown): { pepperId?: string } {
   return typeof value === 'string' ? { pepperId: value } : {};
 }
+
+/** A boolean column, whether or not the driver parses booleans. */
+export function isTrue(value: unknown): boolean {
+  return value === true || value === 't';
+}

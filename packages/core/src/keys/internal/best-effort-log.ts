@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import { createFailureLog } from '../../internal/failure-log.ts';
-import type { KeyringLogger } from '../keyring-options.ts';
+import type { KeyringLogger } from '../../auth/keyring-options.ts';
 
 type LogFields = Record<string, unknown>;
 
