@@ -324,4 +324,30 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await shot('owner-usage');
     expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
   }, 120_000);
+
+  it('names the actor of each audit entry by its key, also a key the page has not loaded', async () => {
+    const target = await issueKey(`console audited ${Date.now().toString(36)}`);
+    const second = (await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: 'console second admin', scopes: ['keys:admin'] } })).body as { id: string; key: string };
+    expect((await call(base, `/api/keys/${target.id}`, { key: second.key, method: 'PATCH', body: { metadata: { team: 'audit' } } })).status).toBe(200);
+    // The second admin key is left out of the key list the page loads, as past the newest
+    // keys it searches: its name comes from the key itself.
+    const isList = (url: URL) => url.pathname === '/api/keys' && url.searchParams.get('limit') === '100';
+    const withoutSecond = async (route: Route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { items: { id: string }[] };
+      await route.fulfill({ response, json: { ...body, items: body.items.filter((item) => item.id !== second.id) } });
+    };
+    await page.route(isList, withoutSecond);
+    // Still signed in from the test before (this tab keeps the key): a reload signs in again.
+    await page.goto(`${base}${CONSOLE_PATHS.page}`);
+    await statusReads(/^Signed in: \d+ keys? and \d+ owners? loaded\.$/);
+    await page.getByLabel('Search keys by name, id or last 4').fill(target.id);
+    await page.getByRole('button', { name: 'console audited', exact: false }).click();
+    await page.locator('#audit-summary', { hasText: '2 entries, newest first.' }).waitFor({ timeout: UI_TIMEOUT });
+    const entries = await page.locator('#audit-list > li').allInnerTexts();
+    expect(entries[0]).toContain(`key.updated by "console second admin" (${second.id})`);
+    expect(entries[1]).toMatch(/ key\.issued by "admin \(created on first start\)" \(key_\w+\)/);
+    await page.unroute(isList, withoutSecond);
+    expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
+  }, 120_000);
 });
