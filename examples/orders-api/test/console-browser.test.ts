@@ -133,7 +133,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Use this key');
     await page.keyboard.press('Enter');
-    await statusReads(/^Signed in: \d+ keys and \d+ owners loaded\.$/);
+    await statusReads(/^Signed in: \d+ keys? and \d+ owners? loaded\.$/);
     // The key is in this tab's sessionStorage, and nowhere a URL or a cookie would carry it.
     expect(await page.evaluate(() => sessionStorage.getItem('keyset-console:admin-key'))).toBe(admin);
     expect(await page.evaluate(() => document.cookie)).toBe('');
@@ -206,7 +206,9 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     // The revocation is in the key's audit trail, newest first, above its role and its issue.
     const audit = page.locator('#audit-list > li');
     await expect.poll(() => audit.count(), { timeout: UI_TIMEOUT }).toBe(3);
-    expect(await audit.nth(0).innerText()).toMatch(/ key\.revoked by key_\w+\s+revokedAt: null → "\d{4}-/);
+    // Made with the admin key: the actor shows as that key's name, beside its id.
+    expect(await audit.nth(0).innerText()).toMatch(/ key\.revoked by "admin \(created on first start\)" \(key_\w+\)\s+revokedAt: null → "\d{4}-/);
+    expect(await page.locator('#audit-summary').innerText()).toBe('3 entries, newest first.');
     expect(await audit.nth(1).innerText()).toContain('key.roles_set');
     expect(await audit.nth(2).innerText()).toContain('key.issued');
     await shot('revoked');
@@ -218,7 +220,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
   it('shows a key named like markup (and its metadata) as text, a rotated or issued key once, and forgets the admin key', async () => {
     const marked = await issueKey(MARKUP_NAME, { note: MARKUP_NOTE });
     await page.getByRole('button', { name: 'Reload keys' }).click();
-    await statusReads(/keys loaded\.$/);
+    await statusReads(/keys? loaded\.$/);
     await page.getByLabel('Search keys by name, id or last 4').fill('<img');
     const open = page.getByRole('button', { name: MARKUP_NAME, exact: true });
     await open.waitFor({ timeout: UI_TIMEOUT });
@@ -265,6 +267,9 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Key: console issued' }).waitFor({ timeout: UI_TIMEOUT });
     await expect.poll(() => shown.textContent(), { timeout: UI_TIMEOUT }).not.toBe('');
     expect(await ordersStatus((await shown.textContent())!)).toBe(200);
+    // Its trail holds one entry, worded so, by the admin key's name.
+    await page.locator('#audit-summary', { hasText: '1 entry.' }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await page.locator('#audit-list > li').innerText()).toMatch(/ key\.issued by "admin \(created on first start\)" \(key_\w+\)/);
     await page.getByRole('button', { name: 'I have copied it: hide the key' }).click();
 
     // Forgetting the key leaves nothing in the tab; a reload then asks for it again.
@@ -299,7 +304,7 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
     await page.waitForFunction(() => document.activeElement?.id === 'admin-key', undefined, { timeout: UI_TIMEOUT });
     await page.keyboard.type(admin);
     await page.keyboard.press('Enter');
-    await statusReads(/^Signed in: \d+ keys and \d+ owners loaded\.$/);
+    await statusReads(/^Signed in: \d+ keys? and \d+ owners? loaded\.$/);
     await page.getByLabel('Search owners by id').fill(id);
     await page.getByRole('button', { name: `Show the usage of ${id}` }).click();
     await page.getByRole('heading', { name: `Owner: ${id}` }).waitFor({ timeout: UI_TIMEOUT });
@@ -317,6 +322,32 @@ describe.skipIf(!hasBrowser)('/console in headless Chromium', () => {
       .toBe('Last day, by hour: 3 allowed, 0 refused.');
     expect(await page.locator('#owner-usage-chart svg rect.allowed').count()).toBeGreaterThanOrEqual(1);
     await shot('owner-usage');
+    expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
+  }, 120_000);
+
+  it('names the actor of each audit entry by its key, also a key the page has not loaded', async () => {
+    const target = await issueKey(`console audited ${Date.now().toString(36)}`);
+    const second = (await call(base, '/api/keys', { key: admin, method: 'POST', body: { name: 'console second admin', scopes: ['keys:admin'] } })).body as { id: string; key: string };
+    expect((await call(base, `/api/keys/${target.id}`, { key: second.key, method: 'PATCH', body: { metadata: { team: 'audit' } } })).status).toBe(200);
+    // The second admin key is left out of the key list the page loads, as past the newest
+    // keys it searches: its name comes from the key itself.
+    const isList = (url: URL) => url.pathname === '/api/keys' && url.searchParams.get('limit') === '100';
+    const withoutSecond = async (route: Route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { items: { id: string }[] };
+      await route.fulfill({ response, json: { ...body, items: body.items.filter((item) => item.id !== second.id) } });
+    };
+    await page.route(isList, withoutSecond);
+    // Still signed in from the test before (this tab keeps the key): a reload signs in again.
+    await page.goto(`${base}${CONSOLE_PATHS.page}`);
+    await statusReads(/^Signed in: \d+ keys? and \d+ owners? loaded\.$/);
+    await page.getByLabel('Search keys by name, id or last 4').fill(target.id);
+    await page.getByRole('button', { name: 'console audited', exact: false }).click();
+    await page.locator('#audit-summary', { hasText: '2 entries, newest first.' }).waitFor({ timeout: UI_TIMEOUT });
+    const entries = await page.locator('#audit-list > li').allInnerTexts();
+    expect(entries[0]).toContain(`key.updated by "console second admin" (${second.id})`);
+    expect(entries[1]).toMatch(/ key\.issued by "admin \(created on first start\)" \(key_\w+\)/);
+    await page.unroute(isList, withoutSecond);
     expect({ foreign, problems, violations, dialogs }).toEqual({ foreign: [], problems: [], violations: [], dialogs: [] });
   }, 120_000);
 });

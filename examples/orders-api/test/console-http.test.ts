@@ -8,7 +8,7 @@
  * test/console-browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_CSP, CONSOLE_PATHS } from '../src/app/console.ts';
+import { CONSOLE_CSP, CONSOLE_MODULES, CONSOLE_PATHS } from '../src/app/console.ts';
 import { ADAPTERS, type AdapterName } from '../src/config.ts';
 import { call, serveAlso, startApi, type ExtraServer, type TestApi } from './helpers.ts';
 
@@ -17,7 +17,11 @@ const EXPECTED = [
   { path: CONSOLE_PATHS.script, type: 'text/javascript; charset=utf-8', cache: 'no-cache', marker: 'createConsole' },
   { path: CONSOLE_PATHS.style, type: 'text/css; charset=utf-8', cache: 'no-cache', marker: ':focus-visible' },
   { path: CONSOLE_PATHS.icon, type: 'image/svg+xml', cache: 'no-cache', marker: '<svg' },
+  // The modules app.js imports: a browser runs a module only under a JavaScript type.
+  ...CONSOLE_MODULES.map((file) => ({ path: `/console/${file}`, type: 'text/javascript; charset=utf-8', cache: 'no-cache', marker: 'export ' })),
 ];
+/** Every script of the console: the entry module and what it imports. */
+const SCRIPTS = [CONSOLE_PATHS.script, ...CONSOLE_MODULES.map((file) => `/console/${file}`)];
 
 describe('/console over HTTP', () => {
   let t: TestApi;
@@ -83,8 +87,21 @@ describe('/console over HTTP', () => {
     expect(text).not.toMatch(/name="admin-key"/);
   });
 
+  it('imports only modules it serves, each by a relative path on this origin', async () => {
+    const base = servers.get('hono')!.url;
+    for (const path of SCRIPTS) {
+      const { text } = await call(base, path);
+      const imports = [...text.matchAll(/^import\b[^;]*?from '([^']+)';$/gm)].map(([, from]) => from!);
+      for (const from of imports) {
+        expect(from, `${path} imports ${from}`).toMatch(/^\.\/[a-z-]+\.js$/);
+        expect(SCRIPTS, `${path} imports ${from}`).toContain(`/console/${from.slice(2)}`);
+      }
+    }
+  });
+
   it('keeps the admin key out of URLs, cookies and the console log', async () => {
-    const { text } = await call(servers.get('hono')!.url, CONSOLE_PATHS.script);
+    const base = servers.get('hono')!.url;
+    const text = (await Promise.all(SCRIPTS.map(async (path) => (await call(base, path)).text))).join('\n');
     expect(text).toContain('sessionStorage');
     // Its API calls keep nothing in the HTTP cache (an issue or rotate answer holds a key).
     expect(text).toContain("cache: 'no-store'");

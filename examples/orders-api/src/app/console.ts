@@ -1,7 +1,8 @@
 /**
  * `/console`: a small operators' page over the admin routes (keys, owners, usage, audit).
  * Its files live in `src/app/console/` and are read from disk on each request (a few
- * KiB, and an edited file shows on the next reload without a restart). Every answer carries
+ * KiB, and an edited file shows on the next reload without a restart). The script is a set
+ * of ES modules the browser loads as they are, no build step: `app.js` imports the rest. Every answer carries
  * the same headers: a Content-Security-Policy that allows this origin's script, style and
  * `fetch` only, so the page fetches nothing from elsewhere and runs no inline script, even
  * if a key's name or metadata held markup (the page writes API text as text anyway).
@@ -18,6 +19,24 @@ export const CONSOLE_PATHS = Object.freeze({ page: '/console', script: '/console
  */
 export const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The modules `app.js` imports, served beside it under `/console/`. Only the files listed
+ * here are served: a new module is added to this list.
+ */
+export const CONSOLE_MODULES: readonly string[] = Object.freeze([
+  'api.js',
+  'audit.js',
+  'dom.js',
+  'format.js',
+  'key-actions.js',
+  'key-detail.js',
+  'keys-list.js',
+  'owners.js',
+  'roles.js',
+  'usage.js',
+  'usage-chart.js',
+]);
 
 /** One file of the console: where it is served, which file it is, and how. */
 export interface ConsoleFile {
@@ -36,6 +55,8 @@ export interface ConsoleFile {
 export const CONSOLE_FILES: readonly ConsoleFile[] = Object.freeze([
   { path: CONSOLE_PATHS.page, file: 'index.html', contentType: 'text/html; charset=utf-8', cacheControl: 'no-store' },
   { path: CONSOLE_PATHS.script, file: 'app.js', contentType: 'text/javascript; charset=utf-8', cacheControl: 'no-cache' },
+  // A module script must come with a JavaScript type (HTML's "fetch a single module script").
+  ...CONSOLE_MODULES.map((file) => ({ path: `/console/${file}`, file, contentType: 'text/javascript; charset=utf-8', cacheControl: 'no-cache' })),
   { path: CONSOLE_PATHS.style, file: 'app.css', contentType: 'text/css; charset=utf-8', cacheControl: 'no-cache' },
   // Served here: without an icon the browser asks for `/favicon.ico`, and a `data:` one
   // would need `img-src data:`.

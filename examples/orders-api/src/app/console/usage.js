@@ -1,0 +1,40 @@
+// A usage panel (a key's or an owner's): the period chosen in `#<ids>-period`, read from a
+// usage route and drawn into `#<ids>-summary`, `#<ids>-figure` and `#<ids>-chart`.
+
+import { $ } from './dom.js';
+import { problemText } from './format.js';
+import { usageChart } from './usage-chart.js';
+
+const DAY_MS = 86_400_000;
+
+/** Sums each bucket's requests into allowed and refused (every other outcome). */
+function bars(buckets) {
+  return buckets.map((bucket) => {
+    const refused = Object.entries(bucket.requests).filter(([outcome]) => outcome !== 'allowed').reduce((sum, [, n]) => sum + n, 0);
+    return { start: bucket.start, allowed: bucket.requests.allowed ?? 0, refused };
+  });
+}
+
+/** Reads `path` (a usage route) for the chosen period and draws it into the panel `ids`. */
+export async function drawUsage(api, path, ids) {
+  const month = $(`${ids}-period`).value === 'month';
+  const query = month ? `interval=day&from=${encodeURIComponent(new Date(Date.now() - 30 * DAY_MS).toISOString())}` : 'interval=hour';
+  const reply = await api.call('GET', `${path}?${query}`);
+  const chart = $(`${ids}-chart`);
+  if (!reply.ok) {
+    chart.replaceChildren();
+    $(`${ids}-figure`).hidden = true;
+    // A 404: a server without the usage routes.
+    $(`${ids}-summary`).textContent = reply.status === 404 ? 'Usage not available on this server.' : `Usage could not be read: ${problemText(reply)}`;
+    return;
+  }
+  const buckets = bars(reply.data.buckets);
+  const allowed = buckets.reduce((sum, bucket) => sum + bucket.allowed, 0);
+  const refused = buckets.reduce((sum, bucket) => sum + bucket.refused, 0);
+  const reasons = Object.entries(reply.data.totals.requests)
+    .filter(([outcome, n]) => outcome !== 'allowed' && n > 0)
+    .map(([outcome, n]) => `${outcome} ${n}`);
+  $(`${ids}-summary`).textContent = `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}.`;
+  $(`${ids}-figure`).hidden = false;
+  chart.replaceChildren(usageChart(buckets, month, `${ids}-summary`));
+}
