@@ -21,6 +21,8 @@ declare module 'hono' {
     page: PagePlan;
     /** What `sendPage()` needs, set by `paginate()` beside `page`. */
     pageContext: PageContext;
+    /** The page `sendPage()` answered with, when it built the response itself (`apiKey()` then adds only what it lacks). */
+    sentPage: Response;
   }
 }
 
@@ -98,15 +100,18 @@ export async function sendPage<Row>(c: Context, rows: readonly Row[], options: S
   const { total, headers } = options;
   const { paginator, plan, url } = context;
   const page = await paginator.page(plan, rows as readonly never[], total === undefined ? { url } : { url, total });
-  // Later names win. Onto `{}`: a spread starting with another object makes new hidden
+  // Later names win. Onto `{}`: a spread starting with the guard's headers makes new hidden
   // classes on every request.
-  const pageHeaders = Object.assign({}, headers, page.headers, JSON_CONTENT_TYPE);
+  const pageHeaders = Object.assign({}, c.get('guardHeaders'), headers, page.headers, JSON_CONTENT_TYPE);
   const text = JSON.stringify(page.body);
   // `c.body()` keeps the headers other middleware set (CORS, a request id…), but with more
   // than one header of ours it copies them all into a `Headers` object, which on Node
   // checks every character of the `Link` value. With nothing else to keep, the record
   // itself is the response's headers.
-  return honoHoldsHeaders(c) ? c.body(text, 200, pageHeaders) : new Response(text, { status: 200, headers: pageHeaders });
+  if (honoHoldsHeaders(c)) return c.body(text, 200, pageHeaders);
+  const response = new Response(text, { status: 200, headers: pageHeaders });
+  c.set('sentPage', response);
+  return response;
 }
 
 /**
