@@ -51,7 +51,7 @@ async function readAll(store: UsageStore, subject: { keyId: string } | { ownerId
   return out;
 }
 
-const countsArb = fc.array(fc.nat({ max: 5 }), { minLength: 6, maxLength: 6 });
+const countsArb = fc.array(fc.nat({ max: 5 }), { minLength: USAGE_OUTCOMES.length, maxLength: USAGE_OUTCOMES.length });
 
 export function describeUsageStore(label: string, harness: () => UsageStoreHarness, options: { runs?: number } = {}): void {
   const { runs = 20 } = options;
@@ -131,10 +131,22 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const { store, freshId } = harness();
       const day = freshDay();
       const keyId = freshId();
-      await store.add([{ keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [1, 2, 3, 4, 5, 6], credits: 7 }]);
+      await store.add([{ keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [1, 2, 3, 4, 5, 6, 7, 8, 9], credits: 7 }]);
       const buckets = await store.read({ keyId, from: day + 30_000, to: day + 10 * MINUTE + 1, interval: 'minute' });
       expect(buckets.map((b) => b.start)).toEqual(Array.from({ length: 11 }, (_, i) => day + i * MINUTE));
-      expect(buckets[5]).toEqual({ start: day + 5 * MINUTE, requests: { allowed: 1, rate_limited: 2, quota_exhausted: 3, insufficient_scope: 4, concurrency_limited: 5, unavailable: 6 }, credits: 7 });
+      expect(buckets[5]).toEqual({ start: day + 5 * MINUTE, requests: {
+          allowed: 1,
+          rate_limited: 2,
+          quota_exhausted: 3,
+          insufficient_scope: 4,
+          concurrency_limited: 5,
+          unavailable: 6,
+          would_refuse_rate_limited: 7,
+          would_refuse_quota_exhausted: 8,
+          would_refuse_concurrency_limited: 9,
+        },
+        credits: 7,
+      });
       expect(buckets.filter((b) => b.credits === 0)).toHaveLength(10);
       expect(await store.read({ keyId: freshId(), from: day, to: day + 3 * HOUR, interval: 'hour' })).toHaveLength(3);
       // A key without an owner counts for no owner.
@@ -146,14 +158,15 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const [a, b, c] = [freshId(), freshId(), freshId()].sort();
       await store.add([
-        { keyId: a!, ownerId: null, minute: day, requests: [5, 0, 0, 0, 0, 0], credits: 5 },
-        { keyId: b!, ownerId: null, minute: day + HOUR, requests: [1, 2, 1, 0, 0, 0], credits: 1 },
-        { keyId: c!, ownerId: null, minute: day + HOUR, requests: [3, 1, 0, 0, 0, 0], credits: 0 },
+        { keyId: a!, ownerId: null, minute: day, requests: [2, 0, 0, 0, 0, 0, 1, 1, 1], credits: 5 },
+        { keyId: b!, ownerId: null, minute: day + HOUR, requests: [1, 2, 1, 0, 0, 0, 0, 0, 0], credits: 1 },
+        { keyId: c!, ownerId: null, minute: day + HOUR, requests: [3, 1, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
         // Outside the range read below.
-        { keyId: c!, ownerId: null, minute: day + 5 * HOUR, requests: [50, 50, 0, 0, 0, 0], credits: 0 },
+        { keyId: c!, ownerId: null, minute: day + 5 * HOUR, requests: [50, 50, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
       ]);
       const range = { from: day, to: day + 2 * HOUR };
       expect(await store.top({ ...range, by: 'requests', limit: 10 })).toEqual([
+        // A would-be refusal of an observed limit was served: a request, not a refusal.
         { keyId: a, requests: 5, refusals: 0, credits: 5 },
         { keyId: b, requests: 4, refusals: 3, credits: 1 },
         { keyId: c, requests: 4, refusals: 1, credits: 0 },
@@ -167,9 +180,9 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const keyId = freshId();
       await store.add([
-        { keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [3, 1, 0, 0, 0, 0], credits: 3 },
-        { keyId, ownerId: null, minute: day + 13 * HOUR + 7 * MINUTE, requests: [2, 0, 0, 0, 0, 1], credits: 2 },
-        { keyId, ownerId: null, minute: day + DAY + 30 * MINUTE, requests: [4, 0, 0, 0, 0, 0], credits: 4 },
+        { keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [3, 1, 0, 0, 0, 0, 0, 0, 0], credits: 3 },
+        { keyId, ownerId: null, minute: day + 13 * HOUR + 7 * MINUTE, requests: [2, 0, 0, 0, 0, 1, 0, 0, 0], credits: 2 },
+        { keyId, ownerId: null, minute: day + DAY + 30 * MINUTE, requests: [4, 0, 0, 0, 0, 0, 0, 0, 0], credits: 4 },
       ]);
       // Minutes are kept two days by default: three days on, this day's minute rows are gone.
       await store.prune(day + 3 * DAY);
@@ -185,8 +198,8 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const keyId = freshId();
       const old = now - 3 * DAY;
       await store.add([
-        { keyId, ownerId: null, minute: old, requests: [1, 0, 0, 0, 0, 0], credits: 0 },
-        { keyId, ownerId: null, minute: now - HOUR, requests: [2, 0, 0, 0, 0, 0], credits: 0 },
+        { keyId, ownerId: null, minute: old, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
+        { keyId, ownerId: null, minute: now - HOUR, requests: [2, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
       ]);
       expect(await store.prune(now)).toBeGreaterThanOrEqual(1);
       const minutesThen = await store.read({ keyId, from: old, to: old + MINUTE, interval: 'minute' });
@@ -204,7 +217,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const keyId = freshId();
       const instance = freshId();
-      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0], credits: 2 };
+      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 2 };
       const allowed = async (): Promise<number> => totalOf(await store.read({ keyId, from: day, to: day + MINUTE, interval: 'minute' })).requests.allowed;
       await store.add([delta], { instance, sequence: 2 });
       await store.add([delta], { instance, sequence: 2 });
@@ -227,7 +240,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
     it('refuses malformed deltas and queries with ConfigError, writing nothing', async () => {
       const { store, freshId } = harness();
       const keyId = freshId();
-      const good: UsageDelta = { keyId, ownerId: null, minute: freshDay(), requests: [1, 0, 0, 0, 0, 0], credits: 0 };
+      const good: UsageDelta = { keyId, ownerId: null, minute: freshDay(), requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 };
       for (const bad of [{ minute: good.minute + 1 }, { requests: [1] }, { requests: [-1, 0, 0, 0, 0, 0] }, { keyId: '' }, { credits: 0.5 }]) {
         await expect(store.add([good, { ...good, ...bad } as UsageDelta])).rejects.toThrow(ConfigError);
       }

@@ -447,6 +447,16 @@ const MIGRATIONS: readonly Migration[] = [
     ALTER TABLE ${t.audit} DROP CONSTRAINT IF EXISTS ${t.auditTargetTypeCheck};
     ALTER TABLE ${t.audit} ADD CONSTRAINT ${t.auditTargetTypeCheck} CHECK (target_type IN ('key', 'owner', 'role'));`,
   },
+  // Shadow limits: requests an observed (shadow) rate limit, quota or in-flight cap would
+  // have refused, served all the same, one count per reason beside the other outcomes.
+  // (The limits' `mode` lives in the `rate_limits` and `quota` JSON of versions 6 and 10.)
+  {
+    version: 16,
+    sql: (t) => `
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_rate_limited bigint NOT NULL DEFAULT 0;
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_quota_exhausted bigint NOT NULL DEFAULT 0;
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_concurrency_limited bigint NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /**

@@ -21,6 +21,7 @@ import {
   denseUsageBuckets,
   emptyUsageRequests,
   type KnownOptions,
+  SERVED_OUTCOMES,
   USAGE_OUTCOMES,
   usageCutoffs,
   usageRetention,
@@ -54,7 +55,8 @@ const FLUSH_RECORD_MS = 7 * 86_400_000;
 
 const COLUMNS = USAGE_OUTCOMES.join(', ');
 const TOTAL = USAGE_OUTCOMES.join(' + ');
-const REFUSED = USAGE_OUTCOMES.filter((o) => o !== 'allowed').join(' + ');
+// Served requests (`allowed`, and the would-be refusals of observed limits) are not refusals.
+const REFUSED = USAGE_OUTCOMES.filter((o) => !SERVED_OUTCOMES.includes(o)).join(' + ');
 
 /**
  * A usage store over the tables `migrate()` creates (versions 12 and 13). A failing database

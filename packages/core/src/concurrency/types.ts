@@ -50,6 +50,11 @@ export interface LeaseClaim {
   /** Live leases the holder may have, this one included. */
   readonly max: number;
   readonly ttlMs: number;
+  /**
+   * An observed (shadow) cap: at `max` it never refuses; the request would be refused
+   * there, so the store takes none of the observed leases (and the guard reports it).
+   */
+  readonly observe?: boolean;
 }
 
 /**
