@@ -5,7 +5,7 @@
  * and pruning keeps exactly what the retention says.
  */
 import { USAGE_OUTCOMES } from '@keyset/core/adapter';
-import { ConfigError, createUsageCounter, type DecisionOutcome, type UsageBucket, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
+import { ConfigError, createUsageCounter, type DecisionOutcome, type UsageBucket, type UsageRequests, type WouldRefuseReason, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -24,8 +24,8 @@ function freshDay(): number {
   return (20_000 + Math.floor(Math.random() * 40_000)) * DAY;
 }
 
-const totalOf = (buckets: readonly UsageBucket[]): { requests: Record<DecisionOutcome, number>; credits: number } => {
-  const requests = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as Record<DecisionOutcome, number>;
+const totalOf = (buckets: readonly UsageBucket[]): { requests: UsageRequests; credits: number } => {
+  const requests = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as UsageRequests;
   let credits = 0;
   for (const bucket of buckets) {
     for (const outcome of USAGE_OUTCOMES) requests[outcome] += bucket.requests[outcome];
@@ -74,7 +74,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
               const minutes = await readAll(store, { keyId }, day, 2, 'minute');
               expect(minutes).toHaveLength(2 * 1440);
               const mine = entries.filter((e) => e.key === k);
-              expect(totalOf(minutes)).toEqual(totalOf(mine.map((e) => ({ start: 0, requests: Object.fromEntries(USAGE_OUTCOMES.map((o, i) => [o, e.requests[i]])) as Record<DecisionOutcome, number>, credits: e.credits }))));
+              expect(totalOf(minutes)).toEqual(totalOf(mine.map((e) => ({ start: 0, requests: Object.fromEntries(USAGE_OUTCOMES.map((o, i) => [o, e.requests[i]])) as UsageRequests, credits: e.credits }))));
               const hours = await store.read({ keyId, from: day, to: day + 2 * DAY, interval: 'hour' });
               expect(hours).toHaveLength(48);
               const byHour = rolledUp(minutes, HOUR);
@@ -105,14 +105,16 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
           const counters = [0, 1, 2].map(() => createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false }));
           const owner = freshId();
           const keys = [freshId(), freshId(), freshId(), freshId()];
-          const expected = new Map(keys.map((k) => [k, { requests: Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as Record<DecisionOutcome, number>, credits: 0 }]));
+          const expected = new Map(keys.map((k) => [k, { requests: Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as UsageRequests, credits: 0 }]));
           const flushes: Promise<void>[] = [];
           for (const op of ops) {
             if (op.type === 'advance') now += op.ms;
             else if (op.type === 'flush') flushes.push(counters[op.counter]!.flush());
             else {
               const keyId = keys[op.key]!;
-              counters[op.counter]!.record({ keyId, ownerId: owner, outcome: op.outcome, policy: 'default', cost: op.cost, remaining: 0 });
+              // A would-be refusal comes as `would_refuse` with its reason, and counts under that reason.
+              const would = op.outcome.startsWith('would_refuse_') ? (op.outcome.slice('would_refuse_'.length) as WouldRefuseReason) : undefined;
+              counters[op.counter]!.record({ keyId, ownerId: owner, outcome: would === undefined ? (op.outcome as DecisionOutcome) : 'would_refuse', ...(would === undefined ? {} : { reason: would }), policy: 'default', cost: op.cost, remaining: 0 });
               expected.get(keyId)!.requests[op.outcome]++;
               expected.get(keyId)!.credits += op.cost;
             }

@@ -30,7 +30,7 @@ import type {
   StoredRole,
   StoredSecret,
 } from './key-store.ts';
-import { applyQuotaPatch } from './quota-patch.ts';
+import { applyQuotaPatch, modeSwitched } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
 
 /** Secrets print without their digest: a digest is not key text, but it has no business in logs. */
@@ -91,7 +91,10 @@ function copyRole(r: StoredRole): StoredRole {
 }
 
 function copyQuota(q: Quota | null): Quota | null {
-  return q === null ? null : { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
+  if (q === null) return null;
+  const copy: Quota = { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
+  if (q.mode === 'observe') copy.mode = 'observe';
+  return copy;
 }
 
 function copyKey(k: StoredKey): StoredKey {
@@ -345,7 +348,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
       const next = copyOwner({
         ...owner,
         ...patch,
-        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : (owner.quota ?? null),
+        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : modeSwitched(owner.quota ?? null, patch.quotaMode),
         disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
       logged(audit, () => owners.set(id, next));
