@@ -57,7 +57,7 @@ export { CREDENTIAL_QUERY_PARAMS } from './keys/query-credentials.ts';
 
 // Revocation buses
 export { createRevocationProtocol, isRevocationEvent } from './keys/revocation-protocol.ts';
-export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './keys/revocation-protocol.ts';
+export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions, RevocationPublished } from './keys/revocation-protocol.ts';
 
 // Rate-limit stores: the one GCRA every store runs
 export { advances, enforcedAllowed, evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } from './rate-limit/gcra.ts';

@@ -99,6 +99,11 @@ export interface ApiKeyGuardResult {
   /** The client's address as the guard resolved it (see `trustProxy`); `undefined` when unknown. */
   clientAddress: string | undefined;
   /**
+   * Set when an observed (shadow) limit would have refused this request, which is served
+   * all the same: why, and which limit. For metrics and logs; adapters send nothing of it.
+   */
+  wouldRefuse?: WouldRefusal;
+  /**
    * Gives the request's in-flight lease back (see `concurrency`). Adapters call it once the
    * response is finished, on every path: sent, handler error, client abort. Calling it
    * again does nothing; without a limit it does nothing at all. Optional so a guard of
@@ -113,6 +118,12 @@ export interface ApiKeyGuard {
 }
 
 const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
+
+/** `result`, naming the observed limit that would have refused it, if any. */
+function withWouldRefuse(result: ApiKeyGuardResult, wouldRefuse: WouldRefusal | undefined): ApiKeyGuardResult {
+  if (wouldRefuse !== undefined) result.wouldRefuse = wouldRefuse;
+  return result;
+}
 const NOTHING_TO_SETTLE = (): void => {};
 
 /**
@@ -164,7 +175,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
         // A limiter whose store decides the leases with the limits: one call for all.
         if (claims !== undefined && limiter?.checkWithLeases !== undefined) {
           const decided = await limiter.checkWithLeases(key.id, policiesOf(key), limiterOptions(key, route), claims);
-          if (decided !== undefined) return { key, headers: decided.headers, clientAddress, release: claims.held() };
+          if (decided !== undefined) return withWouldRefuse({ key, headers: decided.headers, clientAddress, release: claims.held() }, decided.wouldRefuse);
         }
         if (claims === undefined) release = await lease(key, route, () => concurrency.acquire(key));
         else {
@@ -176,7 +187,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
       // An observed limit after the in-flight caps would refuse the request: an enforced
       // one would have taken no lease, so the observed caps hold none for it either.
       if (wouldRefuse !== undefined) held?.releaseObserved();
-      const admitted: ApiKeyGuardResult = { key, headers, clientAddress, release };
+      const admitted = withWouldRefuse({ key, headers, clientAddress, release }, wouldRefuse);
       // The adapter's now: it releases the lease when the response is finished.
       release = NO_LEASE;
       return admitted;
