@@ -14,4 +14,5 @@ export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequ
 export { describeRequestRules, inProcessWithRaw, rawInProcess, rawOverSocket } from './request-rules.ts';
 export type { RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';
 export { describeLeaseRenewal } from './lease-renewal.ts';
+export { describeShadowLimits } from './shadow-limits.ts';
 export type { LeaseApp, LeaseRenewalUnderTest, RealTimeLeaseStore } from './lease-renewal.ts';
