@@ -49,9 +49,14 @@ Commands:
         --ip-allowlist 203.0.113.0/24,2001:db8::/32 (default: any address).
         The key is printed once; it is not stored and cannot be shown again.
   limits <id> [--rate <n>/<window>[,...] | --rate default] [--quota <credits> | --quota none]
-         [--refill <amount>/<interval> | --refill none]
+         [--refill <amount>/<interval> | --refill none] [--mode observe|enforce]
+         [--quota-mode observe|enforce]
         Change a key's rate limits, remaining credits and refill; the rest is kept
         (--refill alone keeps the credits left). Applies to the next request.
+        --mode observe: the --rate limits are observed (shadow mode): counted as
+               if enforced, never refusing (usage shows would_refuse_*).
+        --quota-mode observe|enforce: with --quota, the new quota's mode; alone,
+               switches the current quota and keeps its count.
   update <id> [--metadata <json object> | --metadata none]
          [--ip-allowlist <cidr,...> | --ip-allowlist none]
         Replace a key's metadata and/or IP allowlist (none empties it); the rest
@@ -79,7 +84,7 @@ Commands:
         Every owner, newest first; one owner; the owner's keys.
   owners update <owner id> [--rate … | --rate none] [--metadata … | --metadata none]
          [--quota <credits> | --quota none] [--refill <amount>/<interval> | --refill none]
-         [--disable | --enable]
+         [--mode observe|enforce] [--quota-mode observe|enforce] [--disable | --enable]
         Change an owner (--refill alone keeps the credits left); --disable refuses all its keys (every server, at once,
         with REDIS_URL) until --enable.
   owners delete <owner id> Delete the owner and revoke all its keys.
@@ -149,6 +154,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         overlap: { type: 'string' },
         quota: { type: 'string' },
         refill: { type: 'string' },
+        mode: { type: 'string' },
+        'quota-mode': { type: 'string' },
         owner: { type: 'string' },
         from: { type: 'string' },
         to: { type: 'string' },
@@ -225,9 +232,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         break;
       }
       case 'limits': {
-        const id = expectArgs(rest, 1, 'limits <id> [--rate …] [--quota …] [--refill …]');
-        const body = limitsFromFlags(values, true);
-        if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota and/or --refill');
+        const id = expectArgs(rest, 1, 'limits <id> [--rate …] [--quota …] [--refill …] [--mode …] [--quota-mode …]');
+        const body = limitsFromFlags({ ...values, quotaMode: values['quota-mode'] }, true);
+        if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota, --refill and/or --quota-mode');
         action = async ({ keyring, limiter }) => {
           const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body, CLI_AUDIT);
           print(shown, `Updated the limits of key ${id}.\n${quotaLine(shown)}`);
@@ -358,6 +365,8 @@ function ownersAction(
     metadata?: string | undefined;
     quota?: string | undefined;
     refill?: string | undefined;
+    mode?: string | undefined;
+    'quota-mode'?: string | undefined;
     disable?: boolean | undefined;
     enable?: boolean | undefined;
   },
@@ -369,19 +378,19 @@ function ownersAction(
     return args[0] as string;
   };
   const ownerLine = (o: OwnerRecord): string =>
-    `${o.id}  ${o.disabledAt === null ? 'enabled ' : 'DISABLED'}  limits ${o.rateLimits === null ? 'none' : o.rateLimits.map((l) => `${l.name ?? 'default'} ${l.limit}/${l.windowSeconds}s`).join(', ')}  metadata ${JSON.stringify(o.metadata)}\n`;
+    `${o.id}  ${o.disabledAt === null ? 'enabled ' : 'DISABLED'}  limits ${o.rateLimits === null ? 'none' : o.rateLimits.map((l) => `${l.name ?? 'default'} ${l.limit}/${l.windowSeconds}s${l.mode === 'observe' ? ' (observed)' : ''}`).join(', ')}  metadata ${JSON.stringify(o.metadata)}\n`;
   const ownerBody = (update: boolean): Record<string, unknown> => {
     const body: Record<string, unknown> = {};
     if (values.rate !== undefined) {
       if (update && values.rate === 'none') body.rateLimits = null;
       else {
-        const limits = limitsFromFlags({ rate: values.rate }, false);
+        const limits = limitsFromFlags({ rate: values.rate, mode: values.mode }, false);
         body.rateLimits = limits.rateLimits ?? [limits.rateLimit];
       }
-    }
+    } else if (values.mode !== undefined) throw new UsageError('--mode applies to the limits given with --rate');
     if (values.metadata !== undefined) Object.assign(body, attributesFromFlags({ metadata: values.metadata }, update));
-    // --quota/--refill as for a key (`limits`), without --rate.
-    Object.assign(body, limitsFromFlags({ quota: values.quota, refill: values.refill }, update));
+    // --quota/--refill/--quota-mode as for a key (`limits`), without --rate.
+    Object.assign(body, limitsFromFlags({ quota: values.quota, refill: values.refill, quotaMode: values['quota-mode'] }, update));
     return body;
   };
   /** The owner as the admin routes show it: the quota with its live count. */
@@ -421,7 +430,7 @@ function ownersAction(
       const body: Record<string, unknown> = ownerBody(true);
       if (values.disable === true) body.disabled = true;
       if (values.enable === true) body.disabled = false;
-      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --disable or --enable');
+      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --quota-mode, --disable or --enable');
       return async (keys) => {
         const owner = (await shown(keys).update(id, body, CLI_AUDIT)).body as Record<string, unknown>;
         print(owner, `Updated owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);
@@ -559,8 +568,17 @@ const REFILL = /^([1-9][0-9]{0,14})\/(daily|monthly|([1-9][0-9]{0,7})s)$/;
  * `--rate`, `--quota`, `--refill` as an admin body. `update`: `default`/`none` remove, and
  * `--refill` alone keeps the credits left. Throws `UsageError` for a malformed flag.
  */
-function limitsFromFlags(values: { rate?: string | undefined; quota?: string | undefined; refill?: string | undefined }, update: boolean): Record<string, unknown> {
+function limitsFromFlags(
+  values: { rate?: string | undefined; quota?: string | undefined; refill?: string | undefined; mode?: string | undefined; quotaMode?: string | undefined },
+  update: boolean,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
+  for (const [flag, value] of [['--mode', values.mode], ['--quota-mode', values.quotaMode]] as const) {
+    if (value !== undefined && value !== 'observe' && value !== 'enforce') throw new UsageError(`${flag} must be observe or enforce, got "${value}"`);
+  }
+  // Enforced is the default: only `observe` is sent.
+  const mode = values.mode === 'observe' ? { mode: 'observe' } : {};
+  if (values.mode !== undefined && (values.rate === undefined || values.rate === 'default')) throw new UsageError('--mode applies to the limits given with --rate');
   if (values.rate !== undefined) {
     if (update && values.rate === 'default') body.rateLimits = null;
     else {
@@ -570,8 +588,8 @@ function limitsFromFlags(values: { rate?: string | undefined; quota?: string | u
         if (!rate) throw new UsageError(`--rate must look like 10/1s, 600/1m or 10000/1h (comma-separated for several), got "${values.rate}"`);
         return { ...rate, name: part.slice(part.indexOf('/') + 1) };
       });
-      if (rates.length === 1 && !update) body.rateLimit = { limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds };
-      else body.rateLimits = rates.length === 1 ? [{ limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds }] : rates;
+      if (rates.length === 1 && !update) body.rateLimit = { limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds, ...mode };
+      else body.rateLimits = rates.length === 1 ? [{ limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds, ...mode }] : rates.map((r) => ({ ...r, ...mode }));
     }
   }
   let refill: unknown;
@@ -587,21 +605,26 @@ function limitsFromFlags(values: { rate?: string | undefined; quota?: string | u
       body.quota = null;
     } else {
       if (!/^(0|[1-9][0-9]{0,14})$/.test(values.quota)) throw new UsageError(`--quota must be a number of credits, got "${values.quota}"`);
-      body.quota = { remaining: Number(values.quota), ...(refill === undefined ? {} : { refill }) };
+      body.quota = { remaining: Number(values.quota), ...(refill === undefined ? {} : { refill }), ...(values.quotaMode === undefined ? {} : { mode: values.quotaMode }) };
     }
   } else if (refill !== undefined) {
     if (!update) throw new UsageError('--refill needs --quota <credits>');
     body.quota = { refill };
   }
+  // With --quota <credits> the mode went into the new quota; alone, the current quota switches, its count kept.
+  if (values.quotaMode !== undefined && values.quota === undefined) {
+    if (!update || body.quota !== undefined) throw new UsageError('--quota-mode goes with --quota <credits>, or alone to switch the current quota');
+    body.quotaMode = values.quotaMode;
+  } else if (values.quotaMode !== undefined && body.quota === null) throw new UsageError('--quota none removes the quota: drop --quota-mode');
   return body;
 }
 
 /** `quota: 12 credits left (refills to 50 monthly, next 2026-02-01T00:00:00.000Z)`, or nothing. */
 function quotaLine(record: unknown): string {
-  const quota = (record as { quota?: { remaining: number; refill: { amount: number; interval: unknown } | null; nextRefillAt?: string | null } | null }).quota;
+  const quota = (record as { quota?: { remaining: number; refill: { amount: number; interval: unknown } | null; nextRefillAt?: string | null; mode?: string } | null }).quota;
   if (quota === null || quota === undefined) return 'quota:      none\n';
   const refill = quota.refill === null ? 'no refill' : `refills to ${quota.refill.amount} ${typeof quota.refill.interval === 'number' ? `every ${quota.refill.interval}s` : String(quota.refill.interval)}, next ${quota.nextRefillAt ?? '?'}`;
-  return `quota:      ${quota.remaining} credits left (${refill})\n`;
+  return `quota:      ${quota.remaining} credits left (${refill})${quota.mode === 'observe' ? ', observed: counted, never refusing' : ''}\n`;
 }
 
 function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): string {

@@ -62,14 +62,22 @@ function keyState(record) {
 
 function describeLimits(limits) {
   if (limits === null || limits === undefined || limits.length === 0) return "the server's default";
-  return limits.map((limit) => `${limit.name ?? 'default'}: ${limit.limit} per ${limit.windowSeconds} s${limit.burst ? `, burst ${limit.burst}` : ''}`).join('; ');
+  return limits
+    .map((limit) => `${limit.name ?? 'default'}: ${limit.limit} per ${limit.windowSeconds} s${limit.burst ? `, burst ${limit.burst}` : ''}${limit.mode === 'observe' ? ' (observed: counted, never refusing)' : ''}`)
+    .join('; ');
 }
 
 function describeQuota(quota) {
   if (quota === null || quota === undefined) return 'none';
   const refill = quota.refill ? `, refilled with ${quota.refill.amount} ${quota.refill.interval}` : '';
   const next = quota.nextRefillAt ? ` (next refill ${when(quota.nextRefillAt)})` : '';
-  return `${quota.remaining} credits left${refill}${next}`;
+  const observed = quota.mode === 'observe' ? ' (observed: counted, never refusing)' : '';
+  return `${quota.remaining} credits left${refill}${next}${observed}`;
+}
+
+/** Served requests: allowed, and those an observed (shadow) limit would have refused. */
+function served(outcome) {
+  return outcome === 'allowed' || outcome.startsWith('would_refuse_');
 }
 
 /** A key's roles as the console shows them: its own, then its owner's. */
@@ -353,17 +361,17 @@ function createConsole() {
       $(`${ids}-summary`).textContent = `Usage could not be read: ${problemText(reply)}`;
       return;
     }
-    const buckets = reply.data.buckets.map((bucket) => {
-      const refused = Object.entries(bucket.requests).filter(([outcome]) => outcome !== 'allowed').reduce((sum, [, count]) => sum + count, 0);
-      return { start: bucket.start, allowed: bucket.requests.allowed ?? 0, refused };
-    });
-    const allowed = buckets.reduce((sum, bucket) => sum + bucket.allowed, 0);
-    const refused = buckets.reduce((sum, bucket) => sum + bucket.refused, 0);
-    const reasons = Object.entries(reply.data.totals.requests)
-      .filter(([outcome, count]) => outcome !== 'allowed' && count > 0)
-      .map(([outcome, count]) => `${outcome} ${count}`);
+    const sum = (requests, keep) => Object.entries(requests).filter(([outcome]) => keep(outcome)).reduce((total, [, count]) => total + count, 0);
+    const buckets = reply.data.buckets.map((bucket) => ({ start: bucket.start, allowed: sum(bucket.requests, served), refused: sum(bucket.requests, (o) => !served(o)) }));
+    const allowed = buckets.reduce((total, bucket) => total + bucket.allowed, 0);
+    const refused = buckets.reduce((total, bucket) => total + bucket.refused, 0);
+    const totals = Object.entries(reply.data.totals.requests).filter(([, count]) => count > 0);
+    const reasons = totals.filter(([outcome]) => !served(outcome)).map(([outcome, count]) => `${outcome} ${count}`);
+    // Served all the same: what observed (shadow) limits would have refused, by reason.
+    const wouldBe = totals.filter(([outcome]) => outcome.startsWith('would_refuse_')).map(([outcome, count]) => `${outcome.slice('would_refuse_'.length)} ${count}`);
     $(`${ids}-summary`).textContent =
-      `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}.`;
+      `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}` +
+      `${wouldBe.length > 0 ? `; observed limits would have refused ${wouldBe.reduce((total, text) => total + Number(text.split(' ')[1]), 0)} of the allowed (${wouldBe.join(', ')})` : ''}.`;
     $(`${ids}-figure`).hidden = false;
     chart.replaceChildren(usageChart(buckets, month, `${ids}-summary`));
   }
