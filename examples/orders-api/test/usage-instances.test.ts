@@ -40,7 +40,7 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 
 const sum = (requests: Requests): number => Object.values(requests).reduce((a, b) => a + b, 0);
 const totals = (r: Partial<Requests>, credits = 0): Totals => ({
-  requests: { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0, ...r },
+  requests: { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0, would_refuse_rate_limited: 0, would_refuse_quota_exhausted: 0, would_refuse_concurrency_limited: 0, ...r },
   credits,
 });
 
