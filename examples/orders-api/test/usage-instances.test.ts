@@ -26,7 +26,7 @@ import { call, createDatabase, dropDatabase, startApi, tempDir, type TestApi } f
 const pgUrl = await postgresUrl();
 const redisAt = await redisUrl();
 
-type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable', number>;
+type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable' | 'would_refuse_rate_limited' | 'would_refuse_quota_exhausted' | 'would_refuse_concurrency_limited', number>;
 interface Totals {
   requests: Requests;
   credits: number;
