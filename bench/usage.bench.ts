@@ -135,7 +135,7 @@ const time = async (fn: () => Promise<unknown>): Promise<number> => {
 };
 
 const flushDeltas = (minute: number): UsageDelta[] =>
-  Array.from({ length: FLUSH_KEYS }, (_, i) => ({ keyId: `key_flush_${i}`, ownerId: `owner_${i % 100}`, minute, requests: [40, 1, 0, 1, 0, 0], credits: 40 }));
+  Array.from({ length: FLUSH_KEYS }, (_, i) => ({ keyId: `key_flush_${i}`, ownerId: `owner_${i % 100}`, minute, requests: [40, 1, 0, 1, 0, 0, 0, 0, 0], credits: 40 }));
 const insertMs: number[] = [];
 const updateMs: number[] = [];
 for (let m = 0; m < (ROUNDS > 1 ? 5 : 1); m++) {
@@ -183,7 +183,7 @@ for (let r = 0; r < REQUESTS; r++) {
   const minute = day + Math.floor(random() * 1440) * MINUTE;
   const id = `${lo}|${minute}`;
   let cell = cells.get(id);
-  if (cell === undefined) cells.set(id, (cell = { keyId: `key_${String(lo).padStart(5, '0')}_abcdefghijkl`, ownerId: `owner_${lo % 50}`, minute, requests: [0, 0, 0, 0, 0, 0], credits: 0 }));
+  if (cell === undefined) cells.set(id, (cell = { keyId: `key_${String(lo).padStart(5, '0')}_abcdefghijkl`, ownerId: `owner_${lo % 50}`, minute, requests: [0, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 }));
   const roll = random();
   const outcome = roll < 0.95 ? 0 : roll < 0.98 ? 1 : roll < 0.99 ? 2 : 3;
   (cell.requests as number[])[outcome]!++;

@@ -5,7 +5,7 @@
  * and pruning keeps exactly what the retention says.
  */
 import { USAGE_OUTCOMES } from '@keyset/core/adapter';
-import { ConfigError, createUsageCounter, type DecisionOutcome, type UsageBucket, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
+import { ConfigError, createUsageCounter, type DecisionOutcome, type UsageBucket, type UsageRequests, type WouldRefuseReason, type UsageDelta, type UsageInterval, type UsageStore } from '@keyset/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -24,8 +24,8 @@ function freshDay(): number {
   return (20_000 + Math.floor(Math.random() * 40_000)) * DAY;
 }
 
-const totalOf = (buckets: readonly UsageBucket[]): { requests: Record<DecisionOutcome, number>; credits: number } => {
-  const requests = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as Record<DecisionOutcome, number>;
+const totalOf = (buckets: readonly UsageBucket[]): { requests: UsageRequests; credits: number } => {
+  const requests = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as UsageRequests;
   let credits = 0;
   for (const bucket of buckets) {
     for (const outcome of USAGE_OUTCOMES) requests[outcome] += bucket.requests[outcome];
@@ -51,7 +51,7 @@ async function readAll(store: UsageStore, subject: { keyId: string } | { ownerId
   return out;
 }
 
-const countsArb = fc.array(fc.nat({ max: 5 }), { minLength: 6, maxLength: 6 });
+const countsArb = fc.array(fc.nat({ max: 5 }), { minLength: USAGE_OUTCOMES.length, maxLength: USAGE_OUTCOMES.length });
 
 export function describeUsageStore(label: string, harness: () => UsageStoreHarness, options: { runs?: number } = {}): void {
   const { runs = 20 } = options;
@@ -74,7 +74,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
               const minutes = await readAll(store, { keyId }, day, 2, 'minute');
               expect(minutes).toHaveLength(2 * 1440);
               const mine = entries.filter((e) => e.key === k);
-              expect(totalOf(minutes)).toEqual(totalOf(mine.map((e) => ({ start: 0, requests: Object.fromEntries(USAGE_OUTCOMES.map((o, i) => [o, e.requests[i]])) as Record<DecisionOutcome, number>, credits: e.credits }))));
+              expect(totalOf(minutes)).toEqual(totalOf(mine.map((e) => ({ start: 0, requests: Object.fromEntries(USAGE_OUTCOMES.map((o, i) => [o, e.requests[i]])) as UsageRequests, credits: e.credits }))));
               const hours = await store.read({ keyId, from: day, to: day + 2 * DAY, interval: 'hour' });
               expect(hours).toHaveLength(48);
               const byHour = rolledUp(minutes, HOUR);
@@ -105,14 +105,16 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
           const counters = [0, 1, 2].map(() => createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false }));
           const owner = freshId();
           const keys = [freshId(), freshId(), freshId(), freshId()];
-          const expected = new Map(keys.map((k) => [k, { requests: Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as Record<DecisionOutcome, number>, credits: 0 }]));
+          const expected = new Map(keys.map((k) => [k, { requests: Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, 0])) as UsageRequests, credits: 0 }]));
           const flushes: Promise<void>[] = [];
           for (const op of ops) {
             if (op.type === 'advance') now += op.ms;
             else if (op.type === 'flush') flushes.push(counters[op.counter]!.flush());
             else {
               const keyId = keys[op.key]!;
-              counters[op.counter]!.record({ keyId, ownerId: owner, outcome: op.outcome, policy: 'default', cost: op.cost, remaining: 0 });
+              // A would-be refusal comes as `would_refuse` with its reason, and counts under that reason.
+              const would = op.outcome.startsWith('would_refuse_') ? (op.outcome.slice('would_refuse_'.length) as WouldRefuseReason) : undefined;
+              counters[op.counter]!.record({ keyId, ownerId: owner, outcome: would === undefined ? (op.outcome as DecisionOutcome) : 'would_refuse', ...(would === undefined ? {} : { reason: would }), policy: 'default', cost: op.cost, remaining: 0 });
               expected.get(keyId)!.requests[op.outcome]++;
               expected.get(keyId)!.credits += op.cost;
             }
@@ -131,10 +133,22 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const { store, freshId } = harness();
       const day = freshDay();
       const keyId = freshId();
-      await store.add([{ keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [1, 2, 3, 4, 5, 6], credits: 7 }]);
+      await store.add([{ keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [1, 2, 3, 4, 5, 6, 7, 8, 9], credits: 7 }]);
       const buckets = await store.read({ keyId, from: day + 30_000, to: day + 10 * MINUTE + 1, interval: 'minute' });
       expect(buckets.map((b) => b.start)).toEqual(Array.from({ length: 11 }, (_, i) => day + i * MINUTE));
-      expect(buckets[5]).toEqual({ start: day + 5 * MINUTE, requests: { allowed: 1, rate_limited: 2, quota_exhausted: 3, insufficient_scope: 4, concurrency_limited: 5, unavailable: 6 }, credits: 7 });
+      expect(buckets[5]).toEqual({ start: day + 5 * MINUTE, requests: {
+          allowed: 1,
+          rate_limited: 2,
+          quota_exhausted: 3,
+          insufficient_scope: 4,
+          concurrency_limited: 5,
+          unavailable: 6,
+          would_refuse_rate_limited: 7,
+          would_refuse_quota_exhausted: 8,
+          would_refuse_concurrency_limited: 9,
+        },
+        credits: 7,
+      });
       expect(buckets.filter((b) => b.credits === 0)).toHaveLength(10);
       expect(await store.read({ keyId: freshId(), from: day, to: day + 3 * HOUR, interval: 'hour' })).toHaveLength(3);
       // A key without an owner counts for no owner.
@@ -146,14 +160,15 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const [a, b, c] = [freshId(), freshId(), freshId()].sort();
       await store.add([
-        { keyId: a!, ownerId: null, minute: day, requests: [5, 0, 0, 0, 0, 0], credits: 5 },
-        { keyId: b!, ownerId: null, minute: day + HOUR, requests: [1, 2, 1, 0, 0, 0], credits: 1 },
-        { keyId: c!, ownerId: null, minute: day + HOUR, requests: [3, 1, 0, 0, 0, 0], credits: 0 },
+        { keyId: a!, ownerId: null, minute: day, requests: [2, 0, 0, 0, 0, 0, 1, 1, 1], credits: 5 },
+        { keyId: b!, ownerId: null, minute: day + HOUR, requests: [1, 2, 1, 0, 0, 0, 0, 0, 0], credits: 1 },
+        { keyId: c!, ownerId: null, minute: day + HOUR, requests: [3, 1, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
         // Outside the range read below.
-        { keyId: c!, ownerId: null, minute: day + 5 * HOUR, requests: [50, 50, 0, 0, 0, 0], credits: 0 },
+        { keyId: c!, ownerId: null, minute: day + 5 * HOUR, requests: [50, 50, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
       ]);
       const range = { from: day, to: day + 2 * HOUR };
       expect(await store.top({ ...range, by: 'requests', limit: 10 })).toEqual([
+        // A would-be refusal of an observed limit was served: a request, not a refusal.
         { keyId: a, requests: 5, refusals: 0, credits: 5 },
         { keyId: b, requests: 4, refusals: 3, credits: 1 },
         { keyId: c, requests: 4, refusals: 1, credits: 0 },
@@ -167,9 +182,9 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const keyId = freshId();
       await store.add([
-        { keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [3, 1, 0, 0, 0, 0], credits: 3 },
-        { keyId, ownerId: null, minute: day + 13 * HOUR + 7 * MINUTE, requests: [2, 0, 0, 0, 0, 1], credits: 2 },
-        { keyId, ownerId: null, minute: day + DAY + 30 * MINUTE, requests: [4, 0, 0, 0, 0, 0], credits: 4 },
+        { keyId, ownerId: null, minute: day + 5 * MINUTE, requests: [3, 1, 0, 0, 0, 0, 0, 0, 0], credits: 3 },
+        { keyId, ownerId: null, minute: day + 13 * HOUR + 7 * MINUTE, requests: [2, 0, 0, 0, 0, 1, 0, 0, 0], credits: 2 },
+        { keyId, ownerId: null, minute: day + DAY + 30 * MINUTE, requests: [4, 0, 0, 0, 0, 0, 0, 0, 0], credits: 4 },
       ]);
       // Minutes are kept two days by default: three days on, this day's minute rows are gone.
       await store.prune(day + 3 * DAY);
@@ -185,8 +200,8 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const keyId = freshId();
       const old = now - 3 * DAY;
       await store.add([
-        { keyId, ownerId: null, minute: old, requests: [1, 0, 0, 0, 0, 0], credits: 0 },
-        { keyId, ownerId: null, minute: now - HOUR, requests: [2, 0, 0, 0, 0, 0], credits: 0 },
+        { keyId, ownerId: null, minute: old, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
+        { keyId, ownerId: null, minute: now - HOUR, requests: [2, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 },
       ]);
       expect(await store.prune(now)).toBeGreaterThanOrEqual(1);
       const minutesThen = await store.read({ keyId, from: old, to: old + MINUTE, interval: 'minute' });
@@ -204,7 +219,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
       const day = freshDay();
       const keyId = freshId();
       const instance = freshId();
-      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0], credits: 2 };
+      const delta: UsageDelta = { keyId, ownerId: null, minute: day, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 2 };
       const allowed = async (): Promise<number> => totalOf(await store.read({ keyId, from: day, to: day + MINUTE, interval: 'minute' })).requests.allowed;
       await store.add([delta], { instance, sequence: 2 });
       await store.add([delta], { instance, sequence: 2 });
@@ -227,7 +242,7 @@ export function describeUsageStore(label: string, harness: () => UsageStoreHarne
     it('refuses malformed deltas and queries with ConfigError, writing nothing', async () => {
       const { store, freshId } = harness();
       const keyId = freshId();
-      const good: UsageDelta = { keyId, ownerId: null, minute: freshDay(), requests: [1, 0, 0, 0, 0, 0], credits: 0 };
+      const good: UsageDelta = { keyId, ownerId: null, minute: freshDay(), requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 };
       for (const bad of [{ minute: good.minute + 1 }, { requests: [1] }, { requests: [-1, 0, 0, 0, 0, 0] }, { keyId: '' }, { credits: 0.5 }]) {
         await expect(store.add([good, { ...good, ...bad } as UsageDelta])).rejects.toThrow(ConfigError);
       }

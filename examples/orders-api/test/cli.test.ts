@@ -141,6 +141,18 @@ describe('key CLI', () => {
     const bad = await cli(['limits', m.id, '--quota', '-1'], env);
     expect(bad.code).toBe(2);
 
+    // Shadow mode: a rate limit observed, then the quota switched alone (its count kept).
+    const observed = await cli(['limits', m.id, '--rate', '5/1m', '--mode', 'observe', '--json'], env);
+    expect(observed.code, observed.err).toBe(0);
+    expect(JSON.parse(observed.out)).toMatchObject({ rateLimits: [{ limit: 5, windowSeconds: 60, mode: 'observe' }], quota: { remaining: 7 } });
+    const quotaObserved = await cli(['limits', m.id, '--quota-mode', 'observe'], env);
+    expect(quotaObserved.code, quotaObserved.err).toBe(0);
+    expect(quotaObserved.out).toMatch(/quota:\s+7 credits left \(.*\), observed: counted, never refusing/);
+    const quotaEnforced = await cli(['limits', m.id, '--quota-mode', 'enforce', '--json'], env);
+    expect(JSON.parse(quotaEnforced.out).quota).toEqual(expect.not.objectContaining({ mode: expect.anything() }));
+    expect((await cli(['limits', m.id, '--mode', 'observe'], env)).code).toBe(2);
+    expect((await cli(['limits', m.id, '--quota-mode', 'sometimes'], env)).code).toBe(2);
+
     const missing = await cli(['show', 'key_doesnotexist000000000'], env);
     expect(missing).toMatchObject({ code: 1, err: 'No key with this id.\n' });
   }, 60_000);

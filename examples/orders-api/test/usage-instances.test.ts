@@ -26,7 +26,7 @@ import { call, createDatabase, dropDatabase, startApi, tempDir, type TestApi } f
 const pgUrl = await postgresUrl();
 const redisAt = await redisUrl();
 
-type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable', number>;
+type Requests = Record<'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable' | 'would_refuse_rate_limited' | 'would_refuse_quota_exhausted' | 'would_refuse_concurrency_limited', number>;
 interface Totals {
   requests: Requests;
   credits: number;
@@ -40,7 +40,7 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 
 const sum = (requests: Requests): number => Object.values(requests).reduce((a, b) => a + b, 0);
 const totals = (r: Partial<Requests>, credits = 0): Totals => ({
-  requests: { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0, ...r },
+  requests: { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0, would_refuse_rate_limited: 0, would_refuse_quota_exhausted: 0, would_refuse_concurrency_limited: 0, ...r },
   credits,
 });
 

@@ -56,7 +56,7 @@ describe('usage routes (PGlite, every adapter)', () => {
       expect(res.status, `${adapter}: ${res.text}`).toBe(200);
       const body = res.body as { keyId: string; interval: string; buckets: { start: string }[]; totals: unknown };
       expect(body.keyId).toBe(key.id);
-      expect(body.totals).toEqual({ requests: { allowed: 2, rate_limited: 0, quota_exhausted: 1, insufficient_scope: 1, concurrency_limited: 0, unavailable: 0 }, credits: 2 });
+      expect(body.totals).toEqual({ requests: { allowed: 2, rate_limited: 0, quota_exhausted: 1, insufficient_scope: 1, concurrency_limited: 0, unavailable: 0, would_refuse_rate_limited: 0, would_refuse_quota_exhausted: 0, would_refuse_concurrency_limited: 0 }, credits: 2 });
       // Dense: one bucket per minute from the aligned start, oldest first.
       expect(body.buckets.length).toBeGreaterThanOrEqual(10);
       const starts = body.buckets.map((b) => Date.parse(b.start));
@@ -137,7 +137,7 @@ describe('usage routes (PGlite, every adapter)', () => {
     }
     expect((await call(t.api.url, '/api/orders?limit=1', { key: busy.key })).status).toBe(200);
     await t.api.keys.usage.counter.flush();
-    const expected = { allowed: IN_FLIGHT_MAX + 1, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: ADAPTERS.length, unavailable: 0 };
+    const expected = { allowed: IN_FLIGHT_MAX + 1, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: ADAPTERS.length, unavailable: 0, would_refuse_rate_limited: 0, would_refuse_quota_exhausted: 0, would_refuse_concurrency_limited: 0 };
     for (const adapter of ADAPTERS) {
       const res = await call(servers[adapter]!.url, `/api/keys/${busy.id}/usage?interval=minute`, { key: admin });
       expect(res.status, `${adapter}: ${res.text}`).toBe(200);
@@ -160,7 +160,7 @@ describe('usage routes (PGlite, every adapter)', () => {
     const human = await runCli(['usage', key.id], { env, out: (s) => void (out = s), err: (s) => void (err += s) });
     expect(human).toBe(0);
     expect(out).toMatch(/^Usage of key \S+ from .* per hour/);
-    expect(out).toMatch(/\nTOTAL\s+2\s+0\s+1\s+8\s+0\s+0\s+2\n$/);
+    expect(out).toMatch(/\nTOTAL\s+2\s+0\s+1\s+8\s+0\s+0\s+0\s+0\s+0\s+2\n$/);
     // As docs/getting-started.md shows it: no `from`, the last 60 minutes.
     const minutes = await runCli(['usage', key.id, '--interval', 'minute', '--json'], { env, out: (s) => void (out = s), err: (s) => void (err += s) });
     expect(minutes, err).toBe(0);

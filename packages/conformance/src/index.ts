@@ -16,4 +16,5 @@ export type { AdapterUnderTest, ConformanceWorld, Reported, RunningApp, SendRequ
 export { describeRequestRules, inProcessWithRaw, keptAlive, rawInProcess, rawOverSocket } from './request-rules.ts';
 export type { KeptAliveResponse, RawResponse, RawSend, RequestRulesUnderTest } from './request-rules.ts';
 export { describeLeaseRenewal } from './lease-renewal.ts';
+export { describeShadowLimits } from './shadow-limits.ts';
 export type { LeaseApp, LeaseRenewalUnderTest, RealTimeLeaseStore } from './lease-renewal.ts';

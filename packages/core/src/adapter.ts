@@ -57,10 +57,10 @@ export { CREDENTIAL_QUERY_PARAMS } from './auth/query-credentials.ts';
 
 // Revocation buses
 export { createRevocationProtocol, isRevocationEvent } from './admin/revocation-protocol.ts';
-export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions } from './admin/revocation-protocol.ts';
+export type { RevocationBusLogger, RevocationEvent, RevocationProtocol, RevocationProtocolOptions, RevocationPublished } from './admin/revocation-protocol.ts';
 
 // Rate-limit stores: the one GCRA every store runs
-export { evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } from './rate-limit/gcra.ts';
+export { advances, enforcedAllowed, evaluateGcra, gcraParameters, prepareGcra, rateLimitPolicyProblem } from './rate-limit/gcra.ts';
 export type { GcraOutcome, GcraParameters } from './rate-limit/gcra.ts';
 export { headerFormats } from './rate-limit/rate-limit-headers.ts';
 export type { HeaderFormats } from './rate-limit/rate-limit-headers.ts';
@@ -70,6 +70,7 @@ export { checkUsageDeltas, checkUsageFlushToken } from './usage/check-usage-delt
 export {
   MAX_USAGE_BUCKETS,
   USAGE_INTERVAL_MS,
+  SERVED_OUTCOMES,
   USAGE_OUTCOMES,
   checkUsageQuery,
   checkUsageRange,

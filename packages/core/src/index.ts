@@ -125,6 +125,7 @@ export type {
 export { createRateLimiter } from './rate-limit/rate-limiter.ts';
 export type { RateLimitLogger, RateLimiterOptions, RateLimiterWithState, StoreErrorMode } from './rate-limit/rate-limiter.ts';
 export type {
+  LimitMode,
   RateLimitCheckOptions,
   RateLimitCheckResult,
   RateLimitDecision,
@@ -132,6 +133,8 @@ export type {
   RateLimitRequest,
   RateLimitStore,
   RateLimiter,
+  WouldRefusal,
+  WouldRefuseReason,
 } from './rate-limit/types.ts';
 export type { DecisionEvent, DecisionHook, DecisionOutcome } from './rate-limit/decision-event.ts';
 export type { RequestDecisionInput, RequestDecisionOutput, RequestStore } from './rate-limit/request-store.ts';
@@ -161,6 +164,7 @@ export type {
   UsageInterval,
   UsageQuery,
   UsageRanking,
+  UsageOutcome,
   UsageRequests,
   UsageRetention,
   UsageStore,

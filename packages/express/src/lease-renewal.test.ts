@@ -1,6 +1,6 @@
 import { Readable, pipeline } from 'node:stream';
 import express from 'express';
-import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
+import { describeLeaseRenewal, describeShadowLimits, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
 import { apiKey, problemHandler } from './index.ts';
@@ -22,3 +22,4 @@ async function serveLeaseApp({ guard, held }: LeaseApp) {
 }
 
 describeLeaseRenewal('express (node:http over a socket)', { serve: serveLeaseApp }, [await redisLeaseStore()]);
+describeShadowLimits('express (node:http over a socket)', { serve: serveLeaseApp });

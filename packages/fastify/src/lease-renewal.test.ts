@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import Fastify from 'fastify';
-import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
+import { describeLeaseRenewal, describeShadowLimits, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
 import { apiKey, keyset } from './index.ts';
@@ -16,3 +16,4 @@ async function serveLeaseApp({ guard, held }: LeaseApp) {
 }
 
 describeLeaseRenewal('fastify (over a socket)', { serve: serveLeaseApp }, [await redisLeaseStore()]);
+describeShadowLimits('fastify (over a socket)', { serve: serveLeaseApp });

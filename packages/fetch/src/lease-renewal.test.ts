@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
+import { describeLeaseRenewal, describeShadowLimits, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
 import { apiKey, problemHandler } from './index.ts';
@@ -17,3 +17,4 @@ async function serveLeaseApp({ guard, held }: LeaseApp) {
 }
 
 describeLeaseRenewal('fetch (Node, @hono/node-server over a socket)', { serve: serveLeaseApp }, [await redisLeaseStore()]);
+describeShadowLimits('fetch (Node, @hono/node-server over a socket)', { serve: serveLeaseApp });

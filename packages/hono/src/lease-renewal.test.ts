@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { describeLeaseRenewal, overHttp } from '@keyset/conformance';
+import { describeLeaseRenewal, describeShadowLimits, overHttp } from '@keyset/conformance';
 import type { LeaseApp } from '@keyset/conformance';
 import { redisLeaseStore } from '@keyset/test-support';
 import { apiKey, problemHandler } from './index.ts';
@@ -19,3 +19,4 @@ async function serveLeaseApp({ guard, held }: LeaseApp) {
 }
 
 describeLeaseRenewal('hono (@hono/node-server over a socket)', { serve: serveLeaseApp }, [await redisLeaseStore()]);
+describeShadowLimits('hono (@hono/node-server over a socket)', { serve: serveLeaseApp });

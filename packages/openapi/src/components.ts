@@ -277,6 +277,13 @@ export function keysetComponents(options: KeysetComponentsOptions = {}): JsonObj
   };
 }
 
+/** A quota's mode in a request body: `observe` is shadow mode (see `Quota.mode`). */
+const QUOTA_MODE: JsonObject = {
+  type: 'string',
+  enum: ['enforce', 'observe'],
+  description: '`observe` (shadow mode): spent and counted as if enforced, never refusing; a request it cannot cover is served and spends nothing from it. Left out keeps the current mode (enforced for a new quota).',
+};
+
 /**
  * Owners (`createOwnerAdmin` in `@keyset/core`): the record, its create and update bodies,
  * a rate limit as keys and owners both store it, and the owner's quota with its refill.
@@ -292,7 +299,12 @@ function ownerSchemas(): Record<string, JsonObject> {
     required: ['remaining'],
     additionalProperties: false,
     description: "Usage credits all the owner's keys spend from, beside each key's own: a request is admitted only if both cover its cost, and then spends from both. Null removes it.",
-    properties: { remaining: { type: 'integer', minimum: 0, maximum: 1e15 }, refill },
+    properties: { remaining: { type: 'integer', minimum: 0, maximum: 1e15 }, refill, mode: QUOTA_MODE },
+  };
+  const quotaMode: JsonObject = {
+    type: 'string',
+    enum: ['enforce', 'observe'],
+    description: 'Switches the current quota between enforced and observed (shadow mode) and nothing else: its count goes on. Not with `quota`; 400 without a quota.',
   };
   return {
     QuotaRefill: {
@@ -318,6 +330,7 @@ function ownerSchemas(): Record<string, JsonObject> {
         refill,
         setAt: { type: 'string', format: 'date-time' },
         nextRefillAt: { type: ['string', 'null'], format: 'date-time' },
+        mode: { ...QUOTA_MODE, enum: ['observe'], description: 'Present (`observe`) for a shadow quota: counted, never refusing. Absent: enforced.' },
       },
     },
     NamedRateLimit: {
@@ -329,6 +342,7 @@ function ownerSchemas(): Record<string, JsonObject> {
         limit: { type: 'integer', minimum: 1 },
         windowSeconds: { type: 'number', exclusiveMinimum: 0 },
         burst: { type: 'integer', minimum: 1 },
+        mode: { type: 'string', enum: ['enforce', 'observe'], description: '`observe` (shadow mode): decided and counted as if enforced, never refusing; not in the response headers. Default `enforce` (a record leaves it out).' },
       },
     },
     OwnerRecord: {
@@ -362,6 +376,7 @@ function ownerSchemas(): Record<string, JsonObject> {
           required: [],
           description: 'Sets the credits from now on (null removes the quota); `refill` left out keeps the current one, `remaining` left out keeps the live count.',
         },
+        quotaMode,
         disabled: { type: 'boolean', description: 'true refuses every key of the owner on every instance, before the response; false admits them again.' },
       },
     },

@@ -152,6 +152,44 @@ describe('createKeysetTelemetry: metrics', () => {
     expect(await t.sum('keyset.limiter.decisions', { 'keyset.outcome': 'rate_limited' })).toBe(1);
   });
 
+  it('counts a request an observed (shadow) limit would refuse as would_refuse, by reason, in both decision counters', async () => {
+    const { t, admin, check, events } = await setup();
+    const trial = await admin.issue({ name: 'trial', scopes: ['orders:read'], rateLimits: [{ name: 'trial', limit: 2, windowSeconds: 60, mode: 'observe' }], quota: { remaining: 3, mode: 'observe' } });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { outcome, result } = await check(trial.key);
+      outcomes.push(outcome);
+      result?.release?.();
+    }
+    // Served every time; the third and later would be refused by the observed rate limit.
+    expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'allowed', 'allowed']);
+    expect(events.map((e) => (e.outcome === 'would_refuse' ? `would_refuse:${e.reason}:${e.policy}` : e.outcome))).toEqual([
+      'allowed',
+      'allowed',
+      'would_refuse:rate_limited:trial',
+      'would_refuse:rate_limited:trial',
+      'would_refuse:rate_limited:trial',
+    ]);
+    for (const name of ['keyset.decisions', 'keyset.limiter.decisions']) {
+      expect(await t.sum(name, { 'keyset.outcome': 'allowed' })).toBe(2);
+      expect(await t.sum(name, { 'keyset.outcome': 'would_refuse', 'keyset.would_refuse.reason': 'rate_limited', 'http.route': '/api/orders' })).toBe(3);
+    }
+    // The observed quota was spent by the two requests the observed rate limit admitted, and
+    // not reached by the others (an enforced rate limit's refusal spends no credit either).
+    expect(events.map((e) => e.quotaRemaining)).toEqual([2, 1, undefined, undefined, undefined]);
+  });
+
+  it('records the revocation bus lag of each publish other instances received, by change and by whether all confirmed', async () => {
+    const t = (open = createTestTelemetry());
+    t.telemetry.onRevocationPublished({ type: 'revoked', lagMs: 3, instances: 2, unacknowledged: 0 });
+    t.telemetry.onRevocationPublished({ type: 'updated', lagMs: 250, instances: 2, unacknowledged: 1 });
+    // Alone on the bus: nothing to measure.
+    t.telemetry.onRevocationPublished({ type: 'revoked', lagMs: 1, instances: 0, unacknowledged: 0 });
+    expect(await t.count('keyset.revocation.lag', { 'keyset.revocation.type': 'revoked', 'keyset.revocation.result': 'acknowledged' })).toBe(1);
+    expect(await t.count('keyset.revocation.lag', { 'keyset.revocation.type': 'updated', 'keyset.revocation.result': 'timed_out' })).toBe(1);
+    expect(await t.count('keyset.revocation.lag')).toBe(2);
+  });
+
   it('adds the owner only when asked to', async () => {
     for (const ownerAttribute of [false, true]) {
       const { t, admin, owners, check } = await setup({ ownerAttribute });

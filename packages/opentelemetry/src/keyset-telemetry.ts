@@ -8,9 +8,9 @@
  */
 import { metrics, trace, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
 import { ConfigError, type ApiKeyGuard, type DecisionEvent, type DecisionHook, type KeyCacheResult, type Keyring, type UsageFlushEvent } from '@keyset/core';
-import { CACHE_RESULT, DEGRADED, FLUSH_RESULT, OUTCOME, OWNER, outcomeOf, routeAttributes } from './internal/attributes.ts';
+import { CACHE_RESULT, DEGRADED, FLUSH_RESULT, OUTCOME, OWNER, REVOCATION_RESULT, REVOCATION_TYPE, WOULD_REFUSE_REASON, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import { createInstruments } from './internal/instruments.ts';
-import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
+import { assertKnownOptions, type KnownOptions, type RevocationPublished } from '@keyset/core/adapter';
 import { tracedGuard } from './traced-guard.ts';
 import { tracedStore } from './traced-store.ts';
 
@@ -62,6 +62,11 @@ export interface KeysetTelemetry {
   onCacheLookup(result: KeyCacheResult): void;
   /** The usage counter's `onFlush`: flush lag and dropped counts (`createUsageCounter({ onFlush: telemetry.onUsageFlush })`). */
   onUsageFlush(event: UsageFlushEvent): void;
+  /**
+   * A revocation bus's `onPublished`: its lag, from a publish to the last other instance's
+   * confirmed eviction (`createRevocationBus({ …, onPublished: telemetry.onRevocationPublished })`).
+   */
+  onRevocationPublished(event: RevocationPublished): void;
 }
 
 /**
@@ -106,6 +111,7 @@ export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): Key
     const { limiterDecisions } = instruments;
     return (event: DecisionEvent) => {
       const attributes: Attributes = { ...routeAttributes(event.route), [OUTCOME]: event.outcome };
+      if (event.reason !== undefined) attributes[WOULD_REFUSE_REASON] = event.reason;
       if (event.degraded !== undefined) attributes[DEGRADED] = event.degraded;
       if (ownerAttribute && event.ownerId !== undefined) attributes[OWNER] = event.ownerId;
       limiterDecisions.add(1, attributes);
@@ -128,9 +134,17 @@ export function createKeysetTelemetry(options: KeysetTelemetryOptions = {}): Key
     if (event.droppedRequests > 0) instruments.usageDropped.add(event.droppedRequests);
   };
 
+  const revocationAttributes = (event: RevocationPublished): Attributes => ({ [REVOCATION_TYPE]: event.type, [REVOCATION_RESULT]: event.unacknowledged === 0 ? 'acknowledged' : 'timed_out' });
+  const onRevocationPublished = (event: RevocationPublished): void => {
+    // A publish no other instance received has no lag to tell.
+    if (instruments === undefined || event.instances === 0) return;
+    instruments.revocationLag.record(event.lagMs / 1000, revocationAttributes(event));
+  };
+
   return Object.freeze({
     onCacheLookup,
     onUsageFlush,
+    onRevocationPublished,
     guard: (guard: ApiKeyGuard) => (observed ? tracedGuard(guard, instruments, tracer, ownerAttribute) : guard),
     keyring,
     store: <T extends object>(name: string, store: T): T => {

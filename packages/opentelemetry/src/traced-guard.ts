@@ -7,7 +7,7 @@
  */
 import { SpanKind, SpanStatusCode, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import type { ApiKeyGuard, ApiKeyGuardCheckOptions, ApiKeyGuardRequest, ApiKeyGuardResult } from '@keyset/core';
-import { ERROR_TYPE, OUTCOME, OWNER, errorType, isServerFailure, outcomeOf, routeAttributes } from './internal/attributes.ts';
+import { ERROR_TYPE, OUTCOME, OWNER, WOULD_REFUSE_REASON, errorType, isServerFailure, outcomeOf, routeAttributes } from './internal/attributes.ts';
 import type { Instruments } from './internal/instruments.ts';
 
 /** Internal: see `KeysetTelemetry.guard`. */
@@ -42,11 +42,15 @@ export function tracedGuard(guard: ApiKeyGuard, instruments: Instruments | undef
       throw error;
     }
     const owner = result.key.ownerId;
-    const attributes = ownerAttribute && typeof owner === 'string' ? { ...route, [OUTCOME]: 'allowed', [OWNER]: owner } : { ...route, [OUTCOME]: 'allowed' };
+    // Served, but an observed (shadow) limit would have refused it: counted as such, by reason.
+    const { wouldRefuse } = result;
+    const decided: Attributes = wouldRefuse === undefined ? { [OUTCOME]: 'allowed' } : { [OUTCOME]: 'would_refuse', [WOULD_REFUSE_REASON]: wouldRefuse.reason };
+    if (ownerAttribute && typeof owner === 'string') decided[OWNER] = owner;
+    const attributes = { ...route, ...decided };
     instruments?.decisions.add(1, attributes);
     instruments?.checkDuration.record((performance.now() - started) / 1000, attributes);
     if (span !== undefined) {
-      span.setAttributes(ownerAttribute && typeof owner === 'string' ? { [OUTCOME]: 'allowed', [OWNER]: owner } : { [OUTCOME]: 'allowed' });
+      span.setAttributes(decided);
       span.end();
     }
     return instruments === undefined ? result : counted(result, route);

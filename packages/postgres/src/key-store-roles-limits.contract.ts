@@ -88,5 +88,32 @@ export function describeRolesAndLimits(t: ContractRun): void {
       expect((await t.store.getIdentity(identity.id))?.identity).toMatchObject({ rateLimit: null, rateLimits: null, quota: null });
       expect(await t.store.updateLimits!('key_unknown', { quota: null })).toBe(false);
     });
+
+    it('keeps the observe (shadow) mode of a rate limit and of a quota, and an owner quotaMode switch changes the mode alone', async () => {
+      const store = t.store;
+      const rateLimits = [
+        { name: 'second', limit: 10, windowSeconds: 1 },
+        { name: 'trial', limit: 5, windowSeconds: 1, mode: 'observe' as const },
+      ];
+      const quota = { remaining: 7, refill: null, setAt: at(7), mode: 'observe' as const };
+      const { identity } = await t.issue({ rateLimits, quota });
+      expect((await store.getIdentity(identity.id))?.identity).toMatchObject({ rateLimits, quota });
+      const enforced = { remaining: 7, refill: null, setAt: at(7) };
+      expect(await store.updateLimits!(identity.id, { quota: enforced })).toBe(true);
+      expect((await store.getIdentity(identity.id))?.identity.quota).toEqual(enforced);
+      if (store.insertOwner === undefined) return;
+      const owner = { id: 'cus_shadow', metadata: {}, rateLimits: [{ limit: 3, windowSeconds: 1, mode: 'observe' as const }], quota: { remaining: 4, refill: { amount: 4, interval: 'daily' as const }, setAt: at(3) }, createdAt: at(0), disabledAt: null };
+      await store.insertOwner(owner);
+      expect(await store.getOwner!('cus_shadow')).toMatchObject({ rateLimits: owner.rateLimits, quota: owner.quota });
+      // The mode alone: setAt (the count's generation) and the rest stay as they are.
+      expect((await store.updateOwner!('cus_shadow', { quotaMode: 'observe' }))?.quota).toEqual({ ...owner.quota, mode: 'observe' });
+      expect((await store.updateOwner!('cus_shadow', { quotaMode: 'enforce' }))?.quota).toEqual(owner.quota);
+      // A new quota without a mode keeps the current one, as it keeps the refill.
+      await store.updateOwner!('cus_shadow', { quotaMode: 'observe' });
+      expect((await store.updateOwner!('cus_shadow', { quota: { remaining: 9, setAt: at(20) } }))?.quota).toEqual({ remaining: 9, refill: owner.quota.refill, setAt: at(20), mode: 'observe' });
+      expect((await store.updateOwner!('cus_shadow', { quota: { remaining: 9, setAt: at(30), mode: 'enforce' } }))?.quota).toEqual({ remaining: 9, refill: owner.quota.refill, setAt: at(30) });
+      await store.updateOwner!('cus_shadow', { quota: null });
+      expect((await store.updateOwner!('cus_shadow', { quotaMode: 'observe' }))?.quota).toBeNull();
+    });
   });
 }

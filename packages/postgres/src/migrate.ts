@@ -14,7 +14,7 @@
 import { assertKnownOptions, type KnownOptions } from '@keyset/core/adapter';
 import { tableNames } from './internal/identifiers.ts';
 import type { Migration } from './internal/migration.ts';
-import { MIGRATIONS_10_TO_15 } from './internal/migrations-10-to-15.ts';
+import { MIGRATIONS_10_TO_16 } from './internal/migrations-10-to-16.ts';
 import { MIGRATIONS_1_TO_9 } from './internal/migrations-1-to-9.ts';
 import { runQuery } from './internal/run-query.ts';
 import type { MultiStatementQueryable } from './queryable.ts';
@@ -37,7 +37,7 @@ export interface TableOptions {
 const TABLE_OPTIONS = { schema: true, tablePrefix: true } as const satisfies KnownOptions<TableOptions>;
 
 /** Every schema version, in the order they apply. */
-const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_1_TO_9, ...MIGRATIONS_10_TO_15];
+const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_1_TO_9, ...MIGRATIONS_10_TO_16];
 
 /**
  * The newest schema version `migrate()` applies: the highest listed (versions need not be

@@ -21,6 +21,7 @@ import {
   denseUsageBuckets,
   emptyUsageRequests,
   type KnownOptions,
+  SERVED_OUTCOMES,
   USAGE_OUTCOMES,
   usageCutoffs,
   usageRetention,
@@ -53,11 +54,14 @@ const SPAN: Readonly<Record<UsageInterval, number>> = { minute: 1, hour: 2, day:
 const FLUSH_RECORD_MS = 7 * 86_400_000;
 
 const COLUMNS = USAGE_OUTCOMES.join(', ');
+/** The flush token's parameters come after key ids, owner ids, minutes, one array per outcome and credits. */
+const TOKEN_PARAM = USAGE_OUTCOMES.length + 5;
 const TOTAL = USAGE_OUTCOMES.join(' + ');
-const REFUSED = USAGE_OUTCOMES.filter((o) => o !== 'allowed').join(' + ');
+// Served requests (`allowed`, and the would-be refusals of observed limits) are not refusals.
+const REFUSED = USAGE_OUTCOMES.filter((o) => !SERVED_OUTCOMES.includes(o)).join(' + ');
 
 /**
- * A usage store over the tables `migrate()` creates (versions 12 and 13). A failing database
+ * A usage store over the tables `migrate()` creates (versions 12, 14 and 16). A failing database
  * rejects with `KeysetError('unavailable')` (the counter keeps its deltas and retries).
  *
  * @example
@@ -83,13 +87,13 @@ export function createPostgresUsageStore(options: PostgresUsageStoreOptions): Us
   const addSql = (token: boolean): string => `WITH ${
     token
       ? `flush AS (
-      INSERT INTO ${t.usageFlushes} AS f (instance, sequence, at) VALUES ($11, $12::int8, now())
+      INSERT INTO ${t.usageFlushes} AS f (instance, sequence, at) VALUES ($${TOKEN_PARAM}, $${TOKEN_PARAM + 1}::int8, now())
       ON CONFLICT (instance) DO UPDATE SET sequence = EXCLUDED.sequence, at = EXCLUDED.at WHERE f.sequence < EXCLUDED.sequence
       RETURNING 1
     ), `
       : ''
   }input AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[], $8::int8[], $9::int8[], $10::int8[])
+      SELECT * FROM unnest($1::text[], $2::text[], ${Array.from({ length: USAGE_OUTCOMES.length + 2 }, (_, i) => `$${i + 3}::int8[]`).join(', ')})
         AS i(key_id, owner_id, minute, ${COLUMNS}, credits)${token ? ' WHERE EXISTS (SELECT 1 FROM flush)' : ''}
     ), spans AS (
       SELECT s.span, i.key_id, to_timestamp((i.minute / s.size) * s.size / 1000) AS bucket, max(i.owner_id) AS owner_id,

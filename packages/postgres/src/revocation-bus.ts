@@ -17,7 +17,7 @@
  */
 import { ConfigError } from '@keyset/core';
 import { assertKnownOptions, createRevocationProtocol, isRevocationEvent, type KnownOptions, withTimeout } from '@keyset/core/adapter';
-import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
+import type { RevocationBusLogger, RevocationEvent, RevocationPublished } from '@keyset/core/adapter';
 import type { Queryable } from './queryable.ts';
 
 /** A notification as node-postgres hands it out. */
@@ -87,10 +87,16 @@ export interface PostgresRevocationBusOptions {
   ackTimeoutMs?: number;
   /** @default console */
   logger?: RevocationBusLogger;
+  /**
+   * Told after each publish how long the other instances took to confirm their eviction
+   * (the bus's lag), e.g. `telemetry.onRevocationPublished`.
+   * @default none
+   */
+  onPublished?: (event: RevocationPublished) => void;
 }
 
 /** Every name `PostgresRevocationBusOptions` knows, checked when the bus is made. */
-const BUS_OPTIONS = { client: true, listener: true, connectListener: true, keyring: true, channel: true, publishOnChange: true, timeoutMs: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<PostgresRevocationBusOptions>;
+const BUS_OPTIONS = { client: true, listener: true, connectListener: true, keyring: true, channel: true, publishOnChange: true, timeoutMs: true, ackTimeoutMs: true, logger: true, onPublished: true } as const satisfies KnownOptions<PostgresRevocationBusOptions>;
 
 /** A running bus. */
 export interface PostgresRevocationBus {
@@ -166,6 +172,7 @@ export function createPostgresRevocationBus(options: PostgresRevocationBusOption
     sendAck: (ack) => withTimeout(current.query('SELECT pg_catalog.pg_notify($1, $2)', [channel, ack]), timeoutMs, 'PostgreSQL NOTIFY'),
     ackTimeoutMs,
     logger,
+    ...(options.onPublished === undefined ? {} : { onPublished: options.onPublished }),
   });
 
   function onNotification(message: PostgresNotification): void {

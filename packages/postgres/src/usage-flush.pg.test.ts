@@ -36,7 +36,7 @@ function instances(pools: readonly pg.Pool[], schema: string | undefined, flushI
     traffic(count: number): void {
       for (let i = 0; i < count; i++, n++) {
         const keyId = KEYS[n % KEYS.length] as string;
-        const outcome = USAGE_OUTCOMES[n % 4 === 0 ? 5 : n % 3] as DecisionOutcome;
+        const outcome = USAGE_OUTCOMES[n % 4 === 0 ? 5 : n % 3] as Exclude<DecisionOutcome, 'would_refuse'>;
         counters[n % counters.length]!.record({ keyId, ownerId: 'owner_flush', outcome, policy: 'default', cost: 1, remaining: 0 });
         (sent.get(keyId) as number[])[USAGE_OUTCOMES.indexOf(outcome)]!++;
       }

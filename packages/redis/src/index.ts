@@ -18,6 +18,7 @@ export type {
   RevocationBusLogger,
   RevocationBusOptions,
   RevocationEvent,
+  RevocationPublished,
   RevocationPublisher,
   RevocationSubscriber,
 } from './revocation-bus.ts';

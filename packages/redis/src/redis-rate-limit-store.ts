@@ -115,7 +115,7 @@ export function createRedisRateLimitStore(options: RedisRateLimitStoreOptions): 
     }
     const keys = parameters.map((p, i) => keyOf((requests[i] as RateLimitRequest).key, p.name, (requests[i] as RateLimitRequest).partition));
     const args: (string | number)[] = [cost];
-    for (const p of parameters) args.push(p.emissionMicros, p.burstMicros);
+    for (const p of parameters) args.push(p.emissionMicros, p.burstMicros, p.observe ? 1 : 0);
     const reply = await watch.wait(run(keys, args));
     return decisionsFrom(reply, parameters, cost);
   }

@@ -133,9 +133,12 @@ export function createRedisRequestStore(options: RedisRequestStoreOptions): Redi
       ...claims.map((l) => leases.keyOf(l.holder, l.partition)),
     ];
     const head: (string | number)[] = [limits.length, spends.length, claims.length];
-    for (const p of parameters) head.push(p.emissionMicros, p.burstMicros);
+    for (const p of parameters) head.push(p.emissionMicros, p.burstMicros, p.observe ? 1 : 0);
     const tail: (string | number)[] = [];
     for (const l of claims) tail.push(l.leaseId, l.max, l.ttlMs);
+    // Which quotas and leases are observed (shadow): decided apart, never refusing.
+    for (const q of spends) tail.push(q.observe === true ? 1 : 0);
+    for (const l of claims) tail.push(l.observe === true ? 1 : 0);
     const none = spends.map(() => undefined);
     let reply = await watch.wait(run(REQUEST_SCRIPT, 0, keys, [...head, ...quotaArgsOf(spends, spends.map(() => (parts.durable === undefined ? 1 : 0)), none), ...tail]));
     if (parts.durable !== undefined && Array.isArray(reply) && reply[0] === -1) {
@@ -150,9 +153,9 @@ export function createRedisRequestStore(options: RedisRequestStoreOptions): Redi
   function outputOf(reply: unknown, input: RequestDecisionInput, parameters: ReturnType<typeof prepareGcra>): RequestDecisionOutput {
     const n = input.limits.length;
     const m = input.quotas.length;
-    if (!Array.isArray(reply) || reply.length < 4 + n || !reply.every((x) => Number.isSafeInteger(x))) throw new Error('Unexpected reply from the Redis request script');
-    const [now, allowed, leaseRefused, quotasDecided] = reply as number[];
-    const tats = (reply as number[]).slice(4, 4 + n);
+    if (!Array.isArray(reply) || reply.length < HEAD + n || !reply.every((x) => Number.isSafeInteger(x))) throw new Error('Unexpected reply from the Redis request script');
+    const [now, allowed, leaseRefused, quotasDecided, observedLease, observedQuotas] = reply as number[];
+    const tats = (reply as number[]).slice(HEAD, HEAD + n);
     const outcome = evaluateGcra(
       parameters.map((p, i) => ({ parameters: p, tat: (tats[i] as number) > (now as number) ? tats[i] : undefined })),
       now as number,
@@ -162,15 +165,15 @@ export function createRedisRequestStore(options: RedisRequestStoreOptions): Redi
     if (outcome.allowed !== (allowed === 1)) throw new Error('Redis request script and evaluateGcra disagree');
     let results: QuotaStoreResult[] | undefined;
     if (quotasDecided === 1) {
-      if (reply.length !== 4 + n + 4 * m) throw new Error('Unexpected reply from the Redis request script');
+      if (reply.length !== HEAD + n + 4 * m) throw new Error('Unexpected reply from the Redis request script');
       results = input.quotas.map((spend: QuotaSpend, i) => {
-        const [ok, remaining, generation, period] = (reply as number[]).slice(4 + n + 4 * i, 8 + n + 4 * i) as [number, number, number, number];
+        const [ok, remaining, generation, period] = (reply as number[]).slice(HEAD + n + 4 * i, HEAD + 4 + n + 4 * i) as [number, number, number, number];
         if ((ok !== 0 && ok !== 1) || remaining < 0) throw new Error('Unexpected reply from the Redis request script');
         parts.remembered(spend, { generation, period, remaining });
         return { allowed: ok === 1, remaining };
       });
     }
-    return { limits: outcome.decisions, leaseRefused: leaseRefused as number, quotas: results, nowMicros: now as number, tats };
+    return { limits: outcome.decisions, leaseRefused: leaseRefused as number, observedLease: observedLease as number, quotas: results, observedQuotas: observedQuotas === 1, nowMicros: now as number, tats };
   }
 
   async function releaseLeases(claims: readonly LeaseClaim[]): Promise<void> {
@@ -194,6 +197,9 @@ export function createRedisRequestStore(options: RedisRequestStoreOptions): Redi
     leases,
   });
 }
+
+/** Numbers before the TATs in the script's reply (see `REQUEST_SCRIPT`). */
+const HEAD = 6;
 
 function tagOf(request: RateLimitRequest): string {
   return request.partition ?? request.key;

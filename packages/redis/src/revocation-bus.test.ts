@@ -1,4 +1,17 @@
-import { ConfigError, createKeyAdmin, createKeyring, createMemoryKeyStore, isKeysetError, type Keyring, type KeyStore } from '@keyset/core';
+import {
+  ConfigError,
+  createApiKeyGuard,
+  createKeyAdmin,
+  createKeyring,
+  createMemoryAuditStore,
+  createMemoryKeyStore,
+  createOwnerAdmin,
+  createRateLimiter,
+  isKeysetError,
+  type DecisionEvent,
+  type Keyring,
+  type KeyStore,
+} from '@keyset/core';
 import { redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +102,51 @@ describe.skipIf(url === undefined)('createRevocationBus (real Redis pub/sub)', (
     console.info(`[measured] revocation propagation A → B (from the revoke() call): median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms over ${samples.length} rounds`);
     // A's own messages come back to A's subscriber too, and are ignored.
     expect(a.observed.invalidations).toEqual([]);
+  });
+
+  it('switching limits between observe and enforce on instance A reaches B before the admin call returns, with an audit entry each time', async () => {
+    const audit = createMemoryAuditStore();
+    const shared = createMemoryKeyStore({ audit });
+    const instanceOn = async (): Promise<{ keyring: Keyring; bus: RevocationBus }> => {
+      const keyring = createKeyring({ store: shared, prefix: 'test', lastUsed: false, cache: { ttlMs: 60_000 } });
+      const publisher = await connect(url as string);
+      const subscriber = await connect(url as string);
+      connections.push(publisher, subscriber);
+      const bus = createRevocationBus({ publisher, subscriber, keyring, channel });
+      buses.push(bus);
+      await bus.ready;
+      return { keyring, bus };
+    };
+    const a = await instanceOn();
+    const b = await instanceOn();
+    await createOwnerAdmin(a.keyring).create({ id: 'cus_shadow', quota: { remaining: 3 } });
+    const trial = { name: 'trial', limit: 1, windowSeconds: 3600 };
+    const { key, record } = await createKeyAdmin(a.keyring).issue({ name: 'shadowed', scopes: ['orders:read'], ownerId: 'cus_shadow', rateLimits: [trial] });
+    const events: DecisionEvent[] = [];
+    const guardB = createApiKeyGuard({ keyring: b.keyring, limiter: createRateLimiter({ defaultPolicy: { limit: 100, windowSeconds: 1 }, onDecision: (e) => void events.push(e), logger: { warn() {} } }) });
+    const onB = () =>
+      guardB.check({ authorization: `ApiKey ${key}`, url: '/orders' }, { scopes: ['orders:read'] }).then(
+        () => 'served',
+        (error: unknown) => (isKeysetError(error) ? error.code : 'error'),
+      );
+    // B caches the key with its limit enforced: the second request is over it.
+    expect([await onB(), await onB()]).toEqual(['served', 'rate_limited']);
+    // Observed from A: B serves the very next request, counted as a would-be refusal.
+    await createKeyAdmin(a.keyring).updateLimits(record.id, { rateLimits: [{ ...trial, mode: 'observe' }] });
+    expect(await onB()).toBe('served');
+    expect(events.at(-1)).toMatchObject({ outcome: 'would_refuse', reason: 'rate_limited', policy: 'trial' });
+    // The owner's quota (3 credits: the served requests spent two) runs out, is observed, then enforced again.
+    await createKeyAdmin(a.keyring).updateLimits(record.id, { rateLimits: null });
+    expect([await onB(), await onB()]).toEqual(['served', 'quota_exhausted']);
+    await createOwnerAdmin(a.keyring).update('cus_shadow', { quotaMode: 'observe' });
+    expect(await onB()).toBe('served');
+    expect(events.at(-1)).toMatchObject({ outcome: 'would_refuse', reason: 'quota_exhausted', policy: 'owner.quota' });
+    await createOwnerAdmin(a.keyring).update('cus_shadow', { quotaMode: 'enforce' });
+    // Enforced again, the count went on where it was (the switch did not refill it).
+    expect(await onB()).toBe('quota_exhausted');
+    const { entries } = await audit.list({ take: 20 });
+    const switches = entries.filter((e) => e.action === 'key.limits_updated' || e.action === 'owner.updated').map((e) => e.action);
+    expect(switches.sort()).toEqual(['key.limits_updated', 'key.limits_updated', 'owner.updated', 'owner.updated']);
   });
 
   it('waits at most ackTimeoutMs for a subscriber that never confirms, then warns', async () => {

@@ -19,9 +19,9 @@
  */
 import { ConfigError } from '@keyset/core';
 import { assertKnownOptions, createRevocationProtocol, isRevocationEvent, type KnownOptions, withTimeout } from '@keyset/core/adapter';
-import type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
+import type { RevocationBusLogger, RevocationEvent, RevocationPublished } from '@keyset/core/adapter';
 
-export type { RevocationBusLogger, RevocationEvent } from '@keyset/core/adapter';
+export type { RevocationBusLogger, RevocationEvent, RevocationPublished } from '@keyset/core/adapter';
 
 /**
  * What the bus needs from a keyring (`createKeyring` from `@keyset/core` fits). A keyring
@@ -99,10 +99,16 @@ export interface RevocationBusOptions {
   ackTimeoutMs?: number;
   /** @default console */
   logger?: RevocationBusLogger;
+  /**
+   * Told after each publish how long the other instances took to confirm their eviction
+   * (the bus's lag), e.g. `telemetry.onRevocationPublished`.
+   * @default none
+   */
+  onPublished?: (event: RevocationPublished) => void;
 }
 
 /** Every name `RevocationBusOptions` knows, checked when the bus is made. */
-const BUS_OPTIONS = { publisher: true, subscriber: true, keyring: true, channel: true, publishOnChange: true, sharded: true, timeoutMs: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<RevocationBusOptions>;
+const BUS_OPTIONS = { publisher: true, subscriber: true, keyring: true, channel: true, publishOnChange: true, sharded: true, timeoutMs: true, ackTimeoutMs: true, logger: true, onPublished: true } as const satisfies KnownOptions<RevocationBusOptions>;
 
 /** A running bus. */
 export interface RevocationBus {
@@ -182,6 +188,7 @@ export function createRevocationBus(options: RevocationBusOptions): RevocationBu
     sendAck: (ack) => withTimeout(send(ack), timeoutMs, what),
     ackTimeoutMs,
     logger,
+    ...(options.onPublished === undefined ? {} : { onPublished: options.onPublished }),
   });
   const { instanceId } = protocol;
 

@@ -40,8 +40,8 @@ const HOLDS_A_KEY = Object.freeze({ 'cache-control': 'no-store' });
  * path (`quota.refil`, `quota.refill.amout`, `rateLimits[0].windowSecond`). Each list is
  * exactly the keyring input's keys (`satisfies KnownOptions<…>`), so they cannot drift.
  */
-export const RATE_LIMIT = { name: true, limit: true, windowSeconds: true, burst: true } as const satisfies KnownOptions<NonNullable<UpdateLimitsInput['rateLimit']>>;
-export const QUOTA = { remaining: true, refill: { amount: true, interval: true } } as const satisfies KnownOptions<QuotaInput>;
+export const RATE_LIMIT = { name: true, limit: true, windowSeconds: true, burst: true, mode: true } as const satisfies KnownOptions<NonNullable<UpdateLimitsInput['rateLimit']>>;
+export const QUOTA = { remaining: true, refill: { amount: true, interval: true }, mode: true } as const satisfies KnownOptions<QuotaInput>;
 const ISSUE_BODY = {
   name: true,
   scopes: true,
@@ -55,7 +55,7 @@ const ISSUE_BODY = {
   ownerId: true,
 } as const satisfies KnownOptions<IssueKeyInput> & BodyShape;
 const UPDATE_BODY = { metadata: true, ipAllowlist: true } as const satisfies KnownOptions<UpdateKeyInput> & BodyShape;
-const LIMITS_BODY = { rateLimit: RATE_LIMIT, rateLimits: RATE_LIMIT, quota: QUOTA } as const satisfies KnownOptions<UpdateLimitsInput> & BodyShape;
+const LIMITS_BODY = { rateLimit: RATE_LIMIT, rateLimits: RATE_LIMIT, quota: QUOTA, quotaMode: true } as const satisfies KnownOptions<UpdateLimitsInput> & BodyShape;
 const ROTATE_BODY = { overlapSeconds: true } as const satisfies KnownOptions<RotateKeyOptions> & BodyShape;
 
 /** A validated issue request. */

@@ -71,6 +71,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       limit: { type: 'integer', minimum: 1 },
       windowSeconds: { type: 'number', exclusiveMinimum: 0 },
       burst: { type: 'integer', minimum: 1 },
+      mode: { type: 'string', enum: ['enforce', 'observe'], description: '`observe` (shadow mode): decided and counted as if enforced, never refusing; not in the response headers. Default `enforce` (a record leaves it out).' },
     },
   },
   RateLimits: {
@@ -85,7 +86,11 @@ const SCHEMAS: Record<string, JsonObject> = {
     required: ['remaining'],
     additionalProperties: false,
     description: 'Usage credits from now on; `refill` sets them back to `amount` daily, monthly or every N seconds. Null removes the quota.',
-    properties: { remaining: { type: 'integer', minimum: 0, maximum: 1e15 }, refill: schema('QuotaRefill') },
+    properties: {
+      remaining: { type: 'integer', minimum: 0, maximum: 1e15 },
+      refill: schema('QuotaRefill'),
+      mode: { type: 'string', enum: ['enforce', 'observe'], description: '`observe` (shadow mode): counted as if enforced, never refusing. Left out keeps the current mode (enforced for a new quota).' },
+    },
   },
   KeyRecord: {
     type: 'object',
@@ -163,8 +168,13 @@ const SCHEMAS: Record<string, JsonObject> = {
     type: 'object',
     additionalProperties: false,
     minProperties: 1,
-    description: 'A member left out is kept; null removes it. `quota.refill` left out keeps the current refill.',
-    properties: { rateLimit: schema('RateLimit'), rateLimits: schema('RateLimits'), quota: schema('QuotaInput') },
+    description: 'A member left out is kept; null removes it. `quota.refill` left out keeps the current refill. Switching a limit between `enforce` and `observe` (shadow mode) is a change like any other: audited, and in force on every instance before the response.',
+    properties: {
+      rateLimit: schema('RateLimit'),
+      rateLimits: schema('RateLimits'),
+      quota: schema('QuotaInput'),
+      quotaMode: { type: 'string', enum: ['enforce', 'observe'], description: 'Switches the current quota between enforced and observed and nothing else: its count goes on. Not with `quota`; 400 without a quota.' },
+    },
   },
   RotateKey: {
     type: 'object',

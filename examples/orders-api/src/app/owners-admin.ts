@@ -23,7 +23,7 @@ import { QUOTA, RATE_LIMIT } from './keys-admin.ts';
 import { invalid, rejectUnknownMembers, type BodyShape } from './validation.ts';
 
 const CREATE_BODY = { id: true, metadata: true, rateLimits: RATE_LIMIT, quota: QUOTA } as const satisfies KnownOptions<CreateOwnerInput> & BodyShape;
-const UPDATE_BODY = { metadata: true, rateLimits: RATE_LIMIT, quota: QUOTA, disabled: true } as const satisfies KnownOptions<UpdateOwnerInput> & BodyShape;
+const UPDATE_BODY = { metadata: true, rateLimits: RATE_LIMIT, quota: QUOTA, quotaMode: true, disabled: true } as const satisfies KnownOptions<UpdateOwnerInput> & BodyShape;
 
 /**
  * The owner handlers over `keyring` (through `createOwnerAdmin`). Bodies arrive parsed; the

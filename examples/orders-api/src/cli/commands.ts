@@ -50,9 +50,9 @@ export function commandAction(command: string, rest: readonly string[], values: 
       };
     }
     case 'limits': {
-      const id = expectArgs(rest, 1, 'limits <id> [--rate …] [--quota …] [--refill …]');
-      const body = limitsFromFlags(values, true);
-      if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota and/or --refill');
+      const id = expectArgs(rest, 1, 'limits <id> [--rate …] [--quota …] [--refill …] [--mode …] [--quota-mode …]');
+      const body = limitsFromFlags({ ...values, quotaMode: values['quota-mode'] }, true);
+      if (Object.keys(body).length === 0) throw new UsageError('limits needs --rate, --quota, --refill and/or --quota-mode');
       return async ({ keyring, limiter }) => {
         const { body: shown } = await createKeyAdminHandlers({ keyring, limiter }).updateLimits(id, body, CLI_AUDIT);
         print(shown, `Updated the limits of key ${id}.\n${quotaLine(shown)}`);

@@ -24,6 +24,8 @@ export const CLI_OPTIONS = {
   overlap: { type: 'string' },
   quota: { type: 'string' },
   refill: { type: 'string' },
+  mode: { type: 'string' },
+  'quota-mode': { type: 'string' },
   owner: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -99,8 +101,17 @@ const REFILL = /^([1-9][0-9]{0,14})\/(daily|monthly|([1-9][0-9]{0,7})s)$/;
  * `--rate`, `--quota`, `--refill` as an admin body. `update`: `default`/`none` remove, and
  * `--refill` alone keeps the credits left. Throws `UsageError` for a malformed flag.
  */
-export function limitsFromFlags(values: { rate?: string | undefined; quota?: string | undefined; refill?: string | undefined }, update: boolean): Record<string, unknown> {
+export function limitsFromFlags(
+  values: { rate?: string | undefined; quota?: string | undefined; refill?: string | undefined; mode?: string | undefined; quotaMode?: string | undefined },
+  update: boolean,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
+  for (const [flag, value] of [['--mode', values.mode], ['--quota-mode', values.quotaMode]] as const) {
+    if (value !== undefined && value !== 'observe' && value !== 'enforce') throw new UsageError(`${flag} must be observe or enforce, got "${value}"`);
+  }
+  // Enforced is the default: only `observe` is sent.
+  const mode = values.mode === 'observe' ? { mode: 'observe' } : {};
+  if (values.mode !== undefined && (values.rate === undefined || values.rate === 'default')) throw new UsageError('--mode applies to the limits given with --rate');
   if (values.rate !== undefined) {
     if (update && values.rate === 'default') body.rateLimits = null;
     else {
@@ -110,8 +121,8 @@ export function limitsFromFlags(values: { rate?: string | undefined; quota?: str
         if (!rate) throw new UsageError(`--rate must look like 10/1s, 600/1m or 10000/1h (comma-separated for several), got "${values.rate}"`);
         return { ...rate, name: part.slice(part.indexOf('/') + 1) };
       });
-      if (rates.length === 1 && !update) body.rateLimit = { limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds };
-      else body.rateLimits = rates.length === 1 ? [{ limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds }] : rates;
+      if (rates.length === 1 && !update) body.rateLimit = { limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds, ...mode };
+      else body.rateLimits = rates.length === 1 ? [{ limit: rates[0]!.limit, windowSeconds: rates[0]!.windowSeconds, ...mode }] : rates.map((r) => ({ ...r, ...mode }));
     }
   }
   let refill: unknown;
@@ -127,21 +138,26 @@ export function limitsFromFlags(values: { rate?: string | undefined; quota?: str
       body.quota = null;
     } else {
       if (!/^(0|[1-9][0-9]{0,14})$/.test(values.quota)) throw new UsageError(`--quota must be a number of credits, got "${values.quota}"`);
-      body.quota = { remaining: Number(values.quota), ...(refill === undefined ? {} : { refill }) };
+      body.quota = { remaining: Number(values.quota), ...(refill === undefined ? {} : { refill }), ...(values.quotaMode === undefined ? {} : { mode: values.quotaMode }) };
     }
   } else if (refill !== undefined) {
     if (!update) throw new UsageError('--refill needs --quota <credits>');
     body.quota = { refill };
   }
+  // With --quota <credits> the mode went into the new quota; alone, the current quota switches, its count kept.
+  if (values.quotaMode !== undefined && values.quota === undefined) {
+    if (!update || body.quota !== undefined) throw new UsageError('--quota-mode goes with --quota <credits>, or alone to switch the current quota');
+    body.quotaMode = values.quotaMode;
+  } else if (values.quotaMode !== undefined && body.quota === null) throw new UsageError('--quota none removes the quota: drop --quota-mode');
   return body;
 }
 
 /** `quota: 12 credits left (refills to 50 monthly, next 2026-02-01T00:00:00.000Z)`, or nothing. */
 export function quotaLine(record: unknown): string {
-  const quota = (record as { quota?: { remaining: number; refill: { amount: number; interval: unknown } | null; nextRefillAt?: string | null } | null }).quota;
+  const quota = (record as { quota?: { remaining: number; refill: { amount: number; interval: unknown } | null; nextRefillAt?: string | null; mode?: string } | null }).quota;
   if (quota === null || quota === undefined) return 'quota:      none\n';
   const refill = quota.refill === null ? 'no refill' : `refills to ${quota.refill.amount} ${typeof quota.refill.interval === 'number' ? `every ${quota.refill.interval}s` : String(quota.refill.interval)}, next ${quota.nextRefillAt ?? '?'}`;
-  return `quota:      ${quota.remaining} credits left (${refill})\n`;
+  return `quota:      ${quota.remaining} credits left (${refill})${quota.mode === 'observe' ? ', observed: counted, never refusing' : ''}\n`;
 }
 
 export function expectArgs(rest: readonly string[], count: 0 | 1, usage: string): string {

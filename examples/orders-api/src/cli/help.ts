@@ -28,9 +28,14 @@ Commands:
         --ip-allowlist 203.0.113.0/24,2001:db8::/32 (default: any address).
         The key is printed once; it is not stored and cannot be shown again.
   limits <id> [--rate <n>/<window>[,...] | --rate default] [--quota <credits> | --quota none]
-         [--refill <amount>/<interval> | --refill none]
+         [--refill <amount>/<interval> | --refill none] [--mode observe|enforce]
+         [--quota-mode observe|enforce]
         Change a key's rate limits, remaining credits and refill; the rest is kept
         (--refill alone keeps the credits left). Applies to the next request.
+        --mode observe: the --rate limits are observed (shadow mode): counted as
+               if enforced, never refusing (usage shows would_refuse_*).
+        --quota-mode observe|enforce: with --quota, the new quota's mode; alone,
+               switches the current quota and keeps its count.
   update <id> [--metadata <json object> | --metadata none]
          [--ip-allowlist <cidr,...> | --ip-allowlist none]
         Replace a key's metadata and/or IP allowlist (none empties it); the rest
@@ -58,7 +63,7 @@ Commands:
         Every owner, newest first; one owner; the owner's keys.
   owners update <owner id> [--rate … | --rate none] [--metadata … | --metadata none]
          [--quota <credits> | --quota none] [--refill <amount>/<interval> | --refill none]
-         [--disable | --enable]
+         [--mode observe|enforce] [--quota-mode observe|enforce] [--disable | --enable]
         Change an owner (--refill alone keeps the credits left); --disable refuses all its keys (every server, at once,
         with REDIS_URL) until --enable.
   owners delete <owner id> Delete the owner and revoke all its keys.

@@ -18,6 +18,8 @@ export function ownersAction(
     refill?: string | undefined;
     disable?: boolean | undefined;
     enable?: boolean | undefined;
+    mode?: string | undefined;
+    'quota-mode'?: string | undefined;
   },
   print: Print,
 ): (keys: KeyServices) => Promise<void> {
@@ -27,19 +29,19 @@ export function ownersAction(
     return args[0] as string;
   };
   const ownerLine = (o: OwnerRecord): string =>
-    `${o.id}  ${o.disabledAt === null ? 'enabled ' : 'DISABLED'}  limits ${o.rateLimits === null ? 'none' : o.rateLimits.map((l) => `${l.name ?? 'default'} ${l.limit}/${l.windowSeconds}s`).join(', ')}  metadata ${JSON.stringify(o.metadata)}\n`;
+    `${o.id}  ${o.disabledAt === null ? 'enabled ' : 'DISABLED'}  limits ${o.rateLimits === null ? 'none' : o.rateLimits.map((l) => `${l.name ?? 'default'} ${l.limit}/${l.windowSeconds}s${l.mode === 'observe' ? ' (observed)' : ''}`).join(', ')}  metadata ${JSON.stringify(o.metadata)}\n`;
   const ownerBody = (update: boolean): Record<string, unknown> => {
     const body: Record<string, unknown> = {};
     if (values.rate !== undefined) {
       if (update && values.rate === 'none') body.rateLimits = null;
       else {
-        const limits = limitsFromFlags({ rate: values.rate }, false);
+        const limits = limitsFromFlags({ rate: values.rate, mode: values.mode }, false);
         body.rateLimits = limits.rateLimits ?? [limits.rateLimit];
       }
-    }
+    } else if (values.mode !== undefined) throw new UsageError('--mode applies to the limits given with --rate');
     if (values.metadata !== undefined) Object.assign(body, attributesFromFlags({ metadata: values.metadata }, update));
-    // --quota/--refill as for a key (`limits`), without --rate.
-    Object.assign(body, limitsFromFlags({ quota: values.quota, refill: values.refill }, update));
+    // --quota/--refill/--quota-mode as for a key (`limits`), without --rate.
+    Object.assign(body, limitsFromFlags({ quota: values.quota, refill: values.refill, quotaMode: values['quota-mode'] }, update));
     return body;
   };
   /** The owner as the admin routes show it: the quota with its live count. */
@@ -79,7 +81,7 @@ export function ownersAction(
       const body: Record<string, unknown> = ownerBody(true);
       if (values.disable === true) body.disabled = true;
       if (values.enable === true) body.disabled = false;
-      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --disable or --enable');
+      if (Object.keys(body).length === 0) throw new UsageError('owners update needs --rate, --metadata, --quota, --refill, --quota-mode, --disable or --enable');
       return async (keys) => {
         const owner = (await shown(keys).update(id, body, CLI_AUDIT)).body as Record<string, unknown>;
         print(owner, `Updated owner ${id}.\n${ownerLine(owner as unknown as OwnerRecord)}${quotaLine(owner)}`);

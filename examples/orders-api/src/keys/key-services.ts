@@ -82,8 +82,10 @@ export async function createKeyServices(deps: {
   let bus: PostgresBus | undefined;
   try {
     const { connectListener } = db;
-    bus = connectListener === undefined ? undefined : await connectPostgresBus({ db, connectListener, keyring, logger });
-    redis = config.redisUrl === undefined ? undefined : await connectRedis({ url: config.redisUrl, keyring, durableQuotas: quotaStore, logger });
+    // The buses' lag (keyset.revocation.lag) when telemetry is on.
+    const onPublished = telemetry === undefined ? {} : { onPublished: telemetry.onRevocationPublished };
+    bus = connectListener === undefined ? undefined : await connectPostgresBus({ db, connectListener, keyring, logger, ...onPublished });
+    redis = config.redisUrl === undefined ? undefined : await connectRedis({ url: config.redisUrl, keyring, durableQuotas: quotaStore, logger, ...onPublished });
   } catch (error) {
     await bus?.close();
     await keyring.close().catch(() => undefined);

@@ -12,6 +12,7 @@
  */
 import type { Keyring } from '@keyset/core';
 import { createPostgresRevocationBus } from '@keyset/postgres';
+import type { RevocationPublished } from '@keyset/core/adapter';
 import type { ListenerClient, SqlClient } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 
@@ -26,8 +27,10 @@ export async function connectPostgresBus(deps: {
   connectListener: () => Promise<ListenerClient>;
   keyring: Keyring;
   logger: Logger;
+  /** The bus's lag after each publish (`keyset.revocation.lag`), when telemetry is on. */
+  onPublished?: (event: RevocationPublished) => void;
 }): Promise<PostgresBus> {
-  const { db, connectListener, keyring, logger } = deps;
+  const { db, connectListener, keyring, logger, onPublished } = deps;
   const log = logger.child({ component: 'postgres-bus' });
   const listener = await connectListener();
   try {
@@ -38,6 +41,7 @@ export async function connectPostgresBus(deps: {
       connectListener,
       keyring,
       logger: log,
+      ...(onPublished === undefined ? {} : { onPublished }),
     });
     await bus.ready;
     return {

@@ -12,7 +12,7 @@
  */
 import type { ConcurrencyStore, Keyring, QuotaStore, RateLimitStore } from '@keyset/core';
 import type { DurableQuotaStore } from '@keyset/core/adapter';
-import { createRedisRateLimitStore, createRedisRequestStore, createRevocationBus } from '@keyset/redis';
+import { createRedisRateLimitStore, createRedisRequestStore, createRevocationBus, type RevocationPublished } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
 
@@ -39,8 +39,15 @@ function redactRedisUrl(url: string): string {
 }
 
 /** Connects to Redis and wires the rate-limit store and the revocation bus to `keyring`. */
-export async function connectRedis(deps: { url: string; keyring: Keyring; durableQuotas: DurableQuotaStore; logger: Logger }): Promise<RedisServices> {
-  const { url, keyring, durableQuotas, logger } = deps;
+export async function connectRedis(deps: {
+  url: string;
+  keyring: Keyring;
+  durableQuotas: DurableQuotaStore;
+  logger: Logger;
+  /** The bus's lag after each publish (`keyset.revocation.lag`), when telemetry is on. */
+  onPublished?: (event: RevocationPublished) => void;
+}): Promise<RedisServices> {
+  const { url, keyring, durableQuotas, logger, onPublished } = deps;
   const log = logger.child({ component: 'redis' });
   // No offline queue: while Redis is away, commands fail at once and the limiter falls
   // back, instead of requests piling up behind a reconnect.
@@ -60,7 +67,7 @@ export async function connectRedis(deps: { url: string; keyring: Keyring; durabl
   }
   try {
     await Promise.all([redis.connect(), subscriber.connect()]);
-    const bus = createRevocationBus({ publisher: redis, subscriber, keyring, logger: log });
+    const bus = createRevocationBus({ publisher: redis, subscriber, keyring, logger: log, ...(onPublished === undefined ? {} : { onPublished }) });
     await bus.ready;
     // One store for limits, quotas and leases: the limiter and the in-flight limit given
     // the same object decide each request in one call.

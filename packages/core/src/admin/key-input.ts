@@ -14,7 +14,8 @@ import type { IdentityLimitsPatch, ListIdentitiesQuery, StoredIdentity } from '.
 import { validateIpAllowlist } from '../auth/ip-allowlist.ts';
 import { validateMetadata, type KeyMetadata } from '../keys/key-metadata.ts';
 import type { KeyRateLimit } from '../keys/key-record.ts';
-import { applyQuotaPatch, type QuotaPatch } from '../keys/quota-patch.ts';
+import { applyQuotaPatch, withMode, type QuotaPatch } from '../keys/quota-patch.ts';
+import type { LimitMode } from '../rate-limit/limit-mode.ts';
 import { containsKeyShapedText } from '../redaction/redact-text.ts';
 import { isValidScope } from '../keys/scopes.ts';
 
@@ -91,6 +92,8 @@ export interface QuotaInput {
   remaining: number;
   /** `{ amount, interval: 'daily' | 'monthly' | seconds }`, or `null` for a one-off budget. */
   refill?: QuotaRefill | null;
+  /** `'observe'`: a shadow quota, counted but never refusing (see `Quota.mode`). Left out keeps the current mode (enforced for a new quota). */
+  mode?: LimitMode;
 }
 
 /** What `Keyring.updateLimits` takes; a field left out is kept, `null` removes it. */
@@ -102,6 +105,11 @@ export interface UpdateLimitsInput {
    * same numbers) restarts the count at `remaining` from now.
    */
   quota?: QuotaInput | null;
+  /**
+   * Switches the current quota between `'enforce'` and `'observe'` (shadow mode) and
+   * nothing else: its count goes on. Not together with `quota`; 400 without a quota.
+   */
+  quotaMode?: LimitMode;
 }
 
 /** Options of `Keyring.rotate`. */
@@ -215,7 +223,8 @@ const MAX_RATE_LIMITS = 10;
 const POLICY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function validateRateLimit(value: unknown, field: string): KeyRateLimit {
-  const { limit, windowSeconds, name, burst } = (typeof value === 'object' && value !== null ? value : {}) as Partial<KeyRateLimit>;
+  const { limit, windowSeconds, name, burst, mode } = (typeof value === 'object' && value !== null ? value : {}) as Partial<KeyRateLimit>;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'observe') throw invalid(`${field}.mode`, `\`${field}.mode\` must be 'enforce' or 'observe'.`);
   // The name first, in our words: the limiter's message quotes it, and it is client text.
   if (name !== undefined) {
     if (typeof name !== 'string' || !POLICY_NAME.test(name)) throw invalid(`${field}.name`, `\`${field}.name\` must be 1–64 characters of A-Z a-z 0-9 _ . -`);
@@ -233,7 +242,8 @@ function validateRateLimit(value: unknown, field: string): KeyRateLimit {
   if ((limit as number) > MAX_KEY_RATE_LIMIT) {
     throw invalid(`${field}.limit`, `\`${field}.limit\` must be at most ${MAX_KEY_RATE_LIMIT} requests per window.`);
   }
-  return { limit: limit as number, windowSeconds: windowSeconds as number, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }) };
+  // Enforced is the default: only `observe` is stored.
+  return { limit: limit as number, windowSeconds: windowSeconds as number, ...(name === undefined ? {} : { name }), ...(burst === undefined ? {} : { burst }), ...(mode === 'observe' ? { mode } : {}) };
 }
 
 /**
@@ -277,7 +287,10 @@ export function validateQuotaPatch(value: QuotaInput, now: number): QuotaPatch {
     const field = problem.startsWith('refill') ? `quota.${problem.split(' ')[0] as string}` : 'quota.remaining';
     throw invalid(field, `\`quota\` must be \`{ remaining, refill?: { amount, interval: 'daily' | 'monthly' | seconds } | null }\`: ${problem}.`);
   }
+  const { mode } = value;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'observe') throw invalid('quota.mode', "`quota.mode` must be 'enforce' or 'observe'.");
   const patch: QuotaPatch = { remaining: value.remaining, setAt: new Date(now) };
+  if (mode !== undefined) patch.mode = mode;
   if (value.refill !== undefined) patch.refill = value.refill === null ? null : { amount: value.refill.amount, interval: value.refill.interval };
   return patch;
 }
@@ -292,11 +305,26 @@ export function validateQuota(value: QuotaInput, current: Quota | null, now: num
 
 /** The store patch for `Keyring.updateLimits`. Throws `invalid_request`. */
 export function validateLimitsPatch(input: UpdateLimitsInput, current: Quota | null, now: number): IdentityLimitsPatch {
-  if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `rateLimits` and/or `quota`.');
+  if (typeof input !== 'object' || input === null) throw invalid('body', 'Send an object with `rateLimits`, `quota` and/or `quotaMode`.');
   const patch: IdentityLimitsPatch = {};
   if (input.rateLimit !== undefined || input.rateLimits !== undefined) patch.rateLimits = validateRateLimits(input).rateLimits ?? null;
   if (input.quota !== undefined) patch.quota = input.quota === null ? null : validateQuota(input.quota, current, now);
+  const mode = validateQuotaMode(input.quotaMode, input.quota, current);
+  if (mode !== undefined) patch.quota = withMode(current as Quota, mode);
   return patch;
+}
+
+/**
+ * A `quotaMode` switch, validated against the current quota (`current` left out: not
+ * checked yet); `undefined` when none is asked. Throws `invalid_request` for another
+ * value, with `quota` beside it, or without a quota to switch.
+ */
+export function validateQuotaMode(mode: unknown, quota: unknown, current: Quota | null | undefined): LimitMode | undefined {
+  if (mode === undefined) return undefined;
+  if (mode !== 'enforce' && mode !== 'observe') throw invalid('quotaMode', "`quotaMode` must be 'enforce' or 'observe'.");
+  if (quota !== undefined) throw invalid('quotaMode', 'Send `quota` (which may carry `mode`) or `quotaMode`, not both.');
+  if (current === null) throw invalid('quotaMode', 'There is no quota to switch; set one with `quota`.');
+  return mode;
 }
 
 /** The overlap in milliseconds. Throws `invalid_request`. */

@@ -16,9 +16,10 @@ import { storeCall } from '../keys/internal/store-call.ts';
 import { assertKnownOptions } from '../internal/check-options.ts';
 import { ADMIN_OPTIONS, adminActor, type AdminOptions, type KeyListResult } from './key-admin.ts';
 import type { Quota } from '../quota/types.ts';
-import { toListQuery, validateOwnerId, validateQuota, validateQuotaPatch, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
+import { toListQuery, validateOwnerId, validateQuota, validateQuotaMode, validateQuotaPatch, validateRateLimits, type KeyListPlan, type QuotaInput } from './key-input.ts';
 import { validateMetadata, freezeMetadata, type KeyMetadata } from '../keys/key-metadata.ts';
-import { applyQuotaPatch } from '../keys/quota-patch.ts';
+import { applyQuotaPatch, modeSwitched } from '../keys/quota-patch.ts';
+import type { LimitMode } from '../rate-limit/limit-mode.ts';
 import { frozenQuota, quotaJson, toKeyRecord, type KeyRateLimit } from '../keys/key-record.ts';
 import type { KeyStore, OwnerPatch, StoredOwner } from '../keys/key-store.ts';
 import type { Keyring } from '../auth/keyring.ts';
@@ -63,6 +64,8 @@ export interface UpdateOwnerInput {
    * out keeps the current refill, and setting it restarts the count at `remaining` from now.
    */
   quota?: QuotaInput | null;
+  /** Switches the owner's quota between `'enforce'` and `'observe'` (shadow mode), its count kept, as `UpdateLimitsInput.quotaMode` does a key's. */
+  quotaMode?: LimitMode;
   /** `true` refuses every key of the owner until set back to `false`. */
   disabled?: boolean;
 }
@@ -225,20 +228,24 @@ export function createOwnerAdmin(keyring: Keyring, options: AdminOptions = {}): 
       // here first would let two updates at once overwrite each other.
       if (input.quota === null) patch.quota = null;
       else if (input.quota !== undefined) patch.quota = validateQuotaPatch(input.quota, clock());
+      // Checked against the owner read below (the store switches what it holds then, keeping the count).
+      const quotaMode = validateQuotaMode(input.quotaMode, input.quota, undefined);
+      if (quotaMode !== undefined) patch.quotaMode = quotaMode;
       if (input.disabled !== undefined) {
         if (typeof input.disabled !== 'boolean') throw invalid('disabled', '`disabled` must be true or false.');
         patch.disabledAt = input.disabled ? new Date(clock()) : null;
       }
-      if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits`, `quota` and/or `disabled` to change.');
+      if (Object.keys(patch).length === 0) throw invalid('body', 'Send `metadata`, `rateLimits`, `quota`, `quotaMode` and/or `disabled` to change.');
       // The entry's `before` is read first, its `after` computed as the store merges (a
       // concurrent update of the same owner may make `before` a moment old; the write stays atomic).
       const current = await getOwner(ownerId);
+      if (patch.quotaMode !== undefined) validateQuotaMode(patch.quotaMode, undefined, current.quota ?? null);
       const { quota, disabledAt } = patch;
       const next: StoredOwner = {
         ...current,
         ...(patch.metadata === undefined ? {} : { metadata: patch.metadata }),
         ...(patch.rateLimits === undefined ? {} : { rateLimits: patch.rateLimits }),
-        quota: quota ? applyQuotaPatch(current.quota ?? null, quota) : quota === null ? null : (current.quota ?? null),
+        quota: quota ? applyQuotaPatch(current.quota ?? null, quota) : quota === null ? null : modeSwitched(current.quota ?? null, patch.quotaMode),
         disabledAt: disabledAt === null ? null : (current.disabledAt ?? disabledAt ?? null),
       };
       // Disabling is its own action (it refuses every key of the owner); enabling is an update.

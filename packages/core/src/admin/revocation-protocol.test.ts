@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.ts';
-import { createRevocationProtocol, type RevocationProtocol } from './revocation-protocol.ts';
+import { createRevocationProtocol, type RevocationProtocol, type RevocationPublished } from './revocation-protocol.ts';
 
 /** A broadcast channel: every send reaches every subscribed instance on a later tick. */
 function channel() {
@@ -19,14 +19,16 @@ function channel() {
 function member(ch: ReturnType<typeof channel>, options: { subscribed?: boolean; ackTimeoutMs?: number; mute?: boolean } = {}) {
   const evicted: string[] = [];
   const warnings: Record<string, unknown>[] = [];
+  const published: RevocationPublished[] = [];
   const protocol = createRevocationProtocol({
     invalidate: (id) => void evicted.push(id),
     sendAck: async (ack) => (options.mute ? undefined : ch.deliver(ack)),
     ackTimeoutMs: options.ackTimeoutMs ?? 200,
     logger: { warn: (f) => void warnings.push(f) },
+    onPublished: (event) => void published.push(event),
   });
   if (options.subscribed !== false) ch.members.add(protocol);
-  return { protocol, evicted, warnings, publish: (id: string) => protocol.publish({ type: 'revoked', id }, async (m) => ch.deliver(m)) };
+  return { protocol, evicted, warnings, published, publish: (id: string) => protocol.publish({ type: 'revoked', id }, async (m) => ch.deliver(m)) };
 }
 
 describe('createRevocationProtocol', () => {
@@ -47,6 +49,21 @@ describe('createRevocationProtocol', () => {
     member(ch, { mute: true });
     await a.publish('key_1');
     expect(a.warnings).toEqual([{ type: 'revoked', id: 'key_1', instances: 2, unacknowledged: 1 }]);
+  });
+
+  it('tells onPublished the lag of each publish: every other instance confirmed, or the wait ran out with some silent', async () => {
+    const ch = channel();
+    const a = member(ch, { ackTimeoutMs: 60 });
+    member(ch);
+    member(ch);
+    await a.publish('key_1');
+    expect(a.published).toEqual([{ type: 'revoked', lagMs: expect.any(Number), instances: 2, unacknowledged: 0 }]);
+    const mute = member(ch, { mute: true });
+    await a.publish('key_2');
+    expect(a.published[1]).toMatchObject({ instances: 3, unacknowledged: 1 });
+    // Timed out: the wait (60 ms on a timer that may fire late, never early) is in the lag.
+    expect(a.published[1]!.lagMs).toBeGreaterThanOrEqual(59);
+    ch.members.delete(mute.protocol);
   });
 
   it('does not resolve early, mistaking another instance for itself, when its own subscriber is not listening', async () => {

@@ -45,10 +45,31 @@ export interface RevocationProtocolOptions {
   ackTimeoutMs?: number;
   /** @default console */
   logger?: RevocationBusLogger;
+  /**
+   * Called once per `publish` that reached the channel, when every other instance has
+   * acknowledged or the wait ended: the bus's lag, for metrics. A hook that throws is
+   * ignored (the publish is not affected).
+   */
+  onPublished?: (event: RevocationPublished) => void;
+}
+
+/** What `onPublished` hears of one publish. Holds no key text: nothing but counts and a duration. */
+export interface RevocationPublished {
+  readonly type: RevocationEvent['type'];
+  /**
+   * Milliseconds from the send to the last acknowledgement (every other instance evicted
+   * the identity), or to the end of the wait (`ackTimeoutMs`) when one did not answer; one
+   * clock, this instance's, so no clock skew enters it.
+   */
+  readonly lagMs: number;
+  /** Other instances that received the event. */
+  readonly instances: number;
+  /** Of those, how many did not acknowledge in time (0: every instance evicted before `publish` resolved). */
+  readonly unacknowledged: number;
 }
 
 /** Every name `RevocationProtocolOptions` knows, checked when the protocol is made. */
-const PROTOCOL_OPTIONS = { invalidate: true, sendAck: true, ackTimeoutMs: true, logger: true } as const satisfies KnownOptions<RevocationProtocolOptions>;
+const PROTOCOL_OPTIONS = { invalidate: true, sendAck: true, ackTimeoutMs: true, logger: true, onPublished: true } as const satisfies KnownOptions<RevocationProtocolOptions>;
 
 /** One instance's side of the protocol. */
 export interface RevocationProtocol {
@@ -88,7 +109,8 @@ type BusMessage = (RevocationEvent & { origin: string; seq: number | undefined }
  */
 export function createRevocationProtocol(options: RevocationProtocolOptions): RevocationProtocol {
   assertKnownOptions('createRevocationProtocol', options, PROTOCOL_OPTIONS);
-  const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleWarnLogger } = options;
+  const { invalidate, sendAck, ackTimeoutMs = 250, logger = consoleWarnLogger, onPublished } = options;
+  if (onPublished !== undefined && typeof onPublished !== 'function') throw new ConfigError('onPublished must be a function');
   if (!Number.isFinite(ackTimeoutMs) || ackTimeoutMs < 0) throw new ConfigError(`ackTimeoutMs must be ≥ 0, got ${String(ackTimeoutMs)}`);
   if (typeof invalidate !== 'function' || typeof sendAck !== 'function') throw new ConfigError('createRevocationProtocol needs invalidate(id) and sendAck(message)');
   const instanceId = crypto.randomUUID();
@@ -140,8 +162,11 @@ export function createRevocationProtocol(options: RevocationProtocolOptions): Re
     // Registered before the send: an acknowledgement may arrive before its reply.
     const pending: Pending = { acks: 0, self: false, expected: undefined, done: acknowledged };
     waiting.set(seq, pending);
+    let sentAt: number | undefined;
     try {
+      const startedAt = performance.now();
       const received = await send(message);
+      sentAt = startedAt;
       pending.expected = Number.isSafeInteger(received) && received > 0 ? received : 0;
       if (pending.acks + (pending.self ? 1 : 0) >= pending.expected || ackTimeoutMs === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -164,6 +189,19 @@ export function createRevocationProtocol(options: RevocationProtocolOptions): Re
       }
     } finally {
       waiting.delete(seq);
+      if (sentAt !== undefined) published(event.type, sentAt, pending);
+    }
+  }
+
+  /** Tells `onPublished` how long the publish waited and who did not answer; a throwing hook is ignored. */
+  function published(type: RevocationEvent['type'], sentAt: number, pending: Pending): void {
+    if (onPublished === undefined) return;
+    const expected = pending.expected ?? 0;
+    const instances = Math.max(0, pending.self ? expected - 1 : expected);
+    try {
+      onPublished({ type, lagMs: performance.now() - sentAt, instances, unacknowledged: Math.max(0, instances - pending.acks) });
+    } catch {
+      // A metrics hook must not fail a revocation.
     }
   }
 

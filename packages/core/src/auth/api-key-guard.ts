@@ -26,13 +26,14 @@
  */
 import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInput, type TrustProxy } from '../net/client-address.ts';
-import type { RateLimitCheckOptions, RateLimiter } from '../rate-limit/types.ts';
+import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimiter, WouldRefusal } from '../rate-limit/types.ts';
 import { createRefusedCredentialLimit, refusalBucket, type RefusedCredentialsOptions } from './refused-credentials.ts';
 import type { VerifiedKey } from '../keys/key-record.ts';
 import { limiterOptions, policiesOf, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 import { NO_LEASE, type ConcurrencyLimit, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
+import type { HeldLeases } from '../concurrency/types.ts';
 
 export { apiKeyCheckOptions, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
 
@@ -98,6 +99,11 @@ export interface ApiKeyGuardResult {
   /** The client's address as the guard resolved it (see `trustProxy`); `undefined` when unknown. */
   clientAddress: string | undefined;
   /**
+   * Set when an observed (shadow) limit would have refused this request, which is served
+   * all the same: why, and which limit. For metrics and logs; adapters send nothing of it.
+   */
+  wouldRefuse?: WouldRefusal;
+  /**
    * Gives the request's in-flight lease back (see `concurrency`). Adapters call it once the
    * response is finished, on every path: sent, handler error, client abort. Calling it
    * again does nothing; without a limit it does nothing at all. Optional so a guard of
@@ -112,6 +118,12 @@ export interface ApiKeyGuard {
 }
 
 const NO_CHECK_OPTIONS: ApiKeyGuardCheckOptions = Object.freeze({});
+
+/** `result`, naming the observed limit that would have refused it, if any. */
+function withWouldRefuse(result: ApiKeyGuardResult, wouldRefuse: WouldRefusal | undefined): ApiKeyGuardResult {
+  if (wouldRefuse !== undefined) result.wouldRefuse = wouldRefuse;
+  return result;
+}
 const NOTHING_TO_SETTLE = (): void => {};
 
 /**
@@ -157,17 +169,25 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
       }
       const refusal = scopeRefusal(key, route);
       if (refusal !== undefined) await refuse(key, route, refusal);
+      let held: HeldLeases | undefined;
       if (concurrency !== undefined) {
+        const claims = concurrency.claim?.(key);
         // A limiter whose store decides the leases with the limits: one call for all.
-        const claims = limiter?.checkWithLeases === undefined ? undefined : concurrency.claim?.(key);
-        if (claims !== undefined) {
-          const decided = await (limiter as RateLimiter & Required<Pick<RateLimiter, 'checkWithLeases'>>).checkWithLeases(key.id, policiesOf(key), limiterOptions(key, route), claims);
-          if (decided !== undefined) return { key, headers: decided.headers, clientAddress, release: claims.held() };
+        if (claims !== undefined && limiter?.checkWithLeases !== undefined) {
+          const decided = await limiter.checkWithLeases(key.id, policiesOf(key), limiterOptions(key, route), claims);
+          if (decided !== undefined) return withWouldRefuse({ key, headers: decided.headers, clientAddress, release: claims.held() }, decided.wouldRefuse);
         }
-        release = await lease(key, route, concurrency);
+        if (claims === undefined) release = await lease(key, route, () => concurrency.acquire(key));
+        else {
+          held = await lease(key, route, () => claims.take());
+          release = held.release;
+        }
       }
-      const { headers } = await limits(key, route);
-      const admitted: ApiKeyGuardResult = { key, headers, clientAddress, release };
+      const { headers, wouldRefuse } = await limits(key, route, held?.wouldRefuse);
+      // An observed limit after the in-flight caps would refuse the request: an enforced
+      // one would have taken no lease, so the observed caps hold none for it either.
+      if (wouldRefuse !== undefined) held?.releaseObserved();
+      const admitted = withWouldRefuse({ key, headers, clientAddress, release }, wouldRefuse);
       // The adapter's now: it releases the lease when the response is finished.
       release = NO_LEASE;
       return admitted;
@@ -197,19 +217,25 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     }
   }
 
-  /** The in-flight lease; past the cap, the 429, counted against the key's rate limits (see `refuse`). */
-  async function lease(key: VerifiedKey, route: ApiKeyGuardCheckOptions, inFlight: ConcurrencyLimit): Promise<ReleaseLease> {
+  /** The in-flight leases `take` takes; past a cap, the 429, counted against the key's rate limits (see `refuse`). */
+  async function lease<T>(key: VerifiedKey, route: ApiKeyGuardCheckOptions, take: () => Promise<T>): Promise<T> {
     try {
-      return await inFlight.acquire(key);
+      return await take();
     } catch (error) {
       if (isKeysetError(error) && error.code === 'concurrency_limited') await refuse(key, route, error);
       throw error;
     }
   }
 
-  /** Limits and quotas, which belong to the identity (both secrets of a rotation share them): the headers to send. */
-  function limits(key: VerifiedKey, route: ApiKeyGuardCheckOptions): Promise<{ headers: Record<string, string> }> {
-    return limiter === undefined ? Promise.resolve({ headers: {} }) : limiter.check(key.id, policiesOf(key), limiterOptions(key, route));
+  /**
+   * Limits and quotas, which belong to the identity (both secrets of a rotation share them):
+   * the headers to send, and the observed limit that would refuse the request, if any
+   * (`leaseWould`: an observed in-flight cap the leases found full).
+   */
+  function limits(key: VerifiedKey, route: ApiKeyGuardCheckOptions, leaseWould: WouldRefusal | undefined): Promise<Pick<RateLimitCheckResult, 'headers' | 'wouldRefuse'>> {
+    if (limiter === undefined) return Promise.resolve({ headers: {} });
+    const options = limiterOptions(key, route);
+    return limiter.check(key.id, policiesOf(key), leaseWould === undefined ? options : { ...options, wouldRefuse: leaseWould });
   }
 
   /**

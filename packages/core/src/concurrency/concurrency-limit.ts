@@ -7,25 +7,39 @@
  * `limiter`: a guard without one bundles none of this module's code.
  * @module
  */
-import { ConfigError, KeysetError } from '../errors.ts';
+import { ConfigError, KeysetError, isKeysetError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { VerifiedKey, VerifiedOwner } from '../keys/key-record.ts';
 import type { RateLimitLogger } from '../rate-limit/types.ts';
 import { createMemoryConcurrencyStore } from './memory-concurrency-store.ts';
-import type { ConcurrencyStore, LeaseClaim, LeaseClaims, LeaseDecision } from './types.ts';
+import type { ConcurrencyStore, HeldLeases, LeaseClaim, LeaseClaims, LeaseDecision } from './types.ts';
+import type { LimitMode, WouldRefusal } from '../rate-limit/limit-mode.ts';
 import { isRequestStore } from '../rate-limit/request-store.ts';
 import { consoleWarnLogger, errorLine } from '../internal/console-warn.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
 import { toHex } from '../internal/hex.ts';
 
-export type { LeaseClaims } from './types.ts';
+export type { HeldLeases, LeaseClaims } from './types.ts';
 
-/** Live leases per key, as a number for every key or read from the key; `null` = no limit. */
-export type ConcurrencyMax = number | ((key: VerifiedKey) => number | null | undefined);
+/**
+ * An in-flight cap with its mode: `{ max: 5, mode: 'observe' }` (shadow mode) counts the
+ * leases as an enforced cap of 5 would, but at 5 it never refuses: the request is served,
+ * reported as `would_refuse` (`concurrency_limited`), and takes none of the observed leases
+ * (as an enforced refusal takes none), so its leases never stand in anyone's way.
+ */
+export interface InFlightCap {
+  /** Live leases allowed, an integer ≥ 1. */
+  max: number;
+  /** @default 'enforce' */
+  mode?: LimitMode;
+}
 
-/** Live leases per owner (all its keys together), as a number or read from the owner; `null` = no limit. */
-export type OwnerConcurrencyMax = number | ((owner: VerifiedOwner, key: VerifiedKey) => number | null | undefined);
+/** Live leases per key, as a number (or cap) for every key or read from the key; `null` = no limit. */
+export type ConcurrencyMax = number | InFlightCap | ((key: VerifiedKey) => number | InFlightCap | null | undefined);
+
+/** Live leases per owner (all its keys together), as a number (or cap) or read from the owner; `null` = no limit. */
+export type OwnerConcurrencyMax = number | InFlightCap | ((owner: VerifiedOwner, key: VerifiedKey) => number | InFlightCap | null | undefined);
 
 /** Options of `createConcurrencyLimit`. */
 export interface ConcurrencyOptions {
@@ -115,9 +129,9 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   assertKnownOptions('createConcurrencyLimit', options, CONCURRENCY_OPTIONS);
   const { max, ownerMax, store = createMemoryConcurrencyStore(), leaseTtlSeconds = 60, retryAfterSeconds = 1, onStoreError = 'closed', logger = consoleWarnLogger, crypto = defaultCrypto } = options;
   if (max === undefined && ownerMax === undefined) throw new ConfigError('concurrency needs max (per key), ownerMax (per owner) or both');
-  if (max !== undefined && typeof max !== 'function' && !validMax(max)) throw new ConfigError(`concurrency.max must be an integer ≥ 1 or a function of the key, got ${String(max)}`);
-  if (ownerMax !== undefined && typeof ownerMax !== 'function' && !validMax(ownerMax)) {
-    throw new ConfigError(`concurrency.ownerMax must be an integer ≥ 1 or a function of the owner, got ${String(ownerMax)}`);
+  if (max !== undefined && typeof max !== 'function' && capOf(max) === undefined) throw new ConfigError(`concurrency.max must be an integer ≥ 1, { max, mode }, or a function of the key, got ${JSON.stringify(max)}`);
+  if (ownerMax !== undefined && typeof ownerMax !== 'function' && capOf(ownerMax) === undefined) {
+    throw new ConfigError(`concurrency.ownerMax must be an integer ≥ 1, { max, mode }, or a function of the owner, got ${JSON.stringify(ownerMax)}`);
   }
   if (typeof store?.acquire !== 'function' || typeof store.release !== 'function') {
     throw new ConfigError('concurrency.store must be a ConcurrencyStore (createMemoryConcurrencyStore, createRedisConcurrencyStore)');
@@ -141,7 +155,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   let renewal: ReturnType<typeof setInterval> | undefined;
 
   /** The limits that apply to `key`: its own and its owner's (`undefined` for none). */
-  function limitsOf(key: VerifiedKey): { keyLimit: number | undefined; ownerLimit: number | undefined } {
+  function limitsOf(key: VerifiedKey): { keyLimit: Cap | undefined; ownerLimit: Cap | undefined } {
     const keyLimit = limitOf(max === undefined ? undefined : typeof max === 'function' ? max(key) : max, 'max(key)');
     const owner = key.owner ?? null;
     const ownerLimit = owner === null || ownerMax === undefined ? undefined : limitOf(typeof ownerMax === 'function' ? ownerMax(owner, key) : ownerMax, 'ownerMax(owner)');
@@ -152,9 +166,12 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
    * A fresh lease on `holder`. A key's lease lives in its owner's partition when it has one,
    * else in the key's own, beside its rate-limit pairs and quota count (one Cluster slot).
    */
-  function leaseOf(holder: string, limit: number, partition: string | undefined): LeaseClaim {
+  function leaseOf(holder: string, limit: Cap, partition: string | undefined): LeaseClaim {
     const leaseId = `${instance}:${(issued += 1)}`;
-    return partition === undefined ? { holder, leaseId, max: limit, ttlMs } : { holder, partition, leaseId, max: limit, ttlMs };
+    const lease: { -readonly [K in keyof LeaseClaim]: LeaseClaim[K] } = { holder, leaseId, max: limit.max, ttlMs };
+    if (partition !== undefined) lease.partition = partition;
+    if (limit.observe) lease.observe = true;
+    return lease;
   }
 
   function claimsOf(key: VerifiedKey): LeaseClaim[] {
@@ -166,22 +183,59 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
     return claims;
   }
 
-  /** The step-by-step path: the key's lease, then its owner's (as `claimsOf` names them, without the array). */
+  /** The step-by-step path, for a guard without `claim`: every lease of `key` (see `takeAll`). */
   async function acquire(key: VerifiedKey): Promise<ReleaseLease> {
-    const { keyLimit, ownerLimit } = limitsOf(key);
-    const owner = key.owner ?? null;
-    const releaseKey = keyLimit === undefined ? NO_LEASE : await take(leaseOf(`key:${key.id}`, keyLimit, owner === null ? key.id : `owner:${owner.id}`));
-    if (ownerLimit === undefined || owner === null) return releaseKey;
-    // The key's lease first; the owner's refusal gives it back.
-    let releaseOwner: ReleaseLease;
+    const leases = claimsOf(key);
+    return leases.length === 0 ? NO_LEASE : (await takeAll(leases)).release;
+  }
+
+  /**
+   * The enforced leases one after another (the key's, then its owner's; refused by either,
+   * it holds neither), then the observed ones, all or none: one at its cap would refuse the
+   * request, so none is kept, as an enforced refusal keeps none.
+   */
+  async function takeAll(leases: readonly LeaseClaim[]): Promise<HeldLeases> {
+    const held: ReleaseLease[] = [];
     try {
-      releaseOwner = await take(leaseOf(`owner:${owner.id}`, ownerLimit, undefined));
+      for (const lease of leases) if (lease.observe !== true) held.push(await take(lease));
     } catch (error) {
-      releaseKey();
+      for (const release of held) release();
       throw error;
     }
-    if (releaseKey === NO_LEASE) return releaseOwner;
-    return () => (releaseKey(), releaseOwner());
+    const observed: ReleaseLease[] = [];
+    let wouldRefuse: WouldRefusal | undefined;
+    for (const lease of leases) {
+      if (lease.observe !== true) continue;
+      const release = await takeObserved(lease);
+      if (release !== undefined) {
+        observed.push(release);
+        continue;
+      }
+      wouldRefuse = { reason: 'concurrency_limited', policy: lease.holder.startsWith('owner:') ? 'owner.in_flight' : 'in_flight' };
+      for (const r of observed.splice(0)) r();
+      break;
+    }
+    const releaseObserved = (): void => {
+      for (const r of observed.splice(0)) r();
+    };
+    return {
+      wouldRefuse,
+      releaseObserved,
+      release: () => {
+        for (const r of held.splice(0)) r();
+        releaseObserved();
+      },
+    };
+  }
+
+  /** An observed lease: its release, or `undefined` at its cap. A store that fails leaves it uncounted: an observed cap never refuses, not even with 503. */
+  async function takeObserved(lease: LeaseClaim): Promise<ReleaseLease | undefined> {
+    try {
+      return await take(lease);
+    } catch (error) {
+      if (isKeysetError(error) && error.code === 'concurrency_limited') return undefined;
+      return NO_LEASE;
+    }
   }
 
   function claim(key: VerifiedKey): LeaseClaims | undefined {
@@ -192,6 +246,7 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
       leases,
       refusal: (index: number) => refused(leases[index] as LeaseClaim),
       held: () => heldTogether(leases),
+      take: () => takeAll(leases),
     };
   }
 
@@ -289,13 +344,26 @@ export function createConcurrencyLimit(options: ConcurrencyOptions): Concurrency
   return Object.freeze({ acquire, claim });
 }
 
-function validMax(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 1;
+/** A cap as the limit uses it. */
+interface Cap {
+  readonly max: number;
+  readonly observe: boolean;
 }
 
-/** A limit as `max`/`ownerMax` gave it: `undefined` for none, else an integer ≥ 1. */
-function limitOf(value: number | null | undefined, what: string): number | undefined {
+/** `value` as a cap (a number, or `{ max, mode }`), or `undefined` when it is neither. */
+function capOf(value: unknown): Cap | undefined {
+  if (Number.isSafeInteger(value) && (value as number) >= 1) return { max: value as number, observe: false };
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { max, mode, ...rest } = value as { max?: unknown; mode?: unknown };
+  if (!Number.isSafeInteger(max) || (max as number) < 1 || Object.keys(rest).length > 0) return undefined;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'observe') return undefined;
+  return { max: max as number, observe: mode === 'observe' };
+}
+
+/** A limit as `max`/`ownerMax` gave it: `undefined` for none, else a cap. */
+function limitOf(value: number | InFlightCap | null | undefined, what: string): Cap | undefined {
   if (value === null || value === undefined) return undefined;
-  if (!validMax(value)) throw new ConfigError(`concurrency.${what} must return an integer ≥ 1 or null, got ${String(value)}`);
-  return value;
+  const cap = capOf(value);
+  if (cap === undefined) throw new ConfigError(`concurrency.${what} must return an integer ≥ 1, { max, mode: 'enforce' | 'observe' } or null, got ${JSON.stringify(value)}`);
+  return cap;
 }

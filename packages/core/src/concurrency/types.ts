@@ -6,6 +6,7 @@
  * @module
  */
 import type { KeysetError } from '../errors.ts';
+import type { WouldRefusal } from '../rate-limit/limit-mode.ts';
 
 /** The store's answer to `acquire`. */
 export interface LeaseDecision {
@@ -50,6 +51,11 @@ export interface LeaseClaim {
   /** Live leases the holder may have, this one included. */
   readonly max: number;
   readonly ttlMs: number;
+  /**
+   * An observed (shadow) cap: at `max` it never refuses; the request would be refused
+   * there, so the store takes none of the observed leases (and the guard reports it).
+   */
+  readonly observe?: boolean;
 }
 
 /**
@@ -65,4 +71,20 @@ export interface LeaseClaims {
   refusal(index: number): KeysetError;
   /** Once the store took every lease: gives them back together, renewed while at work. */
   held(): () => void;
+  /**
+   * Takes the leases one store call at a time (for a limiter that cannot decide them with
+   * its limits): the enforced ones first, refused with `refusal(index)` (none kept); then
+   * the observed ones, which never refuse.
+   */
+  take(): Promise<HeldLeases>;
+}
+
+/** The leases `LeaseClaims.take` took. */
+export interface HeldLeases {
+  /** Gives every lease taken back; calling it again does nothing. */
+  readonly release: () => void;
+  /** An observed cap at its max: the request would be refused there, and none of the observed leases was taken. */
+  readonly wouldRefuse: WouldRefusal | undefined;
+  /** Gives back the observed leases alone, for a request a later observed limit would refuse (an enforced one would have taken no lease). */
+  readonly releaseObserved: () => void;
 }

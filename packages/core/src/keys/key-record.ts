@@ -13,13 +13,15 @@ import { freezeMetadata, type KeyMetadata } from './key-metadata.ts';
 import type { StoredIdentity, StoredKey, StoredOwner, StoredSecret } from './key-store.ts';
 
 /** A rate limit as stored on an identity: `limit` per `windowSeconds`, optionally named and with a burst. */
-export type KeyRateLimit = Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>;
+export type KeyRateLimit = Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst' | 'mode'>;
 
 /** `JSON.stringify` form of a `Quota`: `remaining` is the count as set at `setAt`. */
 export interface QuotaJson {
   remaining: number;
   refill: QuotaRefill | null;
   setAt: string;
+  /** `'observe'`: a shadow quota (see `Quota.mode`); absent: enforced. */
+  mode?: 'observe';
 }
 
 /** One secret of a key, as administrators see it. Dates are `Date`; JSON has ISO strings. */
@@ -158,7 +160,9 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
 /** The JSON form of a quota (`setAt` as ISO 8601), `null` for none. */
 export function quotaJson(quota: Quota | null): QuotaJson | null {
   if (quota === null) return null;
-  return { remaining: quota.remaining, refill: quota.refill === null ? null : { ...quota.refill }, setAt: quota.setAt.toISOString() };
+  const json: QuotaJson = { remaining: quota.remaining, refill: quota.refill === null ? null : { ...quota.refill }, setAt: quota.setAt.toISOString() };
+  if (quota.mode === 'observe') json.mode = 'observe';
+  return json;
 }
 
 /** A frozen copy of a list of limits; `null` for none or an empty list. */
@@ -172,6 +176,7 @@ function frozenLimits(list: readonly KeyRateLimit[] | null | undefined): readonl
               windowSeconds: l.windowSeconds,
               ...(l.name === undefined ? {} : { name: l.name }),
               ...(l.burst === undefined ? {} : { burst: l.burst }),
+              ...(l.mode === 'observe' ? { mode: l.mode } : {}),
             }),
           ),
         );
@@ -190,6 +195,7 @@ export function frozenQuota(q: Quota | null): Quota | null {
     remaining: q.remaining,
     refill: q.refill === null ? null : Object.freeze({ amount: q.refill.amount, interval: q.refill.interval }),
     setAt: new Date(q.setAt.getTime()),
+    ...(q.mode === 'observe' ? { mode: q.mode } : {}),
   });
 }
 

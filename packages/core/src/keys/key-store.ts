@@ -5,7 +5,7 @@
  */
 import type { AuditEntry } from '../audit/audit-store.ts';
 import type { Quota } from '../quota/types.ts';
-import type { RateLimitPolicy } from '../rate-limit/types.ts';
+import type { LimitMode, RateLimitPolicy } from '../rate-limit/types.ts';
 import type { KeyMetadata } from './key-metadata.ts';
 import type { QuotaPatch } from './quota-patch.ts';
 
@@ -62,7 +62,7 @@ export interface StoredIdentity {
    * Every rate limit of the identity, decided together; `null`/absent = the limiter's default.
    * When absent, `rateLimit` alone applies.
    */
-  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst' | 'mode'>[] | null;
   /** Usage quota as an administrator set it; `null`/absent = none. */
   quota?: Quota | null;
   /**
@@ -111,7 +111,7 @@ export interface StoredOwner {
   /** Operator data handed to the handler with each request: a JSON object, `{}` when none. */
   metadata: KeyMetadata;
   /** Rate limits all the owner's keys share; `null` = none. */
-  rateLimits: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  rateLimits: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst' | 'mode'>[] | null;
   /**
    * Usage quota all the owner's keys spend from, beside each key's own, as an administrator
    * set it (the count lives in the quota store as `owner:<id>`); `null`/absent = none.
@@ -161,6 +161,11 @@ export type ListOwnersQuery = Omit<ListIdentitiesQuery, 'ownerId'>;
  */
 export interface OwnerPatch extends Partial<Pick<StoredOwner, 'metadata' | 'rateLimits'>> {
   quota?: QuotaPatch | null;
+  /**
+   * Switches the stored quota's mode and nothing else (its `setAt`, so its count, is kept);
+   * no quota: nothing changes. Not together with `quota`.
+   */
+  quotaMode?: LimitMode;
   disabledAt?: Date | null;
 }
 
@@ -321,6 +326,6 @@ export interface RoleTarget {
 
 /** What `KeyStore.updateLimits` changes; a field left out is kept. */
 export interface IdentityLimitsPatch {
-  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst'>[] | null;
+  rateLimits?: Pick<RateLimitPolicy, 'limit' | 'windowSeconds' | 'name' | 'burst' | 'mode'>[] | null;
   quota?: Quota | null;
 }

@@ -28,7 +28,7 @@ import type {
   StoredRole,
   StoredSecret,
 } from './key-store.ts';
-import { applyQuotaPatch } from './quota-patch.ts';
+import { applyQuotaPatch, modeSwitched } from './quota-patch.ts';
 import { rotationEnds } from './rotation-ends.ts';
 import { copyDate, copyIdentity, copyKey, copyOwner, copyQuota, copyRole, copySecret, minDate, newestFirst, pageOf } from './internal/memory-copies.ts';
 
@@ -250,7 +250,7 @@ export function createMemoryKeyStore(options: MemoryKeyStoreOptions = {}): KeySt
       const next = copyOwner({
         ...owner,
         ...patch,
-        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : (owner.quota ?? null),
+        quota: quota ? applyQuotaPatch(owner.quota, quota) : quota === null ? null : modeSwitched(owner.quota ?? null, patch.quotaMode),
         disabledAt: disabledAt === null ? null : (owner.disabledAt ?? disabledAt ?? null),
       });
       logged(audit, () => owners.set(id, next));

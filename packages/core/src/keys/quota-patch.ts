@@ -5,12 +5,15 @@
  * @module
  */
 import type { Quota, QuotaRefill } from '../quota/types.ts';
+import type { LimitMode } from '../rate-limit/limit-mode.ts';
 
 /** A quota to set: `refill` left out keeps the current one; `setAt` is the update's instant. */
 export interface QuotaPatch {
   remaining: number;
   refill?: QuotaRefill | null;
   setAt: Date;
+  /** Left out keeps the current quota's mode (enforced when there is none). */
+  mode?: LimitMode;
 }
 
 /**
@@ -26,5 +29,25 @@ export interface QuotaPatch {
  */
 export function applyQuotaPatch(current: Quota | null | undefined, patch: QuotaPatch): Quota {
   const setAt = current && current.setAt >= patch.setAt ? new Date(current.setAt.getTime() + 1) : patch.setAt;
-  return { refill: current?.refill ?? null, ...patch, setAt };
+  const { mode = current?.mode, ...rest } = patch;
+  return withMode({ refill: current?.refill ?? null, ...rest, setAt }, mode);
+}
+
+/** `current` with its mode switched to `mode` (left out: as it is), its count kept; `null` stays `null`. */
+export function modeSwitched(current: Quota | null, mode: LimitMode | undefined): Quota | null {
+  return current === null || mode === undefined ? current : withMode(current, mode);
+}
+
+/**
+ * `quota` with `mode` (only `'observe'` is stored: enforced is the default), its count
+ * kept: `setAt` does not move, so a quota store goes on from where it is.
+ *
+ * @example
+ * ```ts
+ * withMode({ remaining: 5, refill: null, setAt: new Date(10) }, 'observe'); // { …, mode: 'observe' }
+ * ```
+ */
+export function withMode(quota: Quota, mode: LimitMode | undefined): Quota {
+  const { mode: _old, ...rest } = quota;
+  return mode === 'observe' ? { ...rest, mode } : rest;
 }

@@ -59,8 +59,9 @@ export function quotaIntervalProblem(interval: unknown): string | undefined {
  */
 export function quotaProblem(quota: unknown): string | undefined {
   if (typeof quota !== 'object' || quota === null) return 'a quota must be an object { remaining, refill? }';
-  const { remaining, refill } = quota as Record<string, unknown>;
+  const { remaining, refill, mode } = quota as Record<string, unknown>;
   if (!isCredits(remaining, 0)) return `remaining must be an integer from 0 to ${MAX_QUOTA_CREDITS}, got ${String(remaining)}`;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'observe') return `mode must be 'enforce' or 'observe', got ${JSON.stringify(mode)}`;
   if (refill === undefined || refill === null) return undefined;
   if (typeof refill !== 'object') return 'refill must be an object { amount, interval } or null';
   const { amount, interval } = refill as Record<string, unknown>;

@@ -69,8 +69,10 @@ export interface QuotaPlan {
 
 function planSpends(entries: readonly QuotaEntry[], cost: number, now: number): QuotaPlan {
   const requests = entries.map(({ key, quota, partition }) => {
-    const request = quotaSpend(key, quota, cost, now);
-    return partition === undefined ? request : { ...request, partition };
+    const request: QuotaSpend = quotaSpend(key, quota, cost, now);
+    if (partition !== undefined) request.partition = partition;
+    if (quota.mode === 'observe') request.observe = true;
+    return request;
   });
   const nextRefills = entries.map(({ quota }, i) =>
     quota.refill === null ? null : quotaPeriodStart(quota.refill.interval, (requests[i] as QuotaSpend).period + 1, quota.setAt.getTime()),

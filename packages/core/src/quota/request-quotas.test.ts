@@ -79,9 +79,9 @@ describe('createRequestQuotas: spending', () => {
   it("shares an owner's quota between its keys, and leaves a key's own count whole when the owner's refuses", async () => {
     const { quotas } = setup();
     const owner = { id: 'cus_1', rateLimits: null, quota: oneOff(5) };
-    const first = await quotas.spend(request('key_a', { quota: oneOff(10), owner, cost: 3 }), {});
+    const first = await quotas.spend(request('key_a', { quota: oneOff(10), owner, cost: 3 }), {}, true);
     expect(first).toMatchObject({ allowed: true, cost: 3, key: { remaining: 7 }, owner: { remaining: 2 }, refusing: [] });
-    const second = await quotas.spend(request('key_b', { quota: oneOff(10), owner, cost: 3 }), {});
+    const second = await quotas.spend(request('key_b', { quota: oneOff(10), owner, cost: 3 }), {}, true);
     expect(second).toMatchObject({ allowed: false, cost: 0, key: { allowed: true, remaining: 10 }, owner: { allowed: false, remaining: 2 } });
     expect(second.refusing).toEqual([second.owner]);
     // key_b's own credits were not spent by the refused request.
@@ -90,7 +90,7 @@ describe('createRequestQuotas: spending', () => {
 
   it("reads a key's quota without spending it", async () => {
     const { quotas } = setup();
-    await quotas.spend(request('key_a', { quota: oneOff(10), cost: 4 }), {});
+    await quotas.spend(request('key_a', { quota: oneOff(10), cost: 4 }), {}, true);
     for (let i = 0; i < 2; i++) expect(await quotas.read('key_a', oneOff(10), undefined)).toMatchObject({ allowed: true, cost: 0, remaining: 6 });
   });
 
@@ -101,7 +101,7 @@ describe('createRequestQuotas: spending', () => {
         const owner = { id: 'cus_1', rateLimits: null, quota: oneOff(shared) };
         let left = shared;
         for (const { key, cost } of steps) {
-          const spent = await quotas.spend(request(key, { owner, cost }), {});
+          const spent = await quotas.spend(request(key, { owner, cost }), {}, true);
           expect(spent.allowed).toBe(cost <= left);
           if (spent.allowed) left -= cost;
           expect(spent.cost).toBe(spent.allowed ? cost : 0);
@@ -113,7 +113,7 @@ describe('createRequestQuotas: spending', () => {
 
   it("rejects with 503 while the store fails closed, carrying the rate limit's headers and the store's Retry-After", async () => {
     const { quotas } = setup({ spend: () => Promise.reject(new Error('ECONNREFUSED')) });
-    const error = await refusal(quotas.spend(request('key_a', { quota: oneOff(10) }), { ratelimit: '"default";r=4;t=1' }));
+    const error = await refusal(quotas.spend(request('key_a', { quota: oneOff(10) }), { ratelimit: '"default";r=4;t=1' }, true));
     const problem = toProblem(error);
     expect(problem.status).toBe(503);
     expect(problem.headers).toMatchObject({ ratelimit: '"default";r=4;t=1', 'retry-after': '2' });
@@ -121,7 +121,7 @@ describe('createRequestQuotas: spending', () => {
 
   it('counts no cost for a request admitted while the store failed open', async () => {
     const { quotas } = setup({ spend: () => Promise.reject(new Error('ECONNREFUSED')) }, true);
-    const spent = await quotas.spend(request('key_a', { quota: oneOff(10), cost: 5 }), {});
+    const spent = await quotas.spend(request('key_a', { quota: oneOff(10), cost: 5 }), {}, true);
     expect([spent.allowed, spent.cost, spent.key?.degraded]).toEqual([true, 0, 'open']);
   });
 });
@@ -130,7 +130,7 @@ describe('quotaExhaustedError', () => {
   it("names the key's quota when it ran out, with a Retry-After when its refill covers the cost", async () => {
     const { quotas } = setup();
     const r = request('key_a', { quota: hourly(2), cost: 3 });
-    const spent = await quotas.spend(r, { ratelimit: '"default";r=9;t=1' });
+    const spent = await quotas.spend(r, { ratelimit: '"default";r=9;t=1' }, true);
     const problem = toProblem(quotaExhaustedError(r, spent, { ratelimit: '"default";r=9;t=1' }));
     expect(problem.status).toBe(429);
     expect(problem.body).toMatchObject({ code: 'quota_exhausted', quota: 'key', quota_remaining: 2, cost: 3 });
@@ -139,8 +139,8 @@ describe('quotaExhaustedError', () => {
     expect(problem.headers['ratelimit']).toBe('"default";r=9;t=1');
 
     const small = request('key_b', { quota: hourly(2), cost: 2 });
-    await quotas.spend(small, {});
-    const again = await quotas.spend(small, {});
+    await quotas.spend(small, {}, true);
+    const again = await quotas.spend(small, {}, true);
     const waited = toProblem(quotaExhaustedError(small, again, {}));
     expect(waited.headers['retry-after']).toBe(String(3600 - 1));
     expect(waited.body).toMatchObject({ retry_after: 3599 });
@@ -149,7 +149,7 @@ describe('quotaExhaustedError', () => {
   it("names the owner's quota without the owner's id", async () => {
     const { quotas } = setup();
     const r = request('key_a', { quota: oneOff(10), owner: { id: 'cus_secret_42', rateLimits: null, quota: oneOff(1) }, cost: 2 });
-    const spent = await quotas.spend(r, {});
+    const spent = await quotas.spend(r, {}, true);
     const problem = toProblem(quotaExhaustedError(r, spent, {}));
     expect(problem.body).toMatchObject({ quota: 'owner', quota_remaining: 1, cost: 2 });
     expect(JSON.stringify(problem)).not.toContain('cus_secret_42');

@@ -7,7 +7,7 @@
  */
 import { KeysetError, isKeysetError } from '../errors.ts';
 import type { LimitRequest } from '../rate-limit/limit-request.ts';
-import type { RateLimitLogger } from '../rate-limit/types.ts';
+import type { RateLimitLogger, WouldRefusal } from '../rate-limit/types.ts';
 import { ownerQuotaKey, quotaProblem } from './quota-period.ts';
 import type { QuotaEntry, QuotaSpender, SpentQuota } from './quota-spender.ts';
 import type { Quota, QuotaDecision } from './types.ts';
@@ -22,20 +22,28 @@ export interface SpentQuotas {
   readonly key: SpentQuota | undefined;
   /** The owner's quota, when the key's owner has one. */
   readonly owner: SpentQuota | undefined;
-  /** Every quota that refused. */
+  /** Every enforced quota that refused. */
   readonly refusing: readonly SpentQuota[];
+  /** An observed (shadow) quota that could not cover the cost (the key's before the owner's): nothing was spent from it. */
+  readonly wouldRefuse: WouldRefusal | undefined;
 }
 
 /** Internal: not exported from the package. */
 export interface RequestQuotas {
   /** Whether `request` has a quota to spend from (its key's or its owner's). */
   spends(request: LimitRequest): boolean;
-  /** Spends `request.cost`; rejects with 503 `unavailable` (carrying `headers`) while the quota store fails closed. */
-  spend(request: LimitRequest, headers: Record<string, string>): Promise<SpentQuotas>;
+  /**
+   * Spends `request.cost`: the enforced quotas together, then, once they covered it and
+   * unless `observed` is false (an observed limit would already refuse the request), the
+   * observed ones together. Rejects with 503 `unavailable` (carrying `headers`) while the
+   * quota store fails closed for an enforced quota; an observed quota whose store fails is
+   * left uncounted, never refusing.
+   */
+  spend(request: LimitRequest, headers: Record<string, string>, observed: boolean): Promise<SpentQuotas>;
   /** The quotas `request` spends from, in the order `spend` spends them (throws 503 for an invalid one). */
   entriesOf(request: LimitRequest): QuotaEntry[];
-  /** What spending `request.cost` did, from one decision per entry of `entriesOf`. */
-  summary(request: LimitRequest, spent: readonly SpentQuota[]): SpentQuotas;
+  /** What spending `request.cost` did, from one decision per entry of `entriesOf` (`undefined`: an observed quota not decided). */
+  summary(request: LimitRequest, spent: readonly (SpentQuota | undefined)[]): SpentQuotas;
   /** Reads a key's quota (spends nothing, refills if due). */
   read(key: string, quota: Quota, ownerId: string | undefined): Promise<QuotaDecision>;
 }
@@ -64,14 +72,30 @@ export function createRequestQuotas(spender: QuotaSpender, logger: RateLimitLogg
     return entries;
   }
 
-  async function spend(request: LimitRequest, headers: Record<string, string>): Promise<SpentQuotas> {
-    let spent: SpentQuota[];
+  async function spend(request: LimitRequest, headers: Record<string, string>, observed: boolean): Promise<SpentQuotas> {
+    const entries = entriesOf(request);
+    const enforced = entries.filter((e) => e.quota.mode !== 'observe');
+    const shadow = enforced.length === entries.length ? [] : entries.filter((e) => e.quota.mode === 'observe');
+    let spent: SpentQuota[] = [];
     try {
-      spent = await spender.spendAll(entriesOf(request), request.cost);
+      if (enforced.length > 0) spent = await spender.spendAll(enforced, request.cost);
     } catch (error) {
       throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
     }
-    return summary(request, spent);
+    if (shadow.length === 0) return summary(request, spent);
+    let shadowSpent: SpentQuota[] | undefined;
+    if (observed && spent.every((s) => s.allowed)) {
+      try {
+        shadowSpent = await spender.spendAll(shadow, request.cost);
+      } catch (error) {
+        // An observed quota never refuses, not even with 503: uncounted while its store fails (the spender logged it).
+        if (!isKeysetError(error)) throw error;
+      }
+    }
+    // Back in the order of `entriesOf`: the key's, then the owner's.
+    let e = 0;
+    let o = 0;
+    return summary(request, entries.map((entry) => (entry.quota.mode === 'observe' ? shadowSpent?.[o++] : spent[e++])));
   }
 
   return Object.freeze({
@@ -85,13 +109,25 @@ export function createRequestQuotas(spender: QuotaSpender, logger: RateLimitLogg
   });
 }
 
-/** What spending `request.cost` did, from one decision per quota it spends from. */
-function summary(request: LimitRequest, spent: readonly SpentQuota[]): SpentQuotas {
-  const key = request.quota === null ? undefined : spent[0];
-  const owner = (request.owner?.quota ?? null) === null ? undefined : spent[spent.length - 1];
-  const refusing = spent.filter((s) => !s.allowed);
+/**
+ * What spending `request.cost` did, from one decision per quota it spends from (the key's,
+ * then the owner's; `undefined` for an observed quota that was not decided). `cost` counts
+ * the enforced quotas only: an observed quota's credits are not the client's bill.
+ */
+function summary(request: LimitRequest, spent: readonly (SpentQuota | undefined)[]): SpentQuotas {
+  const keyQuota = request.quota;
+  const ownerQuota = request.owner?.quota ?? null;
+  const key = keyQuota === null ? undefined : spent[0];
+  const owner = ownerQuota === null ? undefined : spent[spent.length - 1];
+  const modes = [keyQuota, ownerQuota].filter((q) => q !== null).map((q) => q.mode === 'observe');
+  const enforced = spent.filter((s, i): s is SpentQuota => s !== undefined && modes[i] !== true);
+  const refusing = enforced.filter((s) => !s.allowed);
   const allowed = refusing.length === 0;
-  return { allowed, cost: !allowed || spent.some((s) => s.degraded !== undefined) ? 0 : request.cost, key, owner, refusing };
+  const cost = !allowed || enforced.length === 0 || enforced.some((s) => s.degraded !== undefined) ? 0 : request.cost;
+  let wouldRefuse: WouldRefusal | undefined;
+  if (allowed && key !== undefined && keyQuota?.mode === 'observe' && !key.allowed) wouldRefuse = { reason: 'quota_exhausted', policy: 'quota' };
+  else if (allowed && owner !== undefined && ownerQuota?.mode === 'observe' && !owner.allowed) wouldRefuse = { reason: 'quota_exhausted', policy: 'owner.quota' };
+  return { allowed, cost, key, owner, refusing, wouldRefuse };
 }
 
 /**

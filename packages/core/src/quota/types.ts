@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { LimitMode } from '../rate-limit/limit-mode.ts';
+
 /**
  * How often a quota refills: `'daily'` (00:00 UTC every day), `'monthly'` (00:00 UTC on
  * the 1st of every calendar month), or a whole number of seconds counted from the moment
@@ -31,6 +33,13 @@ export interface Quota {
   refill: QuotaRefill | null;
   /** When `remaining` was set; the "generation" of the count. */
   setAt: Date;
+  /**
+   * `'observe'` (shadow mode): spent and counted exactly as if enforced, but never
+   * refusing: a request it cannot cover is served, reported as `would_refuse`, and spends
+   * nothing from it (as an enforced refusal would not). Switching the mode keeps the count.
+   * @default 'enforce'
+   */
+  mode?: LimitMode;
 }
 
 /**
@@ -58,6 +67,12 @@ export interface QuotaSpend {
   refillAmount: number | null;
   /** Credits to spend; 0 reads without spending. */
   cost: number;
+  /**
+   * An observed (shadow) quota, for a store that decides a whole request
+   * (`RequestStore.decideRequest`): spent with the other observed ones, apart from the
+   * enforced ones. `spend`/`spendAll` ignore it (the limiter calls them per group).
+   */
+  observe?: boolean;
 }
 
 /** What a store answers: whether `cost` was spent, and the credits left afterwards. */

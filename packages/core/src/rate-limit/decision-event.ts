@@ -7,10 +7,14 @@
  * @module
  */
 import type { Clock } from '../clock.ts';
+import type { WouldRefuseReason } from './limit-mode.ts';
 import type { RateLimitLogger } from './types.ts';
 
-/** What happened to the request. */
-export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable';
+/**
+ * What happened to the request. `would_refuse`: admitted and served, but an observed
+ * (shadow) limit would have refused it, for `DecisionEvent.reason`.
+ */
+export type DecisionOutcome = 'allowed' | 'rate_limited' | 'quota_exhausted' | 'insufficient_scope' | 'concurrency_limited' | 'unavailable' | 'would_refuse';
 
 /** One decision, as `onDecision` receives it. Holds no key text: `keyId` is the identity id. */
 export interface DecisionEvent {
@@ -24,9 +28,16 @@ export interface DecisionEvent {
   route?: string;
   outcome: DecisionOutcome;
   /**
+   * With `would_refuse`: what the observed limit would have refused the request with
+   * (`rate_limited`, `quota_exhausted`, `concurrency_limited`); `policy` names that limit.
+   */
+  reason?: WouldRefuseReason;
+  /**
    * The policy that decided: the refusing one with the longest wait for `rate_limited`,
    * `'quota'` for `quota_exhausted` by the key's quota (`'owner.quota'` by its owner's),
-   * else the one closest to exhaustion.
+   * for `would_refuse` the observed limit that would have refused (a policy name, `'quota'`,
+   * `'owner.quota'`, `'in_flight'`, `'owner.in_flight'`), else the enforced one closest to
+   * exhaustion.
    */
   policy: string;
   /** Credits this request spent from the key's quota, or else its owner's (0 when refused or without a quota). */

@@ -53,9 +53,9 @@ describe('rateLimitPolicyProblem', () => {
 describe('gcraParameters', () => {
   it('gives T = ceil(window / limit) in µs, B = burst · T, the burst defaulting to the limit and the name to "default"', () => {
     const policy = { limit: 3, windowSeconds: 1 };
-    expect(gcraParameters(policy)).toEqual({ policy, name: 'default', emissionMicros: 333_334, burstMicros: 1_000_002, burst: 3 });
+    expect(gcraParameters(policy)).toEqual({ policy, name: 'default', emissionMicros: 333_334, burstMicros: 1_000_002, burst: 3, observe: false });
     const named = { limit: 10, windowSeconds: 60, burst: 4, name: 'search' };
-    expect(gcraParameters(named)).toEqual({ policy: named, name: 'search', emissionMicros: 6_000_000, burstMicros: 24_000_000, burst: 4 });
+    expect(gcraParameters(named)).toEqual({ policy: named, name: 'search', emissionMicros: 6_000_000, burstMicros: 24_000_000, burst: 4, observe: false });
     expect(Object.isFrozen(gcraParameters(named))).toBe(true);
   });
 
@@ -101,7 +101,7 @@ describe('evaluateOne and evaluateGcra, to the microsecond', () => {
     // A TAT in the past counts from now, as does one exactly at now.
     expect(evaluateOne(p, now - 5_000_000, now, 1)).toEqual(expected);
     expect(evaluateOne(p, now, now, 1)).toEqual(expected);
-    expect(evaluateGcra([{ parameters: p, tat: undefined }], now, 1)).toEqual({ allowed: true, decisions: [expected], newTats: [now + 1_000_000] });
+    expect(evaluateGcra([{ parameters: p, tat: undefined }], now, 1)).toEqual({ allowed: true, observedAllowed: true, decisions: [expected], newTats: [now + 1_000_000] });
     expect(evaluateGcra([{ parameters: p, tat: now - 1 }], now, 1).newTats).toEqual([now + 1_000_000]);
   });
 
@@ -112,7 +112,7 @@ describe('evaluateOne and evaluateGcra, to the microsecond', () => {
     const over = last + 1;
     const refused = { allowed: false, policy: p.policy, remaining: 0, resetSeconds: 3, retryAfterSeconds: 1 };
     expect(evaluateOne(p, over, now, 1)).toEqual(refused);
-    expect(evaluateGcra([{ parameters: p, tat: over }], now, 1)).toEqual({ allowed: false, decisions: [refused], newTats: [over + 1_000_000] });
+    expect(evaluateGcra([{ parameters: p, tat: over }], now, 1)).toEqual({ allowed: false, observedAllowed: true, decisions: [refused], newTats: [over + 1_000_000] });
   });
 
   it('a cost of several intervals, and a peek (cost 0)', () => {
@@ -127,6 +127,7 @@ describe('evaluateOne and evaluateGcra, to the microsecond', () => {
     const both = evaluateGcra([{ parameters: p, tat: undefined }, { parameters: q, tat: undefined }], now, 1);
     expect(both).toEqual({
       allowed: true,
+      observedAllowed: true,
       decisions: [
         { allowed: true, policy: p.policy, remaining: 2, resetSeconds: 1, retryAfterSeconds: 0 },
         { allowed: true, policy: q.policy, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 },

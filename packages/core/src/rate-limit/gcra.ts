@@ -30,6 +30,8 @@ export interface GcraParameters {
   /** `burst · T` in µs: how far the TAT may run ahead of now. */
   readonly burstMicros: number;
   readonly burst: number;
+  /** `policy.mode === 'observe'`: decided and counted, never refusing (see `evaluateGcra`). */
+  readonly observe: boolean;
 }
 
 /**
@@ -57,6 +59,8 @@ export function rateLimitPolicyProblem(policy: unknown): string | undefined {
   if (name !== undefined && (typeof name !== 'string' || !NAME.test(name))) {
     return `name must be 1-64 characters of A-Z a-z 0-9 _ . -, got ${JSON.stringify(name)}`;
   }
+  const { mode } = policy as Record<string, unknown>;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'observe') return `mode must be 'enforce' or 'observe', got ${JSON.stringify(mode)}`;
   const emission = Math.ceil(((windowSeconds as number) * MICROS_PER_SECOND) / (limit as number));
   if (emission * ((burst as number | undefined) ?? (limit as number)) > MAX_BURST_MICROS) {
     return 'burst · windowSeconds / limit is too large (more than 31 years)';
@@ -85,6 +89,7 @@ export function gcraParameters(policy: RateLimitPolicy): GcraParameters {
     emissionMicros,
     burstMicros: emissionMicros * burst,
     burst,
+    observe: policy.mode === 'observe',
   });
 }
 
@@ -120,17 +125,31 @@ export function prepareGcra(requests: readonly RateLimitRequest[], cost: number)
 
 /** The result of evaluating one decision over several pairs. */
 export interface GcraOutcome {
+  /** Whether every enforced pair admits (`true` when every pair is observed). */
   allowed: boolean;
+  /**
+   * Whether every observed pair admits too (`true` when there are none). Only meaningful
+   * when `allowed`: a request the enforced pairs refuse is refused, whatever these say.
+   */
+  observedAllowed: boolean;
   decisions: RateLimitDecision[];
-  /** TAT to store per pair when `allowed` (µs); when denied nothing is stored. */
+  /** TAT to store per pair when it advances (µs; see `advances`); otherwise nothing is stored. */
   newTats: number[];
 }
 
 /**
  * Decides all pairs at `now` (µs) given each pair's stored TAT (µs, `undefined` when
- * absent). All-or-nothing: `allowed` only if every pair admits `cost`. When denied,
- * every decision says `allowed: false` and `remaining: 0`, and `retryAfterSeconds` is
- * non-zero only on the pairs that refused.
+ * absent). The enforced pairs are all-or-nothing: `allowed` only if every one admits
+ * `cost`. When denied, every decision says `allowed: false` and `remaining: 0`, and
+ * `retryAfterSeconds` is non-zero only on the pairs that refused.
+ *
+ * Observed pairs (`mode: 'observe'`) never change `allowed`. Once the enforced pairs admit,
+ * they are decided all-or-nothing among themselves, exactly as they would be if enforced:
+ * admitted, they advance; one refusing (`observedAllowed: false`, the request would be
+ * refused), none advances, as an enforced refusal stores nothing. So an observed pair's
+ * TAT is the one it would have as the only enforced limit on the same traffic, and the
+ * requests it would refuse are exactly those it refuses once enforced. A request the
+ * enforced pairs refuse advances no pair.
  *
  * @example
  * ```ts
@@ -146,17 +165,21 @@ export function evaluateGcra(
   const tats: number[] = [];
   const newTats: number[] = [];
   let allowed = true;
+  let observedAllowed = true;
   for (const { parameters, tat } of pairs) {
     const base = tat === undefined || tat < now ? now : tat;
     const next = base + cost * parameters.emissionMicros;
     tats.push(base);
     newTats.push(next);
-    if (next - parameters.burstMicros > now) allowed = false;
+    if (next - parameters.burstMicros > now) {
+      if (parameters.observe) observedAllowed = false;
+      else allowed = false;
+    }
   }
   const decisions = pairs.map(({ parameters }, i): RateLimitDecision => {
     const base = tats[i] as number;
     const next = newTats[i] as number;
-    if (allowed) {
+    if (allowed && (observedAllowed || !parameters.observe)) {
       return {
         allowed: true,
         policy: parameters.policy,
@@ -173,7 +196,18 @@ export function evaluateGcra(
       retryAfterSeconds: ceilSeconds(next - parameters.burstMicros - now),
     };
   });
-  return { allowed, decisions, newTats };
+  return { allowed, observedAllowed, decisions, newTats };
+}
+
+/** Whether pair `i` of `outcome` advances (its `newTats[i]` is stored): see `evaluateGcra`. */
+export function advances(outcome: GcraOutcome, parameters: GcraParameters): boolean {
+  return outcome.allowed && (outcome.observedAllowed || !parameters.observe);
+}
+
+/** Whether `decisions` admit the request: every enforced one allowed (observed ones never refuse). */
+export function enforcedAllowed(decisions: readonly RateLimitDecision[]): boolean {
+  for (const d of decisions) if (!d.allowed && d.policy.mode !== 'observe') return false;
+  return true;
 }
 
 /**

@@ -26,6 +26,8 @@ export interface LimitRequest {
   readonly environment: string | undefined;
   /** Set when the request is refused anyway (scopes, in-flight cap): counted, no credit spent. */
   readonly refusal: RateLimitCheckOptions['refusal'];
+  /** An observed in-flight cap the guard found full: the request would be refused there. */
+  readonly wouldRefuse: RateLimitCheckOptions['wouldRefuse'];
 }
 
 /** The request `RateLimiter.check(key, policies, options)` describes; `ConfigError` for a key or cost that is not one. */
@@ -44,5 +46,6 @@ export function limitRequest(key: string, policies: LimitRequest['policies'], op
     route: options?.route,
     environment: options?.environment,
     refusal: options?.refusal,
+    wouldRefuse: options?.wouldRefuse,
   };
 }

@@ -19,7 +19,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
-import { evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
+import { advances, evaluateGcra, evaluateOne, gcraParameters, prepareGcra, type GcraParameters } from './gcra.ts';
 import type { RateLimitDecision, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 
 function checkCost(cost: number): void {
@@ -212,7 +212,8 @@ export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions 
     });
     const outcome = evaluateGcra(pairs, now, cost);
     requests.forEach((r, i) => {
-      store((parameters[i] as GcraParameters).name, r.key, outcome.allowed ? (outcome.newTats[i] as number) : pairs[i]?.tat, now);
+      const p = parameters[i] as GcraParameters;
+      store(p.name, r.key, advances(outcome, p) ? (outcome.newTats[i] as number) : pairs[i]?.tat, now);
     });
     return outcome.decisions;
   }

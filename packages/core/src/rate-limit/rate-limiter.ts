@@ -15,23 +15,23 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { ownerQuotaKey } from '../quota/quota-period.ts';
-import { createQuotaSpender } from '../quota/quota-spender.ts';
+import { createQuotaSpender, type QuotaEntry, type QuotaPlan, type SpentQuota } from '../quota/quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError, type SpentQuotas } from '../quota/request-quotas.ts';
-import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
+import type { Quota, QuotaDecision, QuotaSpend, QuotaStore, QuotaStoreResult } from '../quota/types.ts';
 import { containedHook, type DecisionHook } from './decision-event.ts';
 import { limitRequest, type LimitRequest } from './limit-request.ts';
-import { createRateLimits, policiesProblem, rateLimitedError } from './rate-limits.ts';
+import { createRateLimits, policiesProblem, rateLimitedError, type DecidedLimits } from './rate-limits.ts';
 import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
 import { usageEvent } from './usage-events.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { headerFormats, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
-import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter } from './types.ts';
+import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter, WouldRefusal } from './types.ts';
 import { consoleWarnLogger } from '../internal/console-warn.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
 import { isRequestStore, type RequestDecisionOutput, type RequestStore } from './request-store.ts';
 import { createRefusalMemory, type RecalledRefusal } from './refusal-memory.ts';
 import { prepareGcra, evaluateGcra } from './gcra.ts';
-import type { LeaseClaims } from '../concurrency/types.ts';
+import type { LeaseClaim, LeaseClaims } from '../concurrency/types.ts';
 
 export type { StoreErrorMode } from './store-decider.ts';
 
@@ -116,7 +116,7 @@ export interface RateLimiterOptions {
 /** Every name `RateLimiterOptions` knows, checked when the limiter is made. */
 const LIMITER_OPTIONS = {
   store: true,
-  defaultPolicy: { limit: true, windowSeconds: true, burst: true, name: true },
+  defaultPolicy: { limit: true, windowSeconds: true, burst: true, name: true, mode: true },
   quotaStore: true,
   refusalMemory: true,
   headers: true,
@@ -278,13 +278,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       emit?.(usageEvent(request, 'concurrency_limited', { decision }));
       throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...headers, ...refusal.headers } });
     }
-    if (entries.length === 0 || output.quotas === undefined) {
-      emit?.(usageEvent(request, 'allowed', { decision }));
-      return limits;
-    }
-    const spent = quotas.summary(request, spender.settle(plan, output.quotas));
+    // An observed in-flight cap never refuses: the store names the lease it would refuse.
+    const { observedLease = -1, observedQuotas = false } = output;
+    const leaseWould = observedLease >= 0 ? leaseRefusal(claims as LeaseClaims, observedLease) : undefined;
+    if (entries.length === 0 || output.quotas === undefined) return admitted(request, limits, undefined, leaseWould);
+    const spent = quotas.summary(request, settleQuotas(plan, output.quotas, observedQuotas));
     if (!spent.allowed) {
-      if (refusals !== undefined) {
+      // Replayed from memory only when every quota is enforced (the memory holds enforced answers).
+      if (refusals !== undefined && entries.every((e) => e.quota.mode !== 'observe')) {
         const parameters = prepareGcra(pairs, 1);
         const { newTats } = evaluateGcra(parameters.map((p, i) => ({ parameters: p, tat: output.tats[i] })), output.nowMicros, 1);
         refusals.remember(request, parameters, newTats, output.nowMicros, sentAt, [spent.key, spent.owner].filter((q) => q !== undefined));
@@ -292,15 +293,36 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       emit?.(usageEvent(request, 'quota_exhausted', { decision, quota: spent.key, ownerQuota: spent.owner }));
       throw quotaExhaustedError(request, spent, headers);
     }
-    return admitted(request, limits, spent);
+    return admitted(request, limits, spent, leaseWould);
   }
 
-  /** A request its limits and quotas admitted: its usage event, and its result with the quotas it spent from. */
-  function admitted(request: LimitRequest, limits: RateLimitCheckResult, spent: SpentQuotas): RateLimitCheckResult {
-    emit?.(usageEvent(request, 'allowed', { decision: limits.decision, cost: spent.cost, quota: spent.key, ownerQuota: spent.owner }));
-    const result: RateLimitCheckResult = { ...limits };
-    if (spent.key !== undefined) result.quota = spent.key;
-    if (spent.owner !== undefined) result.ownerQuota = spent.owner;
+  /**
+   * The decisions of the quotas a one-step store decided: the enforced ones together, the
+   * observed ones together when `observedDecided` (else `undefined`: not reached).
+   */
+  function settleQuotas(plan: QuotaPlan, answers: readonly QuotaStoreResult[], observedDecided: boolean): (SpentQuota | undefined)[] {
+    const groups = [false, true].map((observe) => plan.entries.flatMap((e, i) => ((e.quota.mode === 'observe') === observe ? [i] : [])));
+    const settled: (SpentQuota | undefined)[] = plan.entries.map(() => undefined);
+    for (const [g, indexes] of groups.entries()) {
+      if (indexes.length === 0 || (g === 1 && !observedDecided)) continue;
+      const part = { ...plan, entries: indexes.map((i) => plan.entries[i] as QuotaEntry), requests: indexes.map((i) => plan.requests[i] as QuotaSpend), nextRefills: indexes.map((i) => plan.nextRefills[i] as number | null) };
+      spender.settle(part, indexes.map((i) => answers[i] as QuotaStoreResult)).forEach((d, j) => (settled[indexes[j] as number] = d));
+    }
+    return settled;
+  }
+
+  /**
+   * A request its limits and quotas admitted: its usage event (`would_refuse` when an
+   * observed limit would have refused it: the rate limits' first, then an in-flight cap's,
+   * then the quotas', the order in which enforced ones refuse), and its result.
+   */
+  function admitted(request: LimitRequest, limits: DecidedLimits, spent: SpentQuotas | undefined, leaseWould?: WouldRefusal): RateLimitCheckResult {
+    const wouldRefuse = observedRefusal(limits) ?? request.wouldRefuse ?? leaseWould ?? spent?.wouldRefuse;
+    emit?.(usageEvent(request, 'allowed', { decision: limits.decision, cost: spent?.cost ?? 0, quota: spent?.key, ownerQuota: spent?.owner, wouldRefuse }));
+    const result: RateLimitCheckResult = { decision: limits.decision, decisions: limits.decisions, headers: limits.headers };
+    if (spent?.key !== undefined) result.quota = spent.key;
+    if (spent?.owner !== undefined) result.ownerQuota = spent.owner;
+    if (wouldRefuse !== undefined) result.wouldRefuse = wouldRefuse;
     return result;
   }
 
@@ -322,13 +344,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     }
     // The quota is spent only once the rate limits admitted the request (a request they
     // refuse spends no credit), and not for a request refused anyway (scopes, in-flight cap).
-    if (request.refusal !== undefined || !quotas.spends(request)) {
-      emit?.(usageEvent(request, request.refusal ?? 'allowed', { decision }));
+    if (request.refusal !== undefined) {
+      emit?.(usageEvent(request, request.refusal, { decision }));
       return limits;
     }
+    if (!quotas.spends(request)) return admitted(request, limits, undefined);
     let spent;
     try {
-      spent = await quotas.spend(request, headers);
+      // Observed quotas only when no observed limit before them would refuse the request.
+      spent = await quotas.spend(request, headers, observedRefusal(limits) === undefined && request.wouldRefuse === undefined);
     } catch (error) {
       emit?.(usageEvent(request, 'unavailable', { decision }));
       throw error;
@@ -358,4 +382,16 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       return quotas.read(ownerQuotaKey(ownerId), quota, undefined);
     },
   });
+}
+
+/** The observed (shadow) rate limit that would have refused an admitted request. */
+function observedRefusal(limits: DecidedLimits): WouldRefusal | undefined {
+  const observed = limits.observed;
+  return observed === undefined ? undefined : { reason: 'rate_limited', policy: observed.policy.name ?? 'default' };
+}
+
+/** The observed in-flight cap at `index` of `claims` that would have refused the request. */
+function leaseRefusal(claims: LeaseClaims, index: number): WouldRefusal {
+  const lease = claims.leases[index] as LeaseClaim;
+  return { reason: 'concurrency_limited', policy: lease.holder.startsWith('owner:') ? 'owner.in_flight' : 'in_flight' };
 }

@@ -29,6 +29,11 @@ export interface DecidedLimits {
   readonly decisions: RateLimitDecision[];
   /** The response headers (none when the store failed open: no made-up numbers). */
   readonly headers: Record<string, string>;
+  /**
+   * The observed (shadow) policy that would have refused an admitted request (the longest
+   * wait among those that would), or `undefined` when none would.
+   */
+  readonly observed?: RateLimitDecision | undefined;
 }
 
 /** Internal: not exported from the package. */
@@ -115,13 +120,20 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
   }
 
   function decided(decisions: RateLimitDecision[]): DecidedLimits {
-    const decision = decisions.length === 1 ? (decisions[0] as RateLimitDecision) : closestToExhaustion(decisions);
+    // Observed (shadow) policies never refuse and are not the client's business: the
+    // decision and the headers are the enforced policies'. A request with only observed
+    // policies gets no rate-limit headers.
+    const enforced = decisions.some((d) => d.policy.mode === 'observe') ? decisions.filter((d) => d.policy.mode !== 'observe') : decisions;
+    const observed = enforced === decisions ? undefined : firstRefusing(decisions);
+    const shown = enforced.length === 0 ? decisions : enforced;
+    const decision = shown.length === 1 ? (shown[0] as RateLimitDecision) : closestToExhaustion(shown);
     // Fail-open admits without knowing the counts: send no numbers rather than made-up ones.
     const headers =
-      decision.degraded === 'open'
+      decision.degraded === 'open' || enforced.length === 0
         ? {}
-        : rateLimitHeaders(decisions.length === 1 ? decision : decisions, headerOptions === undefined ? undefined : { ...headerOptions, now: clock() });
-    return { decision, decisions, headers };
+        : rateLimitHeaders(enforced.length === 1 ? decision : enforced, headerOptions === undefined ? undefined : { ...headerOptions, now: clock() });
+    if (enforced.length === 0 && decision.allowed === false) return { decision: { ...decision, allowed: true }, decisions, headers, observed };
+    return observed === undefined ? { decision, decisions, headers } : { decision, decisions, headers, observed };
   }
 
   return Object.freeze({ ask, decided, pairsOf });
@@ -149,4 +161,14 @@ export function policiesProblem(policies: RateLimitPolicy | readonly RateLimitPo
     names.add(name);
   }
   return undefined;
+}
+
+/** Among the observed decisions of an admitted request, the refusing one with the longest wait. */
+function firstRefusing(decisions: readonly RateLimitDecision[]): RateLimitDecision | undefined {
+  let found: RateLimitDecision | undefined;
+  for (const d of decisions) {
+    if (d.policy.mode !== 'observe' || d.allowed) continue;
+    if (found === undefined || d.retryAfterSeconds > found.retryAfterSeconds) found = d;
+  }
+  return found;
 }

@@ -28,14 +28,31 @@ export interface RequestDecisionInput {
  * refuse (nothing spent); else they count, and a lease refused takes no lease and spends
  * no quota; else the quotas refuse (no lease taken, the limits counted); else everything
  * is taken and spent.
+ *
+ * Observed (shadow) limits, at each step after the enforced ones admit, as they would
+ * decide if enforced: observed rate-limit pairs advance only when they all admit
+ * (`evaluateGcra`); an observed lease or quota is decided only while no observed limit
+ * before it would refuse, is taken or spent only when its group admits, and never refuses.
  */
 export interface RequestDecisionOutput {
   /** One decision per pair of `limits`, in order. */
   readonly limits: RateLimitDecision[];
-  /** Index in `leases` of the lease that was refused, or -1. */
+  /** Index in `leases` of the (enforced) lease that was refused, or -1. */
   readonly leaseRefused: number;
+  /**
+   * Index in `leases` of an observed lease (`LeaseClaim.observe`) at its cap, or -1
+   * (absent: -1). It never refuses; the request would be refused there, so no observed
+   * lease is taken and no observed quota spent.
+   */
+  readonly observedLease?: number;
   /** One answer per quota spend, or `undefined` when the quotas were not reached. */
   readonly quotas: QuotaStoreResult[] | undefined;
+  /**
+   * Whether the observed quotas (`QuotaSpend.observe`) were decided, all-or-nothing among
+   * themselves after the enforced ones covered the cost (absent: not decided). They are
+   * not when an observed rate limit or lease would already refuse the request.
+   */
+  readonly observedQuotas?: boolean;
   /**
    * The store's clock when it decided (µs since the epoch) and each pair's theoretical
    * arrival time before the decision (µs, 0 when none): with them a limiter can tell,

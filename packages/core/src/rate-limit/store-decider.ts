@@ -11,7 +11,7 @@
 import { type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createSilenceWatch } from '../internal/silence-timeout.ts';
-import { gcraParameters } from './gcra.ts';
+import { enforcedAllowed, gcraParameters } from './gcra.ts';
 import { createMemoryRateLimitStore, type MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, RateLimitStore } from './types.ts';
 import { errorLine } from '../internal/console-warn.ts';
@@ -117,7 +117,7 @@ export function createStoreDecider(options: StoreDeciderOptions): StoreDecider {
     lastSuccessAt = performance.now();
     // Keep the fallback's count of this instance's admissions, so that it starts where
     // this instance stands, not with a full burst, if the store fails later.
-    if (local !== undefined && (decisions[0] as RateLimitDecision).allowed) local.decide(requests, 1);
+    if (local !== undefined && enforcedAllowed(decisions)) local.decide(requests, 1);
     if (down) {
       down = false;
       logger.warn({ mode: onStoreError }, 'rate-limit store answers again');

@@ -5,6 +5,9 @@
  */
 import type { Quota, QuotaDecision } from '../quota/types.ts';
 import type { LeaseClaims } from '../concurrency/types.ts';
+import type { LimitMode, WouldRefusal } from './limit-mode.ts';
+
+export type { LimitMode, WouldRefusal, WouldRefuseReason } from './limit-mode.ts';
 
 /** A GCRA policy: `limit` requests per `windowSeconds`, with up to `burst` at once. */
 export interface RateLimitPolicy {
@@ -22,6 +25,14 @@ export interface RateLimitPolicy {
    * @default 'default'
    */
   name?: string;
+  /**
+   * `'observe'` (shadow mode): decided and counted exactly as if enforced, but never
+   * refusing: a request it would refuse is served, reported as `would_refuse`, and does
+   * not advance it (as an enforced refusal would not), so switching it to `'enforce'`
+   * refuses exactly the requests it reported. Not in the response headers.
+   * @default 'enforce'
+   */
+  mode?: LimitMode;
 }
 
 /** One (key, policy) pair to decide; several are decided all-or-nothing. */
@@ -89,6 +100,12 @@ export interface RateLimitCheckOptions {
    * count it against the rate limits, spend no credit, and report this outcome to `onDecision`.
    */
   refusal?: 'insufficient_scope' | 'concurrency_limited';
+  /**
+   * An observed in-flight cap the request's leases were at (set by the guard): the request
+   * would be refused there, so its observed quotas are not spent, and its usage event is
+   * `would_refuse` with this reason unless an observed rate limit would refuse it first.
+   */
+  wouldRefuse?: WouldRefusal;
 }
 
 /** What `RateLimiter.check` resolves with for an admitted request. */
@@ -101,8 +118,13 @@ export interface RateLimitCheckResult {
   quota?: QuotaDecision;
   /** The owner's quota spend, when the key's owner has a quota. */
   ownerQuota?: QuotaDecision;
-  /** Response headers to send (`RateLimit-Policy`, `RateLimit`, … per the `headers` option). */
+  /** Response headers to send (`RateLimit-Policy`, `RateLimit`, … per the `headers` option); observed policies are not in them. */
   headers: Record<string, string>;
+  /**
+   * Set when an observed (shadow) limit would have refused this admitted request: the
+   * first in the order an enforced one refuses (rate limits, in-flight caps, quotas).
+   */
+  wouldRefuse?: WouldRefusal;
 }
 
 /** What the API-key guard needs from a limiter. */

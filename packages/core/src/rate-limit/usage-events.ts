@@ -7,7 +7,7 @@
 import type { SpentQuota } from '../quota/quota-spender.ts';
 import type { DecisionEvent, DecisionOutcome } from './decision-event.ts';
 import type { LimitRequest } from './limit-request.ts';
-import type { RateLimitDecision } from './types.ts';
+import type { RateLimitDecision, WouldRefusal } from './types.ts';
 
 /** Internal: what the decision of a request found out, as far as it went. */
 export interface DecisionFacts {
@@ -17,16 +17,21 @@ export interface DecisionFacts {
   readonly cost?: number;
   readonly quota?: SpentQuota | undefined;
   readonly ownerQuota?: SpentQuota | undefined;
+  /** For an admitted request: the observed (shadow) limit that would have refused it. */
+  readonly wouldRefuse?: WouldRefusal | undefined;
 }
 
 /** Internal: the event `onDecision` receives for `request`. Holds no key text: `keyId` is the identity id. */
 export function usageEvent(request: LimitRequest, outcome: DecisionOutcome, facts: DecisionFacts): DecisionEvent {
-  const { decision, cost = 0, quota, ownerQuota } = facts;
+  const { decision, cost = 0, quota, ownerQuota, wouldRefuse } = facts;
+  const would = outcome === 'allowed' ? wouldRefuse : undefined;
   const event: DecisionEvent = {
     keyId: request.key,
-    outcome,
+    outcome: would === undefined ? outcome : 'would_refuse',
     policy:
-      outcome === 'quota_exhausted'
+      would !== undefined
+        ? would.policy
+        : outcome === 'quota_exhausted'
         ? quota !== undefined && !quota.allowed
           ? 'quota'
           : 'owner.quota'
@@ -34,6 +39,7 @@ export function usageEvent(request: LimitRequest, outcome: DecisionOutcome, fact
     cost,
     remaining: decision?.remaining ?? 0,
   };
+  if (would !== undefined) event.reason = would.reason;
   if (request.owner !== null) event.ownerId = request.owner.id;
   if (request.environment !== undefined) event.environment = request.environment;
   if (request.route !== undefined) event.route = request.route;

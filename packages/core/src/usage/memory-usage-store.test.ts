@@ -18,8 +18,8 @@ describe('createMemoryUsageStore', () => {
 
   it('keeps one row per key and bucket of each size', async () => {
     const own = createMemoryUsageStore();
-    await own.add([{ keyId: 'k', ownerId: null, minute: 0, requests: [1, 0, 0, 0, 0, 0], credits: 0 }]);
-    await own.add([{ keyId: 'k', ownerId: null, minute: 60_000, requests: [1, 0, 0, 0, 0, 0], credits: 0 }]);
+    await own.add([{ keyId: 'k', ownerId: null, minute: 0, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 }]);
+    await own.add([{ keyId: 'k', ownerId: null, minute: 60_000, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 0 }]);
     // Two minutes, one hour, one day.
     expect(own.size).toBe(4);
     expect(await own.prune(10 * 86_400_000)).toBe(2);

@@ -11,6 +11,7 @@ import {
   checkUsageTopQuery,
   denseUsageBuckets,
   emptyUsageRequests,
+  SERVED_OUTCOMES,
   USAGE_OUTCOMES,
   usageBucketStart,
   usageCutoffs,
@@ -126,8 +127,10 @@ export function createMemoryUsageStore(options: MemoryUsageStoreOptions = {}): M
             if (item === undefined) found.set(keyId, (item = { keyId, requests: 0, refusals: 0, credits: 0 }));
             let total = 0;
             for (const outcome of USAGE_OUTCOMES) total += bucket.requests[outcome];
+            let served = 0;
+            for (const outcome of SERVED_OUTCOMES) served += bucket.requests[outcome];
             item.requests += total;
-            item.refusals += total - bucket.requests.allowed;
+            item.refusals += total - served;
             item.credits += bucket.credits;
           }
         }

@@ -6,12 +6,20 @@
  * @module
  */
 import type { DecisionOutcome } from '../rate-limit/decision-event.ts';
+import type { WouldRefuseReason } from '../rate-limit/limit-mode.ts';
 
 /** A bucket size. Buckets are aligned in UTC: a day bucket starts at 00:00Z. */
 export type UsageInterval = 'minute' | 'hour' | 'day';
 
-/** Requests per outcome (every `DecisionOutcome`, zeros included). */
-export type UsageRequests = Record<DecisionOutcome, number>;
+/**
+ * What usage counts a request as: its `DecisionOutcome`, with `would_refuse` split by
+ * reason (`would_refuse_rate_limited`, …): admitted and served, but an observed (shadow)
+ * limit would have refused it for that reason.
+ */
+export type UsageOutcome = Exclude<DecisionOutcome, 'would_refuse'> | `would_refuse_${WouldRefuseReason}`;
+
+/** Requests per outcome (every `UsageOutcome`, zeros included). */
+export type UsageRequests = Record<UsageOutcome, number>;
 
 /** What a bucket (or a total) holds. */
 export interface UsageCounts {
@@ -65,7 +73,7 @@ export type UsageQuery = UsageSubject & {
   interval: UsageInterval;
 };
 
-/** What `top` ranks by: every request, or only the refused ones (every outcome but `allowed`). */
+/** What `top` ranks by: every request, or only the refused ones (every outcome but `allowed` and the `would_refuse_*` ones, which were served). */
 export type UsageRanking = 'requests' | 'refusals';
 
 /** A `top` query: the keys with the most requests (or refusals) in the range, most first. */

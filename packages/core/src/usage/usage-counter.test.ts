@@ -51,14 +51,29 @@ describe('createUsageCounter', () => {
     await counter.flush();
     expect(store.batches).toHaveLength(1);
     expect(store.batches[0]).toEqual([
-      { keyId: 'a', ownerId: 'owner_1', minute: 10 * MINUTE, requests: [1, 1, 0, 0, 0, 0], credits: 2 },
-      { keyId: 'b', ownerId: 'owner_1', minute: 10 * MINUTE, requests: [0, 0, 0, 1, 0, 0], credits: 0 },
-      { keyId: 'a', ownerId: 'owner_1', minute: 11 * MINUTE, requests: [1, 0, 0, 0, 0, 0], credits: 1 },
+      { keyId: 'a', ownerId: 'owner_1', minute: 10 * MINUTE, requests: [1, 1, 0, 0, 0, 0, 0, 0, 0], credits: 2 },
+      { keyId: 'b', ownerId: 'owner_1', minute: 10 * MINUTE, requests: [0, 0, 0, 1, 0, 0, 0, 0, 0], credits: 0 },
+      { keyId: 'a', ownerId: 'owner_1', minute: 11 * MINUTE, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 1 },
     ]);
     expect(counter.pending).toBe(0);
     // Nothing new: no write at all.
     await counter.flush();
     expect(store.batches).toHaveLength(1);
+    await counter.close();
+  });
+
+  it('counts a would-be refusal of an observed limit by its reason, apart from allowed and from the refusals', async () => {
+    const now = 10 * MINUTE;
+    const store = recordingStore();
+    const counter = createUsageCounter({ store, clock: () => now, flushIntervalMs: 3_600_000, pruneIntervalMs: false });
+    counter.record({ ...event('a', 'would_refuse', 1), reason: 'rate_limited' });
+    counter.record({ ...event('a', 'would_refuse', 1), reason: 'quota_exhausted' });
+    counter.record({ ...event('a', 'would_refuse'), reason: 'concurrency_limited' });
+    counter.record({ ...event('a', 'would_refuse'), reason: 'concurrency_limited' });
+    counter.record(event('a', 'allowed', 1));
+    await counter.flush();
+    expect(store.batches[0]).toEqual([{ keyId: 'a', ownerId: 'owner_1', minute: 10 * MINUTE, requests: [1, 0, 0, 0, 0, 0, 1, 1, 2], credits: 3 }]);
+    expect(USAGE_OUTCOMES.slice(6)).toEqual(['would_refuse_rate_limited', 'would_refuse_quota_exhausted', 'would_refuse_concurrency_limited']);
     await counter.close();
   });
 
@@ -109,8 +124,8 @@ describe('createUsageCounter', () => {
     now += 1;
     await vi.advanceTimersByTimeAsync(1600);
     expect(store.batches).toEqual([
-      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [1, 0, 0, 0, 0, 0], credits: 3 }],
-      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [0, 0, 1, 0, 0, 0], credits: 0 }],
+      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [1, 0, 0, 0, 0, 0, 0, 0, 0], credits: 3 }],
+      [{ keyId: 'key_one', ownerId: 'owner_1', minute: 0, requests: [0, 0, 1, 0, 0, 0, 0, 0, 0], credits: 0 }],
     ]);
     // Every retry of the first batch carried its token; the second batch the next sequence.
     const [first, ...rest] = store.tokens;
@@ -289,7 +304,7 @@ describe('createUsageCounter', () => {
     await limiter.check('key_c');
     await usage.close();
     const [ownerBucket] = await store.read({ ownerId: 'cus_1', from: now, to: now + MINUTE, interval: 'minute' });
-    expect(ownerBucket?.requests).toEqual({ allowed: 2, rate_limited: 1, quota_exhausted: 0, insufficient_scope: 1, concurrency_limited: 0, unavailable: 0 });
+    expect(ownerBucket?.requests).toMatchObject({ allowed: 2, rate_limited: 1, quota_exhausted: 0, insufficient_scope: 1, concurrency_limited: 0, unavailable: 0, would_refuse_rate_limited: 0 });
     const [keyC] = await store.read({ keyId: 'key_c', from: now, to: now + MINUTE, interval: 'minute' });
     expect(keyC?.requests.allowed).toBe(1);
   });
@@ -304,6 +319,6 @@ describe('createUsageCounter', () => {
     counter.record({ ...event('a'), outcome: 'weird' as DecisionOutcome });
     expect(counter.pending).toBe(0);
     await counter.close();
-    expect(USAGE_OUTCOMES).toHaveLength(6);
+    expect(USAGE_OUTCOMES).toHaveLength(9);
   });
 });

@@ -151,7 +151,8 @@ export function createUsageCounter(options: UsageCounterOptions): UsageCounter {
   const held = (): number => unsent.size + (batch === undefined ? 0 : batch.cells.size - batch.written);
 
   function record(event: DecisionEvent): void {
-    const index = OUTCOME_INDEX[event.outcome];
+    // A would-be refusal counts by its reason (`would_refuse_rate_limited`, …).
+    const index = OUTCOME_INDEX[event.outcome === 'would_refuse' ? `would_refuse_${String(event.reason)}` : event.outcome];
     if (index === undefined || closed) return;
     const now = clock();
     // Not `>=`/`<` alone: NaN (before the first event) fails both and enters the minute.

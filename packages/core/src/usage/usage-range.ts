@@ -5,18 +5,23 @@
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import type { DecisionOutcome } from '../rate-limit/decision-event.ts';
-import type { UsageBucket, UsageInterval, UsageQuery, UsageRequests, UsageTopQuery } from './types.ts';
+import type { UsageBucket, UsageInterval, UsageOutcome, UsageQuery, UsageRequests, UsageTopQuery } from './types.ts';
 
 /** Every outcome, in the order of `UsageDelta.requests` (and of the stores' columns). */
-export const USAGE_OUTCOMES: readonly DecisionOutcome[] = Object.freeze([
+export const USAGE_OUTCOMES: readonly UsageOutcome[] = Object.freeze([
   'allowed',
   'rate_limited',
   'quota_exhausted',
   'insufficient_scope',
   'concurrency_limited',
   'unavailable',
+  'would_refuse_rate_limited',
+  'would_refuse_quota_exhausted',
+  'would_refuse_concurrency_limited',
 ]);
+
+/** The outcomes of served requests: `allowed` and the `would_refuse_*` ones; every other one is a refusal. */
+export const SERVED_OUTCOMES: readonly UsageOutcome[] = Object.freeze(['allowed', 'would_refuse_rate_limited', 'would_refuse_quota_exhausted', 'would_refuse_concurrency_limited']);
 
 /** Milliseconds per bucket of each size. */
 export const USAGE_INTERVAL_MS: Readonly<Record<UsageInterval, number>> = Object.freeze({ minute: 60_000, hour: 3_600_000, day: 86_400_000 });
@@ -48,7 +53,17 @@ export function usageBucketCount(from: number, to: number, interval: UsageInterv
 
 /** Zero counts, a fresh object. */
 export function emptyUsageRequests(): UsageRequests {
-  return { allowed: 0, rate_limited: 0, quota_exhausted: 0, insufficient_scope: 0, concurrency_limited: 0, unavailable: 0 };
+  return {
+    allowed: 0,
+    rate_limited: 0,
+    quota_exhausted: 0,
+    insufficient_scope: 0,
+    concurrency_limited: 0,
+    unavailable: 0,
+    would_refuse_rate_limited: 0,
+    would_refuse_quota_exhausted: 0,
+    would_refuse_concurrency_limited: 0,
+  };
 }
 
 /**

@@ -9,6 +9,8 @@ import type { Attributes } from '@opentelemetry/api';
 
 /** What the guard decided: `allowed`, a problem `code` (`rate_limited`, `invalid_api_key`, …), or `error` for a failure that is not keyset's. */
 export const OUTCOME = 'keyset.outcome';
+/** With `keyset.outcome` `would_refuse` (served, but an observed limit would have refused it): `rate_limited`, `quota_exhausted` or `concurrency_limited`. */
+export const WOULD_REFUSE_REASON = 'keyset.would_refuse.reason';
 /** The store's name as the application gave it to `telemetry.store(name, store)`. */
 export const STORE = 'keyset.store';
 /** The store method that was called (`decide`, `findByDigest`, …). */
@@ -19,6 +21,10 @@ export const OWNER = 'keyset.owner.id';
 export const CACHE_RESULT = 'keyset.cache.result';
 /** Whether a usage flush reached the store: `ok` or `failed` (kept and retried). */
 export const FLUSH_RESULT = 'keyset.flush.result';
+/** The change a revocation-bus publish carried: `revoked`, `rotated` or `updated`. */
+export const REVOCATION_TYPE = 'keyset.revocation.type';
+/** Whether every other instance confirmed a revocation-bus publish in time: `acknowledged` or `timed_out`. */
+export const REVOCATION_RESULT = 'keyset.revocation.result';
 /** Set when a limiter store failed and its `onStoreError` fallback decided (`local`, `open`). */
 export const DEGRADED = 'keyset.degraded';
 /** OpenTelemetry semantic conventions: the route template, the method, the class of a failure. */

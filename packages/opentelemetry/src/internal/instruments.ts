@@ -19,6 +19,7 @@ export interface Instruments {
   storeDuration: Histogram;
   storeFailures: Counter;
   limiterDecisions: Counter;
+  revocationLag: Histogram;
 }
 
 export function createInstruments(meter: Meter): Instruments {
@@ -34,5 +35,6 @@ export function createInstruments(meter: Meter): Instruments {
     storeDuration: meter.createHistogram('keyset.store.duration', { ...seconds, description: 'Duration of a store call, by store and operation' }),
     storeFailures: meter.createCounter('keyset.store.failures', { unit: '{failure}', description: 'Store calls that threw or rejected, by store and operation' }),
     limiterDecisions: meter.createCounter('keyset.limiter.decisions', { unit: '{decision}', description: "The limiter's decisions (onDecision), by outcome" }),
+    revocationLag: meter.createHistogram('keyset.revocation.lag', { ...seconds, description: 'From publishing a key change on the revocation bus to the last other instance confirming its eviction (or the end of the wait)' }),
   };
 }

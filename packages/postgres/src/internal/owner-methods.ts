@@ -81,11 +81,16 @@ export function ownerMethods(
       if (patch.quota === null) sets.push('quota = NULL');
       else if (patch.quota !== undefined) {
         const q = `${param(quotaPatchParam(patch.quota))}::jsonb`;
+        // `mode` as `refill`: the patch's, else the stored one's; only `observe` is kept.
         sets.push(
           `quota = jsonb_build_object('remaining', ${q}->'remaining',
              'refill', CASE WHEN ${q} ? 'refill' THEN ${q}->'refill' ELSE COALESCE(quota->'refill', 'null'::jsonb) END,
-             'setAt', GREATEST((${q}->>'setAt')::int8, COALESCE((quota->>'setAt')::int8 + 1, 0)))`,
+             'setAt', GREATEST((${q}->>'setAt')::int8, COALESCE((quota->>'setAt')::int8 + 1, 0)))
+             || CASE WHEN COALESCE(${q}->>'mode', quota->>'mode') = 'observe' THEN '{"mode":"observe"}'::jsonb ELSE '{}'::jsonb END`,
         );
+      } else if (patch.quotaMode !== undefined) {
+        // Only the mode: `setAt` stays, so the quota store's count goes on.
+        sets.push(`quota = CASE WHEN quota IS NULL THEN NULL WHEN ${param(patch.quotaMode)}::text = 'observe' THEN quota || '{"mode":"observe"}'::jsonb ELSE quota - 'mode' END`);
       }
       if (patch.disabledAt === null) sets.push('disabled_at = NULL');
       else if (patch.disabledAt !== undefined) sets.push(`disabled_at = COALESCE(disabled_at, ${param(timestampParam(patch.disabledAt))}::timestamptz)`);

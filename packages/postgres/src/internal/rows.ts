@@ -128,17 +128,19 @@ function rateLimitsFrom(value: unknown): KeyRateLimit[] | null {
     windowSeconds: Number(l['windowSeconds']),
     ...(typeof l['name'] === 'string' ? { name: l['name'] } : {}),
     ...(l['burst'] === undefined || l['burst'] === null ? {} : { burst: Number(l['burst']) }),
+    ...(l['mode'] === 'observe' ? { mode: 'observe' as const } : {}),
   }));
 }
 
 function quotaFrom(value: unknown): Quota | null {
   if (value === null || value === undefined) return null;
-  const q = json(value) as { remaining: unknown; refill: { amount: unknown; interval: unknown } | null; setAt: unknown };
+  const q = json(value) as { remaining: unknown; refill: { amount: unknown; interval: unknown } | null; setAt: unknown; mode?: unknown };
   const refill = q.refill ?? null;
   return {
     remaining: Number(q.remaining),
     refill: refill === null ? null : { amount: Number(refill.amount), interval: typeof refill.interval === 'string' ? (refill.interval as 'daily' | 'monthly') : Number(refill.interval) },
     setAt: requiredDate(q.setAt),
+    ...(q.mode === 'observe' ? { mode: 'observe' as const } : {}),
   };
 }
 
@@ -148,14 +150,19 @@ export function limitsParams(identity: Pick<StoredIdentity, 'rateLimit' | 'rateL
   return [list === null ? null : JSON.stringify(list), quotaParam(identity.quota ?? null)];
 }
 
-/** JSON parameter of a `quota` column (an identity's or an owner's): `{ remaining, refill, setAt }`, setAt in epoch ms. */
+/** JSON parameter of a `quota` column (an identity's or an owner's): `{ remaining, refill, setAt, mode? }`, setAt in epoch ms, `mode` only when `'observe'`. */
 export function quotaParam(quota: Quota | null): string | null {
-  return quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime() });
+  return quota === null ? null : JSON.stringify({ remaining: quota.remaining, refill: quota.refill, setAt: quota.setAt.getTime(), ...(quota.mode === 'observe' ? { mode: 'observe' } : {}) });
 }
 
-/** JSON parameter of an owner update's quota: as `quotaParam`, without `refill` when the patch leaves it out. */
+/** JSON parameter of an owner update's quota: as `quotaParam`, without `refill` (or `mode`) when the patch leaves it out. */
 export function quotaPatchParam(patch: QuotaPatch): string {
-  return JSON.stringify({ remaining: patch.remaining, ...(patch.refill === undefined ? {} : { refill: patch.refill }), setAt: patch.setAt.getTime() });
+  return JSON.stringify({
+    remaining: patch.remaining,
+    ...(patch.refill === undefined ? {} : { refill: patch.refill }),
+    setAt: patch.setAt.getTime(),
+    ...(patch.mode === undefined ? {} : { mode: patch.mode }),
+  });
 }
 
 export function secretFromColumns(row: Record<string, unknown>): StoredSecret {

@@ -29,14 +29,17 @@ export function keyState(record) {
 
 export function describeLimits(limits) {
   if (limits === null || limits === undefined || limits.length === 0) return "the server's default";
-  return limits.map((limit) => `${limit.name ?? 'default'}: ${limit.limit} per ${limit.windowSeconds} s${limit.burst ? `, burst ${limit.burst}` : ''}`).join('; ');
+  return limits
+    .map((limit) => `${limit.name ?? 'default'}: ${limit.limit} per ${limit.windowSeconds} s${limit.burst ? `, burst ${limit.burst}` : ''}${limit.mode === 'observe' ? ' (observed: counted, never refusing)' : ''}`)
+    .join('; ');
 }
 
 export function describeQuota(quota) {
   if (quota === null || quota === undefined) return 'none';
   const refill = quota.refill ? `, refilled with ${quota.refill.amount} ${quota.refill.interval}` : '';
   const next = quota.nextRefillAt ? ` (next refill ${when(quota.nextRefillAt)})` : '';
-  return `${quota.remaining} credits left${refill}${next}`;
+  const observed = quota.mode === 'observe' ? ' (observed: counted, never refusing)' : '';
+  return `${quota.remaining} credits left${refill}${next}${observed}`;
 }
 
 /** A key's roles as the console shows them: its own, then its owner's. */

@@ -7,12 +7,13 @@ import { usageChart } from './usage-chart.js';
 
 const DAY_MS = 86_400_000;
 
-/** Sums each bucket's requests into allowed and refused (every other outcome). */
+/** Served requests: allowed, and those an observed (shadow) limit would have refused. */
+const served = (outcome) => outcome === 'allowed' || outcome.startsWith('would_refuse_');
+const sum = (requests, keep) => Object.entries(requests).filter(([outcome]) => keep(outcome)).reduce((total, [, n]) => total + n, 0);
+
+/** Sums each bucket's requests into allowed (served) and refused (every other outcome). */
 function bars(buckets) {
-  return buckets.map((bucket) => {
-    const refused = Object.entries(bucket.requests).filter(([outcome]) => outcome !== 'allowed').reduce((sum, [, n]) => sum + n, 0);
-    return { start: bucket.start, allowed: bucket.requests.allowed ?? 0, refused };
-  });
+  return buckets.map((bucket) => ({ start: bucket.start, allowed: sum(bucket.requests, served), refused: sum(bucket.requests, (o) => !served(o)) }));
 }
 
 /** Reads `path` (a usage route) for the chosen period and draws it into the panel `ids`. */
@@ -31,10 +32,12 @@ export async function drawUsage(api, path, ids) {
   const buckets = bars(reply.data.buckets);
   const allowed = buckets.reduce((sum, bucket) => sum + bucket.allowed, 0);
   const refused = buckets.reduce((sum, bucket) => sum + bucket.refused, 0);
-  const reasons = Object.entries(reply.data.totals.requests)
-    .filter(([outcome, n]) => outcome !== 'allowed' && n > 0)
-    .map(([outcome, n]) => `${outcome} ${n}`);
-  $(`${ids}-summary`).textContent = `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}.`;
+  const totals = Object.entries(reply.data.totals.requests).filter(([, n]) => n > 0);
+  const reasons = totals.filter(([outcome]) => !served(outcome)).map(([outcome, n]) => `${outcome} ${n}`);
+  // Served all the same: what observed (shadow) limits would have refused, by reason.
+  const wouldBe = totals.filter(([outcome]) => outcome.startsWith('would_refuse_'));
+  const observed = wouldBe.length === 0 ? '' : `; observed limits would have refused ${wouldBe.reduce((total, [, n]) => total + n, 0)} of the allowed (${wouldBe.map(([outcome, n]) => `${outcome.slice('would_refuse_'.length)} ${n}`).join(', ')})`;
+  $(`${ids}-summary`).textContent = `${month ? 'Last month, by day' : 'Last day, by hour'}: ${allowed} allowed, ${refused} refused${reasons.length > 0 ? ` (${reasons.join(', ')})` : ''}${observed}.`;
   $(`${ids}-figure`).hidden = false;
   chart.replaceChildren(usageChart(buckets, month, `${ids}-summary`));
 }

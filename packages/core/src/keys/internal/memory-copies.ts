@@ -67,7 +67,10 @@ export function copyRole(r: StoredRole): StoredRole {
 }
 
 export function copyQuota(q: Quota | null): Quota | null {
-  return q === null ? null : { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
+  if (q === null) return null;
+  const copy: Quota = { remaining: q.remaining, refill: q.refill === null ? null : { ...q.refill }, setAt: new Date(q.setAt.getTime()) };
+  if (q.mode === 'observe') copy.mode = 'observe';
+  return copy;
 }
 
 export function copyKey(k: StoredKey): StoredKey {

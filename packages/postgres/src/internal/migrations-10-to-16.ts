@@ -1,12 +1,12 @@
 /**
- * Schema versions 10 to 15: owner quotas, the audit log, usage counts, owner incarnations,
- * exactly-once usage flushes and roles. Listed in order by `migrate.ts`; a version, once
+ * Schema versions 10 to 16: owner quotas, the audit log, usage counts, owner incarnations,
+ * exactly-once usage flushes, roles and shadow-limit usage counts. Listed in order by `migrate.ts`; a version, once
  * released, never changes. A new version goes at the end of the newest such file.
  * @module
  */
 import type { Migration } from './migration.ts';
 
-export const MIGRATIONS_10_TO_15: readonly Migration[] = [
+export const MIGRATIONS_10_TO_16: readonly Migration[] = [
   // Owner quotas. `owners.quota` is what an
   // administrator set, as `identities.quota` (version 6); the count lives in `quotas` under
   // `owner:<id>`. `spend_quotas` is `spend_quota` for several counts decided together, all
@@ -192,5 +192,15 @@ export const MIGRATIONS_10_TO_15: readonly Migration[] = [
     CREATE INDEX IF NOT EXISTS ${t.roleGrantsRoleIndex} ON ${t.roleGrants} (role_name);
     ALTER TABLE ${t.audit} DROP CONSTRAINT IF EXISTS ${t.auditTargetTypeCheck};
     ALTER TABLE ${t.audit} ADD CONSTRAINT ${t.auditTargetTypeCheck} CHECK (target_type IN ('key', 'owner', 'role'));`,
+  },
+  // Shadow limits: requests an observed (shadow) rate limit, quota or in-flight cap would
+  // have refused, served all the same, one count per reason beside the other outcomes.
+  // (The limits' `mode` lives in the `rate_limits` and `quota` JSON of versions 6 and 10.)
+  {
+    version: 16,
+    sql: (t) => `
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_rate_limited bigint NOT NULL DEFAULT 0;
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_quota_exhausted bigint NOT NULL DEFAULT 0;
+    ALTER TABLE ${t.usage} ADD COLUMN IF NOT EXISTS would_refuse_concurrency_limited bigint NOT NULL DEFAULT 0;`,
   },
 ];
