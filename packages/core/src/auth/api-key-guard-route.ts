@@ -30,7 +30,7 @@ export interface ApiKeyGuardCheckOptions {
 }
 
 /** The key's policies as the limiter takes them: one policy alone (the cheap path), a list, or the default. */
-export function policiesOf(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolicy[] | undefined {
+export function keyPolicies(key: VerifiedKey): RateLimitPolicy | readonly RateLimitPolicy[] | undefined {
   const list = key.rateLimits;
   if (list === null || list === undefined) return key.rateLimit ?? undefined;
   return list.length === 1 ? list[0] : list;

@@ -29,7 +29,7 @@ import { TRUST_PROXY_OPTIONS, createClientAddressResolver, type ClientAddressInp
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimiter, WouldRefusal } from '../rate-limit/types.ts';
 import { createRefusedCredentialLimit, refusalBucket, type RefusedCredentialsOptions } from './refused-credentials.ts';
 import type { VerifiedKey } from '../keys/key-record.ts';
-import { limiterOptions, policiesOf, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
+import { keyPolicies, limiterOptions, type ApiKeyGuardCheckOptions } from './api-key-guard-route.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import type { AuthenticateOptions, AuthenticateRequest, Keyring } from './keyring.ts';
 import { NO_LEASE, type ConcurrencyLimit, type ReleaseLease } from '../concurrency/concurrency-limit.ts';
@@ -124,7 +124,7 @@ function withWouldRefuse(result: ApiKeyGuardResult, wouldRefuse: WouldRefusal | 
   if (wouldRefuse !== undefined) result.wouldRefuse = wouldRefuse;
   return result;
 }
-const NOTHING_TO_SETTLE = (): void => {};
+const NOT_WATCHED = (): void => {};
 
 /**
  * Creates the guard adapters call for every protected route.
@@ -156,7 +156,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
   async function check(request: ApiKeyGuardRequest, route: ApiKeyGuardCheckOptions = NO_CHECK_OPTIONS): Promise<ApiKeyGuardResult> {
     const clientAddress = resolveClientAddress(request);
     const bucket = refusalBucket(clientAddress, request);
-    const settle = gate(bucket);
+    const endRefusalWatch = watchRefusedAddress(bucket);
     let release: ReleaseLease = NO_LEASE;
     try {
       let key: VerifiedKey;
@@ -168,13 +168,13 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
         throw error;
       }
       const refusal = scopeRefusal(key, route);
-      if (refusal !== undefined) await refuse(key, route, refusal);
+      if (refusal !== undefined) await chargeAndRefuse(key, route, refusal);
       let held: HeldLeases | undefined;
       if (concurrency !== undefined) {
         const claims = concurrency.claim?.(key);
         // A limiter whose store decides the leases with the limits: one call for all.
         if (claims !== undefined && limiter?.checkWithLeases !== undefined) {
-          const decided = await limiter.checkWithLeases(key.id, policiesOf(key), limiterOptions(key, route), claims);
+          const decided = await limiter.checkWithLeases(key.id, keyPolicies(key), limiterOptions(key, route), claims);
           if (decided !== undefined) return withWouldRefuse({ key, headers: decided.headers, clientAddress, release: claims.held() }, decided.wouldRefuse);
         }
         if (claims === undefined) release = await lease(key, route, () => concurrency.acquire(key));
@@ -183,7 +183,7 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
           release = held.release;
         }
       }
-      const { headers, wouldRefuse } = await limits(key, route, held?.wouldRefuse);
+      const { headers, wouldRefuse } = await spendLimitsAndQuotas(key, route, held?.wouldRefuse);
       // An observed limit after the in-flight caps would refuse the request: an enforced
       // one would have taken no lease, so the observed caps hold none for it either.
       if (wouldRefuse !== undefined) held?.releaseObserved();
@@ -193,21 +193,21 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
       return admitted;
     } finally {
       release();
-      settle();
+      endRefusalWatch();
     }
   }
 
   /**
-   * Refused-credentials gate: throws the 429 for an address over its budget; otherwise
-   * returns what to call once the request is answered (a watched address's requests in
-   * flight are counted).
+   * Refused-credentials budget: throws the 429 for an address over it; otherwise counts the
+   * request in flight for a watched address and returns what ends that count once the
+   * request is answered.
    */
-  function gate(bucket: string | undefined): () => void {
-    return refusals?.admit(bucket) ?? NOTHING_TO_SETTLE;
+  function watchRefusedAddress(bucket: string | undefined): () => void {
+    return refusals?.admit(bucket) ?? NOT_WATCHED;
   }
 
 
-  /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `refuse`). */
+  /** Scopes: the 403 for a key that lacks one (to be counted against its rate limits, see `chargeAndRefuse`). */
   function scopeRefusal(key: VerifiedKey, route: ApiKeyGuardCheckOptions): unknown {
     try {
       keyring.authorize(key, route.scopes, route.permissions);
@@ -217,12 +217,12 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
     }
   }
 
-  /** The in-flight leases `take` takes; past a cap, the 429, counted against the key's rate limits (see `refuse`). */
+  /** The in-flight leases `take` takes; past a cap, the 429, counted against the key's rate limits (see `chargeAndRefuse`). */
   async function lease<T>(key: VerifiedKey, route: ApiKeyGuardCheckOptions, take: () => Promise<T>): Promise<T> {
     try {
       return await take();
     } catch (error) {
-      if (isKeysetError(error) && error.code === 'concurrency_limited') await refuse(key, route, error);
+      if (isKeysetError(error) && error.code === 'concurrency_limited') await chargeAndRefuse(key, route, error);
       throw error;
     }
   }
@@ -232,10 +232,10 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
    * the headers to send, and the observed limit that would refuse the request, if any
    * (`leaseWould`: an observed in-flight cap the leases found full).
    */
-  function limits(key: VerifiedKey, route: ApiKeyGuardCheckOptions, leaseWould: WouldRefusal | undefined): Promise<Pick<RateLimitCheckResult, 'headers' | 'wouldRefuse'>> {
+  function spendLimitsAndQuotas(key: VerifiedKey, route: ApiKeyGuardCheckOptions, leaseWould: WouldRefusal | undefined): Promise<Pick<RateLimitCheckResult, 'headers' | 'wouldRefuse'>> {
     if (limiter === undefined) return Promise.resolve({ headers: {} });
     const options = limiterOptions(key, route);
-    return limiter.check(key.id, policiesOf(key), leaseWould === undefined ? options : { ...options, wouldRefuse: leaseWould });
+    return limiter.check(key.id, keyPolicies(key), leaseWould === undefined ? options : { ...options, wouldRefuse: leaseWould });
   }
 
   /**
@@ -243,10 +243,10 @@ export function createApiKeyGuard(options: ApiKeyGuardOptions): ApiKeyGuard {
    * against the key's rate limits but spends no quota credit: once the limits are spent,
    * their 429 `rate_limited` wins; otherwise the refusal goes out with their headers.
    */
-  async function refuse(key: VerifiedKey, route: ApiKeyGuardCheckOptions, refusal: unknown): Promise<never> {
+  async function chargeAndRefuse(key: VerifiedKey, route: ApiKeyGuardCheckOptions, refusal: unknown): Promise<never> {
     if (limiter === undefined || !isKeysetError(refusal)) throw refusal;
     const limits: RateLimitCheckOptions = { ...limiterOptions(key, route), refusal: refusal.code as NonNullable<RateLimitCheckOptions['refusal']> };
-    const { headers } = await limiter.check(key.id, policiesOf(key), limits);
+    const { headers } = await limiter.check(key.id, keyPolicies(key), limits);
     throw new KeysetError(refusal.code, { detail: refusal.detail, extensions: refusal.extensions, headers: { ...headers, ...refusal.headers } });
   }
 

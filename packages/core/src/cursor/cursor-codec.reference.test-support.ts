@@ -174,7 +174,7 @@ export function createReferenceCursorCodec(options: CursorCodecOptions): Paginat
   return Object.freeze({
     encode,
     decode,
-    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): Promise<string> {
+    encodeChecked(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): Promise<string> {
       return sign(position, fingerprint, direction);
     },
   });

@@ -104,7 +104,7 @@ export interface CursorCodec {
  */
 export interface PaginatorCursorCodec extends CursorCodec {
   /** The cursor, or a promise of it when the provider's MAC is asynchronous (Web Crypto); throws `TypeError` for a bad direction. */
-  encodeChecked(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection): string | Promise<string>;
+  encodeChecked(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string>;
 }
 
 const encoder = new TextEncoder();
@@ -352,7 +352,7 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   return Object.freeze({
     encode,
     decode,
-    encodeChecked(position: CursorPosition | null, fingerprint: string, _sort: SortSpec, direction: CursorDirection): string | Promise<string> {
+    encodeChecked(position: CursorPosition | null, fingerprint: string, direction: CursorDirection): string | Promise<string> {
       return sign(position, fingerprint, direction, undefined);
     },
   });

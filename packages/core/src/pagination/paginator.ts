@@ -299,16 +299,16 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
     return needs;
   };
 
-  const startCursor = (plan: PagePlan): string | Promise<string> => codec.encodeChecked(null, plan.fingerprint, plan.sort, 'forward');
+  const startCursor = (plan: PagePlan): string | Promise<string> => codec.encodeChecked(null, plan.fingerprint, 'forward');
 
   /** Cursor for the walk from `row` (or from the start/end when `row` is undefined) in `direction`. */
   function cursorAt(row: Row | undefined, plan: PagePlan, direction: CursorDirection): string | Promise<string> {
-    if (row === undefined) return codec.encodeChecked(null, plan.fingerprint, plan.sort, direction);
+    if (row === undefined) return codec.encodeChecked(null, plan.fingerprint, direction);
     const spec = plan.sort;
     // Each value read and checked once, by toSortValue; not parsed again to sign it.
     const position = rowPosition(row as Record<string, unknown>, spec);
     if (needsRecheck(spec)) return codec.encode(position, plan.fingerprint, spec, direction);
-    return codec.encodeChecked(position, plan.fingerprint, spec, direction);
+    return codec.encodeChecked(position, plan.fingerprint, direction);
   }
 
   async function plan(query: URLSearchParams, planOptions: PlanOptions = NO_PLAN_OPTIONS): Promise<PagePlan> {
@@ -463,7 +463,7 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
       }
     }
     const recheck = needsRecheck(spec);
-    const pending = itemPositions.map((position) => (recheck ? codec.encode(position, plan.fingerprint, spec, 'forward') : codec.encodeChecked(position, plan.fingerprint, spec, 'forward')));
+    const pending = itemPositions.map((position) => (recheck ? codec.encode(position, plan.fingerprint, spec, 'forward') : codec.encodeChecked(position, plan.fingerprint, 'forward')));
     const cursors = pending.some((c) => c instanceof Promise) ? await Promise.all(pending) : (pending as string[]);
     return { items: withoutSortValues(items), cursors, hasNext, hasPrevious };
   }

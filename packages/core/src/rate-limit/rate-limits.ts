@@ -61,7 +61,7 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
   const ownerLists = new WeakMap<object, readonly RateLimitPolicy[] | null>();
 
   /** The key's own policies, or the default when it has none or only invalid ones (logged once: a bad row must neither lock a client out nor turn into a 500). */
-  function policiesOf({ key, policies }: LimitRequest): RateLimitPolicy | readonly RateLimitPolicy[] {
+  function policiesOrDefault({ key, policies }: LimitRequest): RateLimitPolicy | readonly RateLimitPolicy[] {
     if (policies === undefined || policies === null) return fallback;
     // A frozen list (a cached VerifiedKey's) is checked once, not on every request.
     if (validLists.has(policies)) return policies;
@@ -103,14 +103,14 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
 
   function ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]> {
     // A key with an owner is decided in its owner's partition (see `pairsOf`).
-    return request.owner === null ? stores.decide(request.key, policiesOf(request)) : stores.decideAll(pairsOf(request));
+    return request.owner === null ? stores.decide(request.key, policiesOrDefault(request)) : stores.decideAll(pairsOf(request));
   }
 
   function pairsOf(request: LimitRequest): RateLimitRequest[] {
     const { key, owner } = request;
     const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
-    if (ownerPolicies !== undefined && owner !== null) return withOwner(key, policiesOf(request), owner.id, ownerPolicies);
-    const own = policiesOf(request);
+    if (ownerPolicies !== undefined && owner !== null) return withOwner(key, policiesOrDefault(request), owner.id, ownerPolicies);
+    const own = policiesOrDefault(request);
     // A key with an owner keeps its pairs in the owner's partition, owner limits or not,
     // as its quota and its lease do: a store that decides a request in one step then
     // touches one Redis Cluster slot.
