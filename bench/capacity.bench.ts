@@ -12,6 +12,13 @@
  * 1 / (server CPU per operation) is the ceiling of one Redis process, or of one Redis
  * Cluster shard; on PostgreSQL the same figure is per core of the primary.
  *
+ * Two rows put a whole request with every feature on (a key with an owner: in-flight caps
+ * of both, rate limits of both, quotas of both) side by side: the per-part stores, 6
+ * calls one after another, and the one request store, 2 calls. Then over HTTP
+ * (bench/capacity-http.ts): the latency a shared Redis adds to such a request, the same
+ * stack served with memory stores, the per-part Redis stores and the request store; and
+ * a client hammering a key over its rate limit, refusals per second and Redis calls.
+ *
  * Redis is a redis-server of the benchmark's own (bench/own-redis.ts), so nothing else
  * counts; PostgreSQL is TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  * in a schema of its own, dropped at the end; on the same machine as the benchmark, so
@@ -19,18 +26,21 @@
  *
  * Env: BENCH_SECONDS (5 per operation), BENCH_KEYS (100,000 distinct keys),
  * BENCH_OWNERS (1,000), BENCH_CONCURRENCY (64 callers on Redis, a quarter of them on
- * PostgreSQL, one connection each there). Smoke mode (BENCH_SMOKE=1): 40 operations of
- * each, 4 callers, 100 keys.
+ * PostgreSQL, one connection each there); over HTTP, bench/capacity-http.ts's settings.
+ * Smoke mode (BENCH_SMOKE=1): 40 operations of each, 4 callers, 100 keys, a few requests
+ * over HTTP.
  *
  * Run: npx -y pnpm@10.34.9 bench capacity
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createKeyAdmin, createKeyring, type RateLimitPolicy } from '@keyset/core';
 import type { QuotaSpend } from '@keyset/core/adapter';
 import { createPostgresKeyStore, createPostgresQuotaStore, migrate } from '@keyset/postgres';
 import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimitStore, createRedisRequestStore } from '@keyset/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { httpCases } from './capacity-http.ts';
 import { ownRedis } from './own-redis.ts';
 import { save, setting, SMOKE } from './support.ts';
 
@@ -44,6 +54,10 @@ const PG_CONCURRENCY = Math.max(1, Math.floor(CONCURRENCY / 4));
 const PG_KEYS = setting('BENCH_PG_KEYS', 2_000, 20);
 const LAST_USED_BATCH = Math.min(1_000, PG_KEYS);
 
+/** The two rows docs/scaling.md compares (report.mjs finds them by these names). */
+const EVERY_FEATURE_PARTS = 'every feature, per-part stores';
+const EVERY_FEATURE_ONE = 'every feature, one request store';
+
 const keyOf = (i: number): string => `key_${i % KEYS}`;
 const ownerOf = (i: number): string => `owner:cus_${i % OWNERS}`;
 
@@ -56,6 +70,12 @@ export interface Measured {
   roundTrips: number;
   /** Redis: the commands each script runs inside Redis per operation. */
   commandsInside?: number;
+  /**
+   * Redis: time spent running the commands clients sent, per operation (`INFO commandstats`
+   * `usec` of EVALSHA and EVAL, which holds the commands their scripts run): execution
+   * only, without reading requests and writing replies, which `serverCpuMicros` holds too.
+   */
+  commandMicros?: number;
   bytesToServer: number;
   bytesFromServer: number;
   serverCpuMicros: number;
@@ -83,6 +103,8 @@ async function drive(callers: number, op: (caller: number, i: number) => Promise
 interface RedisCounters {
   /** Commands clients sent (each a round trip): EVALSHA and EVAL, and SCRIPT LOAD. */
   sent: number;
+  /** Microseconds Redis spent running the commands clients sent (commandstats `usec`). */
+  sentMicros: number;
   /** Commands the scripts ran inside Redis (commandstats counts those too). */
   inside: number;
   bytesIn: number;
@@ -94,14 +116,18 @@ async function redisCounters(redis: Redis): Promise<RedisCounters> {
   const info = await redis.info('all');
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
   let sent = 0;
+  let sentMicros = 0;
   let inside = 0;
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     if (m[1] === 'info') continue;
-    if (/^(evalsha|eval|evalsha_ro|eval_ro|script\|load)$/.test(m[1]!)) sent += Number(m[2]);
-    else inside += Number(m[2]);
+    if (/^(evalsha|eval|evalsha_ro|eval_ro|script\|load)$/.test(m[1]!)) {
+      sent += Number(m[2]);
+      sentMicros += Number(m[3]);
+    } else inside += Number(m[2]);
   }
   return {
     sent,
+    sentMicros,
     inside,
     bytesIn: field('total_net_input_bytes'),
     bytesOut: field('total_net_output_bytes'),
@@ -128,6 +154,7 @@ async function measureRedis(
     opsPerSecond: Math.round(ops / seconds),
     roundTrips: (after.sent - before.sent) / ops,
     commandsInside: (after.inside - before.inside) / ops,
+    commandMicros: (after.sentMicros - before.sentMicros) / ops,
     bytesToServer: Math.round((after.bytesIn - before.bytesIn) / ops),
     bytesFromServer: Math.round((after.bytesOut - before.bytesOut) / ops),
     serverCpuMicros,
@@ -182,9 +209,29 @@ async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
       }),
     );
     rows.push(
+      // What the guard sent per admitted request with every feature on, a key with an owner,
+      // before the request store: each part on its own store, one call after another (the
+      // key's lease, the owner's, the rate limits, the quotas; after the response both leases back).
+      await measureRedis(admin, `${EVERY_FEATURE_PARTS}: leases, rate limits, quotas, releases (6 EVALSHA)`, clients, async (c, i) => {
+        const key = keyOf(i * 7919);
+        const partition = ownerOf(i * 7919);
+        const lease = `lease-${i}`;
+        const leaseStore = store(leases, c);
+        await leaseStore.acquire(`key:${key}`, lease, 1_000, 30_000, partition);
+        await leaseStore.acquire(partition, lease, 100_000, 30_000, partition);
+        await store(limits, c).decide([
+          { key, policy: perSecond, partition },
+          { key: partition, policy: perHour, partition },
+        ]);
+        await store(quotas, c).spendAll([spend(key, partition), spend(partition, partition)]);
+        await leaseStore.release(`key:${key}`, lease, partition);
+        await leaseStore.release(partition, lease, partition);
+      }),
+    );
+    rows.push(
       // What the guard sends per admitted request with every feature on, a key with an owner:
       // one call deciding both leases, both rate-limit pairs and both quotas, one giving the leases back.
-      await measureRedis(admin, 'every feature, one request store: decide + release (2 EVALSHA)', clients, async (c, i) => {
+      await measureRedis(admin, `${EVERY_FEATURE_ONE}: decide + release (2 EVALSHA)`, clients, async (c, i) => {
         const key = keyOf(i * 7919);
         const partition = ownerOf(i * 7919);
         const leases = [
@@ -336,7 +383,9 @@ async function postgresCases(): Promise<{ rows: Measured[]; server: string } | u
 
 const redisResult = await redisCases();
 const postgresResult = await postgresCases();
+const http = await httpCases();
 const rows = [...redisResult.rows, ...(postgresResult?.rows ?? [])];
+console.log(`\nPer store operation (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}):`);
 console.table(
   rows.map((r) => ({
     store: r.store,
@@ -344,11 +393,39 @@ console.table(
     'ops/s here': r.opsPerSecond,
     'round trips': Number(r.roundTrips.toFixed(2)),
     'commands inside': r.commandsInside === undefined ? '' : Number(r.commandsInside.toFixed(1)),
+    'command µs/op': r.commandMicros === undefined ? '' : Number(r.commandMicros.toFixed(1)),
     'bytes →': r.bytesToServer,
     'bytes ←': r.bytesFromServer,
     'server CPU µs/op': Number(r.serverCpuMicros.toFixed(1)),
     'ceiling ops/s per core': r.ceilingPerCore,
     'WAL bytes/op': r.walBytes ?? '',
+  })),
+);
+console.log(`\nOver HTTP, one request at a time (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}):`);
+console.table(
+  http.latency.map((r) => ({
+    stores: r.label,
+    requests: r.requests,
+    'p50 µs': Math.round(r.p50Micros),
+    'p99 µs': Math.round(r.p99Micros),
+    'Redis adds p50 µs': Math.round(r.addedP50Micros),
+    'Redis adds p99 µs': Math.round(r.addedP99Micros),
+    'Redis calls/req': Number(r.redisCallsPerRequest.toFixed(2)),
+    'Redis command µs/req': Number(r.redisUsecPerRequest.toFixed(1)),
+    'Redis CPU µs/req': Number(r.redisCpuMicrosPerRequest.toFixed(1)),
+  })),
+);
+console.log(`A key over its rate limit, hammered over ${http.settings.hammerConnections} connections:`);
+console.table(
+  http.hammer.map((r) => ({
+    stores: r.label,
+    'refused/s': Math.round(r.refusedPerSecond),
+    refused: r.refused,
+    'not refused': r.other,
+    'Redis calls': r.redisCalls,
+    'Redis calls/refusal': Number(r.redisCallsPerRefusal.toFixed(2)),
+    'Redis CPU µs/refusal': Number(r.redisCpuMicrosPerRefusal.toFixed(1)),
+    'server CPU µs/refusal': Number(r.serverCpuMicrosPerRefusal.toFixed(1)),
   })),
 );
 save('capacity', {
@@ -359,4 +436,5 @@ save('capacity', {
   redisServer: redisResult.server,
   postgresServer: postgresResult?.server ?? null,
   rows,
+  http,
 });
