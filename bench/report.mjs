@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Rewrites the result sections of docs/benchmarks.md from bench/results/*.json, so the
-// page always shows the last run's numbers. Sections sit between
+// Rewrites the result sections of docs/benchmarks.md (and bench capacity's in
+// docs/scaling.md) from bench/results/*.json, so the pages always show the last run's numbers. Sections sit between
 // `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`; `pnpm bench` runs this at the end.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -26,6 +26,113 @@ function table(head, rows) {
 function microTable(rows, baselineLabel) {
   return table(['case', 'ns/op', 'ops/s', `× ${baselineLabel}`], rows.map((r) => [r.name, fmt(r.nsPerOp), fmt(r.opsPerSec), fmt(r.vsBaseline, 2)]));
 }
+
+// --- bench capacity's figures, also rendered into docs/scaling.md -------------------------
+
+const EVERY_FEATURE_PARTS = 'every feature, per-part stores';
+const EVERY_FEATURE_ONE = 'every feature, one request store';
+/** Requests per second per instance, and the share of a Redis thread planned, in the fleet arithmetic. */
+const PER_INSTANCE = 10_000;
+const UTILISATION = 0.5;
+
+function latencyTable(h) {
+  const rows = h.latency.map((t) => [
+    t.label,
+    fmt(t.p50Micros),
+    fmt(t.p99Micros),
+    t.stores === 'memory' ? '–' : `**${fmt(t.addedP50Micros)}**`,
+    t.stores === 'memory' ? '–' : `**${fmt(t.addedP99Micros)}**`,
+    fmt(t.redisCallsPerRequest, 2),
+    fmt(t.redisUsecPerRequest, 1),
+    fmt(t.redisCpuMicrosPerRequest, 1),
+  ]);
+  return table(['stores', 'p50 µs', 'p99 µs', 'Redis adds at p50, µs', 'Redis adds at p99, µs', 'Redis calls per request', 'Redis command µs per request (commandstats)', 'redis-server CPU µs per request (INFO cpu)'], rows);
+}
+
+function hammerTable(h) {
+  const rows = h.hammer.map((t) => [
+    t.label,
+    fmt(t.refusedPerSecond),
+    `${fmt(t.refused)}${t.other === 0 ? '' : ` (${fmt(t.other)} not refused)`}`,
+    fmt(t.redisCalls),
+    `**${fmt(t.redisCallsPerRefusal, 2)}**`,
+    fmt(t.redisCpuMicrosPerRefusal, 1),
+    fmt(t.serverCpuMicrosPerRefusal, 1),
+  ]);
+  return table(['stores', 'refused per second', 'requests refused', 'Redis calls', 'Redis calls per refusal', 'redis-server CPU µs per refusal (INFO cpu)', 'instance CPU µs per refusal'], rows);
+}
+
+function httpSettings(h) {
+  const s = h.settings;
+  return `The example-like Hono stack (bench/capacity-server.ts: a key with an owner, rate limits, quotas and in-flight caps on both, ${fmt(s.keys)} keys), one server process per row, one redis-server each. Latency: ${s.rounds} rounds × ${fmt(s.batch)} requests per server, one at a time over one keep-alive connection, the servers taking turns, after ${fmt(s.warmup)} warm-up requests each. Hammer: one key over its rate limit, ${s.hammerConnections} connections (autocannon) for ${s.hammerSeconds} s per server.`;
+}
+
+/** The two whole-request rows of the store-level run, and the same requests through the guard over HTTP. */
+function beforeAfter(d) {
+  const parts = d.rows.find((t) => t.operation.startsWith(EVERY_FEATURE_PARTS));
+  const one = d.rows.find((t) => t.operation.startsWith(EVERY_FEATURE_ONE));
+  const httpParts = d.http?.latency.find((t) => t.stores === 'redis-parts');
+  const httpOne = d.http?.latency.find((t) => t.stores === 'redis-request');
+  return parts && one ? { parts, one, httpParts, httpOne } : undefined;
+}
+
+
+const scalingSections = {
+  'scaling-stores'() {
+    return sections.capacity();
+  },
+  'scaling-request'() {
+    const r = load('capacity');
+    const b = r && beforeAfter(r.data);
+    if (!b) return undefined;
+    const { parts, one, httpParts, httpOne } = b;
+    const rows = [
+      ['Redis calls (`EVALSHA`) per admitted request', fmt(parts.roundTrips, 0), fmt(one.roundTrips, 0), httpParts ? `${fmt(httpParts.redisCallsPerRequest, 2)} → ${fmt(httpOne.redisCallsPerRequest, 2)}` : '–'],
+      ['commands the scripts run inside Redis', fmt(parts.commandsInside, 1), fmt(one.commandsInside, 1), '–'],
+      ['Redis command time per request, µs (commandstats `usec`)', fmt(parts.commandMicros, 1), fmt(one.commandMicros, 1), httpParts ? `${fmt(httpParts.redisUsecPerRequest, 1)} → ${fmt(httpOne.redisUsecPerRequest, 1)}` : '–'],
+      ['of which the commands the scripts run, µs (the rest: the scripts\' own Lua and the call)', parts.insideMicros === undefined ? '–' : fmt(parts.insideMicros, 1), one.insideMicros === undefined ? '–' : fmt(one.insideMicros, 1), '–'],
+      ['redis-server CPU per request, µs (`INFO cpu`: commands, parsing, replies)', fmt(parts.serverCpuMicros, 1), fmt(one.serverCpuMicros, 1), httpParts ? `${fmt(httpParts.redisCpuMicrosPerRequest, 1)} → ${fmt(httpOne.redisCpuMicrosPerRequest, 1)}` : '–'],
+      ['bytes to / from Redis per request', `${fmt(parts.bytesToServer)} / ${fmt(parts.bytesFromServer)}`, `${fmt(one.bytesToServer)} / ${fmt(one.bytesFromServer)}`, '–'],
+      ['requests per second one Redis thread (one Cluster shard) sustains', fmt(parts.ceilingPerCore), fmt(one.ceilingPerCore), '–'],
+    ];
+    const ratios = [
+      ['commandstats `usec`', one.commandMicros / parts.commandMicros],
+      ['`INFO cpu`', one.serverCpuMicros / parts.serverCpuMicros],
+      ...(httpParts
+        ? [
+            ['commandstats `usec` over HTTP', httpOne.redisUsecPerRequest / httpParts.redisUsecPerRequest],
+            ['`INFO cpu` over HTTP', httpOne.redisCpuMicrosPerRequest / httpParts.redisCpuMicrosPerRequest],
+          ]
+        : []),
+    ];
+    const met = ratios.filter(([, ratio]) => ratio <= 1 / 3).length;
+    const verdict = met === ratios.length ? 'met on every measure' : met === 0 ? 'not met on any measure' : `met on ${met} of ${ratios.length} measures`;
+    return `${table(['every feature on, a key with an owner', 'before: per-part stores', 'after: one request store', 'the same through the guard over HTTP, one request at a time (before → after)'], rows)}\n\nRedis CPU per admitted request, after ÷ before, same run: ${ratios.map(([name, ratio]) => `${fmt(ratio, 2)} (${name})`).join(', ')}. Target, at most a third (0.33): **${verdict}**. ${stamp(r, 'capacity')}`;
+  },
+  'scaling-fleet'() {
+    const r = load('capacity');
+    const b = r && beforeAfter(r.data);
+    if (!b) return undefined;
+    const { parts, one } = b;
+    const rows = [10, 100, 1000].map((instances) => {
+      const rps = instances * PER_INSTANCE;
+      const threads = (t) => (rps * t.serverCpuMicros) / 1e6;
+      const shards = (t) => Math.ceil(threads(t) / UTILISATION);
+      return [fmt(instances), fmt(rps), `${fmt(threads(parts), 1)} → ${fmt(threads(one), 1)}`, `${fmt(shards(parts))} → **${fmt(shards(one))}**`, `${fmt((rps * (parts.bytesToServer + parts.bytesFromServer)) / 1e6)} → ${fmt((rps * (one.bytesToServer + one.bytesFromServer)) / 1e6)}`];
+    });
+    return `${table(['instances', 'requests/s', 'Redis threads busy (before → after)', `Redis shards at ${fmt(UTILISATION * 100)} % (before → after)`, 'Redis traffic, MB/s (before → after)'], rows)}\n\n${fmt(PER_INSTANCE)} requests per second per instance, every feature on, each request admitted; redis-server CPU per request ${fmt(parts.serverCpuMicros, 1)} µs before (per-part stores) and ${fmt(one.serverCpuMicros, 1)} µs after (the request store), from the two whole-request rows of the store table above. ${stamp(r, 'capacity')}`;
+  },
+  'scaling-latency'() {
+    const r = load('capacity');
+    if (!r?.data.http) return undefined;
+    return `${latencyTable(r.data.http)}\n\n${httpSettings(r.data.http)} ${stamp(r, 'capacity')}`;
+  },
+  'scaling-hammer'() {
+    const r = load('capacity');
+    if (!r?.data.http) return undefined;
+    return `${hammerTable(r.data.http)}\n\n${httpSettings(r.data.http)} ${stamp(r, 'capacity')}`;
+  },
+};
 
 const sections = {
   http() {
@@ -172,13 +279,20 @@ const sections = {
       fmt(t.roundTrips, 0),
       t.commandsInside === undefined ? '–' : fmt(t.commandsInside, 1),
       `${fmt(t.bytesToServer)} / ${fmt(t.bytesFromServer)}`,
+      t.commandMicros === undefined ? '–' : fmt(t.commandMicros, 1),
       fmt(t.serverCpuMicros, 1),
       fmt(t.ceilingPerCore),
       fmt(t.opsPerSecond),
       t.walBytes === undefined ? '–' : fmt(t.walBytes),
     ]);
-    const head = ['store', 'operation', 'round trips', 'commands in the script', 'bytes to / from the server', 'server CPU µs per op', 'ceiling: ops/s per Redis thread or primary core', 'ops/s reached here', 'WAL bytes per op'];
+    const head = ['store', 'operation', 'round trips', 'commands in the script', 'bytes to / from the server', 'Redis command µs per op (commandstats)', 'server CPU µs per op', 'ceiling: ops/s per Redis thread or primary core', 'ops/s reached here', 'WAL bytes per op'];
     return `${table(head, rows)}\n\n${fmt(d.keys)} keys, ${fmt(d.owners)} owners, ${d.concurrency.redis} concurrent callers on Redis (${d.redisServer}), ${d.concurrency.postgres} connections on ${d.postgresServer ?? 'PostgreSQL (skipped)'}, ${d.seconds} s per operation, load generator on the same machine. ${stamp(r, 'capacity')}`;
+  },
+  'capacity-http'() {
+    const r = load('capacity');
+    if (!r?.data.http) return undefined;
+    const h = r.data.http;
+    return `${latencyTable(h)}\n\n${hammerTable(h)}\n\n${httpSettings(h)} ${stamp(r, 'capacity')}`;
   },
   'framework-hooks'() {
     const r = load('framework-hooks');
@@ -208,16 +322,22 @@ const sections = {
   },
 };
 
-let text = readFileSync(doc, 'utf8');
-for (const [name, render] of Object.entries(sections)) {
-  const body = render();
-  if (body === undefined) continue;
-  const pattern = new RegExp(`(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`);
-  if (!pattern.test(text)) {
-    console.warn(`docs/benchmarks.md has no bench:${name} section`);
-    continue;
+/** Rewrites every `<!-- bench:NAME -->` section of `file` that `renders` has a result for. */
+function rewrite(file, renders) {
+  let text = readFileSync(file, 'utf8');
+  for (const [name, render] of Object.entries(renders)) {
+    const body = render();
+    if (body === undefined) continue;
+    const pattern = new RegExp(`(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`);
+    if (!pattern.test(text)) {
+      console.warn(`${file} has no bench:${name} section`);
+      continue;
+    }
+    text = text.replace(pattern, (_m, open, close) => `${open}\n${body}\n${close}`);
   }
-  text = text.replace(pattern, (_m, open, close) => `${open}\n${body}\n${close}`);
+  writeFileSync(file, text);
 }
-writeFileSync(doc, text);
-console.log('docs/benchmarks.md updated from bench/results/');
+
+rewrite(doc, sections);
+rewrite(join(root, 'docs', 'scaling.md'), scalingSections);
+console.log('docs/benchmarks.md and docs/scaling.md updated from bench/results/');
