@@ -26,7 +26,8 @@
  *
  * Env: BENCH_SECONDS (5 per operation), BENCH_KEYS (100,000 distinct keys),
  * BENCH_OWNERS (1,000), BENCH_CONCURRENCY (64 callers on Redis, a quarter of them on
- * PostgreSQL, one connection each there); over HTTP, bench/capacity-http.ts's settings.
+ * PostgreSQL, one connection each there), BENCH_WHOLE_ROUNDS (10 turns each of the two
+ * whole-request rows); over HTTP, bench/capacity-http.ts's settings.
  * Smoke mode (BENCH_SMOKE=1): 40 operations of each, 4 callers, 100 keys, a few requests
  * over HTTP.
  *
@@ -45,6 +46,8 @@ import { ownRedis } from './own-redis.ts';
 import { save, setting, SMOKE } from './support.ts';
 
 const SECONDS = setting('BENCH_SECONDS', 5, 0);
+/** Turns each way takes in the whole-request comparison (SECONDS in all each way). */
+const WHOLE_ROUNDS = setting('BENCH_WHOLE_ROUNDS', 10, 2);
 const SMOKE_OPS = 40;
 const KEYS = setting('BENCH_KEYS', 100_000, 100);
 const OWNERS = setting('BENCH_OWNERS', 1_000, 10);
@@ -86,11 +89,11 @@ export interface Measured {
   walBytes?: number;
 }
 
-/** Runs `op` from `callers` concurrent loops for SECONDS (SMOKE_OPS operations in smoke mode). */
-async function drive(callers: number, op: (caller: number, i: number) => Promise<unknown>): Promise<{ ops: number; seconds: number }> {
+/** Runs `op` from `callers` concurrent loops for `seconds` (SMOKE_OPS operations in smoke mode). */
+async function drive(callers: number, op: (caller: number, i: number) => Promise<unknown>, seconds = SECONDS): Promise<{ ops: number; seconds: number }> {
   let next = 0;
   const started = performance.now();
-  const deadline = started + SECONDS * 1000;
+  const deadline = started + seconds * 1000;
   const more = (): boolean => (SMOKE ? next < SMOKE_OPS : performance.now() < deadline);
   await Promise.all(
     Array.from({ length: callers }, async (_, caller) => {
@@ -149,26 +152,57 @@ async function measureRedis(
   clients: Redis[],
   op: (client: Redis, i: number) => Promise<unknown>,
 ): Promise<Measured> {
-  await op(clients[0]!, 0); // loads the script: not counted
-  const before = await redisCounters(redis);
-  const { ops, seconds } = await drive(CONCURRENCY, (caller, i) => op(clients[caller % clients.length]!, i));
-  const after = await redisCounters(redis);
-  // INFO itself is left out of the count, not out of the bytes (one call before, one after: noise).
-  const serverCpuMicros = ((after.cpuSeconds - before.cpuSeconds) * 1e6) / ops;
-  return {
-    operation,
-    store: 'Redis',
-    ops,
-    opsPerSecond: Math.round(ops / seconds),
-    roundTrips: (after.sent - before.sent) / ops,
-    commandsInside: (after.inside - before.inside) / ops,
-    commandMicros: (after.sentMicros - before.sentMicros) / ops,
-    insideMicros: (after.insideMicros - before.insideMicros) / ops,
-    bytesToServer: Math.round((after.bytesIn - before.bytesIn) / ops),
-    bytesFromServer: Math.round((after.bytesOut - before.bytesOut) / ops),
-    serverCpuMicros,
-    ceilingPerCore: Math.round(1e6 / serverCpuMicros),
-  };
+  return (await measureRedisRounds(redis, clients, [{ operation, op }], 1))[0]!;
+}
+
+/**
+ * Runs `cases` in turns, `rounds` times SECONDS / rounds each (the order reversed every
+ * other round), and sums each case's counters over its turns: cases compared with each
+ * other share the machine's changing load alike.
+ */
+async function measureRedisRounds(
+  redis: Redis,
+  clients: Redis[],
+  cases: { operation: string; op: (client: Redis, i: number) => Promise<unknown> }[],
+  rounds: number,
+): Promise<Measured[]> {
+  for (const c of cases) await c.op(clients[0]!, 0); // loads the scripts: not counted
+  const zero = { sent: 0, sentMicros: 0, inside: 0, insideMicros: 0, bytesIn: 0, bytesOut: 0, cpuSeconds: 0 };
+  const totals = cases.map(() => ({ ops: 0, seconds: 0, ...zero }));
+  let next = 1;
+  for (let round = 0; round < rounds; round++) {
+    const order = cases.map((_, k) => (round % 2 === 0 ? k : cases.length - 1 - k));
+    for (const k of order) {
+      const before = await redisCounters(redis);
+      const start = next;
+      const { ops, seconds } = await drive(CONCURRENCY, (caller, i) => cases[k]!.op(clients[caller % clients.length]!, start + i), SECONDS / rounds);
+      next += ops;
+      const after = await redisCounters(redis);
+      const total = totals[k]!;
+      total.ops += ops;
+      total.seconds += seconds;
+      // INFO itself is left out of the count, not out of the bytes (one call before, one after: noise).
+      for (const field of Object.keys(zero) as (keyof typeof zero)[]) total[field] += after[field] - before[field];
+    }
+  }
+  return cases.map(({ operation }, k) => {
+    const t = totals[k]!;
+    const serverCpuMicros = (t.cpuSeconds * 1e6) / t.ops;
+    return {
+      operation,
+      store: 'Redis',
+      ops: t.ops,
+      opsPerSecond: Math.round(t.ops / t.seconds),
+      roundTrips: t.sent / t.ops,
+      commandsInside: t.inside / t.ops,
+      commandMicros: t.sentMicros / t.ops,
+      insideMicros: t.insideMicros / t.ops,
+      bytesToServer: Math.round(t.bytesIn / t.ops),
+      bytesFromServer: Math.round(t.bytesOut / t.ops),
+      serverCpuMicros,
+      ceilingPerCore: Math.round(1e6 / serverCpuMicros),
+    };
+  });
 }
 
 async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
@@ -217,48 +251,59 @@ async function redisCases(): Promise<{ rows: Measured[]; server: string }> {
         await store(leases, c).release(holder, lease);
       }),
     );
-    rows.push(
-      // What the guard sent per admitted request with every feature on, a key with an owner,
-      // before the request store: each part on its own store, one call after another (the
-      // key's lease, the owner's, the rate limits, the quotas; after the response both leases back).
-      await measureRedis(admin, `${EVERY_FEATURE_PARTS}: leases, rate limits, quotas, releases (6 EVALSHA)`, clients, async (c, i) => {
-        const key = keyOf(i * 7919);
-        const partition = ownerOf(i * 7919);
-        const lease = `lease-${i}`;
-        const leaseStore = store(leases, c);
-        await leaseStore.acquire(`key:${key}`, lease, 1_000, 30_000, partition);
-        await leaseStore.acquire(partition, lease, 100_000, 30_000, partition);
-        await store(limits, c).decide([
-          { key, policy: perSecond, partition },
-          { key: partition, policy: perHour, partition },
-        ]);
-        await store(quotas, c).spendAll([spend(key, partition), spend(partition, partition)]);
-        await leaseStore.release(`key:${key}`, lease, partition);
-        await leaseStore.release(partition, lease, partition);
-      }),
+    // A whole admitted request with every feature on, a key with an owner, both ways, in
+    // turns (WHOLE_ROUNDS of each, SECONDS in all per way): the figures docs/scaling.md compares.
+    const everyFeature = await measureRedisRounds(
+      admin,
+      clients,
+      [
+        {
+          // Before the request store: each part on its own store, one call after another (the
+          // key's lease, the owner's, the rate limits, the quotas; after the response both leases back).
+          operation: `${EVERY_FEATURE_PARTS}: leases, rate limits, quotas, releases (6 EVALSHA)`,
+          op: async (c, i) => {
+            const key = keyOf(i * 7919);
+            const partition = ownerOf(i * 7919);
+            const lease = `lease-${i}`;
+            const leaseStore = store(leases, c);
+            await leaseStore.acquire(`key:${key}`, lease, 1_000, 30_000, partition);
+            await leaseStore.acquire(partition, lease, 100_000, 30_000, partition);
+            await store(limits, c).decide([
+              { key, policy: perSecond, partition },
+              { key: partition, policy: perHour, partition },
+            ]);
+            await store(quotas, c).spendAll([spend(key, partition), spend(partition, partition)]);
+            await leaseStore.release(`key:${key}`, lease, partition);
+            await leaseStore.release(partition, lease, partition);
+          },
+        },
+        {
+          // The request store: one call deciding both leases, both rate-limit pairs and both
+          // quotas, one giving the leases back.
+          operation: `${EVERY_FEATURE_ONE}: decide + release (2 EVALSHA)`,
+          op: async (c, i) => {
+            const key = keyOf(i * 7919);
+            const partition = ownerOf(i * 7919);
+            const held = [
+              { holder: `key:${key}`, partition, leaseId: `lease-${i}`, max: 1_000, ttlMs: 30_000 },
+              { holder: partition, partition, leaseId: `lease-${i}`, max: 100_000, ttlMs: 30_000 },
+            ];
+            const one = store(requests, c);
+            await one.decideRequest({
+              limits: [
+                { key, policy: perSecond, partition },
+                { key: partition, policy: perHour, partition },
+              ],
+              quotas: [spend(key, partition), spend(partition, partition)],
+              leases: held,
+            });
+            await one.releaseLeases(held);
+          },
+        },
+      ],
+      WHOLE_ROUNDS,
     );
-    rows.push(
-      // What the guard sends per admitted request with every feature on, a key with an owner:
-      // one call deciding both leases, both rate-limit pairs and both quotas, one giving the leases back.
-      await measureRedis(admin, `${EVERY_FEATURE_ONE}: decide + release (2 EVALSHA)`, clients, async (c, i) => {
-        const key = keyOf(i * 7919);
-        const partition = ownerOf(i * 7919);
-        const leases = [
-          { holder: `key:${key}`, partition, leaseId: `lease-${i}`, max: 1_000, ttlMs: 30_000 },
-          { holder: partition, partition, leaseId: `lease-${i}`, max: 100_000, ttlMs: 30_000 },
-        ];
-        const one = store(requests, c);
-        await one.decideRequest({
-          limits: [
-            { key, policy: perSecond, partition },
-            { key: partition, policy: perHour, partition },
-          ],
-          quotas: [spend(key, partition), spend(partition, partition)],
-          leases,
-        });
-        await one.releaseLeases(leases);
-      }),
-    );
+    rows.push(...everyFeature);
     rows.push(
       await measureRedis(admin, 'refused-credential budget: one refusal counted (1 EVALSHA)', clients, (c, i) =>
         store(limits, c).decide([{ key: `refused:198.51.100.${i % 250}`, policy: perHour }]),
