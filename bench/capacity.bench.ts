@@ -485,6 +485,7 @@ console.table(
 );
 save('capacity', {
   seconds: SECONDS,
+  wholeRounds: WHOLE_ROUNDS,
   keys: KEYS,
   owners: OWNERS,
   concurrency: { redis: CONCURRENCY, postgres: PG_CONCURRENCY },

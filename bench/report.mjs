@@ -286,7 +286,7 @@ const sections = {
       t.walBytes === undefined ? '–' : fmt(t.walBytes),
     ]);
     const head = ['store', 'operation', 'round trips', 'commands in the script', 'bytes to / from the server', 'Redis command µs per op (commandstats)', 'server CPU µs per op', 'ceiling: ops/s per Redis thread or primary core', 'ops/s reached here', 'WAL bytes per op'];
-    return `${table(head, rows)}\n\n${fmt(d.keys)} keys, ${fmt(d.owners)} owners, ${d.concurrency.redis} concurrent callers on Redis (${d.redisServer}), ${d.concurrency.postgres} connections on ${d.postgresServer ?? 'PostgreSQL (skipped)'}, ${d.seconds} s per operation, load generator on the same machine. ${stamp(r, 'capacity')}`;
+    return `${table(head, rows)}\n\n${fmt(d.keys)} keys, ${fmt(d.owners)} owners, ${d.concurrency.redis} concurrent callers on Redis (${d.redisServer}), ${d.concurrency.postgres} connections on ${d.postgresServer ?? 'PostgreSQL (skipped)'}, ${d.seconds} s per operation${d.wholeRounds ? ` (the two every-feature rows in ${d.wholeRounds} alternating turns each)` : ''}, load generator on the same machine. ${stamp(r, 'capacity')}`;
   },
   'capacity-http'() {
     const r = load('capacity');
