@@ -30,6 +30,23 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
   describe(`request rules: ${name}`, () => {
     const host: [string, string] = ['host', 'localhost'];
 
+    /** Starts a fresh app, runs `check` on it, and closes the app whatever `check` does. */
+    const withApp = async (check: (app: RunningApp & { raw: RawSend }) => Promise<void>): Promise<void> => {
+      const app = await adapter.start();
+      try {
+        await check(app);
+      } finally {
+        await app.close();
+      }
+    };
+
+    /** The origin a socket transport's app listens on (its `raw` is a `rawOverSocket()`). */
+    const originOf = (app: { raw: RawSend }): string => {
+      const { origin } = app.raw as RawSend & { origin?: string };
+      if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+      return origin;
+    };
+
     const expectRefused = async (res: RawResponse, field: string, instance: string, byServer = false): Promise<void> => {
       expect(res.status, res.body).toBe(400);
       if (byServer && adapter.serverRefusesFirst) return;
@@ -38,8 +55,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
     };
 
     it('refuses two sets of credentials (two lines, or joined by a comma) whichever comes first, with 400 naming authorization', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const { reader, writer } = app.world.keys;
         for (const lines of [
           [['authorization', `ApiKey ${reader}`], ['authorization', `ApiKey ${writer}`]],
@@ -53,40 +69,31 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
         }
         // One set of credentials still passes.
         expect((await app.raw('GET', '/whoami', [host, ['authorization', `ApiKey ${reader}`]])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses a percent-encoded letter, digit or `-._~` in the path (/%69tems would be /items on some routers)', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const path of ['/%69tems', '/public/%69tems', '/whoam%69', '/nope%7E']) await expectRefused(await app.raw('GET', path, [host, auth]), 'path', path);
         // Reserved and non-ASCII escapes are how such characters travel: not refused.
         expect((await app.raw('GET', '/public/items?x=%61', [host])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses an empty or malformed Content-Type with 400 (not 415) on every route', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const type of ['', 'json', 'application/']) {
           await expectRefused(await app.raw('POST', '/echo', [host, auth, ['content-type', type]], '{"a":1}'), 'content-type', '/echo');
           await expectRefused(await app.raw('GET', '/public/items', [host, ['content-type', type]]), 'content-type', '/public/items');
         }
         expect((await app.raw('POST', '/echo', [host, auth, ['content-type', 'application/json; charset=utf-8']], '{"a":1}')).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses a Host that names no host, or a key, on every route (open, keyed, paginated, unknown), with an instance', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const bad of ['a/b', 'x:99999', 'user@host']) {
           for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
@@ -104,18 +111,14 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
             expect(res.headers.link ?? '').not.toContain(key.slice(-8).toLowerCase());
           }
         }
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it.skipIf(adapter.transport !== 'socket')(
       'answers a request whose body it did not read (401, 400, 404, 413) and then answers the next request on the same connection, or closes it cleanly with Connection: close',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           const key = app.world.keys.reader;
           const body = `{"pad":"${'x'.repeat(20_000)}"}`;
           const cases: [expected: number, method: string, path: string, headers: string[]][] = [
@@ -150,19 +153,15 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
               }
             }
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
     );
 
     it.skipIf(adapter.transport !== 'socket')(
       'keeps the connection after an early answer to a request without a body (404, 405, 400, 401): nothing of it is on its way',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           // Several of these are answered inside Node's `request` event, where `complete` is
           // still false even for a GET: only the framing says there is no body to wait for.
           const socket = await keptAlive(origin);
@@ -185,19 +184,15 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
           } finally {
             socket.close();
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
     );
 
     it.skipIf(adapter.transport !== 'socket')(
       'after each early 4xx to a 2 MB body (401, 400, 404, 413), the next request from a keep-alive client (fetch) is answered',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           const key = app.world.keys.reader;
           // fetch() keeps its connections alive and reuses the last one: a server that closes
           // it without saying so (no Connection: close) fails the next request ("other side closed").
@@ -217,16 +212,13 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
               expect(next, `the request after ${res.status}`).toBe(200);
             }
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
       30_000,
     );
 
     it.skipIf(adapter.transport !== 'socket')('refuses `*`, a backslash and a target that is no path with 400 naming the path', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const [method, target, instance] of [
           ['GET', '*', '*'],
@@ -239,9 +231,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
         expect((await app.raw('GET', '\\items', [host, auth])).status).toBe(400);
         // A backslash in the query is the parameters' business.
         expect((await app.raw('GET', '/public/items?x=\\', [host])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
   });
 }
