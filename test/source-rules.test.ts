@@ -258,8 +258,6 @@ function codeLineCount(text: string): number {
 const SIZE_EXEMPT = /\.test\.ts$|(^|\/)testing\//;
 const MAX_CODE_LINES = 300;
 const MAX_FOLDER_FILES = 20;
-/** The conformance suite is being split (its `suite.ts` is one 633-line file); remove it from here once it is. */
-const SIZE_NOT_YET = new Set(['conformance']);
 
 /** Every `.ts` file of `dir` and its folders that the size rules count, by folder. */
 function filesByFolder(dir: string): Map<string, string[]> {
@@ -273,9 +271,7 @@ function filesByFolder(dir: string): Map<string, string[]> {
 }
 
 describe('package sources: sizes', () => {
-  const measured = packages.filter((pkg) => !SIZE_NOT_YET.has(pkg));
-
-  it.each(measured)(`%s: no file over ${MAX_CODE_LINES} code lines`, (pkg) => {
+  it.each(packages)(`%s: no file over ${MAX_CODE_LINES} code lines`, (pkg) => {
     const files = [...filesByFolder(join(root, 'packages', pkg, 'src')).values()].flat();
     const over = files.flatMap((file) => {
       const lines = codeLineCount(readFileSync(file, 'utf8'));
@@ -284,7 +280,7 @@ describe('package sources: sizes', () => {
     expect(over).toEqual([]);
   });
 
-  it.each(measured)(`%s: no folder over ${MAX_FOLDER_FILES} files`, (pkg) => {
+  it.each(packages)(`%s: no folder over ${MAX_FOLDER_FILES} files`, (pkg) => {
     const over = [...filesByFolder(join(root, 'packages', pkg, 'src'))].flatMap(([folder, files]) =>
       files.length > MAX_FOLDER_FILES ? [`${relative(root, folder)}: ${files.length}`] : [],
     );

@@ -9,3 +9,5 @@ export * from './usage-store-contract.ts';
 export { redisLeaseStore } from './redis-lease-store.ts';
 export { githubAlertSigner, rawToDer } from './github-alerts.ts';
 export { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from './own-postgres.ts';
+export { rejection, rejectionOf } from './rejection.ts';
+export { deleteKeys, type RedisKeysClient } from './redis-keys.ts';

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { createRedisConcurrencyStore } from '@keyset/redis';
 import type { ConcurrencyStore } from '@keyset/core';
+import { deleteKeys } from './redis-keys.ts';
 import { redisUrl } from './services.ts';
 
 /** A name and a factory of fresh stores on the test Redis, or `undefined` without one. */
@@ -23,8 +24,7 @@ export async function redisLeaseStore(): Promise<{ name: string; open(): Promise
       return {
         store,
         close: async () => {
-          const keys = await redis.keys(`${prefix}*`);
-          if (keys.length > 0) await redis.del(...keys);
+          await deleteKeys(redis, prefix);
           redis.disconnect();
         },
       };

@@ -8,7 +8,8 @@
  * @module
  */
 import fc from 'fast-check';
-import type { ConformanceWorld, SendRequest } from './world.ts';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { AdapterUnderTest, ConformanceWorld, RunningApp, SendRequest } from './world.ts';
 
 /** One generated request. */
 export interface FuzzRequest {
@@ -158,4 +159,24 @@ export async function fuzzAdapter(send: SendRequest, fixture: ConformanceWorld, 
     }),
     { numRuns },
   );
+}
+
+/**
+ * Registers the fuzz under `describe(name)`: `numRuns` random requests (2,000 by default)
+ * to one fresh app; never a 5xx, every 4xx a problem with a code.
+ */
+export function describeAdapterFuzz(name: string, adapter: Pick<AdapterUnderTest, 'start'>, numRuns = 2000): void {
+  describe(`adapter fuzz: ${name}`, () => {
+    let app: RunningApp;
+    beforeAll(async () => {
+      app = await adapter.start();
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it(`never answers 5xx, and every 4xx is a problem with a code that quotes no key (${numRuns} requests)`, async () => {
+      await fuzzAdapter(app.request, app.world, numRuns);
+    }, 120_000);
+  });
 }

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKeyGuard, createConcurrencyLimit, createKeyAdmin, createKeyring, createMemoryConcurrencyStore, createMemoryKeyStore } from '@keyset/core';
 import type { ApiKeyGuard, ConcurrencyStore, Keyring } from '@keyset/core';
 import { PREFIX, REALM } from './fixture.ts';
-import { expectProblem } from './suite.ts';
+import { expectProblem } from './expect-problem.ts';
 import type { SendRequest } from './world.ts';
 
 /** What an adapter serves for the suite. */

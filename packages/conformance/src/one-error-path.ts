@@ -12,8 +12,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REALM } from './fixture.ts';
-import { keptAlive } from './request-rules.ts';
-import type { RawSend } from './request-rules.ts';
+import { keptAlive } from './kept-alive.ts';
+import type { RawSend } from './raw-send.ts';
 import type { ConformanceWorld, RunningApp } from './world.ts';
 
 /** The problem headers compared across adapters (a framework's own, `Date`, `ETag`, `X-Powered-By`, are not). */

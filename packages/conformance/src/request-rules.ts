@@ -5,152 +5,10 @@
  * one name. Test support only.
  * @module
  */
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { inProcess } from './world.ts';
-import type { ConformanceFixture } from './fixture.ts';
-import type { RunningApp, SendRequest } from './world.ts';
-
-/** A response read off the wire (or from a `Response`): status, lower-cased headers, body text. */
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Sends one request with exactly these header lines (in order, names repeated as given). */
-export type RawSend = (method: string, target: string, headers: readonly (readonly [string, string])[], body?: string) => Promise<RawResponse>;
-
-/** Over a socket to `origin`: the request line and header lines as written (a `Host` line only if given). */
-export function rawOverSocket(origin: string): RawSend & { origin: string } {
-  const { hostname, port } = new URL(origin);
-  const send: RawSend = (method, target, headers, body = '') =>
-    new Promise((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => {
-        const lines = [`${method} ${target} HTTP/1.1`, ...headers.map(([k, v]) => `${k}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close', '', body];
-        socket.end(lines.join('\r\n'));
-      });
-      let data = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (data += chunk));
-      socket.on('error', reject);
-      socket.on('end', () => {
-        const [head = '', ...rest] = data.split('\r\n\r\n');
-        const [statusLine = '', ...headerLines] = head.split('\r\n');
-        const parsed: Record<string, string> = {};
-        for (const line of headerLines) parsed[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
-        resolve({ status: Number(statusLine.split(' ')[1]), headers: parsed, body: rest.join('\r\n\r\n') });
-      });
-    });
-  return Object.assign(send, { origin });
-}
-
-/** One response read off a kept-alive socket, with whether the server then closed it. */
-export interface KeptAliveResponse extends RawResponse {
-  /** The socket ended (or was reset) after this response, before any more was sent. */
-  closed: boolean;
-}
-
-/**
- * A socket to `origin` that stays open between requests, and reads one response at a time
- * (a `100 Continue` too).
- */
-export function keptAlive(origin: string): Promise<{ write(text: string): void; read(): Promise<KeptAliveResponse>; ended(): Promise<boolean>; close(): void }> {
-  const { hostname, port } = new URL(origin);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let data = Buffer.alloc(0);
-    let ended = false;
-    let wake: (() => void) | undefined;
-    socket.on('data', (chunk: Buffer) => {
-      data = Buffer.concat([data, chunk]);
-      wake?.();
-    });
-    const end = (): void => {
-      ended = true;
-      wake?.();
-    };
-    socket.on('end', end);
-    socket.on('close', end);
-    socket.on('error', end);
-    const more = (): Promise<void> =>
-      new Promise((ready, fail) => {
-        if (ended) return fail(new Error('the server closed the connection before answering (a hang-up)'));
-        const timer = setTimeout(() => fail(new Error('no answer within 5 s')), 5000);
-        wake = () => {
-          clearTimeout(timer);
-          wake = undefined;
-          ready();
-        };
-      });
-    /** Reads one response, its body by Content-Length or chunks (none for a 1xx). */
-    const read = async (): Promise<KeptAliveResponse> => {
-      {
-        let at = data.indexOf('\r\n\r\n');
-        while (at === -1) {
-          await more();
-          at = data.indexOf('\r\n\r\n');
-        }
-        const [statusLine = '', ...lines] = data.subarray(0, at).toString('latin1').split('\r\n');
-        data = data.subarray(at + 4);
-        const status = Number(statusLine.split(' ')[1]);
-        const headers: Record<string, string> = {};
-        for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
-        if (status < 200) return { status, headers, body: '', closed: ended };
-        let body = '';
-        if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-          for (;;) {
-            let line = data.indexOf('\r\n');
-            while (line === -1) {
-              await more();
-              line = data.indexOf('\r\n');
-            }
-            const size = parseInt(data.subarray(0, line).toString('latin1'), 16);
-            while (data.length < line + 2 + size + 2) await more();
-            body += data.subarray(line + 2, line + 2 + size).toString('utf8');
-            data = data.subarray(line + 2 + size + 2);
-            if (size === 0) break;
-          }
-        } else {
-          const length = Number(headers['content-length'] ?? '0');
-          while (data.length < length) await more();
-          body = data.subarray(0, length).toString('utf8');
-          data = data.subarray(length);
-        }
-        return { status, headers, body, closed: ended };
-      }
-    };
-    const endedSoon = async (): Promise<boolean> => {
-      for (let i = 0; i < 200 && !ended; i += 1) await new Promise((wait) => setTimeout(wait, 10));
-      return ended;
-    };
-    socket.once('connect', () => resolve({ write: (text) => socket.write(text), read, ended: endedSoon, close: () => socket.destroy() }));
-    socket.once('error', reject);
-  });
-}
-
-/** In process, through the app's `request` function: a `Request` per call (`Headers` joins repeated names with `, `). */
-export function rawInProcess(request: SendRequest): RawSend {
-  return async (method, target, headers, body) => {
-    const res = await request(target, { method, headers: headers.map(([k, v]) => [k, v] as [string, string]), ...(body === undefined ? {} : { body }) });
-    return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
-  };
-}
-
-/** Like `inProcess()`, for a `serve` that also answers how to send raw requests. */
-export function inProcessWithRaw(
-  serve: (fixture: ConformanceFixture) => Promise<{ request: SendRequest; raw: RawSend; close(): Promise<void> }>,
-): () => Promise<RunningApp & { raw: RawSend }> {
-  return async () => {
-    let raw: RawSend | undefined;
-    const app = await inProcess(async (fixture) => {
-      const served = await serve(fixture);
-      raw = served.raw;
-      return served;
-    })();
-    return { world: app.world, request: app.request, close: app.close, raw: raw! };
-  };
-}
+import { keptAlive } from './kept-alive.ts';
+import type { RawResponse, RawSend } from './raw-send.ts';
+import type { RunningApp } from './world.ts';
 
 /** An app under test for the request rules. */
 export interface RequestRulesUnderTest {
@@ -172,6 +30,23 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
   describe(`request rules: ${name}`, () => {
     const host: [string, string] = ['host', 'localhost'];
 
+    /** Starts a fresh app, runs `check` on it, and closes the app whatever `check` does. */
+    const withApp = async (check: (app: RunningApp & { raw: RawSend }) => Promise<void>): Promise<void> => {
+      const app = await adapter.start();
+      try {
+        await check(app);
+      } finally {
+        await app.close();
+      }
+    };
+
+    /** The origin a socket transport's app listens on (its `raw` is a `rawOverSocket()`). */
+    const originOf = (app: { raw: RawSend }): string => {
+      const { origin } = app.raw as RawSend & { origin?: string };
+      if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+      return origin;
+    };
+
     const expectRefused = async (res: RawResponse, field: string, instance: string, byServer = false): Promise<void> => {
       expect(res.status, res.body).toBe(400);
       if (byServer && adapter.serverRefusesFirst) return;
@@ -180,8 +55,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
     };
 
     it('refuses two sets of credentials (two lines, or joined by a comma) whichever comes first, with 400 naming authorization', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const { reader, writer } = app.world.keys;
         for (const lines of [
           [['authorization', `ApiKey ${reader}`], ['authorization', `ApiKey ${writer}`]],
@@ -195,40 +69,31 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
         }
         // One set of credentials still passes.
         expect((await app.raw('GET', '/whoami', [host, ['authorization', `ApiKey ${reader}`]])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses a percent-encoded letter, digit or `-._~` in the path (/%69tems would be /items on some routers)', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const path of ['/%69tems', '/public/%69tems', '/whoam%69', '/nope%7E']) await expectRefused(await app.raw('GET', path, [host, auth]), 'path', path);
         // Reserved and non-ASCII escapes are how such characters travel: not refused.
         expect((await app.raw('GET', '/public/items?x=%61', [host])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses an empty or malformed Content-Type with 400 (not 415) on every route', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const type of ['', 'json', 'application/']) {
           await expectRefused(await app.raw('POST', '/echo', [host, auth, ['content-type', type]], '{"a":1}'), 'content-type', '/echo');
           await expectRefused(await app.raw('GET', '/public/items', [host, ['content-type', type]]), 'content-type', '/public/items');
         }
         expect((await app.raw('POST', '/echo', [host, auth, ['content-type', 'application/json; charset=utf-8']], '{"a":1}')).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it('refuses a Host that names no host, or a key, on every route (open, keyed, paginated, unknown), with an instance', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const bad of ['a/b', 'x:99999', 'user@host']) {
           for (const path of ['/public/items', '/whoami', '/items', '/nope']) {
@@ -246,18 +111,14 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
             expect(res.headers.link ?? '').not.toContain(key.slice(-8).toLowerCase());
           }
         }
-      } finally {
-        await app.close();
-      }
+      });
     });
 
     it.skipIf(adapter.transport !== 'socket')(
       'answers a request whose body it did not read (401, 400, 404, 413) and then answers the next request on the same connection, or closes it cleanly with Connection: close',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           const key = app.world.keys.reader;
           const body = `{"pad":"${'x'.repeat(20_000)}"}`;
           const cases: [expected: number, method: string, path: string, headers: string[]][] = [
@@ -292,19 +153,15 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
               }
             }
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
     );
 
     it.skipIf(adapter.transport !== 'socket')(
       'keeps the connection after an early answer to a request without a body (404, 405, 400, 401): nothing of it is on its way',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           // Several of these are answered inside Node's `request` event, where `complete` is
           // still false even for a GET: only the framing says there is no body to wait for.
           const socket = await keptAlive(origin);
@@ -327,19 +184,15 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
           } finally {
             socket.close();
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
     );
 
     it.skipIf(adapter.transport !== 'socket')(
       'after each early 4xx to a 2 MB body (401, 400, 404, 413), the next request from a keep-alive client (fetch) is answered',
       async () => {
-        const app = await adapter.start();
-        try {
-          const origin = (app.raw as RawSend & { origin?: string }).origin;
-          if (origin === undefined) throw new Error('rawOverSocket() sends this app its requests');
+        await withApp(async (app) => {
+          const origin = originOf(app);
           const key = app.world.keys.reader;
           // fetch() keeps its connections alive and reuses the last one: a server that closes
           // it without saying so (no Connection: close) fails the next request ("other side closed").
@@ -359,16 +212,13 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
               expect(next, `the request after ${res.status}`).toBe(200);
             }
           }
-        } finally {
-          await app.close();
-        }
+        });
       },
       30_000,
     );
 
     it.skipIf(adapter.transport !== 'socket')('refuses `*`, a backslash and a target that is no path with 400 naming the path', async () => {
-      const app = await adapter.start();
-      try {
+      await withApp(async (app) => {
         const auth: [string, string] = ['authorization', `ApiKey ${app.world.keys.reader}`];
         for (const [method, target, instance] of [
           ['GET', '*', '*'],
@@ -381,9 +231,7 @@ export function describeRequestRules(name: string, adapter: RequestRulesUnderTes
         expect((await app.raw('GET', '\\items', [host, auth])).status).toBe(400);
         // A backslash in the query is the parameters' business.
         expect((await app.raw('GET', '/public/items?x=\\', [host])).status).toBe(200);
-      } finally {
-        await app.close();
-      }
+      });
     });
   });
 }

@@ -3,7 +3,7 @@ import type { ApiKeyGuard, KeyStore, VerifiedKey } from '@keyset/core';
 import express from 'express';
 import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import { createConformanceFixture, expectProblem, rawOverSocket } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { apiKey, checkRequest, problemHandler } from './index.ts';
 import { listen } from './testing/listen.ts';
@@ -88,8 +88,7 @@ describe('apiKey() for Express', () => {
     const app = express();
     app.get('/x', apiKey({ guard: fixture.guard }), (_req, res) => res.end());
     const origin = await serve(app);
-    const { rawRequest } = await import('./testing/raw-request.ts');
-    const res = await rawRequest(origin, '/x?api_key=abc', { host: 'a b', authorization: `ApiKey ${fixture.keys.reader}` });
+    const res = await rawOverSocket(origin)('GET', '/x?api_key=abc', [['host', 'a b'], ['authorization', `ApiKey ${fixture.keys.reader}`]]);
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toMatchObject({ code: 'api_key_in_query' });
   });

@@ -3,12 +3,11 @@ import type { PagePlan } from '@keyset/core';
 import express from 'express';
 import type { Express } from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createConformanceFixture, expectProblem } from '@keyset/conformance';
+import { createConformanceFixture, expectProblem, rawOverSocket } from '@keyset/conformance';
 import type { ConformanceFixture } from '@keyset/conformance';
 import { apiKey, notFoundHandler, paginate, problemHandler, sendPage } from './index.ts';
 import type { PaginateOptions } from './index.ts';
 import { listen } from './testing/listen.ts';
-import { rawRequest } from './testing/raw-request.ts';
 
 let fixture: ConformanceFixture;
 const servers: { close(): Promise<void> }[] = [];
@@ -82,7 +81,7 @@ describe('paginate() for Express', () => {
   it('re-bases the Link header on baseUrl, whatever Host says', async () => {
     const origin = await serve(itemsApp({ baseUrl: 'https://api.example.com/v1' }));
     expect(linkOf(await fetch(`${origin}/items?limit=2`))).toMatch(/^https:\/\/api\.example\.com\/v1\/items\?limit=2&cursor=/);
-    const res = await rawRequest(origin, '/items?limit=2', { host: 'evil.example/x?' });
+    const res = await rawOverSocket(origin)('GET', '/items?limit=2', [['host', 'evil.example/x?']]);
     expect(res.status).toBe(200);
     expect(linkOf(res)).toMatch(/^https:\/\/api\.example\.com\/v1\/items\?/);
   });
@@ -102,7 +101,7 @@ describe('paginate() for Express', () => {
   it('answers a Host header that cannot form a URL with 400 invalid_request naming host', async () => {
     const origin = await serve(itemsApp());
     for (const host of ['evil.example/x?', 'a b', 'h:99999', 'user@h', '']) {
-      const res = await rawRequest(origin, '/items?limit=2', { host });
+      const res = await rawOverSocket(origin)('GET', '/items?limit=2', [['host', host]]);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(JSON.parse(res.body)).toMatchObject({ code: 'invalid_request', field: 'host', instance: '/items' });
@@ -112,7 +111,7 @@ describe('paginate() for Express', () => {
   it('keeps an absolute-form request target on the server origin', async () => {
     const origin = await serve(itemsApp());
     const host = new URL(origin).host;
-    const res = await rawRequest(origin, 'http://evil.example/items?limit=2', { host });
+    const res = await rawOverSocket(origin)('GET', 'http://evil.example/items?limit=2', [['host', host]]);
     expect(res.status).toBe(200);
     expect(linkOf(res)).toMatch(new RegExp(`^http://${host}/items\\?limit=2&cursor=`));
   });

@@ -4,7 +4,7 @@
  * and a database failure surfacing as 503.
  */
 import type { PGlite } from '@electric-sql/pglite';
-import { createPglite } from '@keyset/test-support';
+import { createPglite, rejectionOf } from '@keyset/test-support';
 import { AuthenticationError, createKeyAdmin, createKeyring, isKeysetError, type Keyring } from '@keyset/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
@@ -19,14 +19,7 @@ afterAll(async () => {
   if (!db.closed) await db.close();
 });
 
-async function refusal(promise: Promise<unknown>): Promise<AuthenticationError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AuthenticationError);
-  return error as AuthenticationError;
-}
+const refusal = (promise: Promise<unknown>): Promise<AuthenticationError> => rejectionOf(promise, AuthenticationError);
 
 describe('keyring over the PostgreSQL store (PGlite)', () => {
   let now = Date.parse('2025-06-01T12:00:00.000Z');

@@ -7,7 +7,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { ConfigError, createApiKeyGuard, createKeyAdmin, createKeyring, generateKey, isKeysetError } from '@keyset/core';
-import { postgresUrl, uniqueSchema, createPglite } from '@keyset/test-support';
+import { createPglite, postgresUrl, rejection, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
@@ -16,15 +16,6 @@ import { createPostgresQuotaStore } from './postgres-quota-store.ts';
 import type { MultiStatementQueryable } from './queryable.ts';
 
 const PREFIX = 'acme_live';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 function expectMigrateHint(error: unknown): void {
   expect(error).toBeInstanceOf(ConfigError);

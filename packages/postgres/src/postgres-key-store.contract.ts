@@ -8,21 +8,13 @@
 import { inspect } from 'node:util';
 import { ConfigError, createKeyAdmin, createKeyring, isKeysetError } from '@keyset/core';
 import { describe, expect, it } from 'vitest';
+import { rejection } from '@keyset/test-support';
 import { createPostgresKeyStore } from './postgres-key-store.ts';
 import { migrate } from './migrate.ts';
 import { describeKeyStoreContract } from './key-store.contract.ts';
 import { makeIdentity, makeSecret, randomDigest, walkCursor } from './key-store-fixtures.test-support.ts';
 import { describeMigrate } from './postgres-migrate.contract.ts';
 import { countingClient, expectUnavailable, freshPrefix, type PostgresBackend } from './postgres-fixtures.test-support.ts';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
 
 /**
  * Registers the contract and the PostgreSQL-specific tests for one backend. `backend`

@@ -5,7 +5,7 @@
  * expiry and not before, and the set expiring with its last lease.
  */
 import fc from 'fast-check';
-import { leaseCommand, redisUrl, runLeaseCommands } from '@keyset/test-support';
+import { deleteKeys, leaseCommand, redisUrl, runLeaseCommands } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConcurrencyStore } from './redis-concurrency-store.ts';
@@ -31,8 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (url === undefined) return;
-  const keys = await one.keys(`${prefix}*`);
-  if (keys.length > 0) await one.del(...keys);
+  await deleteKeys(one, prefix);
   one.disconnect();
   two.disconnect();
 });

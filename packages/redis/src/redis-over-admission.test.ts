@@ -9,7 +9,7 @@
  * slowly as a loaded server. A second run has no added delay, for the busy machine.
  */
 import { createRateLimiter, isKeysetError, type RateLimitLogger, type RateLimitPolicy } from '@keyset/core';
-import { redisUrl, startTcpProxy, type TcpProxy } from '@keyset/test-support';
+import { deleteKeys, redisUrl, startTcpProxy, type TcpProxy } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore } from './index.ts';
@@ -41,8 +41,7 @@ describe.skipIf(url === undefined)('two instances on one healthy Redis (real Red
   afterAll(async () => {
     if (clients[0] !== undefined) {
       proxy.latencyMs = 0;
-      const keys = await clients[0].keys(`${prefix}*`);
-      if (keys.length > 0) await clients[0].del(...keys);
+      await deleteKeys(clients[0], prefix);
     }
     for (const client of clients) client.disconnect();
     await proxy?.close();

@@ -5,7 +5,7 @@
  * 6 refill one request per 10 minutes, far beyond a run, so each pair is a counter.
  */
 import { createRateLimiter, isKeysetError, type RateLimitPolicy } from '@keyset/core';
-import { redisUrl } from '@keyset/test-support';
+import { deleteKeys, redisUrl } from '@keyset/test-support';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,8 +29,7 @@ describe.skipIf(url === undefined)('owner limits on real Redis', () => {
 
   afterAll(async () => {
     if (redis === undefined) return;
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, prefix);
     redis.disconnect();
   });
 

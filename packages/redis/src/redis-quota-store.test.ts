@@ -1,5 +1,5 @@
 import { ConfigError } from '@keyset/core';
-import { describeQuotaStore, redisUrl } from '@keyset/test-support';
+import { deleteKeys, describeQuotaStore, redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisQuotaStore, type RedisQuotaStore } from './index.ts';
@@ -29,8 +29,7 @@ describe.skipIf(url === undefined)('createRedisQuotaStore (real Redis)', () => {
 
   afterAll(async () => {
     if (a === undefined) return;
-    const keys = await a.keys(`${prefix}*`);
-    if (keys.length > 0) await a.del(...keys);
+    await deleteKeys(a, prefix);
     a.disconnect();
     b.disconnect();
   });

@@ -1,5 +1,5 @@
 import { ConfigError, createRateLimiter, isKeysetError, type RateLimitPolicy } from '@keyset/core';
-import { redisUrl } from '@keyset/test-support';
+import { deleteKeys, redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore, type RedisScriptClient } from './index.ts';
@@ -27,8 +27,7 @@ describe.skipIf(url === undefined)('createRedisRateLimitStore (real Redis)', () 
 
   afterAll(async () => {
     if (a === undefined) return;
-    const keys = await a.keys(`${prefix}*`);
-    if (keys.length > 0) await a.del(...keys);
+    await deleteKeys(a, prefix);
     a.disconnect();
     b.disconnect();
   });

@@ -12,7 +12,7 @@
 import fc from 'fast-check';
 import { createApiKeyGuard, createConcurrencyLimit, createKeyAdmin, createKeyring, createMemoryKeyStore, createOwnerAdmin, createRateLimiter, isKeysetError, type ReleaseLease } from '@keyset/core';
 import { createPostgresQuotaStore, migrate } from '@keyset/postgres';
-import { postgresUrl, redisUrl, uniqueSchema } from '@keyset/test-support';
+import { deleteKeys, postgresUrl, redisUrl, uniqueSchema } from '@keyset/test-support';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,8 +33,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   if (url === undefined) return;
-  const keys = await redis.keys(`keyset:test:${run}:*`);
-  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  await deleteKeys(redis, `keyset:test:${run}:`);
   redis.disconnect();
 });
 

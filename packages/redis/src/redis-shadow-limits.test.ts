@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { LeaseClaim, RequestStore } from '@keyset/core';
-import { redisUrl } from '@keyset/test-support';
+import { deleteKeys, redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { checkShadowEquivalence, limitsArb, stepsArb, type ShadowStores } from '../../core/src/auth/shadow-limits.test-support.ts';
@@ -28,8 +28,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   if (url === undefined) return;
-  const keys = await redis.keys(`keyset:test:${run}:*`);
-  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  await deleteKeys(redis, `keyset:test:${run}:`);
   redis.disconnect();
 });
 

@@ -4,7 +4,7 @@
  * Real Redis (TEST_REDIS_URL); key store lookups counted on a memory store.
  */
 import { createApiKeyGuard, createKeyring, createMemoryKeyStore, generateKey, type KeyStore } from '@keyset/core';
-import { redisUrl } from '@keyset/test-support';
+import { deleteKeys, redisUrl } from '@keyset/test-support';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRateLimitStore } from './redis-rate-limit-store.ts';
@@ -23,8 +23,7 @@ describe.skipIf(url === undefined)('refused credentials counted in Redis (two in
   });
   afterAll(async () => {
     if (a === undefined) return;
-    const keys = await a.keys(`${prefix}*`);
-    if (keys.length > 0) await a.del(...keys);
+    await deleteKeys(a, prefix);
     a.disconnect();
     b.disconnect();
   });

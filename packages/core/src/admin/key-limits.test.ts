@@ -3,7 +3,8 @@
  * guard, with the admin input validated field by field.
  */
 import { describe, expect, it } from 'vitest';
-import { isKeysetError, type KeysetError } from '../errors.ts';
+import { rejectionOf } from '@keyset/test-support';
+import { KeysetError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import type { DecisionEvent } from '../rate-limit/decision-event.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
@@ -29,14 +30,7 @@ function setup() {
   return { keyring, limiter, guard, events, advance: (ms: number) => (now += ms), clock };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<KeysetError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isKeysetError(error)) throw new Error(`expected a KeysetError, got ${String(error)}`);
-  return error;
-}
+const refusal = (promise: Promise<unknown>): Promise<KeysetError> => rejectionOf(promise, KeysetError);
 
 const auth = (key: string) => ({ authorization: `ApiKey ${key}`, url: '/api/orders' });
 

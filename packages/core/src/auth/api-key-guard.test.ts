@@ -3,6 +3,7 @@
  * `toProblem` as adapters do. The store is a real memory store behind a counting wrapper.
  */
 import { describe, expect, it } from 'vitest';
+import { rejection } from '@keyset/test-support';
 import { ConfigError, toProblem } from '../errors.ts';
 import { createMemoryRateLimitStore } from '../rate-limit/memory-store.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
@@ -44,12 +45,7 @@ async function setup() {
 }
 
 async function problemOf(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    return toProblem(error);
-  }
-  throw new Error('expected the guard to refuse');
+  return toProblem(await rejection(promise));
 }
 
 describe('createApiKeyGuard: the error catalogue rows', () => {

@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rejection } from '@keyset/test-support';
 import { ConfigError, ERROR_CATALOGUE, toProblem, type AuthenticationError } from '../errors.ts';
 import { createApiKeyGuard } from './api-key-guard.ts';
 import { credentialsRefusal, type KeyScheme } from './authorization-header.ts';
@@ -35,12 +36,8 @@ function setup() {
 }
 
 async function problemOf(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    return { problem: toProblem(error), error: error as AuthenticationError };
-  }
-  throw new Error('expected the guard to refuse');
+  const error = await rejection(promise);
+  return { problem: toProblem(error), error: error as AuthenticationError };
 }
 
 describe('unsupported_auth_scheme in the catalogue', () => {

@@ -5,6 +5,7 @@
  * "api key rejected" line carries exactly its fields and never key text.
  */
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { AuthenticationError } from '../errors.ts';
 import { digestKey } from '../keys/key-digest.ts';
@@ -47,15 +48,7 @@ function setup(options: Partial<KeyringOptions> = {}) {
   return { ...kit, memory, keyring, other, clock, lines, keys: createKeyAdmin(keyring), owners: createOwnerAdmin(other), otherKeys: createKeyAdmin(other) };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<AuthenticationError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AuthenticationError);
-    return error as AuthenticationError;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (promise: Promise<unknown>): Promise<AuthenticationError> => rejectionOf(promise, AuthenticationError);
 
 /** Lets a held store call start before the test goes on. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));

@@ -3,6 +3,7 @@
  * metadata, IP allowlists and `update`, through the keyring and the guard adapters call.
  */
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { ConfigError, KeysetError, toProblem } from '../errors.ts';
 import { createApiKeyGuard } from './api-key-guard.ts';
 import { keyPattern, parseKey } from '../keys/key-format.ts';
@@ -18,15 +19,7 @@ function setup() {
   return { keyring, warnings };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<KeysetError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof KeysetError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (promise: Promise<unknown>): Promise<KeysetError> => rejectionOf(promise, KeysetError);
 
 describe('environments: one keyring, several prefixes', () => {
   it('issues keys of the first environment by default and of the one asked for, and verifies both', async () => {

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { AuthenticationError, ConfigError, KeysetError } from '../errors.ts';
 import { createPaginator } from '../pagination/paginator.ts';
@@ -44,14 +45,8 @@ function setup(options: Partial<KeyringOptions> = {}) {
   return { ...kit, keyring, clock, warnings, errors };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<AuthenticationError & KeysetError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as AuthenticationError;
-  }
-  throw new Error('expected a rejection');
-}
+/** A refusal: an `AuthenticationError` (its `reason`, `last4`) or another `KeysetError` (a 503 of the store). */
+const rejection = async (promise: Promise<unknown>): Promise<AuthenticationError & KeysetError> => (await rejectionOf(promise, KeysetError)) as AuthenticationError;
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { AuthenticationError, ConfigError } from '../errors.ts';
 import { createKeyAdmin } from '../admin/key-admin.ts';
@@ -31,14 +32,7 @@ function countingStore(store: KeyStore = createMemoryKeyStore()): { store: KeySt
 const keyring = (store: KeyStore, options: Partial<KeyringOptions> = {}) =>
   createKeyring({ store, prefix: 'acme_test', cache: false, lastUsed: false, ...options });
 
-async function refusal(promise: Promise<unknown>): Promise<AuthenticationError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AuthenticationError);
-  return error as AuthenticationError;
-}
+const refusal = (promise: Promise<unknown>): Promise<AuthenticationError> => rejectionOf(promise, AuthenticationError);
 
 describe('peppers: options', () => {
   const store = createMemoryKeyStore();

@@ -3,6 +3,7 @@
  * `concurrency_limited` with `Retry-After` past `max`, store failures, options.
  */
 import { describe, expect, it } from 'vitest';
+import { rejection } from '@keyset/test-support';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
 import { createApiKeyGuard, type ApiKeyGuardOptions } from '../auth/api-key-guard.ts';
 import { createConcurrencyLimit, type ConcurrencyOptions } from './concurrency-limit.ts';
@@ -28,21 +29,12 @@ async function world(concurrency: ConcurrencyOptions | undefined, extra: Partial
   return { a, b, check };
 }
 
-async function refusal(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('admitted');
-}
-
 describe('in-flight limit', () => {
   it('admits max requests of a key at once, refuses the next with 429 concurrency_limited, admits again after a release', async () => {
     const { a, b, check } = await world({ max: 2 });
     const first = await check(a);
     const second = await check(a);
-    const error = await refusal(check(a));
+    const error = await rejection(check(a));
     expect(isKeysetError(error) && error.code).toBe('concurrency_limited');
     const problem = toProblem(error);
     expect(problem.status).toBe(429);
@@ -72,7 +64,7 @@ describe('in-flight limit', () => {
     const limiter = createRateLimiter({ defaultPolicy: { limit: 3, windowSeconds: 60 } });
     const { a, check } = await world({ max: 1 }, { limiter });
     const held = await check(a);
-    const error = await refusal(check(a));
+    const error = await rejection(check(a));
     expect(toProblem(error).headers).toMatchObject({ 'retry-after': '1' });
     expect(Object.keys(toProblem(error).headers).some((name) => name.toLowerCase().startsWith('ratelimit'))).toBe(true);
     held.release?.();
@@ -93,7 +85,7 @@ describe('in-flight limit', () => {
     held.release?.();
     // The owner's 5 credits: one spent by the held request, four left for the next four.
     for (let i = 0; i < 4; i++) (await check()).release?.();
-    const exhausted = await refusal(check());
+    const exhausted = await rejection(check());
     expect(toProblem(exhausted).body).toMatchObject({ code: 'quota_exhausted', quota: 'owner' });
     // The quota's refusal gave the lease back: the next answer is the quota again, not the in-flight limit.
     await expect(check()).rejects.toMatchObject({ code: 'quota_exhausted' });
@@ -186,10 +178,10 @@ describe('in-flight limit', () => {
     const held = [await check(k1 as string), await check(k1 as string), await check(k2 as string)];
     // The owner's 3 are taken: k2 and k3 are refused by the owner; k1 by its own max.
     for (const key of [k2, k3]) {
-      const error = await refusal(check(key as string));
+      const error = await rejection(check(key as string));
       expect(toProblem(error).body).toMatchObject({ code: 'concurrency_limited', max_in_flight: 3, limited: 'owner' });
     }
-    expect(toProblem(await refusal(check(k1 as string))).body).toMatchObject({ max_in_flight: 2, limited: 'key' });
+    expect(toProblem(await rejection(check(k1 as string))).body).toMatchObject({ max_in_flight: 2, limited: 'key' });
     // A key without an owner is limited by max only.
     (await check(lone as string)).release?.();
     // A refusal by the owner held no key lease: once the owner has room, k3 gets in at once.

@@ -8,6 +8,7 @@
  * "Mutation testing") found these unpinned.
  */
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { KeysetError } from '../errors.ts';
@@ -43,13 +44,9 @@ function forged(payload: Uint8Array | string, { version = 2, secret = SECRET, fi
 
 /** The reason a decode was refused: its `invalid_cursor` error's cause message. */
 async function causeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(KeysetError);
+  const error = await rejectionOf(promise, KeysetError);
   expect(error).toMatchObject({ status: 400, code: 'invalid_cursor', detail: 'The cursor is malformed or was not issued for this query; restart from the first page.' });
-  return ((error as KeysetError).cause as Error).message;
+  return (error.cause as Error).message;
 }
 
 describe('cursor codec: the reason of each refusal, at its boundary', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { webCrypto } from '../crypto/crypto.web.ts';
 import { nodeCrypto } from '../crypto/crypto.node.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
@@ -26,13 +27,9 @@ function taggedAs(version: number, payload: string): Uint8Array {
 }
 
 async function refused(promise: Promise<unknown>): Promise<KeysetError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(KeysetError);
+  const err = await rejectionOf(promise, KeysetError);
   expect(err).toMatchObject({ status: 400, code: 'invalid_cursor' });
-  return err as KeysetError;
+  return err;
 }
 
 describe('createCursorCodec', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from '@keyset/test-support';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { paginateArray } from './paginate-array.ts';
 import { createPaginator, type Paginator, type PaginatorOptions } from './paginator.ts';
@@ -42,11 +43,7 @@ function linksOf(header: string | undefined): Record<string, URL> {
   return out;
 }
 
-async function rejection(p: Promise<unknown>): Promise<KeysetError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(KeysetError);
-  return err as KeysetError;
-}
+const rejection = (promise: Promise<unknown>): Promise<KeysetError> => rejectionOf(promise, KeysetError);
 
 describe('createPaginator', () => {
   const paginator = createPaginator<Order>(base);

@@ -7,12 +7,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rejection as refusal } from '@keyset/test-support';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
 import { createMemoryQuotaStore } from './memory-quota-store.ts';
 import { createQuotaSpender, type QuotaSpenderOptions } from './quota-spender.ts';
-import type { Quota, QuotaSpend, QuotaStore, QuotaStoreResult } from './types.ts';
-
-const T0 = Date.UTC(2026, 0, 1);
+import type { QuotaSpend, QuotaStore, QuotaStoreResult } from './types.ts';
+import { hourly, oneOff, T0 } from './quotas.test-support.ts';
 
 function setup(overrides: Partial<QuotaSpenderOptions> = {}) {
   let now = T0;
@@ -43,18 +43,6 @@ function switchableStore(): QuotaStore & { mode: 'ok' | 'fail' | 'hang' | 'short
     spendAll: (requests: readonly QuotaSpend[]): Promise<QuotaStoreResult[]> => answer(() => (store.mode === 'short' ? [] : memory.spendAll(requests))),
   };
   return store;
-}
-
-const oneOff = (remaining: number): Quota => ({ remaining, refill: null, setAt: new Date(T0) });
-const hourly = (remaining: number, amount: number): Quota => ({ remaining, refill: { amount, interval: 3600 }, setAt: new Date(T0) });
-
-async function refusal(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a refusal');
 }
 
 describe('createQuotaSpender', () => {

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rejection as refusal } from '@keyset/test-support';
 import { isKeysetError, toProblem } from '../errors.ts';
 import { limitRequest, type LimitRequest } from '../rate-limit/limit-request.ts';
 import type { RateLimitCheckOptions } from '../rate-limit/types.ts';
@@ -13,8 +14,7 @@ import { createMemoryQuotaStore } from './memory-quota-store.ts';
 import { createQuotaSpender } from './quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError } from './request-quotas.ts';
 import type { Quota, QuotaStore } from './types.ts';
-
-const T0 = Date.UTC(2026, 0, 1);
+import { hourly, oneOff, T0 } from './quotas.test-support.ts';
 
 function setup(store: QuotaStore = createMemoryQuotaStore(), failOpen = false) {
   const warnings: { details: Record<string, unknown>; message: string }[] = [];
@@ -23,18 +23,7 @@ function setup(store: QuotaStore = createMemoryQuotaStore(), failOpen = false) {
   return { quotas: createRequestQuotas(spender, { warn }), warnings };
 }
 
-const oneOff = (remaining: number): Quota => ({ remaining, refill: null, setAt: new Date(T0) });
-const hourly = (remaining: number): Quota => ({ remaining, refill: { amount: remaining, interval: 3600 }, setAt: new Date(T0) });
 const request = (key: string, options: RateLimitCheckOptions): LimitRequest => limitRequest(key, null, options);
-
-async function refusal(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('createRequestQuotas: which quotas a request spends from', () => {
   it("spends from the key's quota, the owner's, both, or none", () => {

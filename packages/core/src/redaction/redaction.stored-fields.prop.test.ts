@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mangledKey, secretLeak } from '@keyset/test-support';
+import { mangledKey, rejectionOf, secretLeak } from '@keyset/test-support';
 import { KeysetError, toProblem } from '../errors.ts';
 import { createKeyring } from '../auth/keyring.ts';
 import { createKeyAdmin } from '../admin/key-admin.ts';
@@ -15,15 +15,7 @@ import { createMemoryKeyStore } from '../keys/memory-key-store.ts';
 const keyring = createKeyring({ store: createMemoryKeyStore(), prefix: 'ks_live', lastUsed: false });
 const admin = createKeyAdmin(keyring);
 
-async function refusal(run: () => Promise<unknown>): Promise<KeysetError> {
-  try {
-    await run();
-  } catch (error) {
-    if (error instanceof KeysetError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (run: () => Promise<unknown>): Promise<KeysetError> => rejectionOf(run(), KeysetError);
 
 /** A name of the same characters the policy-name rule allows, so only the key shape can refuse it. */
 const asPolicyName = (text: string): string => text.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
