@@ -8,7 +8,7 @@
  * - then, once they admit the request, its quotas: `quota/request-quotas.ts` names the
  *   counts to spend from, the spender (`quota/quota-spender.ts`, which also answers while
  *   the quota store fails) spends them, and `quota/request-quotas.ts` says what that did;
- * - a usage event for `onDecision` whatever the outcome (`usage-events.ts`).
+ * - a usage event for `onDecision` whatever the outcome (`decision-event.ts`).
  *
  * Neither `rate-limits.ts` nor `quota/request-quotas.ts` touches a store.
  *
@@ -24,11 +24,10 @@ import { ownerQuotaKey } from '../quota/quota-period.ts';
 import { createQuotaSpender } from '../quota/quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError, type SpentQuotas } from '../quota/request-quotas.ts';
 import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
-import { containedHook, type DecisionHook } from './decision-event.ts';
+import { containedHook, usageEvent, type DecisionHook } from './decision-event.ts';
 import { limitRequest, spendsQuota, type LimitRequest } from './limit-request.ts';
 import { createRateLimits, observedRefusal, policiesProblem, rateLimitedError, type DecidedLimits } from './rate-limits.ts';
 import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
-import { usageEvent } from './usage-events.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { headerFormats, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter, WouldRefusal } from './types.ts';
@@ -256,7 +255,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
    */
   async function decideInOneStep(store: RequestStore, request: LimitRequest, claims: LeaseClaims | undefined): Promise<RateLimitCheckResult | undefined> {
     const pairs = rateLimits.pairsOf(request);
-    const entries = spendsQuota(request) ? quotas.entriesOf(request) : [];
+    const entries = quotas.entriesOf(request);
     const sentAt = clock();
     const plan = spender.plan(entries, request.cost, sentAt);
     let output: RequestDecisionOutput;

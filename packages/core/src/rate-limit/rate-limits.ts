@@ -89,27 +89,20 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return named ?? undefined;
   }
 
-  /**
-   * The key's pairs and the owner's, for one all-or-nothing decision. Every pair is put in
-   * the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
-   */
-  function withOwner(key: string, keyPolicies: RateLimitPolicy | readonly RateLimitPolicy[], ownerId: string, ownerPolicies: readonly RateLimitPolicy[]): RateLimitRequest[] {
-    const partition = `owner:${ownerId}`;
-    const own = Array.isArray(keyPolicies) ? keyPolicies : [keyPolicies as RateLimitPolicy];
-    return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
-  }
-
   function pairsOf(request: LimitRequest): RateLimitRequest[] {
     const { key, owner } = request;
-    const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
-    if (ownerPolicies !== undefined && owner !== null) return withOwner(key, policiesOrDefault(request), owner.id, ownerPolicies);
-    const own = policiesOrDefault(request);
+    if (owner === null) {
+      const own = policiesOrDefault(request);
+      return Array.isArray(own) ? own.map((policy: RateLimitPolicy) => ({ key, policy })) : [{ key, policy: own as RateLimitPolicy }];
+    }
     // A key with an owner keeps its pairs in the owner's partition, owner limits or not,
     // as its quota and its lease do: a store that decides a request in one step then
-    // touches one Redis Cluster slot. A key without one (the common case) is one pair per policy.
-    const partition = owner === null ? undefined : `owner:${owner.id}`;
-    if (!Array.isArray(own)) return [partition === undefined ? { key, policy: own as RateLimitPolicy } : { key, policy: own as RateLimitPolicy, partition }];
-    return own.map((policy: RateLimitPolicy) => (partition === undefined ? { key, policy } : { key, policy, partition }));
+    // touches one Redis Cluster slot. The owner's pairs come after the key's.
+    const ownerPolicies = ownerPoliciesOf(owner) ?? [];
+    const own = policiesOrDefault(request);
+    const partition = `owner:${owner.id}`;
+    const keyPairs = (Array.isArray(own) ? own : [own as RateLimitPolicy]).map((policy: RateLimitPolicy) => ({ key, policy, partition }));
+    return ownerPolicies.length === 0 ? keyPairs : [...keyPairs, ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
   }
 
   function decided(decisions: RateLimitDecision[]): DecidedLimits {
