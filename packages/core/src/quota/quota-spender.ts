@@ -4,12 +4,12 @@
  * together; the observed ones after the enforced ones covered the cost), with a timeout,
  * and turn the answers into `QuotaDecision`s. The limiter asks it and hands the decisions
  * to `request-quotas.ts`, which says what they mean for the request; the spender calls
- * nothing back. A failing store is
- * never replaced by a local count (it would start from the full credits and hand them out
- * a second time): with `onStoreError: 'open'` the request is admitted uncounted, otherwise
- * it is refused with 503 `unavailable`. Failures are logged through a failure log on the
- * spender: the first of a kind at once, then one line per interval with a count, and one
- * line when the store answers again, never a line per request.
+ * neither back. A failing store is never replaced by a local count (it would start from
+ * the full credits and hand them out a second time): with `onStoreError: 'open'` the
+ * request is admitted uncounted, otherwise it is refused with 503 `unavailable`. Failures
+ * are logged through a failure log on the spender: the first of a kind at once, then one
+ * line per interval with a count, and one line when the store answers again, never a line
+ * per request.
  * @module
  */
 import type { Clock } from '../clock.ts';
@@ -180,7 +180,7 @@ export function createQuotaSpender(options: QuotaSpenderOptions): QuotaSpender {
       try {
         shadowSpent = await spendTogether(shadow, cost, headers);
       } catch (error) {
-        // An observed quota never refuses, not even with 503: uncounted while its store fails (logged above).
+        // An observed quota never refuses, not even with 503: uncounted while its store fails (spendTogether logged it).
         if (!isKeysetError(error)) throw error;
       }
     }
