@@ -91,15 +91,20 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
 
   function pairsOf(request: LimitRequest): RateLimitRequest[] {
     const { key, owner } = request;
-    if (owner === null) {
-      const own = policiesOrDefault(request);
-      return Array.isArray(own) ? own.map((policy: RateLimitPolicy) => ({ key, policy })) : [{ key, policy: own as RateLimitPolicy }];
-    }
-    // A key with an owner keeps its pairs in the owner's partition, owner limits or not,
-    // as its quota and its lease do: a store that decides a request in one step then
-    // touches one Redis Cluster slot. The owner's pairs come after the key's.
+    if (owner !== null) return ownerPartitionPairs(request, owner);
+    const own = policiesOrDefault(request);
+    return Array.isArray(own) ? own.map((policy: RateLimitPolicy) => ({ key, policy })) : [{ key, policy: own as RateLimitPolicy }];
+  }
+
+  /**
+   * A key with an owner keeps its pairs in the owner's partition, owner limits or not, as
+   * its quota and its lease do (a store that decides a request in one step then touches
+   * one Redis Cluster slot); the owner's pairs come after the key's.
+   */
+  function ownerPartitionPairs(request: LimitRequest, owner: NonNullable<LimitRequest['owner']>): RateLimitRequest[] {
     const ownerPolicies = ownerPoliciesOf(owner) ?? [];
     const own = policiesOrDefault(request);
+    const { key } = request;
     const partition = `owner:${owner.id}`;
     const keyPairs = (Array.isArray(own) ? own : [own as RateLimitPolicy]).map((policy: RateLimitPolicy) => ({ key, policy, partition }));
     return ownerPolicies.length === 0 ? keyPairs : [...keyPairs, ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
