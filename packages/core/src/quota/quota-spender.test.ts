@@ -183,3 +183,58 @@ describe('createQuotaSpender: a quota store that fails', () => {
     expect(await spender.spend('key_a', oneOff(5), 1)).toMatchObject({ allowed: true, remaining: 4 });
   });
 });
+
+describe("createQuotaSpender: a request's quotas, enforced then observed", () => {
+  const observed = (quota: Quota): Quota => ({ ...quota, mode: 'observe' });
+
+  it('spends the observed quotas only after the enforced ones covered the cost, and only when asked to', async () => {
+    const { spender } = setup();
+    const entries = [
+      { key: 'key_a', quota: oneOff(5), partition: 'owner:cus_1' },
+      { key: 'owner:cus_1', quota: observed(oneOff(2)) },
+    ];
+    const first = await spender.spendRequest(entries, 2, { observed: true, headers: {} });
+    expect(first.map((d) => d && [d.allowed, d.remaining])).toEqual([
+      [true, 3],
+      [true, 0],
+    ]);
+    // The observed quota cannot cover the cost: it says so and spends nothing; the enforced one is spent.
+    const second = await spender.spendRequest(entries, 2, { observed: true, headers: {} });
+    expect(second.map((d) => d && [d.allowed, d.cost, d.remaining])).toEqual([
+      [true, 2, 1],
+      [false, 0, 0],
+    ]);
+    // Not asked (an observed limit before it would already refuse): the observed quota is not decided.
+    expect((await spender.spendRequest(entries, 1, { observed: false, headers: {} }))[1]).toBeUndefined();
+    // The enforced quota refuses: the observed one is not reached.
+    expect(await spender.spendRequest(entries, 2, { observed: true, headers: {} })).toEqual([expect.objectContaining({ allowed: false, remaining: 0 }), undefined]);
+  });
+
+  it('refuses with 503 carrying the given headers while the store fails for an enforced quota, and leaves an observed one uncounted', async () => {
+    const store = switchableStore();
+    const { spender } = setup({ store, retryAfterSeconds: 4 });
+    store.mode = 'fail';
+    const error = await refusal(spender.spendRequest([{ key: 'key_a', quota: oneOff(5) }], 1, { observed: true, headers: { ratelimit: '"default";r=4;t=1' } }));
+    expect(toProblem(error).headers).toMatchObject({ ratelimit: '"default";r=4;t=1', 'retry-after': '4' });
+    expect(await spender.spendRequest([{ key: 'key_a', quota: observed(oneOff(5)) }], 1, { observed: true, headers: {} })).toEqual([undefined]);
+  });
+
+  it('settles the answers of a store that decided a request in one step as spendRequest decides them', () => {
+    const { spender } = setup();
+    const entries = [
+      { key: 'key_a', quota: oneOff(5), partition: 'owner:cus_1' },
+      { key: 'owner:cus_1', quota: observed(oneOff(1)) },
+    ];
+    const plan = spender.plan(entries, 2, T0);
+    const answers = [
+      { allowed: true, remaining: 3 },
+      { allowed: false, remaining: 1 },
+    ];
+    // Each group is settled on its own: the enforced quota's cost was spent although the observed one could not cover it.
+    expect(spender.settleRequest(plan, answers, true).map((d) => d && [d.allowed, d.cost])).toEqual([
+      [true, 2],
+      [false, 0],
+    ]);
+    expect(spender.settleRequest(plan, answers, false)[1]).toBeUndefined();
+  });
+});

@@ -8,9 +8,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { rejection as refusal } from '@keyset/test-support';
 import { isKeysetError, toProblem } from '../errors.ts';
-import { limitRequest, type LimitRequest } from '../rate-limit/limit-request.ts';
+import { limitRequest, spendsQuota, type LimitRequest } from '../rate-limit/limit-request.ts';
 import type { RateLimitCheckOptions } from '../rate-limit/types.ts';
 import { createMemoryQuotaStore } from './memory-quota-store.ts';
+import { ownerQuotaKey } from './quota-period.ts';
 import { createQuotaSpender } from './quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError } from './request-quotas.ts';
 import type { Quota, QuotaStore } from './types.ts';
@@ -20,7 +21,15 @@ function setup(store: QuotaStore = createMemoryQuotaStore(), failOpen = false) {
   const warnings: { details: Record<string, unknown>; message: string }[] = [];
   const warn = (details: Record<string, unknown>, message: string): void => void warnings.push({ details, message });
   const spender = createQuotaSpender({ store, clock: () => T0 + 1000, timeoutMs: 1000, failOpen, retryAfterSeconds: 2, warn });
-  return { quotas: createRequestQuotas(spender, { warn }), warnings };
+  const named = createRequestQuotas({ warn });
+  // As the limiter composes them: request-quotas names the counts, the spender spends them, request-quotas reads the outcome.
+  const quotas = {
+    ...named,
+    spends: spendsQuota,
+    spend: async (r: LimitRequest, headers: Record<string, string>, observed: boolean) => named.summary(r, await spender.spendRequest(named.entriesOf(r), r.cost, { observed, headers })),
+    read: (key: string, quota: Quota, ownerId: string | undefined) => spender.spend(key, named.usableQuota(key, quota), 0, ownerId === undefined ? undefined : ownerQuotaKey(ownerId)),
+  };
+  return { quotas, warnings };
 }
 
 const request = (key: string, options: RateLimitCheckOptions): LimitRequest => limitRequest(key, null, options);

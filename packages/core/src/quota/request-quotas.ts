@@ -1,18 +1,19 @@
 /**
- * The limiter's quotas: what a request spends from its key's quota (counted inside the
- * owner's Cluster partition when the key has an owner, so the count stays put whether or
- * not the owner has a quota) and from its owner's (counted as `owner:<id>`), both or
- * neither, and the 429 when either falls short.
+ * The limiter's quotas, without a store: which counts a request spends from (its key's
+ * quota, counted inside the owner's Cluster partition when the key has an owner, so the
+ * count stays put whether or not the owner has a quota, and its owner's, counted as
+ * `owner:<id>`), what the spender's decisions of them mean for the request, and the 429
+ * when either falls short. The limiter asks the spender (`quota-spender.ts`) in between.
  * @module
  */
-import { KeysetError, isKeysetError } from '../errors.ts';
+import { KeysetError } from '../errors.ts';
 import type { LimitRequest } from '../rate-limit/limit-request.ts';
 import type { RateLimitLogger, WouldRefusal } from '../rate-limit/types.ts';
 import { ownerQuotaKey, quotaProblem } from './quota-period.ts';
-import type { QuotaEntry, QuotaSpender, SpentQuota } from './quota-spender.ts';
-import type { Quota, QuotaDecision } from './types.ts';
+import type { QuotaEntry, SpentQuota } from './quota-spender.ts';
+import type { Quota } from './types.ts';
 
-/** Internal: what a request's `spend` did. */
+/** Internal: what spending a request's cost did. */
 export interface SpentQuotas {
   /** Whether every quota covered the cost (and so spent it). */
   readonly allowed: boolean;
@@ -30,29 +31,19 @@ export interface SpentQuotas {
 
 /** Internal: not exported from the package. */
 export interface RequestQuotas {
-  /** Whether `request` has a quota to spend from (its key's or its owner's). */
-  spends(request: LimitRequest): boolean;
-  /**
-   * Spends `request.cost`: the enforced quotas together, then, once they covered it and
-   * unless `observed` is false (an observed limit would already refuse the request), the
-   * observed ones together. Rejects with 503 `unavailable` (carrying `headers`) while the
-   * quota store fails closed for an enforced quota; an observed quota whose store fails is
-   * left uncounted, never refusing.
-   */
-  spend(request: LimitRequest, headers: Record<string, string>, observed: boolean): Promise<SpentQuotas>;
-  /** The quotas `request` spends from, in the order `spend` spends them (throws 503 for an invalid one). */
+  /** The quotas `request` spends from: its key's, then its owner's (throws 503 for an invalid one). */
   entriesOf(request: LimitRequest): QuotaEntry[];
   /** What spending `request.cost` did, from one decision per entry of `entriesOf` (`undefined`: an observed quota not decided). */
   summary(request: LimitRequest, spent: readonly (SpentQuota | undefined)[]): SpentQuotas;
-  /** Reads a key's quota (spends nothing, refills if due). */
-  read(key: string, quota: Quota, ownerId: string | undefined): Promise<QuotaDecision>;
+  /** `quota` when it can be spent from, else 503 `unavailable` (logged once per quota object). */
+  usableQuota(key: string, quota: Quota): Quota;
 }
 
-/** Creates the quota part of a limiter over `spender`. */
-export function createRequestQuotas(spender: QuotaSpender, logger: RateLimitLogger): RequestQuotas {
+/** Creates the quota part of a limiter. */
+export function createRequestQuotas(logger: RateLimitLogger): RequestQuotas {
   const reported = new WeakSet<object>();
 
-  function usable(key: string, quota: Quota): Quota {
+  function usableQuota(key: string, quota: Quota): Quota {
     const why = quotaProblem(quota) ?? (quota.setAt instanceof Date && Number.isFinite(quota.setAt.getTime()) ? undefined : 'setAt must be a valid Date');
     if (why === undefined) return quota;
     // Credits are a budget: an unreadable quota neither waves the key through nor spends
@@ -66,47 +57,13 @@ export function createRequestQuotas(spender: QuotaSpender, logger: RateLimitLogg
 
   function entriesOf({ key, quota, owner }: LimitRequest): QuotaEntry[] {
     const entries: QuotaEntry[] = [];
-    if (quota !== null) entries.push(owner === null ? { key, quota: usable(key, quota) } : { key, quota: usable(key, quota), partition: ownerQuotaKey(owner.id) });
+    if (quota !== null) entries.push(owner === null ? { key, quota: usableQuota(key, quota) } : { key, quota: usableQuota(key, quota), partition: ownerQuotaKey(owner.id) });
     const ownerQuota = owner?.quota ?? null;
-    if (owner !== null && ownerQuota !== null) entries.push({ key: ownerQuotaKey(owner.id), quota: usable(ownerQuotaKey(owner.id), ownerQuota) });
+    if (owner !== null && ownerQuota !== null) entries.push({ key: ownerQuotaKey(owner.id), quota: usableQuota(ownerQuotaKey(owner.id), ownerQuota) });
     return entries;
   }
 
-  async function spend(request: LimitRequest, headers: Record<string, string>, observed: boolean): Promise<SpentQuotas> {
-    const entries = entriesOf(request);
-    const enforced = entries.filter((e) => e.quota.mode !== 'observe');
-    const shadow = enforced.length === entries.length ? [] : entries.filter((e) => e.quota.mode === 'observe');
-    let spent: SpentQuota[] = [];
-    try {
-      if (enforced.length > 0) spent = await spender.spendAll(enforced, request.cost);
-    } catch (error) {
-      throw isKeysetError(error) ? new KeysetError(error.code, { detail: error.detail, cause: error.cause, headers: { ...headers, ...error.headers } }) : error;
-    }
-    if (shadow.length === 0) return summary(request, spent);
-    let shadowSpent: SpentQuota[] | undefined;
-    if (observed && spent.every((s) => s.allowed)) {
-      try {
-        shadowSpent = await spender.spendAll(shadow, request.cost);
-      } catch (error) {
-        // An observed quota never refuses, not even with 503: uncounted while its store fails (the spender logged it).
-        if (!isKeysetError(error)) throw error;
-      }
-    }
-    // Back in the order of `entriesOf`: the key's, then the owner's.
-    let e = 0;
-    let o = 0;
-    return summary(request, entries.map((entry) => (entry.quota.mode === 'observe' ? shadowSpent?.[o++] : spent[e++])));
-  }
-
-  return Object.freeze({
-    entriesOf,
-    summary,
-    spends: (request: LimitRequest): boolean => request.quota !== null || (request.owner?.quota ?? null) !== null,
-    spend,
-    async read(key: string, quota: Quota, ownerId: string | undefined): Promise<QuotaDecision> {
-      return ownerId === undefined ? spender.spend(key, usable(key, quota), 0) : spender.spend(key, usable(key, quota), 0, ownerQuotaKey(ownerId));
-    },
-  });
+  return Object.freeze({ entriesOf, summary, usableQuota });
 }
 
 /**

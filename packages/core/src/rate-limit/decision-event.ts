@@ -1,14 +1,18 @@
 /**
- * The `onDecision` hook: one event per limiter decision, for usage counting and analytics.
- * The hook runs after the decision and can never change it: a hook that throws, rejects
- * or never settles is contained (its promise is not awaited; failures are logged at most
- * once a minute). It runs synchronously on the request's path, so a hook that has real
- * work to do should hand it off (buffer, queue, metrics counter) and return.
+ * The `onDecision` hook: one event per limiter decision, for usage counting and analytics
+ * (who, where, what happened, how much), built from the request and the facts its decision
+ * gathered (`usageEvent`). The hook runs after the decision and can never change it: a
+ * hook that throws, rejects or never settles is contained (its promise is not awaited;
+ * failures are logged at most once a minute). It runs synchronously on the request's
+ * path, so a hook that has real work to do should hand it off (buffer, queue, metrics
+ * counter) and return.
  * @module
  */
 import type { Clock } from '../clock.ts';
+import type { SpentQuota } from '../quota/quota-spender.ts';
 import type { WouldRefuseReason } from './limit-mode.ts';
-import type { RateLimitLogger } from './types.ts';
+import type { LimitRequest } from './limit-request.ts';
+import type { RateLimitDecision, RateLimitLogger, WouldRefusal } from './types.ts';
 
 /**
  * What happened to the request. `would_refuse`: admitted and served, but an observed
@@ -81,4 +85,45 @@ export function containedHook(hook: DecisionHook, logger: RateLimitLogger, clock
       report(error);
     }
   };
+}
+
+/** Internal: what the decision of a request found out, as far as it went. */
+export interface DecisionFacts {
+  /** The rate-limit decision closest to exhaustion; absent when the store failed. */
+  readonly decision?: RateLimitDecision;
+  /** Credits spent. @default 0 */
+  readonly cost?: number;
+  readonly quota?: SpentQuota | undefined;
+  readonly ownerQuota?: SpentQuota | undefined;
+  /** For an admitted request: the observed (shadow) limit that would have refused it. */
+  readonly wouldRefuse?: WouldRefusal | undefined;
+}
+
+/** Internal: the event `onDecision` receives for `request`. Holds no key text: `keyId` is the identity id. */
+export function usageEvent(request: LimitRequest, outcome: DecisionOutcome, facts: DecisionFacts): DecisionEvent {
+  const { decision, cost = 0, quota, ownerQuota, wouldRefuse } = facts;
+  const would = outcome === 'allowed' ? wouldRefuse : undefined;
+  const event: DecisionEvent = {
+    keyId: request.key,
+    outcome: would === undefined ? outcome : 'would_refuse',
+    policy:
+      would !== undefined
+        ? would.policy
+        : outcome === 'quota_exhausted'
+        ? quota !== undefined && !quota.allowed
+          ? 'quota'
+          : 'owner.quota'
+        : (decision?.policy.name ?? (decision === undefined ? '' : 'default')),
+    cost,
+    remaining: decision?.remaining ?? 0,
+  };
+  if (would !== undefined) event.reason = would.reason;
+  if (request.owner !== null) event.ownerId = request.owner.id;
+  if (request.environment !== undefined) event.environment = request.environment;
+  if (request.route !== undefined) event.route = request.route;
+  if (quota !== undefined && quota.degraded === undefined) event.quotaRemaining = quota.remaining;
+  if (ownerQuota !== undefined && ownerQuota.degraded === undefined) event.ownerQuotaRemaining = ownerQuota.remaining;
+  const degraded = decision?.degraded ?? quota?.degraded ?? ownerQuota?.degraded;
+  if (degraded !== undefined) event.degraded = degraded;
+  return event;
 }

@@ -49,3 +49,8 @@ export function limitRequest(key: string, policies: LimitRequest['policies'], op
     wouldRefuse: options?.wouldRefuse,
   };
 }
+
+/** Whether `request` has a quota to spend from: its key's, or its owner's. */
+export function spendsQuota(request: LimitRequest): boolean {
+  return request.quota !== null || (request.owner?.quota ?? null) !== null;
+}

@@ -1,10 +1,16 @@
 /**
- * The limiter the API-key guard calls: one decision per request in three parts, each its
- * own module over one per-request context (`limit-request.ts`): the rate limits
- * (`rate-limits.ts`), then, once they admit the request, its quotas
- * (`quota/request-quotas.ts`), and a usage event for `onDecision` whatever the outcome
- * (`usage-events.ts`). What happens while a store fails (`onStoreError`) is
- * `store-decider.ts` and `quota/quota-spender.ts`.
+ * The limiter the API-key guard calls: one decision per request over one per-request
+ * context (`limit-request.ts`). Every call goes one way, from here down:
+ *
+ * - the rate limits: `rate-limits.ts` names the pairs to decide, the store decider
+ *   (`store-decider.ts`, which also answers while the store fails) decides them, and
+ *   `rate-limits.ts` turns the decisions into the headers or the 429;
+ * - then, once they admit the request, its quotas: `quota/request-quotas.ts` names the
+ *   counts to spend from, the spender (`quota/quota-spender.ts`, which also answers while
+ *   the quota store fails) spends them, and `quota/request-quotas.ts` says what that did;
+ * - a usage event for `onDecision` whatever the outcome (`decision-event.ts`).
+ *
+ * Neither `rate-limits.ts` nor `quota/request-quotas.ts` touches a store.
  *
  * Over a `RequestStore` (`request-store.ts`) the three parts are one store call, with the
  * guard's leases in it (`checkWithLeases`), and refusals the store gave are remembered
@@ -15,14 +21,13 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ConfigError, KeysetError } from '../errors.ts';
 import { createMemoryQuotaStore } from '../quota/memory-quota-store.ts';
 import { ownerQuotaKey } from '../quota/quota-period.ts';
-import { createQuotaSpender, type QuotaEntry, type QuotaPlan, type SpentQuota } from '../quota/quota-spender.ts';
+import { createQuotaSpender } from '../quota/quota-spender.ts';
 import { createRequestQuotas, quotaExhaustedError, type SpentQuotas } from '../quota/request-quotas.ts';
-import type { Quota, QuotaDecision, QuotaSpend, QuotaStore, QuotaStoreResult } from '../quota/types.ts';
-import { containedHook, type DecisionHook } from './decision-event.ts';
-import { limitRequest, type LimitRequest } from './limit-request.ts';
-import { createRateLimits, policiesProblem, rateLimitedError, type DecidedLimits } from './rate-limits.ts';
+import type { Quota, QuotaDecision, QuotaStore } from '../quota/types.ts';
+import { containedHook, usageEvent, type DecisionHook } from './decision-event.ts';
+import { limitRequest, spendsQuota, type LimitRequest } from './limit-request.ts';
+import { createRateLimits, observedRefusal, policiesProblem, rateLimitedError, type DecidedLimits } from './rate-limits.ts';
 import { createStoreDecider, type StoreErrorMode } from './store-decider.ts';
-import { usageEvent } from './usage-events.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 import { headerFormats, type RateLimitHeaderFormat } from './rate-limit-headers.ts';
 import type { RateLimitCheckOptions, RateLimitCheckResult, RateLimitLogger, RateLimitPolicy, RateLimitStore, RateLimiter, WouldRefusal } from './types.ts';
@@ -175,7 +180,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
   const policy = defaults[0] as RateLimitPolicy;
   // Validates onStoreError, timeoutMs, retryIntervalMs and the store.
   const stores = createStoreDecider({ store: options.store, onStoreError, timeoutMs, retryIntervalMs, clock, logger });
-  const rateLimits = createRateLimits({ defaults, stores, formats: headerFormats(options.headers), clock, logger });
+  const rateLimits = createRateLimits({ defaults, formats: headerFormats(options.headers), clock, logger });
   const { onDecision } = options;
   if (onDecision !== undefined && typeof onDecision !== 'function') throw new ConfigError('onDecision must be a function');
   const emit = onDecision === undefined ? undefined : containedHook(onDecision, logger, clock);
@@ -198,7 +203,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     retryAfterSeconds: Math.max(1, Math.ceil(retryIntervalMs / 1000)),
     warn: (details, message) => logger.warn(details, message),
   });
-  const quotas = createRequestQuotas(spender, logger);
+  const quotas = createRequestQuotas(logger);
 
   /**
    * `check` with a `RequestStore`: a remembered refusal answers at once; otherwise one
@@ -250,7 +255,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
    */
   async function decideInOneStep(store: RequestStore, request: LimitRequest, claims: LeaseClaims | undefined): Promise<RateLimitCheckResult | undefined> {
     const pairs = rateLimits.pairsOf(request);
-    const entries = quotas.spends(request) ? quotas.entriesOf(request) : [];
+    const entries = quotas.entriesOf(request);
     const sentAt = clock();
     const plan = spender.plan(entries, request.cost, sentAt);
     let output: RequestDecisionOutput;
@@ -282,7 +287,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     const { observedLease = -1, observedQuotas = false } = output;
     const leaseWould = observedLease >= 0 ? leaseRefusal(claims as LeaseClaims, observedLease) : undefined;
     if (entries.length === 0 || output.quotas === undefined) return admitted(request, limits, undefined, leaseWould);
-    const spent = quotas.summary(request, settleQuotas(plan, output.quotas, observedQuotas));
+    const spent = quotas.summary(request, spender.settleRequest(plan, output.quotas, observedQuotas));
     if (!spent.allowed) {
       // Replayed from memory only when every quota is enforced (the memory holds enforced answers).
       if (refusals !== undefined && entries.every((e) => e.quota.mode !== 'observe')) {
@@ -294,21 +299,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       throw quotaExhaustedError(request, spent, headers);
     }
     return admitted(request, limits, spent, leaseWould);
-  }
-
-  /**
-   * The decisions of the quotas a one-step store decided: the enforced ones together, the
-   * observed ones together when `observedDecided` (else `undefined`: not reached).
-   */
-  function settleQuotas(plan: QuotaPlan, answers: readonly QuotaStoreResult[], observedDecided: boolean): (SpentQuota | undefined)[] {
-    const groups = [false, true].map((observe) => plan.entries.flatMap((e, i) => ((e.quota.mode === 'observe') === observe ? [i] : [])));
-    const settled: (SpentQuota | undefined)[] = plan.entries.map(() => undefined);
-    for (const [g, indexes] of groups.entries()) {
-      if (indexes.length === 0 || (g === 1 && !observedDecided)) continue;
-      const part = { ...plan, entries: indexes.map((i) => plan.entries[i] as QuotaEntry), requests: indexes.map((i) => plan.requests[i] as QuotaSpend), nextRefills: indexes.map((i) => plan.nextRefills[i] as number | null) };
-      spender.settle(part, indexes.map((i) => answers[i] as QuotaStoreResult)).forEach((d, j) => (settled[indexes[j] as number] = d));
-    }
-    return settled;
   }
 
   /**
@@ -328,10 +318,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
 
   async function check(key: string, policies?: RateLimitPolicy | readonly RateLimitPolicy[] | null, checkOptions?: RateLimitCheckOptions): Promise<RateLimitCheckResult> {
     const request = limitRequest(key, policies, checkOptions);
-    let limits;
+    let limits: DecidedLimits;
     try {
       // Only a promise is awaited: the memory store's decisions are here already.
-      const asked = rateLimits.ask(request);
+      const asked = stores.decideAll(rateLimits.pairsOf(request));
       limits = rateLimits.decided(asked instanceof Promise ? await asked : asked);
     } catch (error) {
       emit?.(usageEvent(request, 'unavailable', {}));
@@ -348,11 +338,13 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
       emit?.(usageEvent(request, request.refusal, { decision }));
       return limits;
     }
-    if (!quotas.spends(request)) return admitted(request, limits, undefined);
-    let spent;
+    if (!spendsQuota(request)) return admitted(request, limits, undefined);
+    let spent: SpentQuotas;
     try {
+      const entries = quotas.entriesOf(request);
       // Observed quotas only when no observed limit before them would refuse the request.
-      spent = await quotas.spend(request, headers, observedRefusal(limits) === undefined && request.wouldRefuse === undefined);
+      const observed = limits.observed === undefined && request.wouldRefuse === undefined;
+      spent = quotas.summary(request, await spender.spendRequest(entries, request.cost, { observed, headers }));
     } catch (error) {
       emit?.(usageEvent(request, 'unavailable', { decision }));
       throw error;
@@ -375,19 +367,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiterWithS
     async readQuota(key: string, quota: Quota, ownerId?: string | null): Promise<QuotaDecision> {
       if (typeof key !== 'string') throw new ConfigError(`A quota key must be a string, got ${typeof key}`);
       if (ownerId !== undefined && ownerId !== null && typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
-      return quotas.read(key, quota, ownerId ?? undefined);
+      return spender.spend(key, quotas.usableQuota(key, quota), 0, ownerId === undefined || ownerId === null ? undefined : ownerQuotaKey(ownerId));
     },
     async readOwnerQuota(ownerId: string, quota: Quota): Promise<QuotaDecision> {
       if (typeof ownerId !== 'string') throw new ConfigError(`An owner id must be a string, got ${typeof ownerId}`);
-      return quotas.read(ownerQuotaKey(ownerId), quota, undefined);
+      const ownerKey = ownerQuotaKey(ownerId);
+      return spender.spend(ownerKey, quotas.usableQuota(ownerKey, quota), 0);
     },
   });
-}
-
-/** The observed (shadow) rate limit that would have refused an admitted request. */
-function observedRefusal(limits: DecidedLimits): WouldRefusal | undefined {
-  const observed = limits.observed;
-  return observed === undefined ? undefined : { reason: 'rate_limited', policy: observed.policy.name ?? 'default' };
 }
 
 /** The observed in-flight cap at `index` of `claims` that would have refused the request. */

@@ -20,8 +20,10 @@ function setup(defaults: readonly RateLimitPolicy[] = [DEFAULT]) {
   const lines: { details: Record<string, unknown>; message: string }[] = [];
   const logger: RateLimitLogger = { warn: (details, message) => void lines.push({ details, message }) };
   const stores = createStoreDecider({ store: undefined, onStoreError: 'closed', timeoutMs: 1000, retryIntervalMs: 1000, clock, logger });
-  const limits = createRateLimits({ defaults, stores, formats: { draft11: true, draft7: false, legacy: false }, clock, logger });
-  return { limits, lines, advance: (ms: number) => void (now += ms) };
+  const limits = createRateLimits({ defaults, formats: { draft11: true, draft7: false, legacy: false }, clock, logger });
+  // As the limiter asks: the pairs rate-limits names, decided by the store decider.
+  const ask = (r: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]> => stores.decideAll(limits.pairsOf(r));
+  return { limits: { ...limits, ask }, lines, advance: (ms: number) => void (now += ms) };
 }
 
 const request = (key: string, policies: LimitRequest['policies'], options?: RateLimitCheckOptions): LimitRequest => limitRequest(key, policies, options);

@@ -1,7 +1,9 @@
 /**
- * The limiter's rate limits: a request's policies (the key's own, or the default) and its
- * owner's (named `owner.<name>`), decided all-or-nothing in one store call (what happens
- * while the store fails is `store-decider.ts`), and the response headers they give.
+ * The limiter's rate limits, without a store: which pairs a request is decided under (the
+ * key's own policies, or the default, and its owner's, named `owner.<name>`), and what the
+ * store's decisions of those pairs mean for the response (the decision closest to
+ * exhaustion, the headers, the 429). The limiter asks the store (`store-decider.ts`) in
+ * between, so this module only turns requests into pairs and decisions into answers.
  * @module
  */
 import type { Clock } from '../clock.ts';
@@ -9,14 +11,12 @@ import { KeysetError } from '../errors.ts';
 import { rateLimitPolicyProblem } from './gcra.ts';
 import type { LimitRequest } from './limit-request.ts';
 import { closestToExhaustion, rateLimitHeaders, type HeaderFormats } from './rate-limit-headers.ts';
-import type { StoreDecider } from './store-decider.ts';
-import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest } from './types.ts';
+import type { RateLimitDecision, RateLimitLogger, RateLimitPolicy, RateLimitRequest, WouldRefusal } from './types.ts';
 
 /** Internal: what `createRateLimits` takes. */
 export interface RateLimitsOptions {
   /** The default policies, validated and frozen. */
   readonly defaults: readonly RateLimitPolicy[];
-  readonly stores: StoreDecider;
   readonly formats: HeaderFormats;
   readonly clock: Clock;
   readonly logger: RateLimitLogger;
@@ -39,20 +39,18 @@ export interface DecidedLimits {
 /** Internal: not exported from the package. */
 export interface RateLimits {
   /**
-   * Asks the store about `request`: one decision per policy, the owner's after the key's,
-   * synchronously when the store gives them so (see `StoreDecider.decide`). Throws or
-   * rejects only while the store fails closed (503).
+   * The pairs to decide for `request`, all-or-nothing: one per policy of the key (its own,
+   * or the default), then one per policy of its owner. A key with an owner has its pairs
+   * in the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
    */
-  ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]>;
-  /** The decision closest to exhaustion and the headers the store's `decisions` give. */
-  decided(decisions: RateLimitDecision[]): DecidedLimits;
-  /** The pairs `ask` would decide, for a store that decides them with the rest of the request. */
   pairsOf(request: LimitRequest): RateLimitRequest[];
+  /** The decision closest to exhaustion and the headers the store's `decisions` (one per pair) give. */
+  decided(decisions: RateLimitDecision[]): DecidedLimits;
 }
 
 /** Creates the rate-limit part of a limiter. */
 export function createRateLimits(options: RateLimitsOptions): RateLimits {
-  const { defaults, stores, formats, clock, logger } = options;
+  const { defaults, formats, clock, logger } = options;
   const fallback = defaults.length === 1 ? (defaults[0] as RateLimitPolicy) : defaults;
   const headerOptions = formats.draft11 && !formats.legacy ? undefined : { headers: formats };
   const reported = new WeakSet<object>();
@@ -91,32 +89,25 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return named ?? undefined;
   }
 
-  /**
-   * The key's pairs and the owner's, for one all-or-nothing decision. Every pair is put in
-   * the owner's partition, so a sharded store (Redis Cluster) keeps them in one slot.
-   */
-  function withOwner(key: string, keyPolicies: RateLimitPolicy | readonly RateLimitPolicy[], ownerId: string, ownerPolicies: readonly RateLimitPolicy[]): RateLimitRequest[] {
-    const partition = `owner:${ownerId}`;
-    const own = Array.isArray(keyPolicies) ? keyPolicies : [keyPolicies as RateLimitPolicy];
-    return [...own.map((policy: RateLimitPolicy) => ({ key, policy, partition })), ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
-  }
-
-  function ask(request: LimitRequest): RateLimitDecision[] | Promise<RateLimitDecision[]> {
-    // A key with an owner is decided in its owner's partition (see `pairsOf`).
-    return request.owner === null ? stores.decide(request.key, policiesOrDefault(request)) : stores.decideAll(pairsOf(request));
-  }
-
   function pairsOf(request: LimitRequest): RateLimitRequest[] {
     const { key, owner } = request;
-    const ownerPolicies = owner === null ? undefined : ownerPoliciesOf(owner);
-    if (ownerPolicies !== undefined && owner !== null) return withOwner(key, policiesOrDefault(request), owner.id, ownerPolicies);
+    if (owner !== null) return ownerPartitionPairs(request, owner);
     const own = policiesOrDefault(request);
-    // A key with an owner keeps its pairs in the owner's partition, owner limits or not,
-    // as its quota and its lease do: a store that decides a request in one step then
-    // touches one Redis Cluster slot.
-    const partition = owner === null ? undefined : `owner:${owner.id}`;
-    if (!Array.isArray(own)) return [partition === undefined ? { key, policy: own as RateLimitPolicy } : { key, policy: own as RateLimitPolicy, partition }];
-    return own.map((policy: RateLimitPolicy) => (partition === undefined ? { key, policy } : { key, policy, partition }));
+    return Array.isArray(own) ? own.map((policy: RateLimitPolicy) => ({ key, policy })) : [{ key, policy: own as RateLimitPolicy }];
+  }
+
+  /**
+   * A key with an owner keeps its pairs in the owner's partition, owner limits or not, as
+   * its quota and its lease do (a store that decides a request in one step then touches
+   * one Redis Cluster slot); the owner's pairs come after the key's.
+   */
+  function ownerPartitionPairs(request: LimitRequest, owner: NonNullable<LimitRequest['owner']>): RateLimitRequest[] {
+    const ownerPolicies = ownerPoliciesOf(owner) ?? [];
+    const own = policiesOrDefault(request);
+    const { key } = request;
+    const partition = `owner:${owner.id}`;
+    const keyPairs = (Array.isArray(own) ? own : [own as RateLimitPolicy]).map((policy: RateLimitPolicy) => ({ key, policy, partition }));
+    return ownerPolicies.length === 0 ? keyPairs : [...keyPairs, ...ownerPolicies.map((policy) => ({ key: partition, policy }))];
   }
 
   function decided(decisions: RateLimitDecision[]): DecidedLimits {
@@ -136,7 +127,7 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
     return observed === undefined ? { decision, decisions, headers } : { decision, decisions, headers, observed };
   }
 
-  return Object.freeze({ ask, decided, pairsOf });
+  return Object.freeze({ pairsOf, decided });
 }
 
 /** The 429 for a request its rate limits refused, with their headers and `Retry-After`. */
@@ -146,6 +137,12 @@ export function rateLimitedError(headers: Record<string, string>): KeysetError {
     headers,
     extensions: { retry_after: Number(headers['retry-after'] ?? '1') },
   });
+}
+
+/** The observed (shadow) rate limit that would have refused an admitted request, for its usage event. */
+export function observedRefusal(limits: DecidedLimits): WouldRefusal | undefined {
+  const observed = limits.observed;
+  return observed === undefined ? undefined : { reason: 'rate_limited', policy: observed.policy.name ?? 'default' };
 }
 
 /** Why `policies` (one, or a list with distinct names) cannot be decided together, or `undefined`. */
