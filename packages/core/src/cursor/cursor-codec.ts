@@ -202,41 +202,53 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   const binaryMac = crypto.hmacSha256BinaryBytes?.bind(crypto);
   const mac: (key: Uint8Array, input: Uint8Array) => string | Promise<string> = binaryMac ?? macOfText;
 
-  // One frame per codec, reused by every encode and decode: the MAC input
-  // `keyset-cursor\0 ‖ version ‖ \0 ‖ fingerprint ‖ \0 ‖ payload`, then room for the tag.
-  // The cursor is the frame from the prefix's last NUL (the version byte while it is read
-  // out) to the end of the tag: the payload is encoded once, where the MAC, the tag and
-  // base64url read it, and the prefix stays in place while the fingerprint does (a page
-  // decodes and encodes under one fingerprint). The provider reads the frame before its
-  // first await (the MAC call itself), and after any await the frame may hold another
-  // request's cursor: a second secret is tried on a copy (signedByUs), and a signed cursor
-  // is assembled from a frame filled again (sign).
+  // The MAC input `keyset-cursor\0 ‖ version ‖ \0 ‖ fingerprint ‖ \0 ‖ payload` is written
+  // into a frame with room for the tag after it; the cursor is the frame from the prefix's
+  // last NUL (the version byte while it is read out) to the end of the tag, so the payload
+  // is encoded once, where the MAC, the tag and base64url read it. A frame belongs to one
+  // call from `takeFrame()` to `giveFrame()`, across any await of the MAC: nothing another
+  // request does can change it. Frames are kept for reuse, because a fresh typed array of
+  // this size per cursor (allocated outside the JS heap) costs more than the rest of the
+  // codec (docs/benchmarks.md, "The cursor codec's frames"); with a MAC that answers at
+  // once one frame serves every call. A kept frame's prefix stays while the fingerprint
+  // does (a page decodes and encodes under one fingerprint).
+  interface Frame {
+    bytes: Uint8Array;
+    /** The fingerprint whose prefix stands in `bytes`, and where the payload starts. */
+    fingerprint: string | undefined;
+    payloadAt: number;
+    /** `bytes` from `payloadAt` to the end of the longest payload allowed. */
+    payloadRoom: Uint8Array;
+  }
   const maxBytes = Math.floor((maxLength * 3) / 4);
-  let frame = new Uint8Array(256 + maxBytes);
-  /** The version and fingerprint whose prefix stands in the frame, and where the payload starts. */
-  let framedVersion = 0;
-  let framedFingerprint: string | undefined;
-  let payloadAt = 0;
-  /** The frame from `payloadAt` to the end of the longest payload allowed. */
-  let payloadRoom = frame;
+  const spareFrames: Frame[] = [];
+  const MAX_SPARE_FRAMES = 16;
 
-  /** Writes the MAC input into the frame (grown for a long fingerprint); returns its end. */
-  function fill(version: number, fingerprint: string, payload: string | Uint8Array): number {
-    if (fingerprint !== framedFingerprint || version !== framedVersion) {
+  function takeFrame(): Frame {
+    return spareFrames.pop() ?? { bytes: new Uint8Array(256 + maxBytes), fingerprint: undefined, payloadAt: 0, payloadRoom: new Uint8Array(0) };
+  }
+
+  function giveFrame(frame: Frame): void {
+    if (spareFrames.length < MAX_SPARE_FRAMES) spareFrames.push(frame);
+  }
+
+  /** Writes the MAC input into `frame` (grown for a long fingerprint); returns its end. */
+  function fill(frame: Frame, fingerprint: string, payload: string | Uint8Array): number {
+    if (fingerprint !== frame.fingerprint) {
       // NUL cannot occur in a base64url fingerprint, and JSON.stringify escapes it in the payload.
-      const prefix = `keyset-cursor\u0000${version}\u0000${fingerprint}\u0000`;
-      if (frame.length < prefix.length * 3 + maxBytes) frame = new Uint8Array(prefix.length * 3 + maxBytes);
-      payloadAt = encoder.encodeInto(prefix, frame).written;
-      payloadRoom = frame.subarray(payloadAt, payloadAt + maxBytes - 1 - TAG_BYTES);
-      framedVersion = version;
-      framedFingerprint = fingerprint;
+      const prefix = `keyset-cursor\u0000${VERSION}\u0000${fingerprint}\u0000`;
+      if (frame.bytes.length < prefix.length * 3 + maxBytes) frame.bytes = new Uint8Array(prefix.length * 3 + maxBytes);
+      frame.payloadAt = encoder.encodeInto(prefix, frame.bytes).written;
+      frame.payloadRoom = frame.bytes.subarray(frame.payloadAt, frame.payloadAt + maxBytes - 1 - TAG_BYTES);
+      frame.fingerprint = fingerprint;
     }
-    frame[payloadAt - 1] = 0;
+    const { bytes, payloadAt } = frame;
+    bytes[payloadAt - 1] = 0;
     if (typeof payload !== 'string') {
-      frame.set(payload, payloadAt);
+      bytes.set(payload, payloadAt);
       return payloadAt + payload.length;
     }
-    const { read, written } = encoder.encodeInto(payload, payloadRoom);
+    const { read, written } = encoder.encodeInto(payload, frame.payloadRoom);
     if (read < payload.length) {
       const length = Math.ceil(((1 + encoder.encode(payload).length + TAG_BYTES) * 4) / 3);
       throw new TypeError(`cursor would be ${length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
@@ -304,15 +316,16 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       } catch {
         throw new Rejected('utf-8');
       }
-      // `fill` first: it may replace the frame with a larger one (a long fingerprint), and
-      // `frame.subarray(0, fill(…))` would read the old frame, named before the call ran.
-      const inputEnd = fill(version, fingerprint, payloadBytes);
-      const input = frame.subarray(0, inputEnd);
-      // The newest secret first; the MAC reads the frame before the await. The older ones
-      // (a rotation) work on a copy: the frame serves other cursors meanwhile.
-      const others = keys.length === 1 ? undefined : input.slice();
-      const tag = mac(signer, input);
-      if (!endsWithTag(bytes, typeof tag === 'string' ? tag : await tag) && (others === undefined || !(await signedByOthers(others, bytes)))) throw new Rejected('signature');
+      const frame = takeFrame();
+      try {
+        const end = fill(frame, fingerprint, payloadBytes);
+        const input = frame.bytes.subarray(0, end);
+        // The newest secret first, then the older ones (a rotation).
+        const tag = mac(signer, input);
+        if (!endsWithTag(bytes, typeof tag === 'string' ? tag : await tag) && !(await signedByOthers(input, bytes))) throw new Rejected('signature');
+      } finally {
+        giveFrame(frame);
+      }
       return read(payload, sort);
     } catch (cause) {
       throw invalid(cause);
@@ -331,18 +344,34 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       if (mismatch !== undefined) throw new TypeError(mismatch);
     }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    const end = fill(VERSION, fingerprint, payload);
-    const tag = mac(signer, frame.subarray(0, end));
-    if (typeof tag === 'string') return cursorAt(end, tag);
-    // The frame may hold another cursor once the MAC has answered: fill it again (the same bytes).
-    return tag.then((later) => cursorAt(fill(VERSION, fingerprint, payload), later));
+    const frame = takeFrame();
+    let tag: string | Promise<string>;
+    let end: number;
+    try {
+      end = fill(frame, fingerprint, payload);
+      tag = mac(signer, frame.bytes.subarray(0, end));
+    } catch (error) {
+      giveFrame(frame);
+      throw error;
+    }
+    if (typeof tag === 'string') return cursorIn(frame, end, tag);
+    return tag.then(
+      (later) => cursorIn(frame, end, later),
+      (error: unknown) => {
+        giveFrame(frame);
+        throw error;
+      },
+    );
   }
 
-  /** The cursor in the frame just filled up to `end`: version byte, payload, tag. */
-  function cursorAt(end: number, tag: string): string {
-    for (let i = 0; i < TAG_BYTES; i++) frame[end + i] = tag.charCodeAt(i);
-    frame[payloadAt - 1] = VERSION;
-    return base64.encode(frame.subarray(payloadAt - 1, end + TAG_BYTES));
+  /** The cursor in `frame`, whose MAC input ends at `end`: version byte, payload, tag. Gives the frame back. */
+  function cursorIn(frame: Frame, end: number, tag: string): string {
+    const { bytes, payloadAt } = frame;
+    for (let i = 0; i < TAG_BYTES; i++) bytes[end + i] = tag.charCodeAt(i);
+    bytes[payloadAt - 1] = VERSION;
+    const cursor = base64.encode(bytes.subarray(payloadAt - 1, end + TAG_BYTES));
+    giveFrame(frame);
+    return cursor;
   }
 
   async function encode(position: CursorPosition | null, fingerprint: string, sort: SortSpec, direction: CursorDirection = 'forward'): Promise<string> {
