@@ -7,7 +7,7 @@
  * @module
  */
 import { KeysetError } from './errors.ts';
-import { isValidHost } from './pagination/base-url.ts';
+import { isValidHost } from './pagination/page-links.ts';
 import { requestPathError } from './request-path.ts';
 
 /** What `requestError()` looks at, as the request carried it. */
