@@ -8,8 +8,7 @@
 // Requests: query strings, paths, methods, problems
 export { PROBLEM_CONTENT_TYPE } from './errors.ts';
 export { parseQueryString, queryStringOf } from './pagination/page-query.ts';
-export { requestInstance, requestPathError } from './request-path.ts';
-export { contentTypeError, hostError, requestError } from './request-error.ts';
+export { contentTypeError, hostError, requestError, requestInstance, requestPathError } from './request-error.ts';
 export type { RequestFacts } from './request-error.ts';
 export { scrubSyntaxError } from './scrub-syntax-error.ts';
 export { clientErrorStatus, schemaValidationError } from './client-error.ts';
