@@ -10,10 +10,11 @@
  * before matching, Express and `Request` URLs do not; the WHATWG URL turns `\` into `/`
  * and resolves `/a/../b`, Express and Fastify match them as sent; `@hono/node-server`
  * refuses `*` where Express answers 404. A proxy rule written for the raw path (`deny
- * /api/keys`) is bypassed wherever a server matches something else than what the proxy saw. So every target that two servers could read
- * differently is refused here, the same way on every adapter: 400 `invalid_request`,
- * `field: 'path'`. Adapters hand over the target as it came off the wire and this decides;
- * a problem's `instance` is that target's path (`requestInstance`).
+ * /api/keys`) is bypassed wherever a server matches something else than what the proxy saw.
+ * So every target that two servers could read differently is refused here, the same way on
+ * every adapter: 400 `invalid_request`, `field: 'path'`. Adapters hand over the target as
+ * it came off the wire and this decides; a problem's `instance` is that target's path
+ * (`requestInstance`).
  * @module
  */
 import { KeysetError } from './errors.ts';
