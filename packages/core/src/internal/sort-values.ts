@@ -207,9 +207,7 @@ export function positionMismatch(sort: readonly SortKey[], position: readonly un
 
 /**
  * Name of the row property through which a query helper hands the paginator a row's sort
- * values: an object of cursor values by sort key (`{ createdAt: '2025-…', id: '9007…' }`).
- *
- * The row property through which a query helper hands the paginator a row's sort values
+ * values (an object of cursor values by sort key: `{ createdAt: '2025-…', id: '9007…' }`)
  * as it read them itself, losslessly (timestamps, bigints and decimals as database text),
  * whatever the driver makes of the columns the user selected. `@keyset/kysely` sets it
  * (non-enumerable: the user's row keeps its shape); a `@keyset/drizzle` select carries it

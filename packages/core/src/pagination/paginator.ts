@@ -478,8 +478,8 @@ export function pageItems<Row>(plan: PagePlan, rows: readonly Row[]): { items: R
  * spread's define for a key the prototype holds (`__proto__`'s setter, an accessor added
  * to `Object.prototype`), and a spread also copies symbol keys: such filters, and values
  * that are not objects, still take the spread, checked before any value is read so no
- * getter runs twice. The frozen copy of a query's filters that a plan carries. Internal: not
- * exported from the package.
+ * getter runs twice. The plan's frozen copy of the query's filters. Internal: not exported
+ * from the package.
  */
 export function frozenFilters(given: Record<string, unknown>): Readonly<Record<string, unknown>> {
   if (typeof given !== 'object' || given === null) return Object.freeze({ ...(given as object) }) as Readonly<Record<string, unknown>>;
