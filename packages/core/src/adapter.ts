@@ -7,9 +7,8 @@
 
 // Requests: query strings, paths, methods, problems
 export { PROBLEM_CONTENT_TYPE } from './errors.ts';
-export { parseQueryString, queryStringOf } from './query-string.ts';
-export { requestInstance, requestPathError } from './request-path.ts';
-export { contentTypeError, hostError, requestError } from './request-error.ts';
+export { parseQueryString, queryStringOf } from './pagination/page-query.ts';
+export { contentTypeError, hostError, requestError, requestInstance, requestPathError } from './request-error.ts';
 export type { RequestFacts } from './request-error.ts';
 export { scrubSyntaxError } from './scrub-syntax-error.ts';
 export { clientErrorStatus, schemaValidationError } from './client-error.ts';
@@ -29,20 +28,17 @@ export type { NodeIncomingRequest, NodeServerResponse } from './http/node-transp
 export type { NodeIncomingBody } from './http/web-transport.ts';
 
 // Pagination building blocks (what `createPaginator` composes)
-export { isValidHost, normalizeBaseUrl, requestOrigin } from './pagination/base-url.ts';
-export { createLimitPolicy } from './pagination/limit-policy.ts';
-export type { LimitResolver } from './pagination/limit-policy.ts';
-export { parsePageQuery } from './pagination/parse-page-query.ts';
-export type { PageQuery, ParsePageQueryOptions } from './pagination/parse-page-query.ts';
+export { createLimitPolicy, parsePageQuery } from './pagination/page-query.ts';
+export type { LimitResolver, PageQuery, ParsePageQueryOptions } from './pagination/page-query.ts';
 export { createSortParam } from './pagination/sort-param.ts';
 export type { SortParam } from './pagination/sort-param.ts';
 export { fetchSort, reverseSortSpec } from './pagination/sort-spec.ts';
-export { pageItems } from './pagination/page-items.ts';
-export { SORT_VALUES_FIELD } from './cursor/exact-sort-values.ts';
+export { pageItems } from './pagination/paginator.ts';
+export { SORT_VALUES_FIELD } from './internal/sort-values.ts';
 export { exactSortColumns } from './pagination/keyset-where.ts';
 export type { ExactSortColumn } from './pagination/keyset-where.ts';
 export { cursorFingerprint } from './cursor/cursor-fingerprint.ts';
-export { pageLinks } from './pagination/page-links.ts';
+export { isValidHost, normalizeBaseUrl, pageLinks, requestOrigin } from './pagination/page-links.ts';
 export type { KeepParam, PageLinkTarget, PageRel } from './pagination/page-links.ts';
 export { resolveTotalPolicy, settleTotal } from './pagination/total-policy.ts';
 export type { SettledTotal, TotalPolicy } from './pagination/total-policy.ts';

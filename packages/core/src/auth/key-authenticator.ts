@@ -7,8 +7,7 @@
  * @module
  */
 import { KeysetError } from '../errors.ts';
-import { readCredentials, type AcceptedSchemes } from './authorization-header.ts';
-import { singleAuthorization } from './authorization-credentials.ts';
+import { readCredentials, singleAuthorization, type AcceptedSchemes } from './authorization-header.ts';
 import { createIpAllowlistCheck } from './ip-allowlist.ts';
 import type { BestEffortLog } from '../keys/internal/best-effort-log.ts';
 import type { VerifiedKey } from '../keys/key-record.ts';

@@ -7,7 +7,7 @@
 import { KEY_CHECKSUM_LENGTH, KEY_OK, KEY_RANDOM_LENGTH, checkKey } from '../keys/key-format.ts';
 import { redactKey } from '../redaction/redact-key.ts';
 import { redactEncodedText } from '../redaction/redact-text.ts';
-import { queryStringOf } from '../query-string.ts';
+import { queryStringOf } from '../pagination/page-query.ts';
 
 /**
  * Query parameter names that carry credentials (compared case-insensitively). `key` is

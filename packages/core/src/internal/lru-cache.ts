@@ -27,8 +27,8 @@ export interface LruSlot {
 
 /**
  * Bounded cache with TTL and second-chance eviction, keyed by strings or, where a key
- * can be a small integer (`auth/internal/digest-cache.ts`), by numbers. Not exported
- * from the package.
+ * can be a small integer (the key verifier's `DigestCache`, `auth/key-verifier.ts`), by
+ * numbers. Not exported from the package.
  */
 export class LruCache<V extends LruSlot, K extends string | number = string> {
   readonly #max: number;

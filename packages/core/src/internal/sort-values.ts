@@ -2,10 +2,13 @@
  * Sort values in their three forms: as rows hold them (`Date`, `bigint`, database text),
  * as cursors carry them (`SortValue`: JSON-safe and lossless), and as the comparator
  * orders them (exact: `bigint` for integers and microsecond instants, decimal text).
+ * A row's position, the cursor form of its sort values (`rowPosition`), is read from the
+ * exact values a query helper attached to it (`SORT_VALUES_FIELD`) where it did, else
+ * from the row's own properties.
  * @module
  */
 import { ConfigError } from '../errors.ts';
-import type { SortKey, SortValue, SortValueType } from '../pagination/types.ts';
+import type { SortKey, SortSpec, SortValue, SortValueType } from '../pagination/types.ts';
 import { compareDecimal, DECIMAL_PATTERN, INTEGER_PATTERN, numberToDecimal } from './decimal.ts';
 import { dateToTimestamp, isTimestamp, parseTimestamp } from './timestamp.ts';
 
@@ -200,4 +203,61 @@ export function positionMismatch(sort: readonly SortKey[], position: readonly un
     return `cursor position[${i}], sort key ${JSON.stringify(key.key)} (type ${key.type}), must be ${expected}; got ${describeValue(position[i])}`;
   }
   return undefined;
+}
+
+/**
+ * Name of the row property through which a query helper hands the paginator a row's sort
+ * values (an object of cursor values by sort key: `{ createdAt: '2025-…', id: '9007…' }`)
+ * as it read them itself, losslessly (timestamps, bigints and decimals as database text),
+ * whatever the driver makes of the columns the user selected. `@keyset/kysely` sets it
+ * (non-enumerable: the user's row keeps its shape); a `@keyset/drizzle` select carries it
+ * as a nested object (`...page.select`). `Paginator.page` reads cursors from it and leaves
+ * it out of the items it returns.
+ */
+export const SORT_VALUES_FIELD = 'keysetSortValues';
+
+/** The row's exact sort values, when a query helper attached them. */
+export function exactSortValues(row: object): Readonly<Record<string, unknown>> | undefined {
+  if (!Object.hasOwn(row, SORT_VALUES_FIELD)) return undefined;
+  const values = (row as Record<string, unknown>)[SORT_VALUES_FIELD];
+  return typeof values === 'object' && values !== null ? (values as Record<string, unknown>) : undefined;
+}
+
+/**
+ * `items` without the enumerable sort-values property (a Drizzle select's): each such
+ * item shallow-copied without it, so a response body shows only the user's fields.
+ */
+export function withoutSortValues<Row>(items: Row[]): Row[] {
+  const first = items[0];
+  if (typeof first !== 'object' || first === null || !Object.prototype.propertyIsEnumerable.call(first, SORT_VALUES_FIELD)) return items;
+  return items.map((item) => {
+    const { [SORT_VALUES_FIELD]: _, ...rest } = item as Record<string, unknown>;
+    return rest as Row;
+  });
+}
+
+/**
+ * The cursor-form values of `row` for `spec`, checked by `toSortValue`: from the exact
+ * values a query helper attached (`exactSortValues`) where it did, else from the row's
+ * own properties. The first two keys are read at load sites of their own: a site that
+ * only ever sees one property name (an endpoint's first sort key, say `createdAt`) stays
+ * a fast named load, where one shared site seeing every key's name turns into V8's
+ * megamorphic keyed load.
+ */
+export function rowPosition(row: Record<string, unknown>, spec: SortSpec): SortValue[] {
+  const exact = exactSortValues(row);
+  if (exact !== undefined) return spec.map((key) => (Object.hasOwn(exact, key.key) ? toSortValue(key, exact[key.key], true) : toSortValue(key, row[key.key])));
+  const length = spec.length;
+  const position: SortValue[] = new Array(length);
+  const first = spec[0] as SortKey;
+  position[0] = toSortValue(first, row[first.key]);
+  if (length > 1) {
+    const second = spec[1] as SortKey;
+    position[1] = toSortValue(second, row[second.key]);
+  }
+  for (let i = 2; i < length; i++) {
+    const key = spec[i] as SortKey;
+    position[i] = toSortValue(key, row[key.key]);
+  }
+  return position;
 }

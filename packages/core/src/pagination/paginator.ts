@@ -6,15 +6,11 @@
 import type { Clock } from '../clock.ts';
 import type { CryptoProvider } from '../crypto/crypto-provider.ts';
 import { defaultCrypto } from '../internal/default-crypto.ts';
-import { compareKey, toComparable, toSortValue } from '../internal/sort-values.ts';
-import { exactSortValues, withoutSortValues } from '../cursor/exact-sort-values.ts';
+import { compareKey, rowPosition, toComparable, withoutSortValues } from '../internal/sort-values.ts';
 import { createPaginatorCursorCodec } from '../cursor/cursor-codec.ts';
 import { createFingerprintCache, scopePrefix } from '../cursor/cursor-fingerprint.ts';
-import { frozenFilters } from './frozen-filters.ts';
-import { LIMIT_OPTIONS, createLimitPolicy } from './limit-policy.ts';
-import { parseWithModes, resolveModes } from './parse-page-query.ts';
-import { pageItems } from './page-items.ts';
-import { pageLinks, type KeepParam, type PageLinkTarget } from './page-links.ts';
+import { LIMIT_OPTIONS, createLimitPolicy, parseWithModes, resolveModes } from './page-query.ts';
+import { keptParams, pageLinks, type KeepParam, type PageLinkTarget } from './page-links.ts';
 import { SORTABLE_FIELD_OPTIONS, createSortParam, type SortableField } from './sort-param.ts';
 import { SORT_KEY_OPTIONS, defineSortSpec } from './sort-spec.ts';
 import { resolveTotalPolicy, settleTotal, type CountedTotal, type TotalOption } from './total-policy.ts';
@@ -23,32 +19,6 @@ import { ConfigError, KeysetError } from '../errors.ts';
 import { assertKnownOptions, type KnownOptions } from '../internal/check-options.ts';
 
 const NO_PLAN_OPTIONS: PlanOptions = Object.freeze({});
-
-/**
- * The cursor-form values of `row` for `spec`, checked by `toSortValue`: from the exact
- * values a query helper attached (`exactSortValues`) where it did, else from the row's
- * own properties. The first two keys are read at load sites of their own: a site that
- * only ever sees one property name (an endpoint's first sort key, say `createdAt`) stays
- * a fast named load, where one shared site seeing every key's name turns into V8's
- * megamorphic keyed load.
- */
-function rowPosition(row: Record<string, unknown>, spec: SortSpec): SortValue[] {
-  const exact = exactSortValues(row);
-  if (exact !== undefined) return spec.map((key) => (Object.hasOwn(exact, key.key) ? toSortValue(key, exact[key.key], true) : toSortValue(key, row[key.key])));
-  const length = spec.length;
-  const position: SortValue[] = new Array(length);
-  const first = spec[0] as SortKey;
-  position[0] = toSortValue(first, row[first.key]);
-  if (length > 1) {
-    const second = spec[1] as SortKey;
-    position[1] = toSortValue(second, row[second.key]);
-  }
-  for (let i = 2; i < length; i++) {
-    const key = spec[i] as SortKey;
-    position[i] = toSortValue(key, row[key.key]);
-  }
-  return position;
-}
 
 /** Options of {@link createPaginator}. */
 export interface PaginatorOptions {
@@ -479,20 +449,53 @@ export function createPaginator<Row>(options: PaginatorOptions): Paginator<Row> 
   });
 }
 
-/** A query parameter name (RFC 3986 query characters, decoded), as `keepParams` takes it. */
-const PARAM_NAME = /^[A-Za-z0-9._~!$'()*+,;:@/?-]{1,64}$/;
+/**
+ * From fetched rows to a page's items: the one place that drops the extra row and puts a
+ * backward page back into sort order, so every source (memory, SQL, query builders)
+ * agrees on what a page holds.
+ *
+ * The page's `items` (in sort order) and whether the walk's direction has more rows,
+ * from up to `plan.take` rows in fetch order. Has-more comes only from the extra row:
+ * a short page is not proof of the end. `Paginator.page` calls it for you.
+ *
+ * @example
+ * ```ts
+ * const { items, hasMore } = pageItems(plan, rows); // rows as keysetWhere's ORDER BY returned them
+ * ```
+ */
+export function pageItems<Row>(plan: PagePlan, rows: readonly Row[]): { items: Row[]; hasMore: boolean } {
+  const hasMore = rows.length > plan.limit;
+  const items = rows.slice(0, plan.limit);
+  if (plan.mode === 'cursor' && plan.direction === 'backward') items.reverse();
+  return { items, hasMore };
+}
 
 /**
- * The names every link of the endpoint keeps: `limit`, `sort` when clients may sort, and
- * `keepParams`, validated (a position parameter is no parameter to keep: it moves).
+ * `Object.freeze({ ...given })`, made faster for the filters every request brings. The
+ * own enumerable string keys are copied by plain stores into a fresh object, which V8
+ * freezes along a cached map transition; an object made by spread has a map with no
+ * frozen twin, and freezing it makes a new one on every request. A store is not a
+ * spread's define for a key the prototype holds (`__proto__`'s setter, an accessor added
+ * to `Object.prototype`), and a spread also copies symbol keys: such filters, and values
+ * that are not objects, still take the spread, checked before any value is read so no
+ * getter runs twice. The plan's frozen copy of the query's filters. Internal: not exported
+ * from the package.
  */
-function keptParams(keepParams: readonly string[], sortable: boolean): ReadonlySet<string> {
-  if (!Array.isArray(keepParams)) throw new ConfigError(`keepParams must be a list of query parameter names such as ['expand', 'fields'], got ${JSON.stringify(keepParams)}`);
-  for (const name of keepParams) {
-    if (typeof name !== 'string' || !PARAM_NAME.test(name)) {
-      throw new ConfigError(`keepParams: ${JSON.stringify(name)} is not a query parameter name (1-64 letters, digits or ._~!$'()*+,;:@/?-)`);
-    }
-    if (name === 'cursor' || name === 'offset') throw new ConfigError(`keepParams: '${name}' is the page position, which every link sets itself; remove it`);
+export function frozenFilters(given: Record<string, unknown>): Readonly<Record<string, unknown>> {
+  if (typeof given !== 'object' || given === null) return Object.freeze({ ...(given as object) }) as Readonly<Record<string, unknown>>;
+  // Every own string key, as a spread lists them before reading any: each is copied only if
+  // it is still an own enumerable member when its turn comes (a getter read earlier may
+  // have deleted it, or changed whether it is enumerable), as a spread checks.
+  const keys = Object.getOwnPropertyNames(given);
+  for (let i = 0; i < keys.length; i++) if ((keys[i] as string) in OBJECT_PROTOTYPE) return Object.freeze({ ...given });
+  if (Object.getOwnPropertySymbols(given).length !== 0) return Object.freeze({ ...given });
+  const copy: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (isEnumerable.call(given, key)) copy[key] = given[key];
   }
-  return new Set(['limit', ...(sortable ? ['sort'] : []), ...keepParams]);
+  return Object.freeze(copy);
 }
+
+const OBJECT_PROTOTYPE: object = Object.prototype;
+const isEnumerable = Object.prototype.propertyIsEnumerable;

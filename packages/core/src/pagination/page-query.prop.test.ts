@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isKeysetError } from '../errors.ts';
-import { parseWithModes, resolveModes } from './parse-page-query.ts';
+import { parseWithModes, resolveModes } from './page-query.ts';
 
 type Modes = ReturnType<typeof resolveModes>;
 

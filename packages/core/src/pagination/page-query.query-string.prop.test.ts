@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseQueryString, queryStringOf } from './query-string.ts';
+import { parseQueryString, queryStringOf } from './page-query.ts';
 
 const entries = (query: URLSearchParams): [string, string][] => [...query];
 

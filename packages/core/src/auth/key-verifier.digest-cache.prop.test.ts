@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DigestCache, type DigestSlot } from './digest-cache.ts';
+import { DigestCache, type DigestSlot } from './key-verifier.ts';
 
 type Box = DigestSlot & { n: number };
 const box = (n: number): Box => ({ n, digestKey: '', until: 0, hit: 0 });

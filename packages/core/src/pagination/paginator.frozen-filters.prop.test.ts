@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { frozenFilters } from './frozen-filters.ts';
+import { frozenFilters } from './paginator.ts';
 
 const SYMBOL = Symbol('filter');
 const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('__proto__', 'toString', 'constructor', 'hasOwnProperty', '0', '1', '10', '-1', 'status'));

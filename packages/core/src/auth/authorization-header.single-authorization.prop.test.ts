@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toProblem } from '../errors.ts';
-import { singleAuthorization } from './authorization-credentials.ts';
+import { singleAuthorization } from './authorization-header.ts';
 
 const KEY = 'acme_live_0123456789abcdefghijABCDEFGHIJ01abcDEF';
 const token = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,15}$/);

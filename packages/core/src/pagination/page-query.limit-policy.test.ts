@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KeysetError, toProblem } from '../errors.ts';
-import { createLimitPolicy } from './limit-policy.ts';
+import { createLimitPolicy } from './page-query.ts';
 
 describe('createLimitPolicy', () => {
   it('defaults to 20 / 100 / reject and is frozen', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from './cursor-fingerprint.ts';
 
 describe('canonicalJson', () => {
   it('sorts keys and keeps types apart', () => {

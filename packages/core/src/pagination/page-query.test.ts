@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, KeysetError, toProblem } from '../errors.ts';
-import { parsePageQuery } from './parse-page-query.ts';
+import { parsePageQuery } from './page-query.ts';
 
 const q = (s: string): URLSearchParams => new URLSearchParams(s);
 

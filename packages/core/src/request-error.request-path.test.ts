@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toProblem } from './errors.ts';
-import { requestInstance, requestPathError } from './request-path.ts';
+import { requestInstance, requestPathError } from './request-error.ts';
 
 describe('requestPathError', () => {
   it('refuses a malformed or non-UTF-8 percent-encoding with 400 invalid_request naming the path', () => {

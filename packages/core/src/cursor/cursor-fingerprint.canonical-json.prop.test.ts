@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from './cursor-fingerprint.ts';
 
 function previous(value: unknown, depth = 0): string {
   if (depth > 32) throw new TypeError('filters nest deeper than 32 levels (or contain a cycle)');

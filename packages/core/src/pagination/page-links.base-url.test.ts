@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mangledKey } from '@keyset/test-support';
 import { ConfigError, KeysetError, toProblem } from '../errors.ts';
-import { isValidHost, normalizeBaseUrl, requestOrigin } from './base-url.ts';
+import { isValidHost, normalizeBaseUrl, requestOrigin } from './page-links.ts';
 
 describe('normalizeBaseUrl', () => {
   it('keeps scheme, host and path prefix, without a trailing slash', () => {
