@@ -11,7 +11,7 @@ import { rejection as refusal } from '@keyset/test-support';
 import { ConfigError, isKeysetError, toProblem } from '../errors.ts';
 import { createMemoryQuotaStore } from './memory-quota-store.ts';
 import { createQuotaSpender, type QuotaSpenderOptions } from './quota-spender.ts';
-import type { QuotaSpend, QuotaStore, QuotaStoreResult } from './types.ts';
+import type { Quota, QuotaSpend, QuotaStore, QuotaStoreResult } from './types.ts';
 import { hourly, oneOff, T0 } from './quotas.test-support.ts';
 
 function setup(overrides: Partial<QuotaSpenderOptions> = {}) {
