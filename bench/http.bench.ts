@@ -21,6 +21,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleServer } from './http/bundle.ts';
@@ -98,6 +99,20 @@ async function walk(port: number, key: string): Promise<string[]> {
   return paths;
 }
 
+/**
+ * One page's size as this stack sends it: header lines (`name: value` CRLF, as fetch()
+ * reports them, the status line left out) and body bytes. Stacks do not send the same
+ * bytes (keyset and the hand-rolled stack add `Link`, `RateLimit` and `RateLimit-Policy`
+ * and a previous-page cursor), so the table shows what each one writes to its socket.
+ */
+async function pageBytes(port: number, key: string, path: string): Promise<{ header: number; body: number }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `ApiKey ${key}` } });
+  const body = Buffer.byteLength(await res.text());
+  let header = 0;
+  for (const [name, value] of res.headers) header += name.length + 2 + Buffer.byteLength(value) + 2;
+  return { header, body };
+}
+
 interface Stats {
   user: number;
   system: number;
@@ -137,12 +152,15 @@ const rpsRatios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) =>
 const cpuRatios: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
 const cpuOver: Record<string, number[]> = Object.fromEntries(STACKS.map((s) => [s, []]));
 const distinct = { keys: 0, paths: 0 };
+const bytes: Record<string, { header: number; body: number }> = {};
 
 /** One stack's server, started, its pages walked, warmed up. */
 async function prepare(stack: Stack): Promise<{ child: ChildProcess; port: number; keys: string[]; paths: string[] }> {
   const server = await start(stack);
   try {
     const paths = await walk(server.port, server.keys[0]!);
+    // A page with a cursor (links both ways): the kind most of the traffic asks for.
+    bytes[stack] ??= await pageBytes(server.port, server.keys[1] ?? server.keys[0]!, paths[1] ?? paths[0]!);
     distinct.keys = server.keys.length;
     distinct.paths = Math.min(distinct.paths || Infinity, paths.length);
     if (WARMUP > 0) await load(server.port, server.keys, paths, WARMUP); // warm-up: JIT, caches
@@ -161,8 +179,10 @@ async function measure(stack: Stack, server: Awaited<ReturnType<typeof prepare>>
   if (r.non2xx || r.errors) throw new Error(`${stack}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   const served = after.served - before.served;
   const cpuMicros = (after.user + after.system - before.user - before.system) / served;
+  // The load average beside each figure: on a busy machine every stack's own work costs
+  // several times what it costs on a calm one, and more so the more code it runs.
   console.log(
-    `round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  ${cpuMicros.toFixed(1).padStart(6)} µs CPU/req  p99 ${r.latencyP99} ms`,
+    `round ${round + 1} ${stack.padEnd(15)} ${Math.round(r.requests).toLocaleString('en-US').padStart(8)} req/s  ${cpuMicros.toFixed(1).padStart(6)} µs CPU/req  p99 ${r.latencyP99} ms  load ${loadavg()[0]!.toFixed(1)}`,
   );
   return { rps: r.requests, cpuMicros };
 }
@@ -212,6 +232,7 @@ const table = STACKS.map((stack) => ({
   'CPU µs over bare': Number(median(cpuOver[stack]!).toFixed(1)),
   'x bare CPU': Number(median(cpuRatios[stack]!).toFixed(3)),
   'x bare CPU per round': cpuRatios[stack]!.map((r) => r.toFixed(3)).join(' '),
+  'header + body bytes': bytes[stack] === undefined ? '' : `${bytes[stack]!.header} + ${bytes[stack]!.body}`,
 }));
 console.table(table);
 save('http', { rounds: ROUNDS, seconds: SECONDS, warmup: WARMUP, connections: CONNECTIONS, keys: distinct.keys, paths: distinct.paths, table, raw: samples });

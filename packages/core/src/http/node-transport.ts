@@ -5,6 +5,7 @@
  * @module
  */
 import type { ApiKeyGuardRequest } from '../auth/api-key-guard.ts';
+import { NO_LEASE } from '../concurrency/concurrency-limit.ts';
 import { declaresBody } from './message-body.ts';
 
 /** What the guard reads of Node's `IncomingMessage`. */
@@ -59,7 +60,9 @@ function authorizationLines(rawHeaders: readonly string[]): string[] | undefined
  * Gives the lease back when the response ends, whatever its body: Node emits `close` on a
  * `ServerResponse` once its last byte is handed to the socket, for every status and method
  * (a `HEAD` included), and also when the client went away first; a response already
- * closed (the client went away while the guard decided) releases at once.
+ * closed (the client went away while the guard decided) releases at once. A request that
+ * holds no lease (no in-flight limit on the key: the guard's shared no-op) adds no
+ * listener: a `close` listener on every response is work the socket's end does for nothing.
  *
  * @example
  * ```ts
@@ -67,7 +70,7 @@ function authorizationLines(rawHeaders: readonly string[]): string[] | undefined
  * ```
  */
 export function releaseWhenClosed(res: NodeServerResponse, release: (() => void) | undefined): void {
-  if (release === undefined) return;
+  if (release === undefined || release === NO_LEASE) return;
   if (res.closed === true) release();
   else res.once('close', release);
 }

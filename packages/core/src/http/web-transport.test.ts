@@ -83,6 +83,12 @@ describe('releaseWhenClosed()', () => {
     releaseWhenClosed({ closed: true, once: () => expect.unreachable('no close comes after close') }, gone.release);
     expect(gone.count()).toBe(1);
   });
+
+  it('adds no close listener for a request that holds no lease', () => {
+    const res = { closed: false, once: () => expect.unreachable('nothing to give back, nothing to listen for') };
+    releaseWhenClosed(res, NO_LEASE);
+    releaseWhenClosed(res, undefined);
+  });
 });
 
 describe('a body still on its way', () => {
