@@ -206,54 +206,44 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
   // into a frame with room for the tag after it; the cursor is the frame from the prefix's
   // last NUL (the version byte while it is read out) to the end of the tag, so the payload
   // is encoded once, where the MAC, the tag and base64url read it. A frame belongs to one
-  // call from `takeFrame()` to `giveFrame()`, across any await of the MAC: nothing another
-  // request does can change it. Frames are kept for reuse, because a fresh typed array of
-  // this size per cursor (allocated outside the JS heap) costs more than the rest of the
-  // codec (docs/benchmarks.md, "The cursor codec's frames"); with a MAC that answers at
-  // once one frame serves every call. A kept frame's prefix stays while the fingerprint
-  // does (a page decodes and encodes under one fingerprint).
-  interface Frame {
-    bytes: Uint8Array;
-    /** The fingerprint whose prefix stands in `bytes`, and where the payload starts. */
-    fingerprint: string | undefined;
-    payloadAt: number;
-    /** `bytes` from `payloadAt` to the end of the longest payload allowed. */
-    payloadRoom: Uint8Array;
-  }
+  // call from `frameOf()` to `giveFrame()`, across any await of the MAC: nothing another
+  // request does can change it. One frame is kept for the next call, because a fresh typed
+  // array of this size is allocated outside the JS heap, which costs several times what the
+  // reuse does (measured in the project's same-process A/B); with a MAC that answers at once
+  // it serves every call, and calls that overlap while an asynchronous MAC works make their
+  // own. The prefix is the same for every cursor under one fingerprint (a page decodes and
+  // encodes under one): the last one is kept, as bytes nobody writes to.
   const maxBytes = Math.floor((maxLength * 3) / 4);
-  const spareFrames: Frame[] = [];
-  const MAX_SPARE_FRAMES = 16;
+  let prefixOf: string | undefined;
+  let prefix = new Uint8Array(0);
+  let spare: Uint8Array | undefined;
 
-  function takeFrame(): Frame {
-    return spareFrames.pop() ?? { bytes: new Uint8Array(256 + maxBytes), fingerprint: undefined, payloadAt: 0, payloadRoom: new Uint8Array(0) };
-  }
-
-  function giveFrame(frame: Frame): void {
-    if (spareFrames.length < MAX_SPARE_FRAMES) spareFrames.push(frame);
-  }
-
-  /** Writes the MAC input into `frame` (grown for a long fingerprint); returns its end. */
-  function fill(frame: Frame, fingerprint: string, payload: string | Uint8Array): number {
-    if (fingerprint !== frame.fingerprint) {
+  /** A frame of this call's own holding the MAC input up to `end`, the payload from `at`. */
+  function frameOf(fingerprint: string, payload: string | Uint8Array): { bytes: Uint8Array; at: number; end: number } {
+    if (fingerprint !== prefixOf) {
       // NUL cannot occur in a base64url fingerprint, and JSON.stringify escapes it in the payload.
-      const prefix = `keyset-cursor\u0000${VERSION}\u0000${fingerprint}\u0000`;
-      if (frame.bytes.length < prefix.length * 3 + maxBytes) frame.bytes = new Uint8Array(prefix.length * 3 + maxBytes);
-      frame.payloadAt = encoder.encodeInto(prefix, frame.bytes).written;
-      frame.payloadRoom = frame.bytes.subarray(frame.payloadAt, frame.payloadAt + maxBytes - 1 - TAG_BYTES);
-      frame.fingerprint = fingerprint;
+      prefix = encoder.encode(`keyset-cursor\u0000${VERSION}\u0000${fingerprint}\u0000`);
+      prefixOf = fingerprint;
     }
-    const { bytes, payloadAt } = frame;
-    bytes[payloadAt - 1] = 0;
+    const at = prefix.length;
+    let bytes = spare;
+    spare = undefined;
+    if (bytes === undefined || bytes.length < at + maxBytes) bytes = new Uint8Array(at + maxBytes);
+    bytes.set(prefix);
     if (typeof payload !== 'string') {
-      bytes.set(payload, payloadAt);
-      return payloadAt + payload.length;
+      bytes.set(payload, at);
+      return { bytes, at, end: at + payload.length };
     }
-    const { read, written } = encoder.encodeInto(payload, frame.payloadRoom);
+    const { read, written } = encoder.encodeInto(payload, bytes.subarray(at, at + maxBytes - 1 - TAG_BYTES));
     if (read < payload.length) {
       const length = Math.ceil(((1 + encoder.encode(payload).length + TAG_BYTES) * 4) / 3);
       throw new TypeError(`cursor would be ${length} characters, over maxLength ${maxLength}; shorten the sort values or raise cursor.maxLength`);
     }
-    return payloadAt + written;
+    return { bytes, at, end: at + written };
+  }
+
+  function giveFrame(bytes: Uint8Array): void {
+    spare = bytes;
   }
 
   /** Whether the last 16 bytes of `bytes` are the tag of `input` under a secret after the first. */
@@ -316,10 +306,9 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       } catch {
         throw new Rejected('utf-8');
       }
-      const frame = takeFrame();
+      const { bytes: frame, end } = frameOf(fingerprint, payloadBytes);
       try {
-        const end = fill(frame, fingerprint, payloadBytes);
-        const input = frame.bytes.subarray(0, end);
+        const input = frame.subarray(0, end);
         // The newest secret first, then the older ones (a rotation).
         const tag = mac(signer, input);
         if (!endsWithTag(bytes, typeof tag === 'string' ? tag : await tag) && !(await signedByOthers(input, bytes))) throw new Rejected('signature');
@@ -344,33 +333,18 @@ export function createPaginatorCursorCodec(options: CursorCodecOptions): Paginat
       if (mismatch !== undefined) throw new TypeError(mismatch);
     }
     const payload = JSON.stringify({ d: direction === 'forward' ? 'f' : 'b', p: position, t: Math.floor(clock() / 1000) });
-    const frame = takeFrame();
-    let tag: string | Promise<string>;
-    let end: number;
-    try {
-      end = fill(frame, fingerprint, payload);
-      tag = mac(signer, frame.bytes.subarray(0, end));
-    } catch (error) {
-      giveFrame(frame);
-      throw error;
-    }
-    if (typeof tag === 'string') return cursorIn(frame, end, tag);
-    return tag.then(
-      (later) => cursorIn(frame, end, later),
-      (error: unknown) => {
-        giveFrame(frame);
-        throw error;
-      },
-    );
+    // A frame an error leaves behind is not given back: the next call makes another.
+    const frame = frameOf(fingerprint, payload);
+    const tag = mac(signer, frame.bytes.subarray(0, frame.end));
+    return typeof tag === 'string' ? cursorIn(frame, tag) : tag.then((later) => cursorIn(frame, later));
   }
 
-  /** The cursor in `frame`, whose MAC input ends at `end`: version byte, payload, tag. Gives the frame back. */
-  function cursorIn(frame: Frame, end: number, tag: string): string {
-    const { bytes, payloadAt } = frame;
+  /** The cursor in `frame`: version byte, payload, tag. Gives the frame back. */
+  function cursorIn({ bytes, at, end }: { bytes: Uint8Array; at: number; end: number }, tag: string): string {
     for (let i = 0; i < TAG_BYTES; i++) bytes[end + i] = tag.charCodeAt(i);
-    bytes[payloadAt - 1] = VERSION;
-    const cursor = base64.encode(bytes.subarray(payloadAt - 1, end + TAG_BYTES));
-    giveFrame(frame);
+    bytes[at - 1] = VERSION;
+    const cursor = base64.encode(bytes.subarray(at - 1, end + TAG_BYTES));
+    giveFrame(bytes);
     return cursor;
   }
 
