@@ -146,8 +146,9 @@ const sections = {
       fmt(t['CPU µs over bare'], 1),
       fmt(t['x bare CPU'], 2),
       t['x bare CPU per round'],
+      t['header + body bytes'] ?? '',
     ]);
-    return `${table(['stack', 'median req/s', '× bare req/s', 'server CPU µs/req', 'CPU µs over bare', '× bare CPU', '× bare CPU, per round'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections, ${fmt(r.data.keys)} keys and ${fmt(r.data.paths)} distinct page URLs in rotation. ${stamp(r, 'http')}`;
+    return `${table(['stack', 'median req/s', '× bare req/s', 'server CPU µs/req', 'CPU µs over bare', '× bare CPU', '× bare CPU, per round', 'header + body bytes'], rows)}\n\n${r.data.rounds} rounds × ${r.data.seconds} s, ${r.data.connections} connections, ${fmt(r.data.keys)} keys and ${fmt(r.data.paths)} distinct page URLs in rotation. ${stamp(r, 'http')}`;
   },
   inprocess() {
     const r = load('inprocess');
