@@ -17,7 +17,10 @@ export async function conformanceApp(fixture: ConformanceFixture): Promise<Fasti
     fixture.reported.push({ error, status });
   };
   // A bad %-encoding in the path never reaches the error handler: `frameworkErrors` does.
-  const app = Fastify({ frameworkErrors: problemHandler({ onError }) });
+  // `close()` ends every connection: the in-flight checks leave undici a kept-alive socket
+  // it opened but never sent a request on, which Node counts as busy (not idle) until its
+  // headers timeout, so a plain close waited 60 s for it.
+  const app = Fastify({ frameworkErrors: problemHandler({ onError }), forceCloseConnections: true });
   // The keyset plugin installs keyset's problemHandler() as the app's error handler (unless
   // told `handlers: false`, and then the app sets its own).
   await app.register(keyset, { onError });
