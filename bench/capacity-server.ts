@@ -20,8 +20,6 @@
  * served so far (not counted itself).
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import {
   createApiKeyGuard,
@@ -40,6 +38,7 @@ import { createRedisConcurrencyStore, createRedisQuotaStore, createRedisRateLimi
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { plainPage } from './http/orders.ts';
+import { serveWithStats } from './http/stats-server.ts';
 
 const [stores = 'memory', keysFile, redisUrl] = process.argv.slice(2);
 const KEYS = Number(process.env.CAPACITY_HTTP_KEYS ?? 200);
@@ -85,18 +84,4 @@ app.get('/api/orders', (c) => c.json(plainPage(c.req.query('cursor'))));
 if (keysFile !== undefined) writeFileSync(keysFile, keys.join('\n'));
 
 const listener = getRequestListener(app.fetch);
-let served = 0;
-const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  if (req.url === '/__bench/stats') {
-    const { user, system } = process.cpuUsage();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ user, system, served }));
-    return;
-  }
-  served++;
-  void listener(req, res);
-});
-server.listen(0, '127.0.0.1', () => process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`));
-process.on('SIGTERM', () => {
-  redis?.disconnect();
-  server.close(() => process.exit(0));
-});
+serveWithStats(listener, () => redis?.disconnect());
